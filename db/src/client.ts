@@ -1,0 +1,106 @@
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import * as schema from './schema/index.ts';
+
+export type Schema = typeof schema;
+type Relations = ExtractTablesWithRelations<Schema>;
+/** One database type over both drivers; a transaction is usable wherever a Db is. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema, Relations>;
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, Relations>;
+
+export type DbDriver = 'postgres' | 'pglite';
+
+export interface DbHandle {
+  db: Db;
+  driver: DbDriver;
+  /** Applies the committed migrations; safe to call from several processes at once. */
+  migrate(): Promise<void>;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DbOptions {
+  /** PostgreSQL connection string; when absent, embedded PGlite is used. */
+  databaseUrl?: string | undefined;
+  /** PGlite data directory; `memory://` (or undefined with `inMemory`) keeps nothing on disk. */
+  dataDir?: string | undefined;
+  /** Connection pool size for PostgreSQL. */
+  poolSize?: number;
+  /** Seconds before a PostgreSQL connection attempt gives up. */
+  connectTimeoutSeconds?: number;
+  /** Milliseconds before a PostgreSQL statement is cancelled by the server. */
+  statementTimeoutMs?: number;
+}
+
+export const migrationsFolder = fileURLToPath(new URL('../migrations', import.meta.url));
+
+/** Serialises concurrent migrators (several server processes starting on one PostgreSQL). */
+const MIGRATION_LOCK_KEY = 7_214_311_906;
+
+export async function openDb(options: DbOptions): Promise<DbHandle> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
+  return openPglite(options.dataDir ?? 'memory://');
+}
+
+function openPostgres(url: string, options: DbOptions): DbHandle {
+  const client = postgres(url, {
+    max: options.poolSize ?? 10,
+    connect_timeout: options.connectTimeoutSeconds ?? 5,
+    idle_timeout: 30,
+    onnotice: () => {},
+    connection: {
+      application_name: 'atrium',
+      statement_timeout: options.statementTimeoutMs ?? 10_000,
+    },
+  });
+  const db = drizzlePostgres(client, { schema }) as unknown as Db;
+  return {
+    db,
+    driver: 'postgres',
+    async migrate() {
+      // One dedicated connection holds the advisory lock for the whole migration run.
+      const lockClient = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+      try {
+        await lockClient`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
+        await migratePostgres(drizzlePostgres(lockClient, { schema }), { migrationsFolder });
+        await lockClient`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
+      } finally {
+        await lockClient.end({ timeout: 5 });
+      }
+    },
+    async ping() {
+      await client`select 1`;
+    },
+    async close() {
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+async function openPglite(dataDir: string): Promise<DbHandle> {
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create(dataDir);
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return {
+    db,
+    driver: 'pglite',
+    async migrate() {
+      await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });
+    },
+    async ping() {
+      await client.query('select 1');
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { monotonicFactory } from 'ulid';
+
+/**
+ * Every id prefix the service hands out. Ids are `<prefix><ULID>`; the ULID factory is
+ * monotonic, so within a process id order is creation order (the contract's keyset rule).
+ */
+export const ID_PREFIXES = {
+  environment: 'env_',
+  apiKey: 'apikey_',
+  adminToken: 'admintok_',
+  client: 'client_',
+  organization: 'org_',
+  organizationDomain: 'org_domain_',
+  user: 'user_',
+  organizationMembership: 'om_',
+  group: 'group_',
+  connection: 'conn_',
+  agentRegistration: 'agent_reg_',
+  agentIdentity: 'agent_identity_',
+  agentRegistrationClaim: 'agent_reg_claim_',
+  agentRegistrationClaimCompletion: 'agent_reg_claim_completion_',
+  agentApiKey: 'agent_key_',
+  signingKey: 'key_',
+  session: 'session_',
+  event: 'event_',
+  webhookEndpoint: 'we_',
+  webhookDelivery: 'wd_',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const nextUlid = monotonicFactory();
+
+export function newId(kind: IdKind, now: number = Date.now()): string {
+  return ID_PREFIXES[kind] + nextUlid(now);
+}
+
+/** The ULID part of an id, or null when the id does not carry the expected prefix. */
+export function ulidOf(kind: IdKind, id: string): string | null {
+  const prefix = ID_PREFIXES[kind];
+  return id.startsWith(prefix) ? id.slice(prefix.length) : null;
+}

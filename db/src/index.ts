@@ -1,0 +1,4 @@
+export * from './client.ts';
+export { ID_PREFIXES, type IdKind, newId, ulidOf } from './ids.ts';
+export * from './paginate.ts';
+export * from './schema/index.ts';

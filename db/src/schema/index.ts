@@ -1,0 +1,3 @@
+export * from './environments.ts';
+export * from './organizations.ts';
+export * from './relations.ts';

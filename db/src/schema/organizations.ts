@@ -1,0 +1,77 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { idText, timestamps, ts } from './columns.ts';
+import { environments } from './environments.ts';
+
+export const organizations = pgTable(
+  'organizations',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: idText('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    externalId: text('external_id'),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default(sql`'{}'::jsonb`),
+    billingCustomerId: text('billing_customer_id'),
+    allowProfilesOutsideOrganization: boolean('allow_profiles_outside_organization').notNull().default(false),
+    ...timestamps,
+  },
+  (t) => [
+    index('organizations_environment_id_idx').on(t.environmentId, t.id),
+    uniqueIndex('organizations_external_id_unique').on(t.environmentId, t.externalId),
+  ],
+);
+
+export const DOMAIN_STATES = ['pending', 'verified', 'failed'] as const;
+export type DomainState = (typeof DOMAIN_STATES)[number];
+export const VERIFICATION_STRATEGIES = ['dns', 'manual'] as const;
+export type VerificationStrategy = (typeof VERIFICATION_STRATEGIES)[number];
+export const DOMAIN_FAILURE_REASONS = [
+  'domain_verified_by_other_organization',
+  'domain_verification_period_expired',
+] as const;
+export type DomainFailureReason = (typeof DOMAIN_FAILURE_REASONS)[number];
+
+/**
+ * One organization's claim on a domain. Several organizations may claim a domain while it is
+ * pending; at most one holds it verified (the partial unique index).
+ */
+export const organizationDomains = pgTable(
+  'organization_domains',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: idText('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    organizationId: idText('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    domain: text('domain').notNull(),
+    state: text('state').$type<DomainState>().notNull(),
+    verificationStrategy: text('verification_strategy').$type<VerificationStrategy>().notNull().default('dns'),
+    verificationPrefix: text('verification_prefix').notNull(),
+    verificationToken: text('verification_token').notNull(),
+    verificationFailedReason: text('verification_failed_reason').$type<DomainFailureReason>(),
+    /** When the current verification period began (create, or the verify call that restarted it). */
+    verificationStartedAt: ts('verification_started_at'),
+    /** When the DNS worker should next look; null when nothing is scheduled. */
+    nextCheckAt: ts('next_check_at'),
+    lastCheckedAt: ts('last_checked_at'),
+    checkAttempts: integer('check_attempts').notNull().default(0),
+    verificationError: text('verification_error'),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex('organization_domains_org_domain_unique').on(t.organizationId, t.domain),
+    uniqueIndex('organization_domains_verified_unique')
+      .on(t.environmentId, t.domain)
+      .where(sql`${t.state} = 'verified'`),
+    uniqueIndex('organization_domains_token_unique').on(t.verificationToken),
+    index('organization_domains_environment_domain_idx').on(t.environmentId, t.domain),
+    index('organization_domains_organization_idx').on(t.organizationId, t.id),
+    index('organization_domains_due_idx')
+      .on(t.nextCheckAt)
+      .where(sql`${t.state} = 'pending' and ${t.nextCheckAt} is not null`),
+  ],
+);

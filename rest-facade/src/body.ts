@@ -1,0 +1,74 @@
+import type { IncomingMessage } from 'node:http';
+import { ApiError } from '@atrium/routers';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is larger than 1 MiB.');
+
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  if (length !== undefined) return Number(length) > 0;
+  return req.headers['transfer-encoding'] !== undefined;
+}
+
+function isJson(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const type = contentType.split(';')[0]?.trim().toLowerCase();
+  return type === 'application/json' || (type?.startsWith('application/') === true && type.endsWith('+json'));
+}
+
+/**
+ * Reads a JSON request body by the contract: no body is `{}`; a body needs a JSON content
+ * type (415), at most 1 MiB (413), valid JSON (400 `invalid_json`) and an object (422).
+ */
+export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
+  if (!hasBody(req)) return {};
+  if (!isJson(req.headers['content-type'])) {
+    req.resume();
+    throw new ApiError(415, 'unsupported_media_type', 'Request bodies must be sent as application/json.');
+  }
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) {
+    req.resume();
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      req.resume();
+      throw tooLarge();
+    }
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ApiError(422, 'invalid_request_parameters', 'The request body must be a JSON object.', [
+      { field: 'body', code: 'body_invalid', message: 'The request body must be a JSON object.' },
+    ]);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Parses a query string the way every list expects: repeated keys become arrays, and
+ * `name[]=` means `name` (the three `domains` encodings end up the same).
+ */
+export function parseQuery(search: string): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = Object.create(null);
+  for (const [rawKey, value] of new URLSearchParams(search)) {
+    const key = rawKey.endsWith('[]') ? rawKey.slice(0, -2) : rawKey;
+    const previous = query[key];
+    if (previous === undefined) query[key] = rawKey.endsWith('[]') ? [value] : value;
+    else query[key] = Array.isArray(previous) ? [...previous, value] : [previous, value];
+  }
+  return query;
+}

@@ -1,0 +1,81 @@
+import { appRouter, type Meta } from '@atrium/routers';
+import type { SchemaObject } from 'openapi3-ts/oas31';
+import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
+
+const ERROR_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: {
+    code: { type: 'string', example: 'entity_not_found' },
+    message: { type: 'string' },
+    errors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['field', 'code', 'message'],
+        properties: { field: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
+};
+
+interface ProcedureLike {
+  _def: { meta?: Meta; procedure?: boolean };
+}
+
+/** `procedure path → success status`, read once from the procedures' metadata. */
+export function successStatuses(): Map<string, number> {
+  const statuses = new Map<string, number>();
+  for (const [path, procedure] of Object.entries(
+    appRouter._def.procedures as unknown as Record<string, ProcedureLike>,
+  )) {
+    const status = procedure._def.meta?.successStatus;
+    if (status && status !== 200) statuses.set(path, status);
+  }
+  return statuses;
+}
+
+/**
+ * The OpenAPI 3.1 document of the REST surface, generated from the routers once at start-up
+ * and corrected to what the facade really answers: success statuses, the contract's error
+ * body, and bearer authentication.
+ */
+export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
+  const doc = generateOpenApiDocument(appRouter, {
+    title: 'Atrium',
+    version: '0.1.0',
+    description:
+      'The organization layer of a B2B SaaS, at the WorkOS REST paths. Authenticate with `Authorization: Bearer sk_test_…`.',
+    baseUrl,
+    securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+  });
+  const byOperation = new Map<string, number>();
+  for (const procedure of Object.values(appRouter._def.procedures as unknown as Record<string, ProcedureLike>)) {
+    const openapi = procedure._def.meta?.openapi;
+    const status = procedure._def.meta?.successStatus;
+    if (openapi && status) byOperation.set(`${openapi.method.toLowerCase()} ${openapi.path}`, status);
+  }
+  doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, Error: ERROR_SCHEMA } };
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
+      const operation = item[method];
+      if (!operation) continue;
+      const status = byOperation.get(`${method} ${path}`);
+      const responses = operation.responses ?? {};
+      if (status && status !== 200 && responses['200']) {
+        responses[String(status)] = status === 204 ? { description: 'No content' } : responses['200'];
+        delete responses['200'];
+      }
+      for (const [code, response] of Object.entries(responses)) {
+        if (Number(code) >= 400) {
+          responses[code] = {
+            description: (response as { description?: string }).description ?? 'Error',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+          };
+        }
+      }
+      operation.responses = responses;
+    }
+  }
+  return doc;
+}

@@ -1,0 +1,101 @@
+import { adminTokens, apiKeys, environments, newId } from '@atrium/db';
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Deps, EnvironmentInfo } from '../context.ts';
+import { unauthorized } from '../errors.ts';
+import { randomBase62, sha256Hex } from '../lib/random.ts';
+
+const API_KEY = /^sk_(test|live)_[0-9A-Za-z]{40}$/;
+const ADMIN_TOKEN = /^atrium_admin_[0-9A-Za-z]{40}$/;
+
+export function newApiKeySecret(live = false): string {
+  return `sk_${live ? 'live' : 'test'}_${randomBase62(40)}`;
+}
+
+export function newAdminTokenSecret(): string {
+  return `atrium_admin_${randomBase62(40)}`;
+}
+
+/** The first characters of a key, enough for an operator to name it, never enough to use it. */
+export function keyPrefixOf(secret: string): string {
+  return secret.slice(0, 12);
+}
+
+function bearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+/**
+ * Resolves `Authorization: Bearer sk_…` to its environment. Only the SHA-256 of the key is
+ * looked up (the key itself is never stored). Resolved keys are cached for
+ * `config.apiKeyCacheTtlMs`; revocation and flag changes made through this process clear the
+ * cache at once, and another process notices within the TTL.
+ */
+export async function authenticateApiKey(deps: Deps, header: string | undefined): Promise<EnvironmentInfo> {
+  const secret = bearer(header);
+  if (!secret || !API_KEY.test(secret)) throw unauthorized();
+  const hash = sha256Hex(secret);
+  const cached = deps.caches.apiKeys.get(hash);
+  const nowMs = Date.now();
+  if (cached && cached.expiresAt > nowMs) return cached.env;
+
+  const [row] = await deps.db
+    .select({
+      id: environments.id,
+      name: environments.name,
+      clientId: environments.clientId,
+      flags: environments.flags,
+    })
+    .from(apiKeys)
+    .innerJoin(environments, eq(environments.id, apiKeys.environmentId))
+    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  if (!row) {
+    deps.caches.apiKeys.delete(hash);
+    throw unauthorized();
+  }
+  const env: EnvironmentInfo = { id: row.id, name: row.name, clientId: row.clientId, flags: row.flags };
+  deps.caches.apiKeys.set(hash, { env, expiresAt: nowMs + deps.config.apiKeyCacheTtlMs });
+  return env;
+}
+
+/** Forgets every cached key of an environment (after a revocation or a flag change). */
+export function forgetEnvironment(deps: Deps, environmentId: string): void {
+  for (const [hash, entry] of deps.caches.apiKeys) {
+    if (entry.env.id === environmentId) deps.caches.apiKeys.delete(hash);
+  }
+}
+
+export async function authenticateAdmin(deps: Deps, header: string | undefined): Promise<void> {
+  const secret = bearer(header);
+  if (!secret || !ADMIN_TOKEN.test(secret)) throw unauthorized('Unauthorized: a valid admin token is required.');
+  const [row] = await deps.db
+    .select({ id: adminTokens.id })
+    .from(adminTokens)
+    .where(eq(adminTokens.tokenHash, sha256Hex(secret)))
+    .limit(1);
+  if (!row) throw unauthorized('Unauthorized: a valid admin token is required.');
+}
+
+/**
+ * Makes sure an admin token exists. A configured token (ATRIUM_ADMIN_TOKEN) is registered by
+ * its hash; without one, a token is generated on first start and returned once to be printed.
+ */
+export async function ensureAdminToken(deps: Deps, configured: string | undefined): Promise<string | undefined> {
+  if (configured) {
+    if (!ADMIN_TOKEN.test(configured)) {
+      throw new Error('ATRIUM_ADMIN_TOKEN must look like atrium_admin_ followed by 40 letters or digits.');
+    }
+    await deps.db
+      .insert(adminTokens)
+      .values({ id: newId('adminToken'), tokenHash: sha256Hex(configured) })
+      .onConflictDoNothing();
+    return undefined;
+  }
+  const existing = await deps.db.select({ id: adminTokens.id }).from(adminTokens).limit(1);
+  if (existing.length > 0) return undefined;
+  const token = newAdminTokenSecret();
+  await deps.db.insert(adminTokens).values({ id: newId('adminToken'), tokenHash: sha256Hex(token) });
+  return token;
+}

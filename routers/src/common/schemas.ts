@@ -1,0 +1,60 @@
+import type { PageParams } from '@atrium/db';
+import { z } from 'zod';
+import { invalid } from '../errors.ts';
+
+/** Ids on the wire: a prefix and an opaque rest. Unknown ids are 404, not 422. */
+export const Id = z.string().min(1).max(128);
+
+export const Timestamp = z
+  .string()
+  .meta({ description: 'ISO 8601 UTC, millisecond precision', example: '2026-11-22T18:49:52.123Z' });
+
+export const iso = (value: Date): string => value.toISOString();
+export const isoOrNull = (value: Date | null): string | null => (value ? value.toISOString() : null);
+
+/** Metadata of the contract: ≤ 50 keys, key ≤ 40 chars, value ≤ 600 chars, strings only. */
+export const Metadata = z
+  .record(z.string().min(1).max(40), z.string().max(600))
+  .refine((value) => Object.keys(value).length <= 50, { message: 'metadata may hold at most 50 keys' });
+
+/** The list parameters every list accepts (query strings, so numbers are coerced). */
+export const ListParams = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(10),
+  order: z.enum(['asc', 'desc', 'normal']).default('desc'),
+  after: Id.optional(),
+  before: Id.optional(),
+});
+
+export type ListParamsInput = z.infer<typeof ListParams>;
+
+/** `normal` is upstream's alias of the default order. `before` and `after` exclude each other. */
+export function pageParams(input: ListParamsInput): PageParams {
+  if (input.after !== undefined && input.before !== undefined) {
+    throw invalid([{ field: 'before', code: 'before_invalid', message: 'before and after cannot be combined' }]);
+  }
+  return {
+    limit: input.limit,
+    order: input.order === 'asc' ? 'asc' : 'desc',
+    after: input.after,
+    before: input.before,
+  };
+}
+
+export const ListMetadata = z.object({ before: z.string().nullable(), after: z.string().nullable() });
+
+/** The list envelope: `{object: "list", data, list_metadata}`. */
+export const listOf = <T extends z.ZodType>(item: T) =>
+  z.object({ object: z.literal('list'), data: z.array(item), list_metadata: ListMetadata });
+
+/**
+ * A query parameter that may be repeated, sent as `name[]`, or comma-separated: always an
+ * array of trimmed, non-empty strings.
+ */
+export const QueryList = z.preprocess((value) => {
+  if (value === undefined) return undefined;
+  const items = Array.isArray(value) ? value : [value];
+  return items
+    .flatMap((item) => (typeof item === 'string' ? item.split(',') : [item]))
+    .map((item) => (typeof item === 'string' ? item.trim() : item))
+    .filter((item) => item !== '');
+}, z.array(z.string().max(255)).max(100).optional());

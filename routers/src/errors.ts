@@ -1,0 +1,207 @@
+import { TRPCError } from '@trpc/server';
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+
+export interface FieldError {
+  field: string;
+  code: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  code: string;
+  message: string;
+  errors?: FieldError[];
+}
+
+const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_SUPPORTED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_CONTENT',
+  429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL_SERVER_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+/**
+ * The one error type of the service. It is a TRPCError, so tRPC passes it through untouched
+ * and both the tRPC endpoint and the REST facade render it from the same fields.
+ */
+export class ApiError extends TRPCError {
+  readonly status: number;
+  readonly apiCode: string;
+  readonly errors: FieldError[] | undefined;
+
+  constructor(status: number, apiCode: string, message: string, errors?: FieldError[]) {
+    super({ code: TRPC_CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR', message });
+    this.name = 'ApiError';
+    this.status = status;
+    this.apiCode = apiCode;
+    this.errors = errors;
+  }
+
+  toBody(): ErrorBody {
+    return this.errors
+      ? { code: this.apiCode, message: this.message, errors: this.errors }
+      : { code: this.apiCode, message: this.message };
+  }
+}
+
+const ENTITY_LABELS: Record<string, string> = {
+  organization: 'Organization',
+  organization_domain: 'Organization domain',
+  environment: 'Environment',
+  api_key: 'API key',
+  user: 'User',
+  organization_membership: 'Organization membership',
+  group: 'Group',
+  connection: 'Connection',
+  agent_registration: 'Agent registration',
+  client: 'Client',
+};
+
+export const notFound = (entity: string, id: string) =>
+  new ApiError(404, 'entity_not_found', `${ENTITY_LABELS[entity] ?? entity} not found: '${id}'.`);
+export const conflict = (code: string, message: string) => new ApiError(409, code, message);
+export const badRequest = (code: string, message: string) => new ApiError(400, code, message);
+export const forbidden = (code: string, message: string) => new ApiError(403, code, message);
+export const unauthorized = (message = 'Unauthorized: a valid API key is required.') =>
+  new ApiError(401, 'unauthorized', message);
+export const invalid = (errors: FieldError[], code = 'invalid_request_parameters', message = 'Validation failed.') =>
+  new ApiError(422, code, message, errors);
+export const serviceUnavailable = () =>
+  new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Try again shortly.');
+
+/**
+ * Database constraint violations, by constraint name, in one place. A race that loses at the
+ * database answers exactly what the service's own check would have answered.
+ */
+const CONSTRAINTS: Record<string, () => ApiError> = {
+  organizations_external_id_unique: () =>
+    conflict('external_id_already_used', 'An organization with this external_id already exists.'),
+  organization_domains_org_domain_unique: () =>
+    conflict('domain_already_exists', 'The organization already has this domain.'),
+  organization_domains_verified_unique: () =>
+    conflict('domain_verified_by_other_organization', 'The domain is verified by another organization.'),
+};
+
+/** Registers the mapping of further constraints (used by resource modules as they are added). */
+export function registerConstraint(name: string, make: () => ApiError): void {
+  CONSTRAINTS[name] = make;
+}
+
+interface PgErrorLike {
+  code?: string;
+  constraint?: string;
+  constraint_name?: string;
+  errno?: string;
+  cause?: unknown;
+  message?: string;
+}
+
+/** Postgres SQLSTATEs and driver codes that mean "the database is not reachable right now". */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '57014', // query_canceled (statement timeout)
+  '53300', // too_many_connections
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+]);
+
+/** Turns a database error into the contract's error, or returns undefined when it is not one. */
+export function fromDatabaseError(error: unknown): ApiError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const e = current as PgErrorLike;
+    const constraint = e.constraint_name ?? e.constraint;
+    if (e.code === '23505' && constraint) {
+      const make = CONSTRAINTS[constraint];
+      return make ? make() : conflict('conflict', 'The request conflicts with the current state of the resource.');
+    }
+    if (e.code === '23503') return conflict('conflict', 'A referenced resource no longer exists.');
+    if (e.code === '40001' || e.code === '40P01') {
+      return conflict('conflict', 'The request conflicted with a concurrent request; retry it.');
+    }
+    if (e.code && UNAVAILABLE_CODES.has(e.code)) return serviceUnavailable();
+    current = e.cause;
+  }
+  return undefined;
+}
+
+interface ZodIssueLike {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+}
+
+function isZodError(cause: unknown): cause is { issues: ZodIssueLike[] } {
+  return !!cause && typeof cause === 'object' && Array.isArray((cause as { issues?: unknown }).issues);
+}
+
+function fieldErrorOf(issue: ZodIssueLike): FieldError {
+  const field = issue.path.map(String).join('.') || 'body';
+  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+  if (missing) return { field, code: `${field}_required`, message: `${field} is required` };
+  return { field, code: `${field}_invalid`, message: `${field}: ${issue.message}` };
+}
+
+/** Renders any error reaching the edge of the service as the contract's status and body. */
+export function contractError(error: unknown): { status: number; body: ErrorBody } {
+  if (error instanceof ApiError) return { status: error.status, body: error.toBody() };
+  if (error instanceof TRPCError) {
+    if (error.cause instanceof ApiError) return contractError(error.cause);
+    if (isZodError(error.cause)) {
+      return {
+        status: 422,
+        body: {
+          code: 'invalid_request_parameters',
+          message: 'Validation failed.',
+          errors: error.cause.issues.map(fieldErrorOf),
+        },
+      };
+    }
+    const mapped = fromDatabaseError(error.cause);
+    if (mapped) return contractError(mapped);
+    switch (error.code) {
+      case 'PARSE_ERROR':
+        return { status: 400, body: { code: 'invalid_json', message: 'The request body is not valid JSON.' } };
+      case 'PAYLOAD_TOO_LARGE':
+        return { status: 413, body: { code: 'payload_too_large', message: 'The request body is too large.' } };
+      case 'UNSUPPORTED_MEDIA_TYPE':
+        return {
+          status: 415,
+          body: { code: 'unsupported_media_type', message: 'Request bodies must be sent as application/json.' },
+        };
+      case 'NOT_FOUND':
+        return { status: 404, body: { code: 'route_not_found', message: 'No such route.' } };
+      case 'METHOD_NOT_SUPPORTED':
+        return { status: 405, body: { code: 'method_not_allowed', message: 'Method not allowed.' } };
+      case 'UNAUTHORIZED':
+        return { status: 401, body: { code: 'unauthorized', message: error.message } };
+      default:
+        break;
+    }
+  }
+  const mapped = fromDatabaseError(error);
+  if (mapped) return contractError(mapped);
+  return { status: 500, body: { code: 'server_error', message: 'An unexpected error occurred.' } };
+}

@@ -1,0 +1,14 @@
+export { type AppRouter, appRouter, createCaller } from './app-router.ts';
+export { ensureAdminToken, forgetEnvironment } from './auth/service.ts';
+export {
+  type Config,
+  type Context,
+  createInnerContext,
+  DEFAULT_CONFIG,
+  type Deps,
+  type EnvironmentInfo,
+  type Scope,
+} from './context.ts';
+export { createEnvironment, listEnvironments } from './environments/service.ts';
+export { ApiError, contractError, type ErrorBody, type FieldError } from './errors.ts';
+export type { Meta } from './trpc.ts';

@@ -1,0 +1,67 @@
+import { initTRPC } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import { authenticateAdmin, authenticateApiKey } from './auth/service.ts';
+import type { Context, Scope } from './context.ts';
+import { ApiError, contractError, forbidden, fromDatabaseError, invalid } from './errors.ts';
+
+export type Meta = OpenApiMeta<{
+  /** The HTTP status of a success on the REST surface (default 200). */
+  successStatus?: 200 | 201 | 204;
+}>;
+
+const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({
+    errorFormatter({ shape, error }) {
+      // Never ship a stack; carry the contract's body for every client.
+      const { stack: _stack, ...data } = shape.data;
+      return { ...shape, data: { ...data, contract: contractError(error) } };
+    },
+  });
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+export const middleware = t.middleware;
+
+/**
+ * Turns what is not yet the contract's error (a zod input failure, a database constraint or
+ * connection error) into an ApiError, so every transport sees the same status and body.
+ */
+const contractErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (result.ok || result.error instanceof ApiError) return result;
+  const { error } = result;
+  if (error.cause instanceof ApiError) throw error.cause;
+  const fromDb = fromDatabaseError(error.cause);
+  if (fromDb) throw fromDb;
+  if (error.code === 'BAD_REQUEST' && error.cause && 'issues' in error.cause) {
+    const rendered = contractError(error);
+    throw invalid(rendered.body.errors ?? []);
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(contractErrors);
+
+/** Authenticated by an environment's API key; services get a Scope for that environment. */
+export const apiProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const env = await authenticateApiKey(ctx.deps, ctx.authorization);
+  const scope: Scope = { db: ctx.deps.db, env, now: ctx.deps.now, deps: ctx.deps };
+  return next({ ctx: { ...ctx, scope } });
+});
+
+/** An API procedure that also needs a feature flag of the environment. */
+export const featureProcedure = (flag: string) =>
+  apiProcedure.use(({ ctx, next }) => {
+    if (!ctx.scope.env.flags[flag]) {
+      throw forbidden('feature_not_enabled', `The '${flag}' feature is not enabled for this environment.`);
+    }
+    return next();
+  });
+
+/** The admin surface (not on the REST facade): authenticated by an admin token. */
+export const adminProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  await authenticateAdmin(ctx.deps, ctx.authorization);
+  return next();
+});

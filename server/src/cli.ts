@@ -1,0 +1,176 @@
+import type { AppRouter } from '@atrium/routers';
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { Command, CommanderError } from 'commander';
+
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+export type AdminClient = ReturnType<typeof createAdminClient>;
+
+/** The typed tRPC client of the admin router, authenticated by the admin token. */
+export function createAdminClient(url: string, adminToken: string | undefined) {
+  return createTRPCClient<AppRouter>({
+    links: [
+      httpLink({
+        url: `${url.replace(/\/$/, '')}/trpc`,
+        headers: () => (adminToken ? { Authorization: `Bearer ${adminToken}` } : {}),
+      }),
+    ],
+  }).admin;
+}
+
+/** Prints JSON with --json, else a few aligned `key: value` lines (or a table for lists). */
+export function printer(io: CliIo, json: boolean) {
+  return (value: unknown) => {
+    if (json) {
+      io.out(`${JSON.stringify(value, null, 2)}\n`);
+      return;
+    }
+    const rows = Array.isArray(value) ? value : [value];
+    if (rows.length === 0) {
+      io.out('(none)\n');
+      return;
+    }
+    const lines: string[] = [];
+    for (const row of rows) {
+      if (row && typeof row === 'object') {
+        for (const [key, v] of Object.entries(row)) {
+          lines.push(`${key.padEnd(16)} ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
+        }
+        lines.push('');
+      } else lines.push(String(row));
+    }
+    io.out(`${lines.join('\n')}\n`);
+  };
+}
+
+/**
+ * Registers the admin commands. Resource modules add their own with `register(program, ctx)`
+ * so the CLI grows in one place per concern.
+ */
+export interface CliContext {
+  client: () => AdminClient;
+  print: (options: { json?: boolean }) => (value: unknown) => void;
+}
+
+type Register = (program: Command, ctx: CliContext) => void;
+
+const registerEnvironments: Register = (program, ctx) => {
+  const environments = program.command('environments').description('Manage environments');
+  environments
+    .command('create')
+    .description('Create an environment with a client id and a first API key')
+    .requiredOption('--name <name>', 'environment name')
+    .option('--no-groups', 'turn the groups feature off')
+    .option('--no-agents', 'turn the agents feature off')
+    .option('--json', 'print JSON')
+    .action(async (options: { name: string; groups: boolean; agents: boolean; json?: boolean }) => {
+      const created = await ctx
+        .client()
+        .environments.create.mutate({ name: options.name, flags: { groups: options.groups, agents: options.agents } });
+      ctx.print(options)(created);
+    });
+  environments
+    .command('list')
+    .description('List environments')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      ctx.print(options)(await ctx.client().environments.list.query());
+    });
+};
+
+const registerApiKeys: Register = (program, ctx) => {
+  const apiKeys = program.command('api-keys').description('Manage API keys');
+  apiKeys
+    .command('create')
+    .description('Create an API key (shown once)')
+    .requiredOption('--environment <env>', 'environment id or name')
+    .option('--live', 'make an sk_live_ key')
+    .option('--json', 'print JSON')
+    .action(async (options: { environment: string; live?: boolean; json?: boolean }) => {
+      const created = await ctx
+        .client()
+        .apiKeys.create.mutate({ environment: options.environment, live: options.live ?? false });
+      ctx.print(options)(options.json ? { api_key: created.api_key } : created);
+    });
+  apiKeys
+    .command('list')
+    .description("List an environment's API keys (prefixes only)")
+    .requiredOption('--environment <env>', 'environment id or name')
+    .option('--json', 'print JSON')
+    .action(async (options: { environment: string; json?: boolean }) => {
+      ctx.print(options)(await ctx.client().apiKeys.list.query({ environment: options.environment }));
+    });
+  apiKeys
+    .command('revoke')
+    .description('Revoke the API keys starting with a prefix; refused at once')
+    .requiredOption('--environment <env>', 'environment id or name')
+    .requiredOption('--key-prefix <prefix>', 'the first characters of the key (at least 8)')
+    .option('--json', 'print JSON')
+    .action(async (options: { environment: string; keyPrefix: string; json?: boolean }) => {
+      ctx.print(options)(
+        await ctx.client().apiKeys.revoke.mutate({ environment: options.environment, key_prefix: options.keyPrefix }),
+      );
+    });
+};
+
+const registerFlags: Register = (program, ctx) => {
+  program
+    .command('flags')
+    .description('Manage feature flags')
+    .command('set')
+    .description('Turn a feature flag of an environment on or off')
+    .requiredOption('--environment <env>', 'environment id or name')
+    .requiredOption('--flag <name>', 'flag name (groups, agents)')
+    .option('--on', 'turn it on')
+    .option('--off', 'turn it off')
+    .option('--json', 'print JSON')
+    .action(async (options: { environment: string; flag: string; on?: boolean; off?: boolean; json?: boolean }) => {
+      if (options.on === options.off) throw new CommanderError(2, 'atrium.flags', 'Pass exactly one of --on or --off.');
+      ctx.print(options)(
+        await ctx
+          .client()
+          .flags.set.mutate({ environment: options.environment, flag: options.flag, enabled: options.on === true }),
+      );
+    });
+};
+
+export const REGISTRARS: Register[] = [registerEnvironments, registerApiKeys, registerFlags];
+
+/** Runs the CLI; returns the exit code instead of exiting, so tests can run it in-process. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const url = io.env.ATRIUM_URL || 'http://127.0.0.1:8080';
+  let client: AdminClient | undefined;
+  const ctx: CliContext = {
+    client: () => {
+      client ??= createAdminClient(url, io.env.ATRIUM_ADMIN_TOKEN);
+      return client;
+    },
+    print: (options) => printer(io, options.json === true),
+  };
+  const program = new Command('atrium')
+    .description(`Atrium admin CLI (server: ${url}; token: ATRIUM_ADMIN_TOKEN)`)
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err });
+  for (const register of REGISTRARS) register(program, ctx);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.exitCode !== 0 && !error.code.startsWith('commander.')) io.err(`${error.message}\n`);
+      return error.exitCode;
+    }
+    if (error instanceof TRPCClientError) {
+      const contract = (error.data as { contract?: { body?: { code?: string; message?: string } } } | undefined)
+        ?.contract?.body;
+      io.err(`error: ${contract?.message ?? error.message}${contract?.code ? ` (${contract.code})` : ''}\n`);
+      return 1;
+    }
+    io.err(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,81 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type DbHandle, openDb } from '@atrium/db';
+import { createApp } from '@atrium/rest-facade';
+import { createEnvironment, type Deps, ensureAdminToken, listEnvironments } from '@atrium/routers';
+import pino, { type Logger } from 'pino';
+import type { ServerConfig } from './config.ts';
+
+export interface Runtime {
+  deps: Deps;
+  handle: DbHandle;
+  server: Server;
+  url: string;
+  /** Secrets made on this first start, to be printed once. */
+  firstRun: { adminToken?: string; environment?: { environment_id: string; client_id: string; api_key: string } };
+  close(): Promise<void>;
+}
+
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    redact: {
+      paths: ['req.headers.authorization', 'authorization', 'api_key', 'token', 'secret', '*.verification_token'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+/** Builds the dependencies shared by every request: one database handle, one clock, caches. */
+export function createDeps(handle: DbHandle, config: Pick<ServerConfig, 'apiKeyCacheTtlMs'>, log: Logger): Deps {
+  return {
+    db: handle.db,
+    driver: handle.driver,
+    now: () => new Date(),
+    log,
+    config: { apiKeyCacheTtlMs: config.apiKeyCacheTtlMs },
+    caches: { apiKeys: new Map() },
+  };
+}
+
+/** Opens storage, applies migrations, prepares first-run secrets, and listens. */
+export async function startRuntime(config: ServerConfig, log: Logger): Promise<Runtime> {
+  const handle = await openDb({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.dbPoolSize,
+  });
+  await handle.migrate();
+  const deps = createDeps(handle, config, log);
+
+  const firstRun: Runtime['firstRun'] = {};
+  const adminToken = await ensureAdminToken(deps, config.adminToken);
+  if (adminToken) firstRun.adminToken = adminToken;
+  if ((await listEnvironments(deps)).length === 0) {
+    firstRun.environment = await createEnvironment(deps, { name: 'development' });
+  }
+
+  const app = createApp(deps, { baseUrl: config.publicUrl });
+  const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const url = config.publicUrl.replace(`:${config.port}`, `:${address.port}`);
+
+  return {
+    deps,
+    handle,
+    server,
+    url,
+    firstRun,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await handle.close();
+    },
+  };
+}
