@@ -1,3 +1,5 @@
 export * from './environments.ts';
+export * from './events.ts';
 export * from './organizations.ts';
 export * from './relations.ts';
+export * from './users.ts';

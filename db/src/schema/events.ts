@@ -1,0 +1,28 @@
+import { index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { idText, ts } from './columns.ts';
+import { environments } from './environments.ts';
+
+/**
+ * The event log: one row per change, appended in the transaction of the change. `data` is the
+ * resource as the API shows it. Kept 30 days.
+ */
+export const events = pgTable(
+  'events',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: idText('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    event: text('event').notNull(),
+    /** The organization the event concerns, when there is one (for the `organization_id` filter). */
+    organizationId: idText('organization_id'),
+    data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('events_environment_id_idx').on(t.environmentId, t.id),
+    index('events_environment_event_idx').on(t.environmentId, t.event, t.id),
+    index('events_environment_organization_idx').on(t.environmentId, t.organizationId, t.id),
+    index('events_created_at_idx').on(t.createdAt),
+  ],
+);
