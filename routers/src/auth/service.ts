@@ -15,9 +15,11 @@ export function newAdminTokenSecret(): string {
   return `atrium_admin_${randomBase62(40)}`;
 }
 
-/** The first characters of a key, enough for an operator to name it, never enough to use it. */
+export const KEY_PREFIX_LENGTH = 16;
+
+/** The first characters of a key (`sk_test_` and 8 more): enough to name it, never to use it. */
 export function keyPrefixOf(secret: string): string {
-  return secret.slice(0, 12);
+  return secret.slice(0, KEY_PREFIX_LENGTH);
 }
 
 function bearer(header: string | undefined): string | undefined {

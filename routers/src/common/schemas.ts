@@ -12,6 +12,15 @@ export const Timestamp = z
 export const iso = (value: Date): string => value.toISOString();
 export const isoOrNull = (value: Date | null): string | null => (value ? value.toISOString() : null);
 
+/**
+ * A boolean for request bodies. trpc-to-openapi turns on zod's coercion for every boolean,
+ * number, bigint and date field of an object input it serves — bodies included, and by
+ * mutating the shared schema — so `"yes"` would become `true`. A pipe is left alone by that
+ * walk, so body fields of those types are declared through these (a test guards it).
+ */
+export const StrictBoolean = z.boolean().pipe(z.boolean());
+export const StrictInt = z.number().int().pipe(z.number().int());
+
 /** Metadata of the contract: ≤ 50 keys, key ≤ 40 chars, value ≤ 600 chars, strings only. */
 export const Metadata = z
   .record(z.string().min(1).max(40), z.string().max(600))

@@ -1,6 +1,6 @@
 import { apiKeys, type Db, environments, type FeatureFlags, newId } from '@atrium/db';
 import { and, asc, eq, isNull, like, or } from 'drizzle-orm';
-import { forgetEnvironment, keyPrefixOf, newApiKeySecret } from '../auth/service.ts';
+import { forgetEnvironment, KEY_PREFIX_LENGTH, keyPrefixOf, newApiKeySecret } from '../auth/service.ts';
 import type { Deps } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { sha256Hex } from '../lib/random.ts';
@@ -88,11 +88,18 @@ export async function listApiKeys(deps: Deps, input: { environment: string }) {
 /** Revokes every live key of the environment starting with the prefix; refused at once. */
 export async function revokeApiKeys(deps: Deps, input: { environment: string; key_prefix: string }) {
   const env = await resolveEnvironment(deps.db, input.environment);
-  const escaped = input.key_prefix.replace(/[\\%_]/g, (c) => `\\${c}`);
+  // A prefix names the keys whose stored prefix starts with it; a longer one (up to the whole
+  // key) names the key whose stored prefix it starts with.
+  const given = input.key_prefix;
+  const escaped = given.replace(/[\\%_]/g, (c) => `\\${c}`);
+  const match =
+    given.length >= KEY_PREFIX_LENGTH
+      ? eq(apiKeys.keyPrefix, given.slice(0, KEY_PREFIX_LENGTH))
+      : like(apiKeys.keyPrefix, `${escaped}%`);
   const revoked = await deps.db
     .update(apiKeys)
     .set({ revokedAt: deps.now() })
-    .where(and(eq(apiKeys.environmentId, env.id), isNull(apiKeys.revokedAt), like(apiKeys.keyPrefix, `${escaped}%`)))
+    .where(and(eq(apiKeys.environmentId, env.id), isNull(apiKeys.revokedAt), match))
     .returning({ id: apiKeys.id, keyPrefix: apiKeys.keyPrefix });
   if (revoked.length === 0) throw notFound('api_key', input.key_prefix);
   forgetEnvironment(deps, env.id);

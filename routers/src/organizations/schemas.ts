@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Id, ListParams, listOf, Metadata, QueryList, Timestamp } from '../common/schemas.ts';
+import { Id, ListParams, listOf, Metadata, QueryList, StrictBoolean, Timestamp } from '../common/schemas.ts';
 import { DomainDataEntry, OrganizationDomain } from '../organization-domains/schemas.ts';
 
 export const Organization = z
@@ -33,13 +33,13 @@ export const CreateOrganizationInput = z.object({
   domain_data: z.array(DomainDataEntry).max(100).optional(),
   external_id: ExternalId.nullish(),
   metadata: Metadata.optional(),
-  allow_profiles_outside_organization: z.boolean().optional(),
+  allow_profiles_outside_organization: StrictBoolean.optional(),
 });
 
 export const UpdateOrganizationInput = z.object({
   id: Id,
   name: Name.optional(),
-  allow_profiles_outside_organization: z.boolean().optional(),
+  allow_profiles_outside_organization: StrictBoolean.optional(),
   domain_data: z.array(DomainDataEntry).max(100).optional(),
   billing_customer_id: z.string().max(256).nullish(),
   /** Upstream's newer name for the billing customer id (the Node SDK sends it). */

@@ -1,0 +1,18 @@
+import { events, organizationDomains, organizations } from '@atrium/db';
+import { count, eq } from 'drizzle-orm';
+import type { TestEnvironment } from './world.ts';
+
+/** What an environment has stored, to assert that a refused request left nothing behind. */
+export async function storedCounts(env: TestEnvironment) {
+  const db = env.deps.db;
+  const [orgs] = await db
+    .select({ n: count() })
+    .from(organizations)
+    .where(eq(organizations.environmentId, env.environmentId));
+  const [domains] = await db
+    .select({ n: count() })
+    .from(organizationDomains)
+    .where(eq(organizationDomains.environmentId, env.environmentId));
+  const [evts] = await db.select({ n: count() }).from(events).where(eq(events.environmentId, env.environmentId));
+  return { organizations: orgs?.n ?? 0, domains: domains?.n ?? 0, events: evts?.n ?? 0 };
+}

@@ -1,0 +1,70 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'atrium-start-'));
+const children: ChildProcess[] = [];
+
+/** Starts `npm start`'s entry point on a free port and resolves with what it printed once ready. */
+function start(): Promise<{ child: ChildProcess; output: string; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
+      env: { ...process.env, PORT: '0', ATRIUM_DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match && output.includes('API reference')) {
+        clearTimeout(timer);
+        resolve({ child, output, url: match[1] as string });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('npm start on embedded storage', () => {
+  it('prints an API key and an admin token once, and the key works as printed', async () => {
+    const first = await start();
+    const apiKey = /WORKOS_API_KEY=(sk_test_\w+)/.exec(first.output)?.[1];
+    const clientId = /WORKOS_CLIENT_ID=(client_\w+)/.exec(first.output)?.[1];
+    expect(apiKey).toBeDefined();
+    expect(clientId).toBeDefined();
+    expect(first.output).toMatch(/ATRIUM_ADMIN_TOKEN=atrium_admin_\w{40}/);
+    const res = await fetch(`${first.url}/organizations`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Persisted' }),
+    });
+    expect(res.status).toBe(201);
+    expect(await stop(first.child)).toBe(0);
+
+    // A second start on the same data keeps the data and prints no secret again.
+    const second = await start();
+    expect(second.output).not.toContain('WORKOS_API_KEY=');
+    expect(second.output).not.toContain('ATRIUM_ADMIN_TOKEN=');
+    const list = await fetch(`${second.url}/organizations`, { headers: { Authorization: `Bearer ${apiKey}` } });
+    expect(((await list.json()) as { data: { name: string }[] }).data.map((o) => o.name)).toEqual(['Persisted']);
+    expect(await stop(second.child)).toBe(0);
+  }, 120_000);
+});
