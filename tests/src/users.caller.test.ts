@@ -78,6 +78,17 @@ describe('users (caller)', () => {
     expect(await storedUsers(env)).toHaveLength(1);
   });
 
+  it('changing the email to one taken (in any case) is 409 and changes nothing', async () => {
+    const env = await newEnvironment();
+    const a = await env.caller.users.create({ email: uniqueEmail('a') });
+    const b = await env.caller.users.create({ email: uniqueEmail('b') });
+    expect(await failure(env.caller.users.update({ id: b.id, email: a.email.toUpperCase() }))).toEqual({
+      status: 409,
+      code: 'email_not_available',
+    });
+    expect(await env.caller.users.get({ id: b.id })).toEqual(b);
+  });
+
   it('an external_id taken is 400 external_id_already_used', async () => {
     const env = await newEnvironment();
     await env.caller.users.create({ email: uniqueEmail(), external_id: 'x' });
