@@ -303,6 +303,21 @@ describe('groups over HTTP', () => {
     expect(links).toHaveLength(1);
   });
 
+  it("lists only the organization's groups and refuses bad list parameters with 422", async () => {
+    const { env, base } = await setup();
+    const mine = (await env.http.post(base, { name: 'Mine' })).body;
+    const other = (await env.http.post('/organizations', { name: 'Other' })).body;
+    await env.http.post(`/organizations/${other.id}/groups`, { name: 'Theirs' });
+    expect((await env.http.get(base)).body.data).toEqual([mine]);
+    for (const query of ['limit=0', 'limit=101', 'limit=abc', 'order=sideways', `after=${mine.id}&before=${mine.id}`]) {
+      const res = await env.http.get(`${base}?${query}`);
+      expect(res.status, query).toBe(422);
+      expect(res.body.code).toBe('invalid_request_parameters');
+    }
+    const normal = await env.http.get(`${base}?order=normal&limit=100`);
+    expect(normal.status).toBe(200);
+  });
+
   it('the OpenAPI document lists every group path', async () => {
     const { env } = await setup();
     const doc = await env.http.get('/openapi.json');
