@@ -1,12 +1,18 @@
 import { adminRouter } from './admin/router.ts';
+import { groupsRouter } from './groups/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
+import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
+import { usersRouter } from './users/router.ts';
 
 /** Every procedure of the service. Resources with REST paths carry `meta.openapi`. */
 export const appRouter = router({
   organizations: organizationsRouter,
   organizationDomains: organizationDomainsRouter,
+  users: usersRouter,
+  organizationMemberships: organizationMembershipsRouter,
+  groups: groupsRouter,
   admin: adminRouter,
 });
 

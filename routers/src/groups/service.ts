@@ -1,0 +1,253 @@
+import { type Db, groupMemberships, groups, newId, organizationMemberships, organizations, paginate } from '@atrium/db';
+import { and, eq, getTableColumns } from 'drizzle-orm';
+import type { z } from 'zod';
+import { iso, pageParams } from '../common/schemas.ts';
+import type { Scope } from '../context.ts';
+import { notFound } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
+import type { OrganizationMembership } from '../organization-memberships/schemas.ts';
+import { membershipColumns, requireMembership, toOrganizationMembership } from '../organization-memberships/service.ts';
+import type {
+  CreateGroupInput,
+  Group,
+  GroupMembershipInput,
+  GroupPathInput,
+  ListGroupMembershipsInput,
+  ListGroupsInput,
+  ListMembershipGroupsInput,
+  UpdateGroupInput,
+} from './schemas.ts';
+
+type GroupRow = typeof groups.$inferSelect;
+type GroupPath = z.infer<typeof GroupPathInput>;
+
+/** The single place that turns a group row into its wire shape. */
+export function toGroup(row: GroupRow): Group {
+  return {
+    object: 'group',
+    id: row.id,
+    organization_id: row.organizationId,
+    name: row.name,
+    description: row.description,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+/** The group, scoped by environment and by the organization of the path, or 404. */
+async function requireGroup(db: Db, scope: Scope, path: GroupPath, lock = false): Promise<GroupRow> {
+  const query = db
+    .select()
+    .from(groups)
+    .where(
+      and(
+        eq(groups.environmentId, scope.env.id),
+        eq(groups.organizationId, path.organization_id),
+        eq(groups.id, path.group_id),
+      ),
+    )
+    .limit(1);
+  const [row] = lock ? await query.for('update') : await query;
+  if (!row) throw notFound('group', path.group_id);
+  return row;
+}
+
+async function requireOrganization(db: Db, scope: Scope, id: string, lock = false): Promise<void> {
+  const query = db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(and(eq(organizations.environmentId, scope.env.id), eq(organizations.id, id)))
+    .limit(1);
+  const [row] = lock ? await query.for('share') : await query;
+  if (!row) throw notFound('organization', id);
+}
+
+/** The data of `group.member_added` / `group.member_removed`. */
+function memberEvent(group: Group, membership: OrganizationMembership) {
+  return { group, organization_membership: membership };
+}
+
+export async function listGroups(scope: Scope, input: z.infer<typeof ListGroupsInput>) {
+  const params = pageParams(input);
+  await requireOrganization(scope.db, scope, input.organization_id);
+  const page = await paginate(
+    params,
+    groups.id,
+    (q) =>
+      scope.db
+        .select()
+        .from(groups)
+        .where(and(eq(groups.environmentId, scope.env.id), eq(groups.organizationId, input.organization_id), q.keyset))
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+  return { object: 'list' as const, data: page.data.map(toGroup), list_metadata: page.list_metadata };
+}
+
+export async function getGroup(scope: Scope, path: GroupPath): Promise<Group> {
+  return toGroup(await requireGroup(scope.db, scope, path));
+}
+
+export async function createGroup(scope: Scope, input: z.infer<typeof CreateGroupInput>): Promise<Group> {
+  return scope.db.transaction(async (tx) => {
+    await requireOrganization(tx, scope, input.organization_id, true);
+    const now = scope.now();
+    const [row] = await tx
+      .insert(groups)
+      .values({
+        id: newId('group'),
+        environmentId: scope.env.id,
+        organizationId: input.organization_id,
+        name: input.name,
+        description: input.description ?? null,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    const group = toGroup(row as GroupRow);
+    await recordEvent(tx, scope, 'group.created', group);
+    return group;
+  });
+}
+
+export async function updateGroup(scope: Scope, input: z.infer<typeof UpdateGroupInput>): Promise<Group> {
+  return scope.db.transaction(async (tx) => {
+    const current = await requireGroup(tx, scope, input, true);
+    const changes: Partial<typeof groups.$inferInsert> = {};
+    if (input.name !== undefined) changes.name = input.name;
+    if (input.description !== undefined) changes.description = input.description;
+    if (Object.keys(changes).length === 0) return toGroup(current);
+    const [row] = await tx
+      .update(groups)
+      .set({ ...changes, updatedAt: scope.now() })
+      .where(eq(groups.id, current.id))
+      .returning();
+    const group = toGroup(row as GroupRow);
+    await recordEvent(tx, scope, 'group.updated', group);
+    return group;
+  });
+}
+
+/** Deletes the group; its links to memberships go with it by foreign key. The memberships stay. */
+export async function deleteGroup(scope: Scope, path: GroupPath): Promise<void> {
+  await scope.db.transaction(async (tx) => {
+    const current = await requireGroup(tx, scope, path, true);
+    await tx.delete(groups).where(eq(groups.id, current.id));
+    await recordEvent(tx, scope, 'group.deleted', toGroup(current));
+  });
+}
+
+/**
+ * Adds a membership of the group's organization to the group and returns the group. Adding one
+ * that is already there is a no-op (no event); concurrent adds of the same membership leave one
+ * link, because the insert yields to the primary key instead of failing on it.
+ */
+export async function addGroupMembership(scope: Scope, input: z.infer<typeof GroupMembershipInput>): Promise<Group> {
+  return scope.db.transaction(async (tx) => {
+    const group = await requireGroup(tx, scope, input);
+    const membership = await requireMembership(tx, scope, input.organization_membership_id);
+    // A membership of another organization is as unknown here as one of another environment.
+    if (membership.organizationId !== group.organizationId) {
+      throw notFound('organization_membership', input.organization_membership_id);
+    }
+    const inserted = await tx
+      .insert(groupMemberships)
+      .values({
+        environmentId: scope.env.id,
+        groupId: group.id,
+        organizationMembershipId: membership.id,
+        createdAt: scope.now(),
+      })
+      .onConflictDoNothing()
+      .returning({ groupId: groupMemberships.groupId });
+    const wire = toGroup(group);
+    if (inserted.length > 0) {
+      await recordEvent(
+        tx,
+        scope,
+        'group.member_added',
+        memberEvent(wire, toOrganizationMembership(membership)),
+        group.organizationId,
+      );
+    }
+    return wire;
+  });
+}
+
+/** Removes the membership from the group only; the membership itself stays. */
+export async function removeGroupMembership(scope: Scope, input: z.infer<typeof GroupMembershipInput>): Promise<void> {
+  await scope.db.transaction(async (tx) => {
+    const group = await requireGroup(tx, scope, input);
+    const deleted = await tx
+      .delete(groupMemberships)
+      .where(
+        and(
+          eq(groupMemberships.environmentId, scope.env.id),
+          eq(groupMemberships.groupId, group.id),
+          eq(groupMemberships.organizationMembershipId, input.organization_membership_id),
+        ),
+      )
+      .returning({ id: groupMemberships.organizationMembershipId });
+    if (deleted.length === 0) throw notFound('organization_membership', input.organization_membership_id);
+    const membership = await requireMembership(tx, scope, input.organization_membership_id);
+    await recordEvent(
+      tx,
+      scope,
+      'group.member_removed',
+      memberEvent(toGroup(group), toOrganizationMembership(membership)),
+      group.organizationId,
+    );
+  });
+}
+
+/** A group's memberships, in membership-id (creation) order, keyset on the link's index. */
+export async function listGroupMemberships(scope: Scope, input: z.infer<typeof ListGroupMembershipsInput>) {
+  const params = pageParams(input);
+  const group = await requireGroup(scope.db, scope, input);
+  const page = await paginate(
+    params,
+    groupMemberships.organizationMembershipId,
+    (q) =>
+      scope.db
+        .select(membershipColumns)
+        .from(groupMemberships)
+        .innerJoin(organizationMemberships, eq(organizationMemberships.id, groupMemberships.organizationMembershipId))
+        .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+        .where(and(eq(groupMemberships.environmentId, scope.env.id), eq(groupMemberships.groupId, group.id), q.keyset))
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+  return {
+    object: 'list' as const,
+    data: page.data.map(toOrganizationMembership),
+    list_metadata: page.list_metadata,
+  };
+}
+
+/** The groups one membership belongs to, in group-id (creation) order. */
+export async function listMembershipGroups(scope: Scope, input: z.infer<typeof ListMembershipGroupsInput>) {
+  const params = pageParams(input);
+  const membership = await requireMembership(scope.db, scope, input.id);
+  const page = await paginate(
+    params,
+    groupMemberships.groupId,
+    (q) =>
+      scope.db
+        .select(getTableColumns(groups))
+        .from(groupMemberships)
+        .innerJoin(groups, eq(groups.id, groupMemberships.groupId))
+        .where(
+          and(
+            eq(groupMemberships.organizationMembershipId, membership.id),
+            eq(groupMemberships.environmentId, scope.env.id),
+            q.keyset,
+          ),
+        )
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+  return { object: 'list' as const, data: page.data.map(toGroup), list_metadata: page.list_metadata };
+}

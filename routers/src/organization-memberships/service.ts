@@ -1,0 +1,173 @@
+import { type Db, newId, organizationMemberships, organizations, paginate, users } from '@atrium/db';
+import { and, eq, getTableColumns, inArray, type SQL } from 'drizzle-orm';
+import type { z } from 'zod';
+import { iso, pageParams } from '../common/schemas.ts';
+import type { Scope } from '../context.ts';
+import { conflict, notFound, registerConstraint } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
+import type {
+  CreateOrganizationMembershipInput,
+  ListOrganizationMembershipsInput,
+  OrganizationMembership,
+} from './schemas.ts';
+
+export type MembershipRow = typeof organizationMemberships.$inferSelect & { organizationName: string };
+
+const alreadyMember = () =>
+  conflict('organization_membership_already_exists', 'The user already has a membership in this organization.');
+registerConstraint('organization_memberships_user_org_unique', alreadyMember);
+
+/** The single place that turns a membership row (with its organization's name) into its wire shape. */
+export function toOrganizationMembership(row: MembershipRow): OrganizationMembership {
+  return {
+    object: 'organization_membership',
+    id: row.id,
+    user_id: row.userId,
+    organization_id: row.organizationId,
+    organization_name: row.organizationName,
+    status: row.status,
+    directory_managed: row.directoryManaged,
+    custom_attributes: row.customAttributes,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+/** Membership columns plus the organization's current name, for every read of a membership. */
+export const membershipColumns = { ...getTableColumns(organizationMemberships), organizationName: organizations.name };
+
+/** Memberships matching `where` (which must carry the environment), with their organization's name. */
+export function findMemberships(db: Db, where: SQL | undefined): Promise<MembershipRow[]> {
+  return db
+    .select(membershipColumns)
+    .from(organizationMemberships)
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .where(where);
+}
+
+const inEnvironment = (scope: Scope, id: string) =>
+  and(eq(organizationMemberships.environmentId, scope.env.id), eq(organizationMemberships.id, id));
+
+/** Loads one membership of the environment or throws 404. */
+export async function requireMembership(db: Db, scope: Scope, id: string): Promise<MembershipRow> {
+  const [row] = await findMemberships(db, inEnvironment(scope, id));
+  if (!row) throw notFound('organization_membership', id);
+  return row;
+}
+
+export async function getOrganizationMembership(scope: Scope, id: string): Promise<OrganizationMembership> {
+  return toOrganizationMembership(await requireMembership(scope.db, scope, id));
+}
+
+export async function listOrganizationMemberships(
+  scope: Scope,
+  input: z.infer<typeof ListOrganizationMembershipsInput>,
+) {
+  const params = pageParams(input);
+  const filters = and(
+    eq(organizationMemberships.environmentId, scope.env.id),
+    input.user_id ? eq(organizationMemberships.userId, input.user_id) : undefined,
+    input.organization_id ? eq(organizationMemberships.organizationId, input.organization_id) : undefined,
+    input.statuses && input.statuses.length > 0 ? inArray(organizationMemberships.status, input.statuses) : undefined,
+  );
+  const page = await paginate(
+    params,
+    organizationMemberships.id,
+    (q) =>
+      scope.db
+        .select(membershipColumns)
+        .from(organizationMemberships)
+        .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+        .where(and(filters, q.keyset))
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+  return {
+    object: 'list' as const,
+    data: page.data.map(toOrganizationMembership),
+    list_metadata: page.list_metadata,
+  };
+}
+
+export async function createOrganizationMembership(
+  scope: Scope,
+  input: z.infer<typeof CreateOrganizationMembershipInput>,
+): Promise<OrganizationMembership> {
+  return scope.db.transaction(async (tx) => {
+    const [user] = await tx
+      .select({ id: users.id })
+      .from(users)
+      .where(and(eq(users.environmentId, scope.env.id), eq(users.id, input.user_id)))
+      .limit(1);
+    if (!user) throw notFound('user', input.user_id);
+    // Locked so that a concurrent delete of the organization cannot slip in between.
+    const [organization] = await tx
+      .select({ id: organizations.id, name: organizations.name })
+      .from(organizations)
+      .where(and(eq(organizations.environmentId, scope.env.id), eq(organizations.id, input.organization_id)))
+      .for('share')
+      .limit(1);
+    if (!organization) throw notFound('organization', input.organization_id);
+    const now = scope.now();
+    const [row] = await tx
+      .insert(organizationMemberships)
+      .values({
+        id: newId('organizationMembership'),
+        environmentId: scope.env.id,
+        userId: user.id,
+        organizationId: organization.id,
+        status: 'active',
+        directoryManaged: false,
+        customAttributes: {},
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    const membership = toOrganizationMembership({
+      ...(row as typeof organizationMemberships.$inferSelect),
+      organizationName: organization.name,
+    });
+    await recordEvent(tx, scope, 'organization_membership.created', membership);
+    return membership;
+  });
+}
+
+/** Deactivate and reactivate: sets the status; an unchanged status is a no-op without an event. */
+export async function setMembershipStatus(
+  scope: Scope,
+  id: string,
+  status: 'active' | 'inactive',
+): Promise<OrganizationMembership> {
+  return scope.db.transaction(async (tx) => {
+    const [current] = await tx
+      .select({ id: organizationMemberships.id, status: organizationMemberships.status })
+      .from(organizationMemberships)
+      .where(inEnvironment(scope, id))
+      .for('update')
+      .limit(1);
+    if (!current) throw notFound('organization_membership', id);
+    if (current.status !== status) {
+      await tx
+        .update(organizationMemberships)
+        .set({ status, updatedAt: scope.now() })
+        .where(eq(organizationMemberships.id, current.id));
+    }
+    const membership = toOrganizationMembership(await requireMembership(tx, scope, id));
+    if (current.status !== status) await recordEvent(tx, scope, 'organization_membership.updated', membership);
+    return membership;
+  });
+}
+
+/** Deletes the membership; its group links go with it by foreign key, in the same statement. */
+export async function deleteOrganizationMembership(scope: Scope, id: string): Promise<void> {
+  await scope.db.transaction(async (tx) => {
+    const current = await requireMembership(tx, scope, id);
+    const deleted = await tx
+      .delete(organizationMemberships)
+      .where(inEnvironment(scope, id))
+      .returning({ id: organizationMemberships.id });
+    if (deleted.length === 0) throw notFound('organization_membership', id);
+    await recordEvent(tx, scope, 'organization_membership.deleted', toOrganizationMembership(current));
+  });
+}
