@@ -89,16 +89,16 @@ describe('users (caller)', () => {
     expect(await env.caller.users.get({ id: b.id })).toEqual(b);
   });
 
-  it('an external_id taken is 400 external_id_already_used', async () => {
+  it('an external_id taken is 409 external_id_already_used (a uniqueness conflict, as for organizations)', async () => {
     const env = await newEnvironment();
     await env.caller.users.create({ email: uniqueEmail(), external_id: 'x' });
     const second = await env.caller.users.create({ email: uniqueEmail() });
     expect(await failure(env.caller.users.create({ email: uniqueEmail(), external_id: 'x' }))).toEqual({
-      status: 400,
+      status: 409,
       code: 'external_id_already_used',
     });
     expect(await failure(env.caller.users.update({ id: second.id, external_id: 'x' }))).toEqual({
-      status: 400,
+      status: 409,
       code: 'external_id_already_used',
     });
     expect(await storedUsers(env)).toHaveLength(2);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Id, ListParams, listOf, Metadata, Timestamp } from '../common/schemas.ts';
+import { Id, ListParams, listOf, Metadata, StrictBoolean, Timestamp } from '../common/schemas.ts';
 
 /** Upstream's user object (the fields the WorkOS SDKs read). */
 export const User = z
@@ -35,7 +35,7 @@ export const ListUsersInput = ListParams.extend({
 
 export const CreateUserInput = z.object({
   email: Email,
-  email_verified: z.boolean().optional(),
+  email_verified: StrictBoolean.optional(),
   first_name: PersonName.nullish(),
   last_name: PersonName.nullish(),
   external_id: ExternalId.nullish(),
@@ -45,7 +45,7 @@ export const CreateUserInput = z.object({
 export const UpdateUserInput = z.object({
   id: Id,
   email: Email.optional(),
-  email_verified: z.boolean().optional(),
+  email_verified: StrictBoolean.optional(),
   first_name: PersonName.nullish(),
   last_name: PersonName.nullish(),
   external_id: ExternalId.nullish(),

@@ -3,7 +3,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { z } from 'zod';
 import { iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
-import { badRequest, conflict, notFound, registerConstraint } from '../errors.ts';
+import { conflict, notFound, registerConstraint } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { findMemberships, toOrganizationMembership } from '../organization-memberships/service.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, User } from './schemas.ts';
@@ -11,7 +11,7 @@ import type { CreateUserInput, ListUsersInput, UpdateUserInput, User } from './s
 type UserRow = typeof users.$inferSelect;
 
 const emailTaken = () => conflict('email_not_available', 'A user with this email already exists.');
-const externalIdTaken = () => badRequest('external_id_already_used', 'A user with this external_id already exists.');
+const externalIdTaken = () => conflict('external_id_already_used', 'A user with this external_id already exists.');
 registerConstraint('users_email_unique', emailTaken);
 registerConstraint('users_external_id_unique', externalIdTaken);
 
