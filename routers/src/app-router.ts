@@ -1,12 +1,20 @@
 import { adminRouter } from './admin/router.ts';
+import { agentsRouter } from './agents/router.ts';
+import { clientTokensRouter } from './client-tokens/router.ts';
+import { connectionsRouter } from './connections/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
+import { jwksRouter } from './signing/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
 
 /** Every procedure of the service. Resources with REST paths carry `meta.openapi`. */
 export const appRouter = router({
   organizations: organizationsRouter,
   organizationDomains: organizationDomainsRouter,
+  agents: agentsRouter,
+  clientTokens: clientTokensRouter,
+  jwks: jwksRouter,
+  connections: connectionsRouter,
   admin: adminRouter,
 });
 

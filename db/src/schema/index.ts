@@ -2,4 +2,5 @@ export * from './environments.ts';
 export * from './events.ts';
 export * from './organizations.ts';
 export * from './relations.ts';
+export * from './tokens.ts';
 export * from './users.ts';
