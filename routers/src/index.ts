@@ -15,4 +15,5 @@ export {
 export { createEnvironment, listEnvironments } from './environments/service.ts';
 export { ApiError, contractError, type ErrorBody, type FieldError } from './errors.ts';
 export { parseMasterKey } from './signing/material.ts';
+export { jwksOfClient, rotateSigningKey, signToken, verifyToken } from './signing/service.ts';
 export type { Meta } from './trpc.ts';

@@ -1,4 +1,6 @@
 import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
+import { signingKeys } from '@atrium/db';
+import { eq } from 'drizzle-orm';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { adminCaller, makeMember, makeOrganization } from './helpers/tokens.ts';
@@ -53,6 +55,25 @@ describe('GET /sso/jwks/:clientId', () => {
     expect(conditional.text).toBe('');
     const stale = await anonymous(env).get(`/sso/jwks/${env.clientId}`, { 'If-None-Match': '"other"' });
     expect(stale.status).toBe(200);
+  });
+
+  it('answers from memory after the first load until a rotation in this process clears it', async () => {
+    const env = await newEnvironment();
+    const first = await anonymous(env).get(`/sso/jwks/${env.clientId}`);
+    const kid = first.body.keys[0].kid;
+    // Retire the key behind the cache's back: the served set does not change (no database read).
+    await env.deps.db
+      .update(signingKeys)
+      .set({ retiresAt: new Date(Date.now() - 1000) })
+      .where(eq(signingKeys.id, kid));
+    const cached = await anonymous(env).get(`/sso/jwks/${env.clientId}`);
+    expect(cached.text).toBe(first.text);
+    // A rotation through this process invalidates the entry: the next answer is reloaded.
+    const admin = await adminCaller();
+    const rotated = await admin.signingKeys.rotate({ environment: env.environmentId, activate_after_seconds: 0 });
+    const reloaded = await anonymous(env).get(`/sso/jwks/${env.clientId}`);
+    expect(reloaded.body.keys.map((k: { kid: string }) => k.kid)).toEqual([rotated.kid]);
+    expect(reloaded.headers.get('etag')).not.toBe(first.headers.get('etag'));
   });
 
   it('answers 404 for an unknown client', async () => {

@@ -3,7 +3,7 @@ import { newId, organizationMemberships, organizations, sessions, users } from '
 import { and, eq } from 'drizzle-orm';
 import type { Scope } from '../context.ts';
 import { ApiError, notFound } from '../errors.ts';
-import { signToken } from '../signing/service.ts';
+import { loadKeys, signToken } from '../signing/service.ts';
 import type { ClientToken } from './schemas.ts';
 
 /** The contract caps a client token's lifetime at 15 minutes. */
@@ -19,6 +19,9 @@ export async function createClientToken(
   input: { organization_id: string; user_id: string },
 ): Promise<ClientToken> {
   const ttl = Math.min(scope.deps.tokens.clientTokenTtlSeconds, MAX_CLIENT_TOKEN_SECONDS);
+  // Load (or make) the signing keys first; the session then expires exactly with its token.
+  await loadKeys(scope.deps, scope.env.id, scope.env.clientId);
+  const issuedAt = new Date(Math.floor(scope.now().getTime() / 1000) * 1000);
   const sessionId = await scope.db.transaction(async (tx) => {
     const [organization] = await tx
       .select({ id: organizations.id })
@@ -49,15 +52,14 @@ export async function createClientToken(
         { field: 'user_id', code: 'organization_membership_required', message },
       ]);
     }
-    const now = scope.now();
     const id = newId('session');
     await tx.insert(sessions).values({
       id,
       environmentId: scope.env.id,
       userId: user.id,
       organizationId: organization.id,
-      expiresAt: new Date(now.getTime() + ttl * 1000),
-      createdAt: now,
+      expiresAt: new Date(issuedAt.getTime() + ttl * 1000),
+      createdAt: issuedAt,
     });
     return id;
   });
@@ -66,6 +68,7 @@ export async function createClientToken(
     scope.env,
     { sub: input.user_id, org_id: input.organization_id, sid: sessionId, jti: randomUUID() },
     ttl,
+    issuedAt,
   );
   return { token: signed.token };
 }

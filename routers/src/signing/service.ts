@@ -69,7 +69,7 @@ async function ensureFirstKey(deps: Deps, environmentId: string): Promise<void> 
  * `keyCacheTtlMs`, which is why a new key waits `rotationDelayMs` (longer) before it signs.
  */
 export async function loadKeys(deps: Deps, environmentId: string, clientId: string): Promise<KeyCacheEntry> {
-  const nowMs = deps.now().getTime();
+  let nowMs = deps.now().getTime();
   const cached = deps.caches.signingKeys.get(environmentId);
   if (cached && cached.expiresAt > nowMs) return cached;
 
@@ -82,6 +82,7 @@ export async function loadKeys(deps: Deps, environmentId: string, clientId: stri
   let rows = await read();
   if (rows.length === 0) {
     await ensureFirstKey(deps, environmentId);
+    nowMs = deps.now().getTime();
     rows = await read();
   }
   const keys: LoadedSigningKey[] = rows.map((row) => ({
@@ -130,7 +131,9 @@ function signingKeyOf(entry: KeyCacheEntry, nowMs: number): LoadedSigningKey {
       best = key;
     }
   }
-  if (!best) throw new Error(`Environment ${entry.environmentId} has no active signing key.`);
+  // None active yet (only a first key made an instant after `nowMs`): the earliest one.
+  best ??= [...entry.keys].sort((a, b) => a.activeFrom - b.activeFrom)[0];
+  if (!best) throw new Error(`Environment ${entry.environmentId} has no signing key.`);
   return best;
 }
 
@@ -143,17 +146,18 @@ export interface SignedToken {
 
 /**
  * Signs an RS256 JWT with the environment's active key: `iss` (this service), `aud` (the
- * environment's client id), `iat`, `exp` (`ttlSeconds` later) and the given claims.
+ * environment's client id), `iat` (`issuedAt`, default now, to the second), `exp` (`ttlSeconds`
+ * later) and the given claims.
  */
 export async function signToken(
   deps: Deps,
   env: { id: string; clientId: string },
   claims: JWTPayload & { sub: string },
   ttlSeconds: number,
+  issuedAt?: Date,
 ): Promise<SignedToken> {
   const entry = await loadKeys(deps, env.id, env.clientId);
-  // The clock is read after loading: a first key made by the load is active from its making.
-  const now = deps.now();
+  const now = issuedAt ?? deps.now();
   const key = signingKeyOf(entry, now.getTime());
   const iat = Math.floor(now.getTime() / 1000);
   const exp = iat + ttlSeconds;
