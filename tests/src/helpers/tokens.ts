@@ -5,15 +5,21 @@ import { getWorld, type TestEnvironment } from './world.ts';
 
 let adminToken: Promise<string> | undefined;
 
-/** A tRPC caller of the admin router, with an admin token registered once per worker. */
-export async function adminCaller() {
+/** An admin token, registered once per worker. */
+export async function adminTokenOf(): Promise<string> {
   const world = await getWorld();
   adminToken ??= (async () => {
     const token = `atrium_admin_${randomBytes(30).toString('base64url').replace(/[-_]/g, 'x').slice(0, 40)}`;
     await ensureAdminToken(world.deps, token);
     return token;
   })();
-  return createCaller(createInnerContext(world.deps, `Bearer ${await adminToken}`)).admin;
+  return adminToken;
+}
+
+/** A tRPC caller of the admin router. */
+export async function adminCaller() {
+  const world = await getWorld();
+  return createCaller(createInnerContext(world.deps, `Bearer ${await adminTokenOf()}`)).admin;
 }
 
 /** An organization of the environment, through the API. */
