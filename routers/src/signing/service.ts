@@ -158,7 +158,8 @@ export async function signToken(
 ): Promise<SignedToken> {
   const entry = await loadKeys(deps, env.id, env.clientId);
   const now = issuedAt ?? deps.now();
-  const key = signingKeyOf(entry, now.getTime());
+  // The key is chosen by the clock, not by `issuedAt` (which may be rounded down).
+  const key = signingKeyOf(entry, deps.now().getTime());
   const iat = Math.floor(now.getTime() / 1000);
   const exp = iat + ttlSeconds;
   const token = await new SignJWT(claims)
