@@ -1,5 +1,6 @@
 import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
 import { signingKeys } from '@atrium/db';
+import { signToken } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
@@ -113,6 +114,19 @@ describe('GET /sso/jwks/:clientId', () => {
     for (const token of [before, after]) {
       const { payload } = await jwtVerify(token, jwks, { issuer: TEST_ISSUER, audience: env.clientId });
       expect(payload.aud).toBe(env.clientId);
+    }
+    // The latest rotation wins: the earlier, still-pending key never takes over when its time
+    // comes (the worker's clock moved 10 minutes on; tests of a worker run one at a time).
+    const realNow = env.deps.now;
+    const later = new Date(Date.now() + 10 * 60_000);
+    env.deps.now = () => later;
+    try {
+      env.deps.caches.signingKeys.delete(env.environmentId);
+      const signed = await signToken(env.deps, { id: env.environmentId, clientId: env.clientId }, { sub: 'x' }, 60);
+      expect(signed.kid).toBe(rotated.kid);
+    } finally {
+      env.deps.now = realNow;
+      env.deps.caches.signingKeys.delete(env.environmentId);
     }
     const keys = await admin.signingKeys.list({ environment: env.environmentId });
     expect(keys.find((k) => k.signing)?.kid).toBe(rotated.kid);

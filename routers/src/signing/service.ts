@@ -122,14 +122,14 @@ export async function jwksOfClient(deps: Deps, clientId: string): Promise<{ body
   return entry.jwks as { body: Jwks; etag: string };
 }
 
-/** The key that signs now: the most recently activated published key. */
+/**
+ * The key that signs now: the newest published key whose activation time has come. (Newest by
+ * creation, so the latest rotation wins even when an earlier one activates later.)
+ */
 function signingKeyOf(entry: KeyCacheEntry, nowMs: number): LoadedSigningKey {
   let best: LoadedSigningKey | undefined;
   for (const key of entry.keys) {
-    if (key.activeFrom > nowMs) continue;
-    if (!best || key.activeFrom > best.activeFrom || (key.activeFrom === best.activeFrom && key.kid > best.kid)) {
-      best = key;
-    }
+    if (key.activeFrom <= nowMs && (!best || key.kid > best.kid)) best = key;
   }
   // None active yet (only a first key made an instant after `nowMs`): the earliest one.
   best ??= [...entry.keys].sort((a, b) => a.activeFrom - b.activeFrom)[0];
@@ -226,9 +226,8 @@ export async function listSigningKeys(deps: Deps, environmentId: string) {
     .where(eq(signingKeys.environmentId, environmentId))
     .orderBy(desc(signingKeys.id));
   const listed = rows.map((row) => toSigningKey(row, nowMs));
-  const active = listed
-    .filter((k) => k.published && Date.parse(k.active_from) <= nowMs)
-    .sort((a, b) => Date.parse(b.active_from) - Date.parse(a.active_from) || (a.kid < b.kid ? 1 : -1))[0];
+  // Rows are newest first: the first published, activated one signs (as in signingKeyOf).
+  const active = listed.find((k) => k.published && Date.parse(k.active_from) <= nowMs);
   if (active) active.signing = true;
   return listed;
 }
