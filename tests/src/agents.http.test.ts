@@ -77,6 +77,7 @@ describe('POST /agents/credentials/validate', () => {
       ['garbage token', { type: 'access_token', credential: 'not-a-token' }],
       ['empty token', { type: 'access_token', credential: '' }],
       ['garbage key', { type: 'api_key', credential: 'sk_agent_nope' }],
+      ['oversized token', { type: 'access_token', credential: `${agent.access_token}${'A'.repeat(20_000)}` }],
       ['unknown well-formed key', { type: 'api_key', credential: `sk_agent_${'a'.repeat(40)}` }],
       ['token signed by another key', { type: 'access_token', credential: forged }],
       ['tampered payload', { type: 'access_token', credential: tampered }],

@@ -4,7 +4,8 @@ import { Id, Timestamp } from '../common/schemas.ts';
 
 export const ValidateAgentCredentialInput = z.object({
   type: z.enum(['access_token', 'api_key']),
-  credential: z.string().max(16_384),
+  /** Any string: one too long to be a credential is simply not valid. */
+  credential: z.string(),
   /** The expected audience of an access token (default: the environment's client id). */
   audience: z.string().max(512).optional(),
 });

@@ -14,6 +14,8 @@ const AGENT_API_KEY = /^sk_agent_[0-9A-Za-z]{40}$/;
 /** How long an unclaimed registration's claim (and a claim completion) stays open. */
 const CLAIM_TTL_MS = 7 * 86_400_000;
 
+const MAX_CREDENTIAL_LENGTH = 16_384;
+
 const INVALID: AgentCredentialValidation = { valid: false, registration_id: null, expires_at: null };
 
 /** The single place that turns a registration (with its identity) into its wire shape. */
@@ -74,6 +76,7 @@ export async function validateAgentCredential(
   input: { type: 'access_token' | 'api_key'; credential: string; audience?: string | undefined },
 ): Promise<AgentCredentialValidation> {
   const now = scope.now();
+  if (input.credential.length > MAX_CREDENTIAL_LENGTH) return INVALID;
   if (input.type === 'api_key') {
     if (!AGENT_API_KEY.test(input.credential)) return INVALID;
     const [found] = await scope.db
