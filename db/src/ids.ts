@@ -20,6 +20,7 @@ export const ID_PREFIXES = {
   agentRegistrationClaim: 'agent_reg_claim_',
   agentRegistrationClaimCompletion: 'agent_reg_claim_completion_',
   agentApiKey: 'agent_key_',
+  agentAccessToken: 'agent_at_',
   signingKey: 'key_',
   session: 'session_',
   event: 'event_',

@@ -29,6 +29,14 @@ export function sendError(res: ServerResponse, error: unknown, extraHeaders: Rec
   res.end(payload);
 }
 
+/** Does an `If-None-Match` header name the response's ETag (or `*`)? Weak comparison. */
+function etagMatches(ifNoneMatch: string | string[] | undefined, etag: unknown): boolean {
+  if (typeof etag !== 'string' || ifNoneMatch === undefined) return false;
+  const strip = (tag: string) => tag.trim().replace(/^W\//, '');
+  const wanted = (Array.isArray(ifNoneMatch) ? ifNoneMatch.join(',') : ifNoneMatch).split(',').map(strip);
+  return wanted.includes('*') || wanted.includes(strip(etag));
+}
+
 export interface AtriumApp {
   /** The node:http listener: API paths go straight to the OpenAPI bridge, the rest to Express. */
   handler: RequestListener;
@@ -54,10 +62,12 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     router: appRouter,
     maxBodySize: MAX_BODY_BYTES,
     createContext: ({ req }) => createInnerContext(deps, req.headers.authorization, (req as ApiRequest).requestId),
-    responseMeta: ({ paths, errors }) => {
+    responseMeta: ({ paths, errors, ctx }) => {
       if (errors.length > 0) return { status: contractError(errors[0]).status };
       const status = paths?.[0] ? statuses.get(paths[0]) : undefined;
-      return status ? { status } : {};
+      // Headers a procedure asked for (Cache-Control, ETag, …) go out with its success.
+      const headers = ctx?.resHeaders.size ? Object.fromEntries(ctx.resHeaders) : undefined;
+      return { ...(status ? { status } : {}), ...(headers ? { headers } : {}) };
     },
     onError: ({ error, path }) => {
       const { status } = contractError(error);
@@ -119,6 +129,17 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     // The bridge renders errors in tRPC's shape; put the contract's body in its place.
     const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
     res.end = ((chunk?: unknown) => {
+      if (
+        res.statusCode === 200 &&
+        method === 'GET' &&
+        etagMatches(req.headers['if-none-match'], res.getHeader('ETag'))
+      ) {
+        // A conditional GET whose representation has not changed: 304 without a body.
+        res.statusCode = 304;
+        res.removeHeader('Content-Type');
+        res.removeHeader('Content-Length');
+        return end();
+      }
       if (res.statusCode === 204) {
         res.removeHeader('Content-Type');
         return end();

@@ -1,8 +1,12 @@
 import { adminRouter } from './admin/router.ts';
+import { agentsRouter } from './agents/router.ts';
+import { clientTokensRouter } from './client-tokens/router.ts';
+import { connectionsRouter } from './connections/router.ts';
 import { groupsRouter } from './groups/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
+import { jwksRouter } from './signing/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
 import { usersRouter } from './users/router.ts';
 
@@ -13,6 +17,10 @@ export const appRouter = router({
   users: usersRouter,
   organizationMemberships: organizationMembershipsRouter,
   groups: groupsRouter,
+  agents: agentsRouter,
+  clientTokens: clientTokensRouter,
+  jwks: jwksRouter,
+  connections: connectionsRouter,
   admin: adminRouter,
 });
 

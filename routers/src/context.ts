@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { Db, DbDriver, FeatureFlags } from '@atrium/db';
 import type { Logger } from 'pino';
 
@@ -14,6 +15,42 @@ export interface Config {
   apiKeyCacheTtlMs: number;
 }
 
+/** Signing keys and the tokens they sign (see signing/service.ts). */
+export interface TokenConfig {
+  /** 32 bytes: the AES-256-GCM key that encrypts private signing keys at rest. */
+  masterKey: Buffer;
+  /** `iss` of every token this service signs (its public base URL). */
+  issuer: string;
+  /** A rotated-in key is published at once and signs only after this delay. */
+  rotationDelayMs: number;
+  /** How long this process serves an environment's keys from memory before reloading them. */
+  keyCacheTtlMs: number;
+  /** Lifetime of a client token (at most 15 minutes). */
+  clientTokenTtlSeconds: number;
+  /** Lifetime of an agent access token. */
+  agentAccessTokenTtlSeconds: number;
+}
+
+/** What this process holds in memory about an environment's signing keys. */
+export interface KeyCacheEntry {
+  environmentId: string;
+  clientId: string;
+  /** Published keys, newest first, with their decrypted private keys. */
+  keys: LoadedSigningKey[];
+  /** The JWKS document and its ETag, computed once per entry. */
+  jwks: { body: { keys: Record<string, unknown>[] }; etag: string };
+  /** When this entry must be reloaded (TTL, or the next key becoming active or retiring). */
+  expiresAt: number;
+}
+
+export interface LoadedSigningKey {
+  kid: string;
+  activeFrom: number;
+  retiresAt: number | null;
+  publicKey: KeyObject;
+  privateKey: KeyObject;
+}
+
 /**
  * Everything a procedure may use that is not part of the request: built once at start-up
  * (or once per test worker) and shared by every request. Tests replace `now` to move time.
@@ -24,8 +61,16 @@ export interface Deps {
   now: () => Date;
   log: Logger;
   config: Config;
-  /** Per-process caches keyed by secret hash; see auth/service.ts. */
-  caches: { apiKeys: Map<string, { env: EnvironmentInfo; expiresAt: number }> };
+  tokens: TokenConfig;
+  /**
+   * Per-process caches: API keys by secret hash (auth/service.ts); signing keys by environment
+   * id and the environment id of a client id (signing/service.ts).
+   */
+  caches: {
+    apiKeys: Map<string, { env: EnvironmentInfo; expiresAt: number }>;
+    signingKeys: Map<string, KeyCacheEntry>;
+    clients: Map<string, string>;
+  };
 }
 
 /** The inner context: what a caller (tRPC, REST or a test) hands to the router. */
@@ -34,6 +79,11 @@ export interface Context {
   /** The raw `Authorization` header, resolved lazily by the procedures that need it. */
   authorization: string | undefined;
   requestId?: string | undefined;
+  /**
+   * Response headers a procedure wants sent (e.g. `Cache-Control`, `ETag`); the REST facade
+   * sends them with the success response. Other transports ignore them.
+   */
+  resHeaders: Map<string, string>;
 }
 
 /** What a service function receives: the database, the clock, and the caller's environment. */
@@ -45,7 +95,19 @@ export interface Scope {
 }
 
 export function createInnerContext(deps: Deps, authorization?: string, requestId?: string): Context {
-  return { deps, authorization, requestId };
+  return { deps, authorization, requestId, resHeaders: new Map() };
 }
 
 export const DEFAULT_CONFIG: Config = { apiKeyCacheTtlMs: 2_000 };
+
+export const DEFAULT_TOKEN_SETTINGS: Omit<TokenConfig, 'masterKey' | 'issuer'> = {
+  rotationDelayMs: 5 * 60_000,
+  keyCacheTtlMs: 60_000,
+  clientTokenTtlSeconds: 15 * 60,
+  agentAccessTokenTtlSeconds: 60 * 60,
+};
+
+/** Fresh, empty per-process caches. */
+export function newCaches(): Deps['caches'] {
+  return { apiKeys: new Map(), signingKeys: new Map(), clients: new Map() };
+}

@@ -138,7 +138,114 @@ const registerFlags: Register = (program, ctx) => {
     });
 };
 
-export const REGISTRARS: Register[] = [registerEnvironments, registerApiKeys, registerFlags];
+const registerSigningKeys: Register = (program, ctx) => {
+  const keys = program.command('signing-keys').description("Manage an environment's token signing keys");
+  keys
+    .command('rotate')
+    .description('Make a new key: published at once, signing after the rotation delay')
+    .requiredOption('--environment <env>', 'environment id or name')
+    .option('--activate-after <seconds>', "seconds before the new key signs (default: the server's delay)")
+    .option('--json', 'print JSON')
+    .action(async (options: { environment: string; activateAfter?: string; json?: boolean }) => {
+      const after = options.activateAfter === undefined ? undefined : Number(options.activateAfter);
+      if (after !== undefined && (!Number.isInteger(after) || after < 0)) {
+        throw new CommanderError(2, 'atrium.signing-keys', '--activate-after takes a whole number of seconds.');
+      }
+      ctx.print(options)(
+        await ctx
+          .client()
+          .signingKeys.rotate.mutate({ environment: options.environment, activate_after_seconds: after }),
+      );
+    });
+  keys
+    .command('list')
+    .description("List an environment's signing keys (public parts only)")
+    .requiredOption('--environment <env>', 'environment id or name')
+    .option('--json', 'print JSON')
+    .action(async (options: { environment: string; json?: boolean }) => {
+      ctx.print(options)(await ctx.client().signingKeys.list.query({ environment: options.environment }));
+    });
+};
+
+const registerAgents: Register = (program, ctx) => {
+  const agents = program.command('agents').description('Manage agent registrations');
+  agents
+    .command('register')
+    .description('Register a verified agent of an organization: prints its API key and an access token (once)')
+    .requiredOption('--environment <env>', 'environment id or name')
+    .requiredOption('--organization <id>', 'organization id')
+    .option('--user <id>', "the agent identity's userland user id")
+    .option('--json', 'print JSON')
+    .action(async (options: { environment: string; organization: string; user?: string; json?: boolean }) => {
+      ctx.print(options)(
+        await ctx.client().agents.register.mutate({
+          environment: options.environment,
+          organization_id: options.organization,
+          userland_user_id: options.user,
+        }),
+      );
+    });
+  agents
+    .command('revoke')
+    .description('Revoke a registration with its API keys and access tokens')
+    .requiredOption('--registration <id>', 'registration id')
+    .option('--json', 'print JSON')
+    .action(async (options: { registration: string; json?: boolean }) => {
+      ctx.print(options)(await ctx.client().agents.revoke.mutate({ registration_id: options.registration }));
+    });
+};
+
+const registerConnections: Register = (program, ctx) => {
+  const connections = program.command('connections').description('Manage SSO connections');
+  connections
+    .command('create')
+    .description('Store a connection of an organization')
+    .requiredOption('--environment <env>', 'environment id or name')
+    .requiredOption('--organization <id>', 'organization id')
+    .requiredOption('--type <type>', 'connection type, e.g. OktaSAML')
+    .requiredOption('--name <name>', 'connection name')
+    .option('--inactive', 'create it inactive')
+    .option('--json', 'print JSON')
+    .action(
+      async (options: {
+        environment: string;
+        organization: string;
+        type: string;
+        name: string;
+        inactive?: boolean;
+        json?: boolean;
+      }) => {
+        ctx.print(options)(
+          await ctx.client().connections.create.mutate({
+            environment: options.environment,
+            organization_id: options.organization,
+            connection_type: options.type as never,
+            name: options.name,
+            state: options.inactive ? 'inactive' : 'active',
+          }),
+        );
+      },
+    );
+  for (const verb of ['activate', 'deactivate', 'delete'] as const) {
+    connections
+      .command(verb)
+      .description(`${verb[0]?.toUpperCase()}${verb.slice(1)} a connection`)
+      .requiredOption('--connection <id>', 'connection id')
+      .option('--json', 'print JSON')
+      .action(async (options: { connection: string; json?: boolean }) => {
+        ctx.print(options)(await ctx.client().connections[verb].mutate({ connection_id: options.connection }));
+      });
+  }
+};
+
+export const REGISTRARS: Register[] = [
+  registerEnvironments,
+  registerApiKeys,
+  registerFlags,
+  registerSigningKeys,
+  registerAgents,
+  registerConnections,
+];
 
 /** Runs the CLI; returns the exit code instead of exiting, so tests can run it in-process. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {

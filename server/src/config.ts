@@ -1,4 +1,7 @@
-import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseMasterKey } from '@atrium/routers';
 
 /** Every setting of the server, read once from the environment (see the README's table). */
 export interface ServerConfig {
@@ -11,6 +14,16 @@ export interface ServerConfig {
   logLevel: string;
   apiKeyCacheTtlMs: number;
   dbPoolSize: number;
+  /** ATRIUM_MASTER_KEY (32 bytes, hex or base64); see `resolveMasterKey`. */
+  masterKey: string | undefined;
+  /** ATRIUM_KEY_ROTATION_DELAY_SECONDS: how long a rotated-in key waits before it signs. */
+  keyRotationDelaySeconds: number;
+  /** ATRIUM_KEY_CACHE_SECONDS: how long a process serves signing keys from memory. */
+  keyCacheSeconds: number;
+  /** ATRIUM_CLIENT_TOKEN_TTL_SECONDS (at most 900). */
+  clientTokenTtlSeconds: number;
+  /** ATRIUM_AGENT_TOKEN_TTL_SECONDS. */
+  agentTokenTtlSeconds: number;
 }
 
 function integer(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -34,5 +47,34 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     logLevel: env.LOG_LEVEL || 'info',
     apiKeyCacheTtlMs: integer('ATRIUM_API_KEY_CACHE_MS', 2_000, env),
     dbPoolSize: integer('DB_POOL_SIZE', 10, env),
+    masterKey: env.ATRIUM_MASTER_KEY || undefined,
+    keyRotationDelaySeconds: integer('ATRIUM_KEY_ROTATION_DELAY_SECONDS', 300, env),
+    keyCacheSeconds: integer('ATRIUM_KEY_CACHE_SECONDS', 60, env),
+    clientTokenTtlSeconds: Math.min(integer('ATRIUM_CLIENT_TOKEN_TTL_SECONDS', 900, env), 900),
+    agentTokenTtlSeconds: integer('ATRIUM_AGENT_TOKEN_TTL_SECONDS', 3600, env),
   };
+}
+
+/**
+ * The master key that encrypts private signing keys. ATRIUM_MASTER_KEY wins; it is required
+ * with DATABASE_URL (every process must share it). On the embedded default without one, a key
+ * is generated once into `<data dir>/master.key` (mode 0600) and a warning is logged.
+ */
+export function resolveMasterKey(
+  config: Pick<ServerConfig, 'masterKey' | 'databaseUrl' | 'dataDir'>,
+  warn: (message: string) => void,
+): Buffer {
+  if (config.masterKey) return parseMasterKey(config.masterKey);
+  if (config.databaseUrl) {
+    throw new Error('ATRIUM_MASTER_KEY is required with DATABASE_URL (generate one with: openssl rand -base64 32).');
+  }
+  const file = join(config.dataDir, 'master.key');
+  if (existsSync(file)) return parseMasterKey(readFileSync(file, 'utf8'));
+  mkdirSync(config.dataDir, { recursive: true });
+  writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+  warn(
+    `ATRIUM_MASTER_KEY is not set: generated one into ${file} (mode 0600). Back it up; set ATRIUM_MASTER_KEY in production.`,
+  );
+  return parseMasterKey(readFileSync(file, 'utf8'));
 }

@@ -2,9 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type DbHandle, openDb } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
-import { createEnvironment, type Deps, ensureAdminToken, listEnvironments } from '@atrium/routers';
+import { createEnvironment, type Deps, ensureAdminToken, listEnvironments, newCaches } from '@atrium/routers';
 import pino, { type Logger } from 'pino';
-import type { ServerConfig } from './config.ts';
+import { resolveMasterKey, type ServerConfig } from './config.ts';
 
 export interface Runtime {
   deps: Deps;
@@ -27,14 +27,22 @@ export function createLogger(level: string): Logger {
 }
 
 /** Builds the dependencies shared by every request: one database handle, one clock, caches. */
-export function createDeps(handle: DbHandle, config: Pick<ServerConfig, 'apiKeyCacheTtlMs'>, log: Logger): Deps {
+export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger): Deps {
   return {
     db: handle.db,
     driver: handle.driver,
     now: () => new Date(),
     log,
     config: { apiKeyCacheTtlMs: config.apiKeyCacheTtlMs },
-    caches: { apiKeys: new Map() },
+    tokens: {
+      masterKey: resolveMasterKey(config, (message) => log.warn(message)),
+      issuer: config.publicUrl,
+      rotationDelayMs: config.keyRotationDelaySeconds * 1000,
+      keyCacheTtlMs: config.keyCacheSeconds * 1000,
+      clientTokenTtlSeconds: config.clientTokenTtlSeconds,
+      agentAccessTokenTtlSeconds: config.agentTokenTtlSeconds,
+    },
+    caches: newCaches(),
   };
 }
 

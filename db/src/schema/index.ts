@@ -3,4 +3,5 @@ export * from './events.ts';
 export * from './groups.ts';
 export * from './organizations.ts';
 export * from './relations.ts';
+export * from './tokens.ts';
 export * from './users.ts';

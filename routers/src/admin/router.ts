@@ -1,16 +1,38 @@
+import { CONNECTION_TYPES, connections } from '@atrium/db';
+import { eq } from 'drizzle-orm';
 import { z } from 'zod';
+import { registerAgent, revokeAgentRegistration } from '../agents/service.ts';
+import { CreateConnectionInput } from '../connections/schemas.ts';
+import { createConnection, deleteConnection, setConnectionState } from '../connections/service.ts';
+import type { Deps } from '../context.ts';
 import {
   createApiKey,
   createEnvironment,
   KNOWN_FLAGS,
   listApiKeys,
   listEnvironments,
+  resolveEnvironment,
   revokeApiKeys,
+  scopeOf,
   setFlag,
 } from '../environments/service.ts';
+import { notFound } from '../errors.ts';
+import { listSigningKeys, rotateSigningKey } from '../signing/service.ts';
 import { adminProcedure, router } from '../trpc.ts';
 
 const EnvironmentRef = z.string().min(1).max(128);
+const Id = z.string().min(1).max(128);
+
+/** The scope of the environment a connection belongs to (admin commands name only the connection). */
+async function scopeOfConnection(deps: Deps, id: string) {
+  const [row] = await deps.db
+    .select({ environmentId: connections.environmentId })
+    .from(connections)
+    .where(eq(connections.id, id))
+    .limit(1);
+  if (!row) throw notFound('connection', id);
+  return scopeOf(deps, row.environmentId);
+}
 
 /**
  * The admin surface: reachable over tRPC at /trpc with an admin token, never on the REST
@@ -43,5 +65,54 @@ export const adminRouter = router({
     set: adminProcedure
       .input(z.object({ environment: EnvironmentRef, flag: z.string().min(1).max(64), enabled: z.boolean() }))
       .mutation(({ ctx, input }) => setFlag(ctx.deps, input)),
+  }),
+  signingKeys: router({
+    list: adminProcedure
+      .input(z.object({ environment: EnvironmentRef }))
+      .query(async ({ ctx, input }) =>
+        listSigningKeys(ctx.deps, (await resolveEnvironment(ctx.deps.db, input.environment)).id),
+      ),
+    rotate: adminProcedure
+      .input(
+        z.object({
+          environment: EnvironmentRef,
+          /** Seconds before the new key signs (default: the server's rotation delay). */
+          activate_after_seconds: z.number().int().min(0).max(86_400).optional(),
+        }),
+      )
+      .mutation(async ({ ctx, input }) => {
+        const env = await resolveEnvironment(ctx.deps.db, input.environment);
+        const delay = input.activate_after_seconds === undefined ? undefined : input.activate_after_seconds * 1000;
+        return rotateSigningKey(ctx.deps, env.id, delay);
+      }),
+  }),
+  agents: router({
+    register: adminProcedure
+      .input(z.object({ environment: EnvironmentRef, organization_id: Id, userland_user_id: Id.optional() }))
+      .mutation(async ({ ctx, input }) => registerAgent(await scopeOf(ctx.deps, input.environment), input)),
+    revoke: adminProcedure
+      .input(z.object({ registration_id: Id }))
+      .mutation(({ ctx, input }) => revokeAgentRegistration(ctx.deps, input.registration_id)),
+  }),
+  connections: router({
+    create: adminProcedure
+      .input(CreateConnectionInput.extend({ environment: EnvironmentRef }))
+      .mutation(async ({ ctx, input }) => createConnection(await scopeOf(ctx.deps, input.environment), input)),
+    activate: adminProcedure
+      .input(z.object({ connection_id: Id }))
+      .mutation(async ({ ctx, input }) =>
+        setConnectionState(await scopeOfConnection(ctx.deps, input.connection_id), input.connection_id, 'active'),
+      ),
+    deactivate: adminProcedure
+      .input(z.object({ connection_id: Id }))
+      .mutation(async ({ ctx, input }) =>
+        setConnectionState(await scopeOfConnection(ctx.deps, input.connection_id), input.connection_id, 'inactive'),
+      ),
+    delete: adminProcedure
+      .input(z.object({ connection_id: Id }))
+      .mutation(async ({ ctx, input }) =>
+        deleteConnection(await scopeOfConnection(ctx.deps, input.connection_id), input.connection_id),
+      ),
+    types: adminProcedure.query(() => [...CONNECTION_TYPES]),
   }),
 });

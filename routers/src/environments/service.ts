@@ -1,7 +1,7 @@
 import { apiKeys, type Db, environments, type FeatureFlags, newId } from '@atrium/db';
 import { and, asc, eq, isNull, like, or } from 'drizzle-orm';
 import { forgetEnvironment, KEY_PREFIX_LENGTH, keyPrefixOf, newApiKeySecret } from '../auth/service.ts';
-import type { Deps } from '../context.ts';
+import type { Deps, Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { sha256Hex } from '../lib/random.ts';
 
@@ -22,6 +22,17 @@ export async function resolveEnvironment(db: Db, ref: string): Promise<Environme
   if (exact) return exact;
   if (rows.length !== 1 || !rows[0]) throw notFound('environment', ref);
   return rows[0];
+}
+
+/** A service Scope for an environment named by an operator (admin procedures). */
+export async function scopeOf(deps: Deps, ref: string): Promise<Scope> {
+  const row = await resolveEnvironment(deps.db, ref);
+  return {
+    db: deps.db,
+    env: { id: row.id, name: row.name, clientId: row.clientId, flags: row.flags },
+    now: deps.now,
+    deps,
+  };
 }
 
 async function insertApiKey(db: Db, environmentId: string, live: boolean): Promise<string> {

@@ -1,8 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type DbHandle, openDb } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
-import { createCaller, createEnvironment, createInnerContext, type Deps } from '@atrium/routers';
+import {
+  createCaller,
+  createEnvironment,
+  createInnerContext,
+  DEFAULT_TOKEN_SETTINGS,
+  type Deps,
+  newCaches,
+} from '@atrium/routers';
 import pino from 'pino';
 import { inject } from 'vitest';
 
@@ -16,6 +24,9 @@ export interface World {
 
 let world: Promise<World> | undefined;
 
+/** The `iss` of tokens signed in tests. */
+export const TEST_ISSUER = 'http://127.0.0.1';
+
 async function build(): Promise<World> {
   const databaseUrl = inject('databaseUrl');
   const handle = await openDb(databaseUrl ? { databaseUrl, poolSize: 5 } : { dataDir: 'memory://' });
@@ -26,7 +37,8 @@ async function build(): Promise<World> {
     now: () => new Date(),
     log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     config: { apiKeyCacheTtlMs: 2_000 },
-    caches: { apiKeys: new Map() },
+    tokens: { ...DEFAULT_TOKEN_SETTINGS, masterKey: randomBytes(32), issuer: TEST_ISSUER },
+    caches: newCaches(),
   };
   const app = createApp(deps, { baseUrl: 'http://127.0.0.1' });
   const server = createServer(app.handler);

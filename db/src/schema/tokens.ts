@@ -1,0 +1,222 @@
+import { index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { idText, timestamps, ts } from './columns.ts';
+import { environments } from './environments.ts';
+import { organizations } from './organizations.ts';
+import { users } from './users.ts';
+
+/** The public half of an RSA signing key, as published in the JWKS. */
+export interface PublicRsaJwk {
+  kty: 'RSA';
+  n: string;
+  e: string;
+}
+
+/**
+ * An environment's RSA-2048 signing keys. A key is published from `created_at` until
+ * `retires_at` (null: no successor yet) and signs from `active_from` while it is the newest
+ * active key. The private key is AES-256-GCM encrypted under the master key.
+ */
+export const signingKeys = pgTable(
+  'signing_keys',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: idText('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    publicJwk: jsonb('public_jwk').$type<PublicRsaJwk>().notNull(),
+    /** Base64 (not url) DER of the self-signed X.509 certificate, as in `x5c`. */
+    certificate: text('certificate').notNull(),
+    /** base64url(SHA-256(DER certificate)). */
+    thumbprint: text('thumbprint').notNull(),
+    /** `v1.<iv>.<tag>.<ciphertext>` (base64url) of the PKCS#8 DER private key. */
+    privateKeyEncrypted: text('private_key_encrypted').notNull(),
+    activeFrom: ts('active_from').notNull(),
+    retiresAt: ts('retires_at'),
+    createdAt: timestamps.createdAt,
+  },
+  (t) => [index('signing_keys_environment_idx').on(t.environmentId, t.id)],
+);
+
+/** A session a client token is bound to (`sid`), so that the token can be revoked. */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: idText('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    userId: idText('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    organizationId: idText('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    expiresAt: ts('expires_at').notNull(),
+    revokedAt: ts('revoked_at'),
+    createdAt: timestamps.createdAt,
+  },
+  (t) => [
+    index('sessions_environment_idx').on(t.environmentId, t.id),
+    index('sessions_user_idx').on(t.environmentId, t.userId, t.id),
+  ],
+);
+
+export const AGENT_REGISTRATION_STATUSES = ['unverified', 'verified', 'expired', 'revoked'] as const;
+export type AgentRegistrationStatus = (typeof AGENT_REGISTRATION_STATUSES)[number];
+export const AGENT_REGISTRATION_KINDS = ['service_auth'] as const;
+export type AgentRegistrationKind = (typeof AGENT_REGISTRATION_KINDS)[number];
+
+/** An agent identity: who the agent acts for in the caller's application. */
+export const agentIdentities = pgTable(
+  'agent_identities',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: idText('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    userlandUserId: text('userland_user_id'),
+    ...timestamps,
+  },
+  (t) => [index('agent_identities_environment_idx').on(t.environmentId, t.id)],
+);
+
+/**
+ * An agent registration of an organization, with its claim and the claim's completion held in
+ * the same row (they exist once per registration and are never listed on their own).
+ */
+export const agentRegistrations = pgTable(
+  'agent_registrations',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: idText('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    organizationId: idText('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    agentIdentityId: idText('agent_identity_id')
+      .notNull()
+      .references(() => agentIdentities.id, { onDelete: 'cascade' }),
+    status: text('status').$type<AgentRegistrationStatus>().notNull(),
+    kind: text('kind').$type<AgentRegistrationKind>().notNull().default('service_auth'),
+    claimId: idText('claim_id').notNull(),
+    claimCreatedAt: ts('claim_created_at').notNull(),
+    claimExpiresAt: ts('claim_expires_at').notNull(),
+    claimCompletionId: idText('claim_completion_id'),
+    claimCompletionCreatedAt: ts('claim_completion_created_at'),
+    claimCompletionExpiresAt: ts('claim_completion_expires_at'),
+    claimedAt: ts('claimed_at'),
+    ...timestamps,
+  },
+  (t) => [
+    index('agent_registrations_environment_idx').on(t.environmentId, t.id),
+    index('agent_registrations_organization_idx').on(t.environmentId, t.organizationId, t.id),
+  ],
+);
+
+/** Agent API keys, stored only as SHA-256 hashes like API keys. */
+export const agentApiKeys = pgTable(
+  'agent_api_keys',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: idText('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    registrationId: idText('registration_id')
+      .notNull()
+      .references(() => agentRegistrations.id, { onDelete: 'cascade' }),
+    keyHash: text('key_hash').notNull(),
+    keyPrefix: text('key_prefix').notNull(),
+    expiresAt: ts('expires_at'),
+    revokedAt: ts('revoked_at'),
+    createdAt: timestamps.createdAt,
+  },
+  (t) => [
+    uniqueIndex('agent_api_keys_key_hash_unique').on(t.keyHash),
+    index('agent_api_keys_registration_idx').on(t.environmentId, t.registrationId, t.id),
+  ],
+);
+
+/** Issued agent access tokens by `jti`, so a token can be revoked before it expires. */
+export const agentAccessTokens = pgTable(
+  'agent_access_tokens',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: idText('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    registrationId: idText('registration_id')
+      .notNull()
+      .references(() => agentRegistrations.id, { onDelete: 'cascade' }),
+    expiresAt: ts('expires_at').notNull(),
+    revokedAt: ts('revoked_at'),
+    createdAt: timestamps.createdAt,
+  },
+  (t) => [index('agent_access_tokens_registration_idx').on(t.environmentId, t.registrationId, t.id)],
+);
+
+/** Upstream's connection types (the WorkOS Node SDK's `ConnectionType`). */
+export const CONNECTION_TYPES = [
+  'ADFSSAML',
+  'AdpOidc',
+  'AppleOAuth',
+  'AzureSAML',
+  'CasSAML',
+  'CleverOIDC',
+  'ClassLinkSAML',
+  'CloudflareSAML',
+  'CyberArkSAML',
+  'DuoSAML',
+  'EntraIdOIDC',
+  'GenericOIDC',
+  'GenericSAML',
+  'GitHubOAuth',
+  'GoogleOAuth',
+  'GoogleSAML',
+  'JumpCloudSAML',
+  'KeycloakSAML',
+  'LastPassSAML',
+  'LoginGovOidc',
+  'MagicLink',
+  'MicrosoftOAuth',
+  'MiniOrangeSAML',
+  'NetIqSAML',
+  'OktaOIDC',
+  'OktaSAML',
+  'OneLoginSAML',
+  'OracleSAML',
+  'PingFederateSAML',
+  'PingOneSAML',
+  'RipplingSAML',
+  'SalesforceOAuth',
+  'SalesforceSAML',
+  'ShibbolethGenericSAML',
+  'ShibbolethSAML',
+  'SimpleSamlPhpSAML',
+  'VMwareSAML',
+] as const;
+export type ConnectionType = (typeof CONNECTION_TYPES)[number];
+export const CONNECTION_STATES = ['active', 'inactive'] as const;
+export type ConnectionState = (typeof CONNECTION_STATES)[number];
+
+export const connections = pgTable(
+  'connections',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: idText('environment_id')
+      .notNull()
+      .references(() => environments.id, { onDelete: 'cascade' }),
+    organizationId: idText('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    connectionType: text('connection_type').$type<ConnectionType>().notNull(),
+    name: text('name').notNull(),
+    state: text('state').$type<ConnectionState>().notNull(),
+    ...timestamps,
+  },
+  (t) => [
+    index('connections_environment_idx').on(t.environmentId, t.id),
+    index('connections_organization_idx').on(t.environmentId, t.organizationId, t.id),
+    index('connections_type_idx').on(t.environmentId, t.connectionType, t.id),
+  ],
+);

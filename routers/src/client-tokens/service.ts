@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { newId, organizationMemberships, organizations, sessions, users } from '@atrium/db';
+import { and, eq } from 'drizzle-orm';
+import type { Scope } from '../context.ts';
+import { ApiError, notFound } from '../errors.ts';
+import { signToken } from '../signing/service.ts';
+import type { ClientToken } from './schemas.ts';
+
+/** The contract caps a client token's lifetime at 15 minutes. */
+const MAX_CLIENT_TOKEN_SECONDS = 15 * 60;
+
+/**
+ * Operation 20: a short-lived RS256 token for the client API, bound to a new stored session
+ * (`sid`). The organization must exist in the environment (404), the user too (404), and the
+ * user must hold an active membership of the organization (422 `organization_membership_required`).
+ */
+export async function createClientToken(
+  scope: Scope,
+  input: { organization_id: string; user_id: string },
+): Promise<ClientToken> {
+  const ttl = Math.min(scope.deps.tokens.clientTokenTtlSeconds, MAX_CLIENT_TOKEN_SECONDS);
+  const [organization] = await scope.db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(and(eq(organizations.id, input.organization_id), eq(organizations.environmentId, scope.env.id)))
+    .limit(1);
+  if (!organization) throw notFound('organization', input.organization_id);
+  const [user] = await scope.db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.id, input.user_id), eq(users.environmentId, scope.env.id)))
+    .limit(1);
+  if (!user) throw notFound('user', input.user_id);
+  const [membership] = await scope.db
+    .select({ status: organizationMemberships.status })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, scope.env.id),
+        eq(organizationMemberships.organizationId, organization.id),
+        eq(organizationMemberships.userId, user.id),
+      ),
+    )
+    .limit(1);
+  if (membership?.status !== 'active') {
+    const message = `User '${user.id}' has no active membership of organization '${organization.id}'.`;
+    throw new ApiError(422, 'organization_membership_required', message, [
+      { field: 'user_id', code: 'organization_membership_required', message },
+    ]);
+  }
+
+  // Sign first (it may load or make the signing keys), then store the session in one write;
+  // the session expires exactly with its token.
+  const sessionId = newId('session');
+  const issuedAt = new Date(Math.floor(scope.now().getTime() / 1000) * 1000);
+  const signed = await signToken(
+    scope.deps,
+    scope.env,
+    { sub: user.id, org_id: organization.id, sid: sessionId, jti: randomUUID() },
+    ttl,
+    issuedAt,
+  );
+  await scope.db.insert(sessions).values({
+    id: sessionId,
+    environmentId: scope.env.id,
+    userId: user.id,
+    organizationId: organization.id,
+    expiresAt: signed.expiresAt,
+    createdAt: issuedAt,
+  });
+  return { token: signed.token };
+}

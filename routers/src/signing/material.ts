@@ -1,0 +1,99 @@
+import 'reflect-metadata';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  type KeyObject,
+  randomBytes,
+  webcrypto,
+} from 'node:crypto';
+import type { PublicRsaJwk } from '@atrium/db';
+import * as x509 from '@peculiar/x509';
+
+x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+
+const RSA = {
+  name: 'RSASSA-PKCS1-v1_5',
+  hash: 'SHA-256',
+  publicExponent: new Uint8Array([1, 0, 1]),
+  modulusLength: 2048,
+} as const;
+
+export interface KeyMaterial {
+  publicJwk: PublicRsaJwk;
+  /** Base64 DER of the self-signed certificate (an `x5c` entry). */
+  certificate: string;
+  /** base64url(SHA-256(DER certificate)): the `x5t#S256`. */
+  thumbprint: string;
+  /** PKCS#8 DER of the private key (encrypt before storing). */
+  privateKeyDer: Buffer;
+}
+
+/**
+ * A fresh RSA-2048 key pair and a self-signed X.509 certificate for it (subject `CN=<kid>`,
+ * valid ten years; the JWKS retires keys long before that).
+ */
+export async function generateKeyMaterial(kid: string, now: Date): Promise<KeyMaterial> {
+  const keys = (await webcrypto.subtle.generateKey(RSA, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: randomBytes(16)
+      .toString('hex')
+      .replace(/^[89a-f]/, '1'),
+    name: `CN=${kid}`,
+    notBefore: new Date(now.getTime() - 60_000),
+    notAfter: new Date(now.getTime() + 10 * 365 * 86_400_000),
+    keys: keys as unknown as x509.X509CertificateCreateSelfSignedParams['keys'],
+    signingAlgorithm: RSA,
+  });
+  const der = Buffer.from(cert.rawData);
+  const jwk = await webcrypto.subtle.exportKey('jwk', keys.publicKey);
+  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey);
+  return {
+    publicJwk: { kty: 'RSA', n: jwk.n as string, e: jwk.e as string },
+    certificate: der.toString('base64'),
+    thumbprint: createHash('sha256').update(der).digest('base64url'),
+    privateKeyDer: Buffer.from(pkcs8),
+  };
+}
+
+/** AES-256-GCM under the master key, bound to the key id (so rows cannot be swapped). */
+export function encryptPrivateKey(masterKey: Buffer, kid: string, der: Buffer): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', masterKey, iv);
+  cipher.setAAD(Buffer.from(kid));
+  const ciphertext = Buffer.concat([cipher.update(der), cipher.final()]);
+  return ['v1', iv, cipher.getAuthTag(), ciphertext]
+    .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
+    .join('.');
+}
+
+export function decryptPrivateKey(masterKey: Buffer, kid: string, sealed: string): KeyObject {
+  const [version, iv, tag, ciphertext] = sealed.split('.');
+  if (version !== 'v1' || !iv || !tag || !ciphertext) throw new Error(`Signing key ${kid} has an unknown format.`);
+  const decipher = createDecipheriv('aes-256-gcm', masterKey, Buffer.from(iv, 'base64url'));
+  decipher.setAAD(Buffer.from(kid));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  let der: Buffer;
+  try {
+    der = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
+  } catch {
+    throw new Error(`Signing key ${kid} cannot be decrypted: is ATRIUM_MASTER_KEY the key it was made with?`);
+  }
+  return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
+}
+
+export function publicKeyOf(jwk: PublicRsaJwk): KeyObject {
+  return createPublicKey({ key: { ...jwk }, format: 'jwk' });
+}
+
+/** Parses a master key: 32 bytes as 64 hex characters or base64/base64url. */
+export function parseMasterKey(raw: string): Buffer {
+  const value = raw.trim();
+  const bytes = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
+  if (bytes.length !== 32) {
+    throw new Error('ATRIUM_MASTER_KEY must be 32 bytes, as 64 hex characters or base64 (openssl rand -base64 32).');
+  }
+  return bytes;
+}

@@ -1,0 +1,265 @@
+import { createHash } from 'node:crypto';
+import { environments, newId, signingKeys } from '@atrium/db';
+import { and, desc, eq, gt, isNull, or } from 'drizzle-orm';
+import { decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
+import { iso } from '../common/schemas.ts';
+import type { Deps, KeyCacheEntry, LoadedSigningKey } from '../context.ts';
+import { notFound } from '../errors.ts';
+import { decryptPrivateKey, encryptPrivateKey, generateKeyMaterial, publicKeyOf } from './material.ts';
+import type { Jwks } from './schemas.ts';
+
+type KeyRow = typeof signingKeys.$inferSelect;
+
+/** The longest lifetime of anything a key signs: a retiring key stays published this long. */
+function longestTokenMs(deps: Deps): number {
+  return Math.max(deps.tokens.clientTokenTtlSeconds, deps.tokens.agentAccessTokenTtlSeconds) * 1000;
+}
+
+function publishedWhere(environmentId: string, now: Date) {
+  return and(
+    eq(signingKeys.environmentId, environmentId),
+    or(isNull(signingKeys.retiresAt), gt(signingKeys.retiresAt, now)),
+  );
+}
+
+function jwkOf(row: KeyRow) {
+  return {
+    alg: 'RS256',
+    kty: 'RSA',
+    use: 'sig',
+    x5c: [row.certificate],
+    n: row.publicJwk.n,
+    e: row.publicJwk.e,
+    kid: row.id,
+    'x5t#S256': row.thumbprint,
+  };
+}
+
+/** Makes the first key of an environment when it has no published key (serialised per environment). */
+async function ensureFirstKey(deps: Deps, environmentId: string): Promise<void> {
+  const now = deps.now();
+  const kid = newId('signingKey');
+  const material = await generateKeyMaterial(kid, now);
+  await deps.db.transaction(async (tx) => {
+    await tx.select({ id: environments.id }).from(environments).where(eq(environments.id, environmentId)).for('update');
+    const [existing] = await tx
+      .select({ id: signingKeys.id })
+      .from(signingKeys)
+      .where(publishedWhere(environmentId, now))
+      .limit(1);
+    if (existing) return;
+    await tx.insert(signingKeys).values({
+      id: kid,
+      environmentId,
+      publicJwk: material.publicJwk,
+      certificate: material.certificate,
+      thumbprint: material.thumbprint,
+      privateKeyEncrypted: encryptPrivateKey(deps.tokens.masterKey, kid, material.privateKeyDer),
+      activeFrom: now,
+      createdAt: now,
+    });
+  });
+}
+
+/**
+ * An environment's published keys, from memory. The first call in this process loads them
+ * (making the environment's first key if it has none) and decrypts the private keys; the entry
+ * lives until `tokens.keyCacheTtlMs` passes or a key becomes active or retires, whichever is
+ * first. A rotation in this process clears it at once; another process sees a rotation within
+ * `keyCacheTtlMs`, which is why a new key waits `rotationDelayMs` (longer) before it signs.
+ */
+export async function loadKeys(deps: Deps, environmentId: string, clientId: string): Promise<KeyCacheEntry> {
+  let nowMs = deps.now().getTime();
+  const cached = deps.caches.signingKeys.get(environmentId);
+  if (cached && cached.expiresAt > nowMs) return cached;
+
+  const read = () =>
+    deps.db
+      .select()
+      .from(signingKeys)
+      .where(publishedWhere(environmentId, new Date(nowMs)))
+      .orderBy(desc(signingKeys.id));
+  let rows = await read();
+  if (rows.length === 0) {
+    await ensureFirstKey(deps, environmentId);
+    nowMs = deps.now().getTime();
+    rows = await read();
+  }
+  const keys: LoadedSigningKey[] = rows.map((row) => ({
+    kid: row.id,
+    activeFrom: row.activeFrom.getTime(),
+    retiresAt: row.retiresAt?.getTime() ?? null,
+    publicKey: publicKeyOf(row.publicJwk),
+    privateKey: decryptPrivateKey(deps.tokens.masterKey, row.id, row.privateKeyEncrypted),
+  }));
+  const body = { keys: rows.map(jwkOf) };
+  const etag = `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
+  const transitions = keys.flatMap((k) => [k.activeFrom, k.retiresAt ?? Number.POSITIVE_INFINITY]);
+  const next = Math.min(nowMs + deps.tokens.keyCacheTtlMs, ...transitions.filter((t) => t > nowMs));
+  const entry: KeyCacheEntry = { environmentId, clientId, keys, jwks: { body, etag }, expiresAt: next };
+  deps.caches.signingKeys.set(environmentId, entry);
+  return entry;
+}
+
+/** The environment id of a client id (cached: the pair never changes). */
+async function environmentOfClient(deps: Deps, clientId: string): Promise<string> {
+  const cached = deps.caches.clients.get(clientId);
+  if (cached) return cached;
+  const [row] = await deps.db
+    .select({ id: environments.id })
+    .from(environments)
+    .where(eq(environments.clientId, clientId))
+    .limit(1);
+  if (!row) throw notFound('client', clientId);
+  deps.caches.clients.set(clientId, row.id);
+  return row.id;
+}
+
+/** Operation 21: every published key of the client's environment, and its ETag. */
+export async function jwksOfClient(deps: Deps, clientId: string): Promise<{ body: Jwks; etag: string }> {
+  const environmentId = await environmentOfClient(deps, clientId);
+  const entry = await loadKeys(deps, environmentId, clientId);
+  return entry.jwks as { body: Jwks; etag: string };
+}
+
+/**
+ * The key that signs now: the newest published key whose activation time has come. (Newest by
+ * creation, so the latest rotation wins even when an earlier one activates later.)
+ */
+function signingKeyOf(entry: KeyCacheEntry, nowMs: number): LoadedSigningKey {
+  let best: LoadedSigningKey | undefined;
+  for (const key of entry.keys) {
+    if (key.activeFrom <= nowMs && (!best || key.kid > best.kid)) best = key;
+  }
+  // None active yet (only a first key made an instant after `nowMs`): the earliest one.
+  best ??= [...entry.keys].sort((a, b) => a.activeFrom - b.activeFrom)[0];
+  if (!best) throw new Error(`Environment ${entry.environmentId} has no signing key.`);
+  return best;
+}
+
+export interface SignedToken {
+  token: string;
+  kid: string;
+  issuedAt: Date;
+  expiresAt: Date;
+}
+
+/**
+ * Signs an RS256 JWT with the environment's active key: `iss` (this service), `aud` (the
+ * environment's client id), `iat` (`issuedAt`, default now, to the second), `exp` (`ttlSeconds`
+ * later) and the given claims.
+ */
+export async function signToken(
+  deps: Deps,
+  env: { id: string; clientId: string },
+  claims: JWTPayload & { sub: string },
+  ttlSeconds: number,
+  issuedAt?: Date,
+): Promise<SignedToken> {
+  const entry = await loadKeys(deps, env.id, env.clientId);
+  const now = issuedAt ?? deps.now();
+  // The key is chosen by the clock, not by `issuedAt` (which may be rounded down).
+  const key = signingKeyOf(entry, deps.now().getTime());
+  const iat = Math.floor(now.getTime() / 1000);
+  const exp = iat + ttlSeconds;
+  const token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
+    .setIssuer(deps.tokens.issuer)
+    .setAudience(env.clientId)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .sign(key.privateKey);
+  return { token, kid: key.kid, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
+}
+
+/**
+ * Verifies a JWT against the environment's published keys (signature, `alg`, `iss`, `aud`,
+ * `exp`). Returns the payload, or null for anything invalid; never throws for a bad token.
+ */
+export async function verifyToken(
+  deps: Deps,
+  env: { id: string; clientId: string },
+  token: string,
+  audience: string = env.clientId,
+): Promise<JWTPayload | null> {
+  let kid: string | undefined;
+  try {
+    kid = decodeProtectedHeader(token).kid;
+  } catch {
+    return null;
+  }
+  if (!kid) return null;
+  const entry = await loadKeys(deps, env.id, env.clientId);
+  const key = entry.keys.find((k) => k.kid === kid);
+  if (!key) return null;
+  try {
+    const { payload } = await jwtVerify(token, key.publicKey, {
+      algorithms: ['RS256'],
+      issuer: deps.tokens.issuer,
+      audience,
+      currentDate: deps.now(),
+    });
+    return payload;
+  } catch {
+    return null;
+  }
+}
+
+function toSigningKey(row: KeyRow, nowMs: number) {
+  return {
+    kid: row.id,
+    thumbprint: row.thumbprint,
+    created_at: iso(row.createdAt),
+    active_from: iso(row.activeFrom),
+    retires_at: row.retiresAt ? iso(row.retiresAt) : null,
+    signing: false,
+    published: row.retiresAt === null || row.retiresAt.getTime() > nowMs,
+  };
+}
+
+/** Every key of an environment (published or not), newest first; marks the one that signs now. */
+export async function listSigningKeys(deps: Deps, environmentId: string) {
+  const nowMs = deps.now().getTime();
+  const rows = await deps.db
+    .select()
+    .from(signingKeys)
+    .where(eq(signingKeys.environmentId, environmentId))
+    .orderBy(desc(signingKeys.id));
+  const listed = rows.map((row) => toSigningKey(row, nowMs));
+  // Rows are newest first: the first published, activated one signs (as in signingKeyOf).
+  const active = listed.find((k) => k.published && Date.parse(k.active_from) <= nowMs);
+  if (active) active.signing = true;
+  return listed;
+}
+
+/**
+ * Rotation: a new key, published at once, signing after `delayMs` (default
+ * `tokens.rotationDelayMs`, so caches of the JWKS catch up first). Every key that had no
+ * successor stays published until the longest token it can still sign has expired.
+ */
+export async function rotateSigningKey(deps: Deps, environmentId: string, delayMs = deps.tokens.rotationDelayMs) {
+  const now = deps.now();
+  const kid = newId('signingKey');
+  const material = await generateKeyMaterial(kid, now);
+  const activeFrom = new Date(now.getTime() + delayMs);
+  const retiresAt = new Date(activeFrom.getTime() + longestTokenMs(deps));
+  await deps.db.transaction(async (tx) => {
+    await tx.select({ id: environments.id }).from(environments).where(eq(environments.id, environmentId)).for('update');
+    await tx
+      .update(signingKeys)
+      .set({ retiresAt })
+      .where(and(eq(signingKeys.environmentId, environmentId), isNull(signingKeys.retiresAt)));
+    await tx.insert(signingKeys).values({
+      id: kid,
+      environmentId,
+      publicJwk: material.publicJwk,
+      certificate: material.certificate,
+      thumbprint: material.thumbprint,
+      privateKeyEncrypted: encryptPrivateKey(deps.tokens.masterKey, kid, material.privateKeyDer),
+      activeFrom,
+      createdAt: now,
+    });
+  });
+  deps.caches.signingKeys.delete(environmentId);
+  return { environment_id: environmentId, kid, active_from: iso(activeFrom), previous_keys_retire_at: iso(retiresAt) };
+}

@@ -1,0 +1,57 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { signingKeys } from '@atrium/db';
+import { parseMasterKey } from '@atrium/routers';
+import { eq } from 'drizzle-orm';
+import { afterAll, describe, expect, it } from 'vitest';
+import { decryptPrivateKey } from '../../routers/src/signing/material.ts';
+import { resolveMasterKey } from '../../server/src/config.ts';
+import { newEnvironment } from './helpers/world.ts';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('master key', () => {
+  it('is required with DATABASE_URL', () => {
+    expect(() =>
+      resolveMasterKey({ masterKey: undefined, databaseUrl: 'postgres://x', dataDir: '/nonexistent' }, () => {}),
+    ).toThrow(/ATRIUM_MASTER_KEY is required/);
+  });
+
+  it('is generated once into the data directory with mode 0600 and a warning, then reused', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'atrium-mk-'));
+    dirs.push(dataDir);
+    const warnings: string[] = [];
+    const first = resolveMasterKey({ masterKey: undefined, databaseUrl: undefined, dataDir }, (m) => warnings.push(m));
+    expect(first).toHaveLength(32);
+    expect(warnings).toHaveLength(1);
+    expect(statSync(join(dataDir, 'master.key')).mode & 0o777).toBe(0o600);
+    const second = resolveMasterKey({ masterKey: undefined, databaseUrl: undefined, dataDir }, (m) => warnings.push(m));
+    expect(second.equals(first)).toBe(true);
+    expect(warnings).toHaveLength(1);
+    expect(readFileSync(join(dataDir, 'master.key'), 'utf8').trim()).toBe(first.toString('base64'));
+  });
+
+  it('accepts 32 bytes as hex or base64 and refuses anything else', () => {
+    const hex = 'ab'.repeat(32);
+    expect(parseMasterKey(hex).toString('hex')).toBe(hex);
+    expect(parseMasterKey(Buffer.alloc(32, 7).toString('base64'))).toEqual(Buffer.alloc(32, 7));
+    expect(() => parseMasterKey('short')).toThrow(/32 bytes/);
+  });
+
+  it('encrypts private signing keys at rest; another master key cannot open them', async () => {
+    const env = await newEnvironment();
+    await env.http.get(`/sso/jwks/${env.clientId}`);
+    const [row] = await env.deps.db.select().from(signingKeys).where(eq(signingKeys.environmentId, env.environmentId));
+    expect(row?.privateKeyEncrypted).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(row?.privateKeyEncrypted).not.toContain('MII'); // no base64 DER in clear
+    const key = decryptPrivateKey(env.deps.tokens.masterKey, row?.id as string, row?.privateKeyEncrypted as string);
+    expect(key.asymmetricKeyDetails?.modulusLength).toBe(2048);
+    expect(() => decryptPrivateKey(Buffer.alloc(32), row?.id as string, row?.privateKeyEncrypted as string)).toThrow(
+      /cannot be decrypted/,
+    );
+  });
+});
