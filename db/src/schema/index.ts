@@ -3,3 +3,4 @@ export * from './events.ts';
 export * from './organizations.ts';
 export * from './relations.ts';
 export * from './users.ts';
+export * from './webhooks.ts';

@@ -1,7 +1,7 @@
 import { apiKeys, type Db, environments, type FeatureFlags, newId } from '@atrium/db';
 import { and, asc, eq, isNull, like, or } from 'drizzle-orm';
 import { forgetEnvironment, keyPrefixOf, newApiKeySecret } from '../auth/service.ts';
-import type { Deps } from '../context.ts';
+import type { Deps, Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { sha256Hex } from '../lib/random.ts';
 
@@ -105,4 +105,18 @@ export async function setFlag(deps: Deps, input: { environment: string; flag: st
   await deps.db.update(environments).set({ flags, updatedAt: deps.now() }).where(eq(environments.id, env.id));
   forgetEnvironment(deps, env.id);
   return { environment_id: env.id, flags };
+}
+
+/**
+ * A service Scope for one environment, for callers that are not an API request (the admin
+ * router, background workers). `now` is the caller's clock.
+ */
+export async function scopeForEnvironment(deps: Deps, ref: string, now: () => Date = deps.now): Promise<Scope> {
+  const env = await resolveEnvironment(deps.db, ref);
+  return {
+    db: deps.db,
+    env: { id: env.id, name: env.name, clientId: env.clientId, flags: env.flags },
+    now,
+    deps,
+  };
 }
