@@ -5,7 +5,7 @@ import dns2 from 'dns2';
 const { Packet } = dns2;
 
 /** What a name answers: TXT values, NXDOMAIN, or nothing at all (a server that never replies). */
-export type DevDnsAnswer = { txt: string[] } | 'nxdomain' | 'no-answer';
+export type DevDnsAnswer = { txt: readonly string[] } | 'nxdomain' | 'no-answer';
 
 export interface DevDnsServer {
   port: number;
