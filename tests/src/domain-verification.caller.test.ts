@@ -181,17 +181,23 @@ describe('DNS verification worker', () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
+    let entered: () => void = () => {};
+    const lookingUp = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
     dns.set(recordName, { txt: [domain.verification_token] });
     const worker = new VerificationWorker(env.deps, {
       environmentId: env.environmentId,
       resolver: {
         resolveTxt: async (name) => {
+          entered();
           await gate;
           return [[name === recordName ? domain.verification_token : 'x']];
         },
       },
     });
     const ticking = worker.tick();
+    await lookingUp;
     await env.caller.organizationDomains.delete({ id: domain.id });
     const before = (await storedEvents(env)).length;
     release();
