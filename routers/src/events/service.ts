@@ -35,11 +35,17 @@ export async function listEvents(scope: Scope, input: z.infer<typeof ListEventsI
   return { object: 'list' as const, data: page.data.map(toEvent), list_metadata: page.list_metadata };
 }
 
-/** Deletes events past the retention period (and, by cascade, their deliveries). */
-export async function purgeExpiredEvents(db: Db, now: Date): Promise<number> {
-  const deleted = await db
-    .delete(events)
-    .where(lt(events.createdAt, new Date(now.getTime() - EVENT_RETENTION_MS)))
-    .returning({ id: events.id });
-  return deleted.length;
+/**
+ * Deletes events past the retention period (and, by cascade, their deliveries), in batches so
+ * that no single statement holds many locks.
+ */
+export async function purgeExpiredEvents(db: Db, now: Date, batchSize = 5_000): Promise<number> {
+  const cutoff = new Date(now.getTime() - EVENT_RETENTION_MS);
+  let total = 0;
+  for (;;) {
+    const expired = db.select({ id: events.id }).from(events).where(lt(events.createdAt, cutoff)).limit(batchSize);
+    const deleted = await db.delete(events).where(inArray(events.id, expired)).returning({ id: events.id });
+    total += deleted.length;
+    if (deleted.length < batchSize) return total;
+  }
 }
