@@ -173,6 +173,31 @@ describe('DNS verification worker', () => {
     expect((await env.caller.organizationDomains.get({ id: domain.id })).state).toBe('verified');
   });
 
+  it('records a lost race (the domain got verified elsewhere mid-check) as verification_failed', async () => {
+    const env = await newEnvironment();
+    const name = uniqueDomain();
+    const mine = await pendingDomain(env, name);
+    await env.caller.organizationDomains.verify({ id: mine.domain.id });
+    const { takeDueDomains, applyDnsResult, scopeForEnvironment } = await import('@atrium/routers');
+    const [leased] = await takeDueDomains(env.deps.db, new Date(), 10, 60_000, env.environmentId);
+    if (!leased) throw new Error('nothing leased');
+    await env.caller.organizations.create({ name: 'Winner', domain_data: [{ domain: name, state: 'verified' }] });
+    // Simulate the race: our claim is still pending under our lease when the result arrives.
+    await env.deps.db
+      .update(organizationDomains)
+      .set({ state: 'pending', verificationFailedReason: null, nextCheckAt: leased.leaseUntil })
+      .where(eq(organizationDomains.id, mine.domain.id));
+    const before = (await storedEvents(env)).length;
+    const scope = await scopeForEnvironment(env.deps, env.environmentId);
+    expect(await applyDnsResult(scope, leased, { matched: true }, new Date())).toBe('failed');
+    const lost = await env.caller.organizationDomains.get({ id: mine.domain.id });
+    expect(lost).toMatchObject({
+      state: 'failed',
+      verification_failed_reason: 'domain_verified_by_other_organization',
+    });
+    expect(await eventNamesSince(env, before)).toEqual(['organization_domain.verification_failed']);
+  });
+
   it('drops a result whose lease was superseded (the domain was deleted meanwhile)', async () => {
     const env = await newEnvironment();
     const { domain, recordName } = await pendingDomain(env);

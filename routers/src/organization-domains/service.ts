@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, newId, organizationDomains, organizations } from '@atrium/db';
-import { and, asc, eq, lte, ne } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, ne } from 'drizzle-orm';
 import { iso } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
-import { ApiError, badRequest, conflict, type FieldError, invalid, notFound } from '../errors.ts';
+import { ApiError, badRequest, conflict, type FieldError, fromDatabaseError, invalid, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { randomBase62 } from '../lib/random.ts';
 import { checkDomain } from './domain-rules.ts';
@@ -334,25 +334,25 @@ export async function takeDueDomains(
       .limit(limit)
       .for('update', { skipLocked: true });
     if (due.length === 0) return [];
-    const taken: DueDomain[] = [];
-    for (const { id } of due) {
-      const [row] = await tx
-        .update(organizationDomains)
-        .set({ nextCheckAt: leaseUntil })
-        .where(eq(organizationDomains.id, id))
-        .returning();
-      if (!row) continue;
-      taken.push({
-        id: row.id,
-        environmentId: row.environmentId,
-        domain: row.domain,
-        verificationPrefix: row.verificationPrefix,
-        verificationToken: row.verificationToken,
-        checkAttempts: row.checkAttempts,
-        leaseUntil,
-      });
-    }
-    return taken;
+    const leased = await tx
+      .update(organizationDomains)
+      .set({ nextCheckAt: leaseUntil })
+      .where(
+        inArray(
+          organizationDomains.id,
+          due.map((row) => row.id),
+        ),
+      )
+      .returning();
+    return leased.map((row) => ({
+      id: row.id,
+      environmentId: row.environmentId,
+      domain: row.domain,
+      verificationPrefix: row.verificationPrefix,
+      verificationToken: row.verificationToken,
+      checkAttempts: row.checkAttempts,
+      leaseUntil,
+    }));
   });
 }
 
@@ -384,16 +384,18 @@ export async function applyDnsResult(
     const checked = { lastCheckedAt: now, checkAttempts: row.checkAttempts + 1 };
     if (result.matched) {
       try {
-        return (await markVerified(tx, scope, row, 'dns', checked)).state;
+        // A savepoint, so that losing the race to another organization (our check or the
+        // verified-domain unique index) leaves the transaction usable to record the loss.
+        return (await tx.transaction((sp) => markVerified(sp as unknown as Db, scope, row, 'dns', checked))).state;
       } catch (error) {
-        // Another organization verified the domain first: this claim has lost.
-        if (!(error instanceof ApiError) || error.apiCode !== 'domain_verified_by_other_organization') throw error;
+        const lost = error instanceof ApiError ? error : fromDatabaseError(error);
+        if (lost?.apiCode !== 'domain_verified_by_other_organization') throw error;
         const [failed] = await tx
           .update(organizationDomains)
           .set({
             ...checked,
             state: 'failed',
-            verificationFailedReason: error.apiCode,
+            verificationFailedReason: lost.apiCode,
             nextCheckAt: null,
             updatedAt: now,
           })
