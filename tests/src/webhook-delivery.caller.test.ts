@@ -166,6 +166,20 @@ describe('webhook delivery', () => {
     }
   });
 
+  it('queues nothing for a disabled endpoint, and stops sending once an endpoint is disabled', async () => {
+    const env = await newEnvironment();
+    const r = await receiver();
+    const endpoint = await env.caller.webhookEndpoints.create({ endpoint_url: r.url, events: ['*'] });
+    await env.caller.organizations.create({ name: 'Queued' });
+    await env.caller.webhookEndpoints.update({ id: endpoint.id, status: 'disabled' });
+    await env.caller.organizations.create({ name: 'Not queued' });
+    expect(await deliveriesOf(env)).toHaveLength(1);
+    const worker = workerFor(env);
+    expect(await worker.tick()).toBe(0);
+    await worker.drain();
+    expect(r.requests).toHaveLength(0);
+  });
+
   it('refuses private addresses at delivery time unless allowed', async () => {
     const env = await newEnvironment();
     const r = await receiver();
