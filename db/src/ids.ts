@@ -26,6 +26,7 @@ export const ID_PREFIXES = {
   event: 'event_',
   webhookEndpoint: 'we_',
   webhookDelivery: 'wd_',
+  webhookAttempt: 'wa_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

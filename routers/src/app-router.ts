@@ -2,6 +2,7 @@ import { adminRouter } from './admin/router.ts';
 import { agentsRouter } from './agents/router.ts';
 import { clientTokensRouter } from './client-tokens/router.ts';
 import { connectionsRouter } from './connections/router.ts';
+import { eventsRouter } from './events/router.ts';
 import { groupsRouter } from './groups/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
@@ -9,6 +10,7 @@ import { organizationsRouter } from './organizations/router.ts';
 import { jwksRouter } from './signing/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
 import { usersRouter } from './users/router.ts';
+import { webhookEndpointsRouter } from './webhooks/router.ts';
 
 /** Every procedure of the service. Resources with REST paths carry `meta.openapi`. */
 export const appRouter = router({
@@ -21,6 +23,8 @@ export const appRouter = router({
   clientTokens: clientTokensRouter,
   jwks: jwksRouter,
   connections: connectionsRouter,
+  events: eventsRouter,
+  webhookEndpoints: webhookEndpointsRouter,
   admin: adminRouter,
 });
 

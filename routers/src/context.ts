@@ -13,6 +13,8 @@ export interface EnvironmentInfo {
 export interface Config {
   /** How long a resolved API key stays cached in this process (revocation bound elsewhere). */
   apiKeyCacheTtlMs: number;
+  /** Accept webhook endpoints on private, loopback and link-local addresses (tests, local setups). */
+  webhooksAllowPrivate?: boolean;
 }
 
 /** Signing keys and the tokens they sign (see signing/service.ts). */

@@ -63,6 +63,7 @@ const ENTITY_LABELS: Record<string, string> = {
   connection: 'Connection',
   agent_registration: 'Agent registration',
   client: 'Client',
+  webhook_endpoint: 'Webhook endpoint',
 };
 
 export const notFound = (entity: string, id: string) =>

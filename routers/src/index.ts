@@ -12,8 +12,26 @@ export {
   type Scope,
   type TokenConfig,
 } from './context.ts';
-export { createEnvironment, listEnvironments } from './environments/service.ts';
+export { createEnvironment, listEnvironments, scopeOf } from './environments/service.ts';
 export { ApiError, contractError, type ErrorBody, type FieldError } from './errors.ts';
+export { recordEvent } from './events/record.ts';
+export { EVENT_RETENTION_MS, purgeExpiredEvents, toEvent } from './events/service.ts';
+export {
+  applyDnsResult,
+  type DnsCheckResult,
+  type DueDomain,
+  takeDueDomains,
+  VERIFICATION_PERIOD_MS,
+  verifyOrganizationDomainManually,
+} from './organization-domains/service.ts';
 export { parseMasterKey } from './signing/material.ts';
 export { jwksOfClient, rotateSigningKey, signToken, verifyToken } from './signing/service.ts';
 export type { Meta } from './trpc.ts';
+export {
+  type AttemptOutcome,
+  type DueDelivery,
+  recordDeliveryAttempt,
+  releaseDeliveries,
+  takeDueDeliveries,
+} from './webhooks/deliveries.ts';
+export { hostOf, isPublicAddress, parseWebhookUrl } from './webhooks/url-policy.ts';

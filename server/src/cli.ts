@@ -238,6 +238,78 @@ const registerConnections: Register = (program, ctx) => {
   }
 };
 
+const registerDomains: Register = (program, ctx) => {
+  program
+    .command('domains')
+    .description('Manage organization domains')
+    .command('verify-manually')
+    .description('Mark a domain verified (strategy manual), as the admin console of the specification does')
+    .requiredOption('--domain-id <id>', 'the org_domain_ id')
+    .option('--json', 'print JSON')
+    .action(async (options: { domainId: string; json?: boolean }) => {
+      const domain = await ctx.client().domains.verifyManually.mutate({ domain_id: options.domainId });
+      const { verification_token: _token, ...shown } = domain;
+      ctx.print(options)(shown);
+    });
+};
+
+const registerWebhooks: Register = (program, ctx) => {
+  const webhooks = program.command('webhooks').description('Manage webhook endpoints');
+  webhooks
+    .command('create')
+    .description('Create a webhook endpoint; prints its signing secret once')
+    .requiredOption('--environment <env>', 'environment id or name')
+    .requiredOption('--url <url>', 'http(s) URL that receives the events')
+    .option('--events <names>', 'comma-separated event names (default: every event)')
+    .option('--json', 'print JSON')
+    .action(async (options: { environment: string; url: string; events?: string; json?: boolean }) => {
+      const events = options.events
+        ?.split(',')
+        .map((e) => e.trim())
+        .filter((e) => e !== '');
+      const created = await ctx.client().webhooks.create.mutate({
+        environment: options.environment,
+        url: options.url,
+        ...(events && events.length > 0 ? { events } : {}),
+      });
+      ctx.print(options)(
+        options.json
+          ? { id: created.id, secret: created.secret }
+          : { id: created.id, url: created.endpoint_url, events: created.events, secret: created.secret },
+      );
+    });
+  webhooks
+    .command('list')
+    .description("List an environment's webhook endpoints (secrets are not shown)")
+    .requiredOption('--environment <env>', 'environment id or name')
+    .option('--json', 'print JSON')
+    .action(async (options: { environment: string; json?: boolean }) => {
+      ctx.print(options)(await ctx.client().webhooks.list.query({ environment: options.environment }));
+    });
+  webhooks
+    .command('disable')
+    .description('Stop deliveries to an endpoint')
+    .requiredOption('--environment <env>', 'environment id or name')
+    .requiredOption('--id <id>', 'the we_ id')
+    .option('--json', 'print JSON')
+    .action(async (options: { environment: string; id: string; json?: boolean }) => {
+      ctx.print(options)(
+        await ctx.client().webhooks.disable.mutate({ environment: options.environment, id: options.id }),
+      );
+    });
+  webhooks
+    .command('delete')
+    .description('Delete an endpoint and its pending deliveries')
+    .requiredOption('--environment <env>', 'environment id or name')
+    .requiredOption('--id <id>', 'the we_ id')
+    .option('--json', 'print JSON')
+    .action(async (options: { environment: string; id: string; json?: boolean }) => {
+      ctx.print(options)(
+        await ctx.client().webhooks.delete.mutate({ environment: options.environment, id: options.id }),
+      );
+    });
+};
+
 export const REGISTRARS: Register[] = [
   registerEnvironments,
   registerApiKeys,
@@ -245,6 +317,8 @@ export const REGISTRARS: Register[] = [
   registerSigningKeys,
   registerAgents,
   registerConnections,
+  registerDomains,
+  registerWebhooks,
 ];
 
 /** Runs the CLI; returns the exit code instead of exiting, so tests can run it in-process. */

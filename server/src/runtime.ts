@@ -5,6 +5,8 @@ import { createApp } from '@atrium/rest-facade';
 import { createEnvironment, type Deps, ensureAdminToken, listEnvironments, newCaches } from '@atrium/routers';
 import pino, { type Logger } from 'pino';
 import { resolveMasterKey, type ServerConfig } from './config.ts';
+import { VerificationWorker } from './workers/verification.ts';
+import { WebhookWorker } from './workers/webhooks.ts';
 
 export interface Runtime {
   deps: Deps;
@@ -13,7 +15,40 @@ export interface Runtime {
   url: string;
   /** Secrets made on this first start, to be printed once. */
   firstRun: { adminToken?: string; environment?: { environment_id: string; client_id: string; api_key: string } };
+  workers: Workers | undefined;
   close(): Promise<void>;
+}
+
+/** The background workers of one process. */
+export interface Workers {
+  verification: VerificationWorker;
+  webhooks: WebhookWorker;
+  stop(): Promise<void>;
+}
+
+/** Starts the DNS verification and webhook delivery workers on the shared dependencies. */
+export function startWorkers(deps: Deps, config: ServerConfig): Workers {
+  const verification = new VerificationWorker(deps, {
+    servers: config.dnsServers,
+    timeoutMs: config.dnsTimeoutMs,
+    concurrency: config.dnsConcurrency,
+    backoffBaseMs: config.dnsBackoffBaseMs,
+    backoffMaxMs: config.dnsBackoffMaxMs,
+  });
+  const webhooks = new WebhookWorker(deps, {
+    allowPrivate: config.webhooksAllowPrivate,
+    timeoutMs: config.webhookTimeoutMs,
+    concurrency: config.webhookConcurrency,
+  });
+  verification.start();
+  webhooks.start();
+  return {
+    verification,
+    webhooks,
+    async stop() {
+      await Promise.all([verification.stop(), webhooks.stop()]);
+    },
+  };
 }
 
 export function createLogger(level: string): Logger {
@@ -33,7 +68,7 @@ export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger):
     driver: handle.driver,
     now: () => new Date(),
     log,
-    config: { apiKeyCacheTtlMs: config.apiKeyCacheTtlMs },
+    config: { apiKeyCacheTtlMs: config.apiKeyCacheTtlMs, webhooksAllowPrivate: config.webhooksAllowPrivate },
     tokens: {
       masterKey: resolveMasterKey(config, (message) => log.warn(message)),
       issuer: config.publicUrl,
@@ -71,6 +106,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   });
   const address = server.address() as AddressInfo;
   const url = config.publicUrl.replace(`:${config.port}`, `:${address.port}`);
+  const workers = config.workers ? startWorkers(deps, config) : undefined;
 
   return {
     deps,
@@ -78,7 +114,9 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     server,
     url,
     firstRun,
+    workers,
     async close() {
+      await workers?.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -5,3 +5,4 @@ export * from './organizations.ts';
 export * from './relations.ts';
 export * from './tokens.ts';
 export * from './users.ts';
+export * from './webhooks.ts';

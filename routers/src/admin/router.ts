@@ -17,8 +17,16 @@ import {
   setFlag,
 } from '../environments/service.ts';
 import { notFound } from '../errors.ts';
+import { environmentOfDomain, verifyOrganizationDomainManually } from '../organization-domains/service.ts';
 import { listSigningKeys, rotateSigningKey } from '../signing/service.ts';
 import { adminProcedure, router } from '../trpc.ts';
+import { CreateWebhookEndpointInput } from '../webhooks/schemas.ts';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  listWebhookEndpoints,
+  updateWebhookEndpoint,
+} from '../webhooks/service.ts';
 
 const EnvironmentRef = z.string().min(1).max(128);
 const Id = z.string().min(1).max(128);
@@ -114,5 +122,53 @@ export const adminRouter = router({
         deleteConnection(await scopeOfConnection(ctx.deps, input.connection_id), input.connection_id),
       ),
     types: adminProcedure.query(() => [...CONNECTION_TYPES]),
+  }),
+  domains: router({
+    /** The specification's "manual verification in the admin console". */
+    verifyManually: adminProcedure
+      .input(z.object({ domain_id: z.string().min(1).max(128) }))
+      .mutation(async ({ ctx, input }) => {
+        const scope = await scopeOf(ctx.deps, await environmentOfDomain(ctx.deps.db, input.domain_id));
+        return verifyOrganizationDomainManually(scope, input.domain_id);
+      }),
+  }),
+  webhooks: router({
+    create: adminProcedure
+      .input(
+        z.object({
+          environment: EnvironmentRef,
+          url: z.string().min(1).max(2048),
+          events: CreateWebhookEndpointInput.shape.events.optional(),
+        }),
+      )
+      .mutation(async ({ ctx, input }) => {
+        const scope = await scopeOf(ctx.deps, input.environment);
+        return createWebhookEndpoint(scope, { endpoint_url: input.url, events: input.events ?? ['*'] });
+      }),
+    list: adminProcedure.input(z.object({ environment: EnvironmentRef })).query(async ({ ctx, input }) => {
+      const scope = await scopeOf(ctx.deps, input.environment);
+      const all = [];
+      let after: string | undefined;
+      do {
+        const page = await listWebhookEndpoints(scope, { limit: 100, order: 'asc', after });
+        all.push(...page.data.map(({ secret: _secret, ...rest }) => rest));
+        after = page.list_metadata.after ?? undefined;
+      } while (after);
+      return all;
+    }),
+    disable: adminProcedure
+      .input(z.object({ environment: EnvironmentRef, id: z.string().min(1).max(128) }))
+      .mutation(async ({ ctx, input }) => {
+        const scope = await scopeOf(ctx.deps, input.environment);
+        const { secret: _secret, ...rest } = await updateWebhookEndpoint(scope, { id: input.id, status: 'disabled' });
+        return rest;
+      }),
+    delete: adminProcedure
+      .input(z.object({ environment: EnvironmentRef, id: z.string().min(1).max(128) }))
+      .mutation(async ({ ctx, input }) => {
+        const scope = await scopeOf(ctx.deps, input.environment);
+        await deleteWebhookEndpoint(scope, input.id);
+        return { id: input.id, deleted: true };
+      }),
   }),
 });

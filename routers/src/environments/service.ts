@@ -25,12 +25,12 @@ export async function resolveEnvironment(db: Db, ref: string): Promise<Environme
 }
 
 /** A service Scope for an environment named by an operator (admin procedures). */
-export async function scopeOf(deps: Deps, ref: string): Promise<Scope> {
+export async function scopeOf(deps: Deps, ref: string, now: () => Date = deps.now): Promise<Scope> {
   const row = await resolveEnvironment(deps.db, ref);
   return {
     db: deps.db,
     env: { id: row.id, name: row.name, clientId: row.clientId, flags: row.flags },
-    now: deps.now,
+    now,
     deps,
   };
 }

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, newId, organizationDomains, organizations } from '@atrium/db';
-import { and, eq, ne } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, ne } from 'drizzle-orm';
 import { iso } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
-import { badRequest, conflict, type FieldError, invalid, notFound } from '../errors.ts';
+import { ApiError, badRequest, conflict, type FieldError, fromDatabaseError, invalid, notFound } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import { randomBase62 } from '../lib/random.ts';
 import { checkDomain } from './domain-rules.ts';
 import type { DomainDataEntry, OrganizationDomain } from './schemas.ts';
@@ -86,7 +87,7 @@ async function assertNotVerifiedElsewhere(tx: Db, scope: Scope, organizationId: 
  * one rule that follows every verification (DNS, manual or asserted through `domain_data`).
  */
 async function failCompetingClaims(tx: Db, scope: Scope, verified: DomainRow): Promise<DomainRow[]> {
-  return tx
+  const failed = await tx
     .update(organizationDomains)
     .set({
       state: 'failed',
@@ -103,6 +104,50 @@ async function failCompetingClaims(tx: Db, scope: Scope, verified: DomainRow): P
       ),
     )
     .returning();
+  for (const row of failed.sort((a, b) => (a.id < b.id ? -1 : 1))) await recordVerificationFailed(tx, scope, row);
+  return failed;
+}
+
+/** `organization_domain.verification_failed` carries upstream's `{reason, organization_domain}`. */
+async function recordVerificationFailed(tx: Db, scope: Scope, row: DomainRow): Promise<void> {
+  await recordEvent(
+    tx,
+    scope,
+    'organization_domain.verification_failed',
+    { reason: row.verificationFailedReason, organization_domain: toOrganizationDomain(row) },
+    row.organizationId,
+  );
+}
+
+/**
+ * The one transition to `verified` (DNS check, manual verification, or an upgrade through
+ * `domain_data`): the claim turns verified, competing pending claims fail, events follow.
+ */
+async function markVerified(
+  tx: Db,
+  scope: Scope,
+  row: DomainRow,
+  strategy: 'dns' | 'manual',
+  extra: Partial<typeof organizationDomains.$inferInsert> = {},
+): Promise<DomainRow> {
+  await assertNotVerifiedElsewhere(tx, scope, row.organizationId, row.domain);
+  const [updated] = await tx
+    .update(organizationDomains)
+    .set({
+      ...extra,
+      state: 'verified',
+      verificationStrategy: strategy,
+      verificationFailedReason: null,
+      verificationError: null,
+      nextCheckAt: null,
+      updatedAt: scope.now(),
+    })
+    .where(eq(organizationDomains.id, row.id))
+    .returning();
+  if (!updated) throw notFound('organization_domain', row.id);
+  await recordEvent(tx, scope, 'organization_domain.verified', toOrganizationDomain(updated));
+  await failCompetingClaims(tx, scope, updated);
+  return updated;
 }
 
 /**
@@ -125,39 +170,32 @@ export async function claimDomain(
     .from(organizationDomains)
     .where(and(eq(organizationDomains.organizationId, organizationId), eq(organizationDomains.domain, domain)))
     .limit(1);
-  let row: DomainRow | undefined;
   if (existing) {
     if (state === 'pending' || existing.state === 'verified') return undefined;
-    [row] = await tx
-      .update(organizationDomains)
-      .set({
-        state: 'verified',
-        verificationStrategy: strategy,
-        verificationFailedReason: null,
-        nextCheckAt: null,
-        updatedAt: now,
-      })
-      .where(eq(organizationDomains.id, existing.id))
-      .returning();
-  } else {
-    [row] = await tx
-      .insert(organizationDomains)
-      .values({
-        id: newId('organizationDomain'),
-        environmentId: scope.env.id,
-        organizationId,
-        domain,
-        state,
-        verificationStrategy: strategy,
-        verificationPrefix: newVerificationPrefix(),
-        verificationToken: randomBase62(32),
-        verificationStartedAt: now,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
+    return markVerified(tx, scope, existing, strategy);
   }
-  if (row?.state === 'verified') await failCompetingClaims(tx, scope, row);
+  const [row] = await tx
+    .insert(organizationDomains)
+    .values({
+      id: newId('organizationDomain'),
+      environmentId: scope.env.id,
+      organizationId,
+      domain,
+      state,
+      verificationStrategy: strategy,
+      verificationPrefix: newVerificationPrefix(),
+      verificationToken: randomBase62(32),
+      verificationStartedAt: now,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  if (!row) return undefined;
+  await recordEvent(tx, scope, 'organization_domain.created', toOrganizationDomain(row));
+  if (row.state === 'verified') {
+    await recordEvent(tx, scope, 'organization_domain.verified', toOrganizationDomain(row));
+    await failCompetingClaims(tx, scope, row);
+  }
   return row;
 }
 
@@ -166,6 +204,7 @@ async function loadDomain(db: Db, scope: Scope, id: string): Promise<DomainRow> 
     .select()
     .from(organizationDomains)
     .where(and(eq(organizationDomains.id, id), eq(organizationDomains.environmentId, scope.env.id)))
+    .for('update')
     .limit(1);
   if (!row) throw notFound('organization_domain', id);
   return row;
@@ -220,14 +259,187 @@ export async function verifyOrganizationDomain(scope: Scope, id: string): Promis
       .where(eq(organizationDomains.id, row.id))
       .returning();
     if (!updated) throw notFound('organization_domain', id);
-    return toOrganizationDomain(updated);
+    const wire = toOrganizationDomain(updated);
+    await recordEvent(tx, scope, 'organization_domain.updated', wire);
+    return wire;
   });
 }
 
 export async function deleteOrganizationDomain(scope: Scope, id: string): Promise<void> {
-  const deleted = await scope.db
-    .delete(organizationDomains)
-    .where(and(eq(organizationDomains.id, id), eq(organizationDomains.environmentId, scope.env.id)))
-    .returning({ id: organizationDomains.id });
-  if (deleted.length === 0) throw notFound('organization_domain', id);
+  await scope.db.transaction(async (tx) => {
+    const [deleted] = await tx
+      .delete(organizationDomains)
+      .where(and(eq(organizationDomains.id, id), eq(organizationDomains.environmentId, scope.env.id)))
+      .returning();
+    if (!deleted) throw notFound('organization_domain', id);
+    await recordEvent(tx, scope, 'organization_domain.deleted', toOrganizationDomain(deleted));
+  });
+}
+
+/**
+ * Manual verification (the specification's "admin console" path): a pending or failed claim
+ * turns verified with strategy `manual`, through the same transition and events as DNS.
+ */
+export async function verifyOrganizationDomainManually(scope: Scope, id: string): Promise<OrganizationDomain> {
+  return scope.db.transaction(async (tx) => {
+    const row = await loadDomain(tx, scope, id);
+    if (row.state === 'verified') {
+      throw badRequest('domain_already_verified', `The domain '${row.domain}' is already verified.`);
+    }
+    return toOrganizationDomain(await markVerified(tx, scope, row, 'manual'));
+  });
+}
+
+/** How long a domain may stay pending without a successful check before it fails. */
+export const VERIFICATION_PERIOD_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** A domain taken by the DNS worker: what it needs to look up, never more. */
+export interface DueDomain {
+  id: string;
+  environmentId: string;
+  domain: string;
+  verificationPrefix: string;
+  verificationToken: string;
+  checkAttempts: number;
+  /** The lease the worker holds; its result applies only while the lease is unchanged. */
+  leaseUntil: Date;
+}
+
+/**
+ * Takes up to `limit` due pending domains of every environment for a DNS check. Rows are
+ * locked with `FOR UPDATE SKIP LOCKED` and leased (their `next_check_at` moved to
+ * `leaseUntil`) in one short transaction, so two workers never take the same domain and no
+ * transaction stays open across a DNS lookup. A worker that dies leaves a lease that expires.
+ */
+export async function takeDueDomains(
+  db: Db,
+  now: Date,
+  limit: number,
+  leaseMs: number,
+  environmentId?: string,
+): Promise<DueDomain[]> {
+  const leaseUntil = new Date(now.getTime() + leaseMs);
+  return db.transaction(async (tx) => {
+    const due = await tx
+      .select({ id: organizationDomains.id })
+      .from(organizationDomains)
+      .where(
+        and(
+          eq(organizationDomains.state, 'pending'),
+          lte(organizationDomains.nextCheckAt, now),
+          environmentId ? eq(organizationDomains.environmentId, environmentId) : undefined,
+        ),
+      )
+      .orderBy(asc(organizationDomains.nextCheckAt))
+      .limit(limit)
+      .for('update', { skipLocked: true });
+    if (due.length === 0) return [];
+    const leased = await tx
+      .update(organizationDomains)
+      .set({ nextCheckAt: leaseUntil })
+      .where(
+        inArray(
+          organizationDomains.id,
+          due.map((row) => row.id),
+        ),
+      )
+      .returning();
+    return leased.map((row) => ({
+      id: row.id,
+      environmentId: row.environmentId,
+      domain: row.domain,
+      verificationPrefix: row.verificationPrefix,
+      verificationToken: row.verificationToken,
+      checkAttempts: row.checkAttempts,
+      leaseUntil,
+    }));
+  });
+}
+
+/** The outcome of one DNS check, as the worker saw it (never containing the token). */
+export type DnsCheckResult = { matched: true } | { matched: false; error: string };
+
+/**
+ * Applies one DNS check to a leased domain: a match verifies it (and fails competing claims);
+ * no match records the error and schedules the next check at `retryAt`, or fails the claim
+ * with `domain_verification_period_expired` once the 30-day period is over. A result whose
+ * lease was superseded (the domain was verified, deleted or re-scheduled meanwhile) is dropped.
+ */
+export async function applyDnsResult(
+  scope: Scope,
+  leased: Pick<DueDomain, 'id' | 'leaseUntil'>,
+  result: DnsCheckResult,
+  retryAt: Date,
+): Promise<DomainRow['state'] | 'superseded'> {
+  return scope.db.transaction(async (tx) => {
+    const [row] = await tx
+      .select()
+      .from(organizationDomains)
+      .where(and(eq(organizationDomains.id, leased.id), eq(organizationDomains.environmentId, scope.env.id)))
+      .for('update')
+      .limit(1);
+    if (!row) return 'superseded';
+    if (row.state !== 'pending' || row.nextCheckAt?.getTime() !== leased.leaseUntil.getTime()) return 'superseded';
+    const now = scope.now();
+    const checked = { lastCheckedAt: now, checkAttempts: row.checkAttempts + 1 };
+    if (result.matched) {
+      try {
+        // A savepoint, so that losing the race to another organization (our check or the
+        // verified-domain unique index) leaves the transaction usable to record the loss.
+        return (await tx.transaction((sp) => markVerified(sp as unknown as Db, scope, row, 'dns', checked))).state;
+      } catch (error) {
+        const lost = error instanceof ApiError ? error : fromDatabaseError(error);
+        if (lost?.apiCode !== 'domain_verified_by_other_organization') throw error;
+        const [failed] = await tx
+          .update(organizationDomains)
+          .set({
+            ...checked,
+            state: 'failed',
+            verificationFailedReason: lost.apiCode,
+            nextCheckAt: null,
+            updatedAt: now,
+          })
+          .where(eq(organizationDomains.id, row.id))
+          .returning();
+        if (failed) await recordVerificationFailed(tx, scope, failed);
+        return 'failed';
+      }
+    }
+    const started = (row.verificationStartedAt ?? row.createdAt).getTime();
+    if (now.getTime() - started >= VERIFICATION_PERIOD_MS) {
+      const [failed] = await tx
+        .update(organizationDomains)
+        .set({
+          ...checked,
+          state: 'failed',
+          verificationFailedReason: 'domain_verification_period_expired',
+          verificationError: result.error,
+          nextCheckAt: null,
+          updatedAt: now,
+        })
+        .where(eq(organizationDomains.id, row.id))
+        .returning();
+      if (failed) await recordVerificationFailed(tx, scope, failed);
+      return 'failed';
+    }
+    await tx
+      .update(organizationDomains)
+      .set({ ...checked, verificationError: result.error, nextCheckAt: retryAt })
+      .where(eq(organizationDomains.id, row.id));
+    return 'pending';
+  });
+}
+
+/**
+ * The environment a domain belongs to, for the admin surface (which sits above environments
+ * and names a domain by id alone).
+ */
+export async function environmentOfDomain(db: Db, id: string): Promise<string> {
+  const [row] = await db
+    .select({ environmentId: organizationDomains.environmentId })
+    .from(organizationDomains)
+    .where(eq(organizationDomains.id, id))
+    .limit(1);
+  if (!row) throw notFound('organization_domain', id);
+  return row.environmentId;
 }

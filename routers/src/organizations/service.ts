@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import { normalizeDomainForLookup } from '../organization-domains/domain-rules.ts';
 import type { DomainDataEntry } from '../organization-domains/schemas.ts';
 import { claimDomain, normalizeDomainData, toOrganizationDomain } from '../organization-domains/service.ts';
@@ -120,6 +121,7 @@ export async function createOrganization(
     await applyDomainData(tx, scope, id, domainData);
     const created = await findOrganization(tx, scope, eq(organizations.id, id));
     if (!created) throw notFound('organization', id);
+    await recordEvent(tx, scope, 'organization.created', created, created.id);
     return created;
   });
 }
@@ -156,15 +158,24 @@ export async function updateOrganization(
     await applyDomainData(tx, scope, current.id, domainData);
     const updated = await findOrganization(tx, scope, eq(organizations.id, current.id));
     if (!updated) throw notFound('organization', input.id);
+    await recordEvent(tx, scope, 'organization.updated', updated, updated.id);
     return updated;
   });
 }
 
-/** Deletes the organization; its domains (and, through foreign keys, everything it owns) go with it. */
+/**
+ * Deletes the organization; its domains (and, through foreign keys, everything it owns) go
+ * with it. One `organization.deleted` event carries the organization as it was.
+ */
 export async function deleteOrganization(scope: Scope, id: string): Promise<void> {
-  const deleted = await scope.db
-    .delete(organizations)
-    .where(and(eq(organizations.id, id), eq(organizations.environmentId, scope.env.id)))
-    .returning({ id: organizations.id });
-  if (deleted.length === 0) throw notFound('organization', id);
+  await scope.db.transaction(async (tx) => {
+    const existing = await findOrganization(tx, scope, eq(organizations.id, id));
+    if (!existing) throw notFound('organization', id);
+    const deleted = await tx
+      .delete(organizations)
+      .where(and(eq(organizations.id, id), eq(organizations.environmentId, scope.env.id)))
+      .returning({ id: organizations.id });
+    if (deleted.length === 0) throw notFound('organization', id);
+    await recordEvent(tx, scope, 'organization.deleted', existing, existing.id);
+  });
 }

@@ -36,7 +36,8 @@ async function build(): Promise<World> {
     driver: handle.driver,
     now: () => new Date(),
     log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-    config: { apiKeyCacheTtlMs: 2_000 },
+    // WEBHOOKS_ALLOW_PRIVATE=true: the tests' webhook receivers listen on loopback.
+    config: { apiKeyCacheTtlMs: 2_000, webhooksAllowPrivate: true },
     tokens: { ...DEFAULT_TOKEN_SETTINGS, masterKey: randomBytes(32), issuer: TEST_ISSUER },
     caches: newCaches(),
   };

@@ -1,0 +1,115 @@
+import { newId, paginate, webhookEndpoints } from '@atrium/db';
+import { and, eq } from 'drizzle-orm';
+import type { z } from 'zod';
+import { iso, pageParams } from '../common/schemas.ts';
+import type { Scope } from '../context.ts';
+import { invalid, notFound } from '../errors.ts';
+import { randomBase62 } from '../lib/random.ts';
+import type {
+  CreateWebhookEndpointInput,
+  ListWebhookEndpointsInput,
+  UpdateWebhookEndpointInput,
+  WebhookEndpoint,
+} from './schemas.ts';
+import { checkWebhookUrl } from './url-policy.ts';
+
+type EndpointRow = typeof webhookEndpoints.$inferSelect;
+
+/** The single place that turns an endpoint row into its wire shape. */
+export function toWebhookEndpoint(row: EndpointRow): WebhookEndpoint {
+  return {
+    object: 'webhook_endpoint',
+    id: row.id,
+    endpoint_url: row.url,
+    secret: row.secret,
+    status: row.status,
+    events: row.events,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+async function requireAllowedUrl(scope: Scope, raw: string): Promise<string> {
+  const check = await checkWebhookUrl(raw, scope.deps.config.webhooksAllowPrivate === true);
+  if (!check.ok) {
+    throw invalid([{ field: 'endpoint_url', code: 'invalid_endpoint_url', message: check.message }]);
+  }
+  return check.url.toString();
+}
+
+const unique = (names: string[]) => [...new Set(names)];
+
+export async function createWebhookEndpoint(
+  scope: Scope,
+  input: z.infer<typeof CreateWebhookEndpointInput>,
+): Promise<WebhookEndpoint> {
+  const url = await requireAllowedUrl(scope, input.endpoint_url);
+  const now = scope.now();
+  const [row] = await scope.db
+    .insert(webhookEndpoints)
+    .values({
+      id: newId('webhookEndpoint'),
+      environmentId: scope.env.id,
+      url,
+      secret: randomBase62(40),
+      status: 'enabled',
+      events: unique(input.events),
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  if (!row) throw new Error('insert returned no row');
+  return toWebhookEndpoint(row);
+}
+
+export async function listWebhookEndpoints(scope: Scope, input: z.infer<typeof ListWebhookEndpointsInput>) {
+  const page = await paginate(
+    pageParams(input),
+    webhookEndpoints.id,
+    (q) =>
+      scope.db
+        .select()
+        .from(webhookEndpoints)
+        .where(and(eq(webhookEndpoints.environmentId, scope.env.id), q.keyset))
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+  return { object: 'list' as const, data: page.data.map(toWebhookEndpoint), list_metadata: page.list_metadata };
+}
+
+export async function getWebhookEndpoint(scope: Scope, id: string): Promise<WebhookEndpoint> {
+  const [row] = await scope.db
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.environmentId, scope.env.id)))
+    .limit(1);
+  if (!row) throw notFound('webhook_endpoint', id);
+  return toWebhookEndpoint(row);
+}
+
+export async function updateWebhookEndpoint(
+  scope: Scope,
+  input: z.infer<typeof UpdateWebhookEndpointInput>,
+): Promise<WebhookEndpoint> {
+  const changes: Partial<typeof webhookEndpoints.$inferInsert> = { updatedAt: scope.now() };
+  if (input.endpoint_url !== undefined) changes.url = await requireAllowedUrl(scope, input.endpoint_url);
+  if (input.status !== undefined) changes.status = input.status;
+  if (input.events !== undefined) changes.events = unique(input.events);
+  const [row] = await scope.db
+    .update(webhookEndpoints)
+    .set(changes)
+    .where(and(eq(webhookEndpoints.id, input.id), eq(webhookEndpoints.environmentId, scope.env.id)))
+    .returning();
+  if (!row) throw notFound('webhook_endpoint', input.id);
+  return toWebhookEndpoint(row);
+}
+
+/** Deletes the endpoint; its queued deliveries go with it (foreign key cascade). */
+export async function deleteWebhookEndpoint(scope: Scope, id: string): Promise<void> {
+  const deleted = await scope.db
+    .delete(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.environmentId, scope.env.id)))
+    .returning({ id: webhookEndpoints.id });
+  if (deleted.length === 0) throw notFound('webhook_endpoint', id);
+}

@@ -1,0 +1,98 @@
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import dns2 from 'dns2';
+
+const { Packet } = dns2;
+
+/** What a name answers: TXT values, NXDOMAIN, or nothing at all (a server that never replies). */
+export type DevDnsAnswer = { txt: readonly string[] } | 'nxdomain' | 'no-answer';
+
+export interface DevDnsServer {
+  port: number;
+  /** `127.0.0.1:<port>`, the value for DNS_SERVERS. */
+  address: string;
+  /** Sets (or, with undefined, removes) the answer for a name. */
+  set(name: string, answer: DevDnsAnswer | undefined): void;
+  /** How many queries each name received. */
+  queries: Map<string, number>;
+  close(): Promise<void>;
+}
+
+/**
+ * A tiny authoritative DNS server on loopback (UDP), built on `dns2`: TXT records for local
+ * domain verification and for the tests. Unknown names answer NXDOMAIN; known names answer
+ * their TXT values (NOERROR with no answers for other types).
+ */
+export async function startDevDns(port = 0, host = '127.0.0.1'): Promise<DevDnsServer> {
+  const answers = new Map<string, DevDnsAnswer>();
+  const queries = new Map<string, number>();
+  const server = dns2.createUDPServer((request, send) => {
+    const response = Packet.createResponseFromRequest(request);
+    const [question] = request.questions;
+    if (!question) return void send(response);
+    const name = question.name.toLowerCase().replace(/\.$/, '');
+    queries.set(name, (queries.get(name) ?? 0) + 1);
+    const answer = answers.get(name);
+    if (answer === 'no-answer') return;
+    if (answer === undefined || answer === 'nxdomain') {
+      response.header.rcode = Packet.RCODE.NXDOMAIN;
+      return void send(response);
+    }
+    if (question.type === Packet.TYPE.TXT) {
+      for (const value of answer.txt) {
+        // dns2's typings want a Resource instance; the encoder takes a plain record.
+        const record = { name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data: value };
+        response.answers.push(record as unknown as (typeof response.answers)[number]);
+      }
+    }
+    return void send(response);
+  });
+  await server.listen(port, host);
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    port: bound,
+    address: `${host}:${bound}`,
+    set(name, answer) {
+      const key = name.toLowerCase().replace(/\.$/, '');
+      if (answer === undefined) answers.delete(key);
+      else answers.set(key, answer);
+    },
+    queries,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * `npx tsx server/src/dev-dns.ts --port 5353 <name>=<value> …`: serves those TXT records until
+ * stopped, e.g. `atrium-domain-verification-1a2b3c.acme.com=<verification_token>`.
+ */
+async function main(argv: string[]): Promise<void> {
+  let port = 5353;
+  const records: [string, string][] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--port') port = Number(argv[++i]);
+    else {
+      const eq = arg.indexOf('=');
+      if (eq <= 0) throw new Error(`expected <name>=<value>, got '${arg}'`);
+      records.push([arg.slice(0, eq), arg.slice(eq + 1)]);
+    }
+  }
+  const server = await startDevDns(port);
+  const byName = new Map<string, string[]>();
+  for (const [name, value] of records) byName.set(name, [...(byName.get(name) ?? []), value]);
+  for (const [name, txt] of byName) server.set(name, { txt });
+  process.stdout.write(`DNS server on ${server.address} (set DNS_SERVERS=${server.address})\n`);
+  for (const [name, txt] of byName)
+    process.stdout.write(`  ${name} TXT ${txt.map((t) => JSON.stringify(t)).join(' ')}\n`);
+  const stop = () => void server.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,149 @@
+import { Resolver } from 'node:dns/promises';
+import {
+  applyDnsResult,
+  type Deps,
+  type DnsCheckResult,
+  type DueDomain,
+  type Scope,
+  scopeOf,
+  takeDueDomains,
+} from '@atrium/routers';
+import { eachLimited, TickLoop } from './loop.ts';
+
+/** What the worker needs from DNS: the TXT records of a name, each as its chunks. */
+export interface TxtResolver {
+  resolveTxt(name: string): Promise<string[][]>;
+}
+
+export interface VerificationWorkerOptions {
+  /** `host:port` DNS servers (`DNS_SERVERS`); empty = the system's resolvers. */
+  servers?: string[];
+  /** Per-lookup timeout. */
+  timeoutMs?: number;
+  /** Lookups in flight at once. */
+  concurrency?: number;
+  /** Domains taken per tick. */
+  batchSize?: number;
+  /** How often the loop looks for due domains. */
+  intervalMs?: number;
+  /** First retry delay after a miss; doubles per attempt up to `backoffMaxMs`. */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** The worker's clock (tests move it). */
+  now?: () => Date;
+  /** Replaces the node:dns resolver (tests may count lookups through a wrapper). */
+  resolver?: TxtResolver;
+  /** Only this environment's domains (tests; a deployment leaves it unset). */
+  environmentId?: string;
+}
+
+/** A node:dns resolver with its own servers, timeout and a single try per server. */
+export function createTxtResolver(servers: string[], timeoutMs: number): TxtResolver {
+  const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
+  if (servers.length > 0) resolver.setServers(servers);
+  return resolver;
+}
+
+/** Whether a TXT value proves ownership: the exact token or `verification_token=<token>`. */
+export function txtMatches(value: string, token: string): boolean {
+  const v = value.trim();
+  return v === token || v === `verification_token=${token}`;
+}
+
+/** Looks up one domain's record; the error text never contains the token or record values. */
+export async function checkDomain(resolver: TxtResolver, due: DueDomain): Promise<DnsCheckResult> {
+  const name = `${due.verificationPrefix}.${due.domain}`;
+  try {
+    const records = await resolver.resolveTxt(name);
+    if (records.some((chunks) => txtMatches(chunks.join(''), due.verificationToken))) return { matched: true };
+    return { matched: false, error: `TXT record at ${name} does not hold the verification token` };
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'EUNKNOWN';
+    const reason: Record<string, string> = {
+      ENODATA: 'no TXT record',
+      ENOTFOUND: 'NXDOMAIN',
+      ETIMEOUT: 'DNS timeout',
+      ESERVFAIL: 'SERVFAIL',
+      EREFUSED: 'REFUSED',
+      ECONNREFUSED: 'DNS server refused the connection',
+    };
+    return { matched: false, error: `${reason[code] ?? code} at ${name}` };
+  }
+}
+
+/**
+ * The DNS verification worker: takes due pending domains (leased with SKIP LOCKED, so several
+ * processes share the work), looks up their TXT records with bounded concurrency, and applies
+ * each result through the domain service's state machine.
+ */
+export class VerificationWorker {
+  readonly resolver: TxtResolver;
+  private readonly now: () => Date;
+  private readonly timeoutMs: number;
+  private readonly concurrency: number;
+  private readonly batchSize: number;
+  private readonly backoffBaseMs: number;
+  private readonly backoffMaxMs: number;
+  private readonly loop: TickLoop;
+  private readonly environmentId: string | undefined;
+
+  constructor(
+    private readonly deps: Deps,
+    options: VerificationWorkerOptions = {},
+  ) {
+    this.now = options.now ?? deps.now;
+    this.timeoutMs = options.timeoutMs ?? 5_000;
+    this.concurrency = options.concurrency ?? 8;
+    this.batchSize = options.batchSize ?? this.concurrency * 4;
+    this.backoffBaseMs = options.backoffBaseMs ?? 15_000;
+    this.backoffMaxMs = options.backoffMaxMs ?? 60 * 60 * 1000;
+    this.environmentId = options.environmentId;
+    this.resolver = options.resolver ?? createTxtResolver(options.servers ?? [], this.timeoutMs);
+    this.loop = new TickLoop(
+      async () => (await this.tick()) >= this.batchSize,
+      options.intervalMs ?? 1_000,
+      (error) => deps.log.error({ err: error }, 'domain verification tick failed'),
+    );
+  }
+
+  /** The delay before check number `attempts + 1` after a miss: doubling, capped (hourly by default). */
+  retryDelayMs(attempts: number): number {
+    return Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** Math.min(attempts, 30));
+  }
+
+  /** One pass: take due domains, check them, apply results. Returns how many were taken. */
+  async tick(): Promise<number> {
+    // A lease covers the lookups of a whole batch, with room to spare.
+    const leaseMs = this.timeoutMs * Math.ceil(this.batchSize / this.concurrency) * 2 + 30_000;
+    const due = await takeDueDomains(this.deps.db, this.now(), this.batchSize, leaseMs, this.environmentId);
+    const scopes = new Map<string, Promise<Scope>>();
+    await eachLimited(due, this.concurrency, async (domain) => {
+      try {
+        const result = await checkDomain(this.resolver, domain);
+        let scope = scopes.get(domain.environmentId);
+        if (!scope) {
+          scope = scopeOf(this.deps, domain.environmentId, this.now);
+          scopes.set(domain.environmentId, scope);
+        }
+        const retryAt = new Date(this.now().getTime() + this.retryDelayMs(domain.checkAttempts));
+        const state = await applyDnsResult(await scope, domain, result, retryAt);
+        this.deps.log.info(
+          { domainId: domain.id, domain: domain.domain, state, error: result.matched ? undefined : result.error },
+          'domain checked',
+        );
+      } catch (error) {
+        // The lease expires and another tick retries the domain.
+        this.deps.log.error({ err: error, domainId: domain.id }, 'domain check failed');
+      }
+    });
+    return due.length;
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+}

@@ -1,0 +1,258 @@
+import { createHmac } from 'node:crypto';
+import type { LookupAddress } from 'node:dns';
+import { lookup } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import {
+  type AttemptOutcome,
+  type Deps,
+  type DueDelivery,
+  hostOf,
+  isPublicAddress,
+  parseWebhookUrl,
+  purgeExpiredEvents,
+  recordDeliveryAttempt,
+  releaseDeliveries,
+  takeDueDeliveries,
+} from '@atrium/routers';
+import { TickLoop } from './loop.ts';
+
+export interface WebhookWorkerOptions {
+  /** Deliver to private, loopback and link-local addresses (`WEBHOOKS_ALLOW_PRIVATE`). */
+  allowPrivate?: boolean;
+  /** Per-attempt timeout (the whole request). */
+  timeoutMs?: number;
+  /** Attempts in flight at once, over all endpoints. */
+  concurrency?: number;
+  /** Attempts in flight at once per endpoint, so one slow endpoint cannot take every slot. */
+  perEndpoint?: number;
+  intervalMs?: number;
+  /** First retry delay; doubles per attempt up to `retryMaxMs`, with jitter. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** A delivery is given up this long after its event. */
+  maxAgeMs?: number;
+  /** How often expired events are purged. */
+  purgeEveryMs?: number;
+  now?: () => Date;
+  random?: () => number;
+  /** Only this environment's deliveries (tests; a deployment leaves it unset). */
+  environmentId?: string;
+}
+
+/** `WorkOS-Signature: t=<unix ms>, v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, upstream's scheme. */
+export function signatureHeader(secret: string, body: string, timestampMs: number): string {
+  const digest = createHmac('sha256', secret).update(`${timestampMs}.${body}`).digest('hex');
+  return `t=${timestampMs}, v1=${digest}`;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** A `lookup` for http.request that refuses private addresses at connect time (no DNS rebinding). */
+function publicOnlyLookup(hostname: string, options: object, callback: LookupCallback): void {
+  lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const list = addresses as LookupAddress[];
+    if (list.length === 0 || list.some((a) => !isPublicAddress(a.address))) {
+      const refused = Object.assign(new Error(`${hostname} resolves to a private address`), { code: 'EPRIVATE' });
+      return callback(refused, []);
+    }
+    if ((options as { all?: boolean }).all) return callback(null, list);
+    const first = list[0] as LookupAddress;
+    return callback(null, first.address, first.family);
+  });
+}
+
+/** Posts one signed body; resolves with the outcome, never rejects. */
+export function postSigned(
+  url: string,
+  secret: string,
+  body: string,
+  options: { timeoutMs: number; allowPrivate: boolean; nowMs: number },
+): Promise<AttemptOutcome> {
+  const started = performance.now();
+  const done = (statusCode: number | null, error: string | null): AttemptOutcome => ({
+    ok: statusCode !== null && statusCode >= 200 && statusCode < 300,
+    statusCode,
+    error,
+    durationMs: performance.now() - started,
+  });
+  const parsed = parseWebhookUrl(url);
+  if (!parsed.ok) return Promise.resolve(done(null, parsed.message));
+  const target = parsed.url;
+  const host = hostOf(target);
+  if (!options.allowPrivate && isIP(host) && !isPublicAddress(host)) {
+    return Promise.resolve(done(null, 'refused: private, loopback or link-local address'));
+  }
+  return new Promise((resolve) => {
+    const client = target.protocol === 'https:' ? https : http;
+    const request = client.request(
+      target,
+      {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+          'User-Agent': 'Atrium-Webhooks/1',
+          'WorkOS-Signature': signatureHeader(secret, body, options.nowMs),
+        },
+        agent: false,
+        ...(options.allowPrivate ? {} : { lookup: publicOnlyLookup as never }),
+        signal: AbortSignal.timeout(options.timeoutMs),
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(done(response.statusCode ?? null, null)));
+        response.on('error', (error) => resolve(done(response.statusCode ?? null, error.message)));
+      },
+    );
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      const message =
+        error.name === 'AbortError' || error.name === 'TimeoutError'
+          ? `timeout after ${options.timeoutMs} ms`
+          : error.code === 'EPRIVATE'
+            ? 'refused: private, loopback or link-local address'
+            : `${error.code ?? 'error'}: ${error.message}`;
+      resolve(done(null, message));
+    });
+    request.end(body);
+  });
+}
+
+/**
+ * The webhook delivery worker: takes due deliveries (leased with SKIP LOCKED), posts each one
+ * signed, with a timeout, independently of the others (a slow endpoint holds only its own
+ * slots), and records every attempt; failures retry with exponential backoff and jitter until
+ * `maxAgeMs` after the event. Also purges events past their retention.
+ */
+export class WebhookWorker {
+  private readonly now: () => Date;
+  private readonly random: () => number;
+  private readonly allowPrivate: boolean;
+  private readonly timeoutMs: number;
+  private readonly concurrency: number;
+  private readonly perEndpoint: number;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxMs: number;
+  private readonly maxAgeMs: number;
+  private readonly purgeEveryMs: number;
+  private lastPurge = 0;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly perEndpointCount = new Map<string, number>();
+  private readonly loop: TickLoop;
+  private readonly environmentId: string | undefined;
+
+  constructor(
+    private readonly deps: Deps,
+    options: WebhookWorkerOptions = {},
+  ) {
+    this.now = options.now ?? deps.now;
+    this.random = options.random ?? Math.random;
+    this.environmentId = options.environmentId;
+    this.allowPrivate = options.allowPrivate ?? false;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.concurrency = options.concurrency ?? 16;
+    this.perEndpoint = options.perEndpoint ?? 2;
+    this.retryBaseMs = options.retryBaseMs ?? 30_000;
+    this.retryMaxMs = options.retryMaxMs ?? 6 * 60 * 60 * 1000;
+    this.maxAgeMs = options.maxAgeMs ?? 3 * 24 * 60 * 60 * 1000;
+    this.purgeEveryMs = options.purgeEveryMs ?? 60 * 60 * 1000;
+    this.loop = new TickLoop(
+      async () => (await this.tick()) > 0 && this.inFlight.size < this.concurrency,
+      options.intervalMs ?? 1_000,
+      (error) => deps.log.error({ err: error }, 'webhook delivery tick failed'),
+    );
+  }
+
+  /** The delay before the next attempt after `attempts` failures: doubling, capped, jittered. */
+  retryDelayMs(attempts: number): number {
+    const ceiling = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** Math.min(attempts - 1, 30));
+    return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
+  }
+
+  /**
+   * Takes what is due and starts each attempt; returns how many were started. Attempts run
+   * in the background: `drain()` waits for them.
+   */
+  async tick(): Promise<number> {
+    const now = this.now();
+    if (now.getTime() - this.lastPurge >= this.purgeEveryMs) {
+      this.lastPurge = now.getTime();
+      const purged = await purgeExpiredEvents(this.deps.db, now);
+      if (purged > 0) this.deps.log.info({ purged }, 'expired events purged');
+    }
+    const free = this.concurrency - this.inFlight.size;
+    if (free <= 0) return 0;
+    const busy = [...this.perEndpointCount].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
+    const leaseMs = this.timeoutMs + 60_000;
+    const due = await takeDueDeliveries(this.deps.db, now, free, leaseMs, busy, this.environmentId);
+    let started = 0;
+    const skipped: string[] = [];
+    for (const delivery of due) {
+      const count = this.perEndpointCount.get(delivery.endpointId) ?? 0;
+      // Over this endpoint's share: give it back for a later tick.
+      if (count >= this.perEndpoint) {
+        skipped.push(delivery.id);
+        continue;
+      }
+      this.perEndpointCount.set(delivery.endpointId, count + 1);
+      const attempt = this.attempt(delivery).finally(() => {
+        this.inFlight.delete(delivery.id);
+        const left = (this.perEndpointCount.get(delivery.endpointId) ?? 1) - 1;
+        if (left <= 0) this.perEndpointCount.delete(delivery.endpointId);
+        else this.perEndpointCount.set(delivery.endpointId, left);
+      });
+      this.inFlight.set(delivery.id, attempt);
+      started += 1;
+    }
+    await releaseDeliveries(this.deps.db, skipped, now);
+    return started;
+  }
+
+  private async attempt(delivery: DueDelivery): Promise<void> {
+    try {
+      const attemptedAt = this.now();
+      const outcome = await postSigned(delivery.url, delivery.secret, delivery.body, {
+        timeoutMs: this.timeoutMs,
+        allowPrivate: this.allowPrivate,
+        nowMs: Date.now(),
+      });
+      const retryAt = new Date(this.now().getTime() + this.retryDelayMs(delivery.attempts + 1));
+      const giveUp = retryAt.getTime() > delivery.createdAt.getTime() + this.maxAgeMs;
+      const status = await recordDeliveryAttempt(
+        this.deps.db,
+        delivery,
+        outcome,
+        attemptedAt,
+        outcome.ok || giveUp ? null : retryAt,
+      );
+      this.deps.log.info(
+        {
+          deliveryId: delivery.id,
+          endpointId: delivery.endpointId,
+          statusCode: outcome.statusCode,
+          error: outcome.error,
+          status,
+        },
+        'webhook attempt',
+      );
+    } catch (error) {
+      this.deps.log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded');
+    }
+  }
+
+  /** Waits for every attempt in flight. */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight.values()]);
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.loop.stop();
+    await this.drain();
+  }
+}
