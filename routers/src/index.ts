@@ -1,5 +1,5 @@
 export { type AppRouter, appRouter, createCaller } from './app-router.ts';
-export { ensureAdminToken, forgetEnvironment } from './auth/service.ts';
+export { authenticateAdmin, authenticateApiKey, ensureAdminToken, forgetEnvironment } from './auth/service.ts';
 export {
   type Config,
   type Context,
@@ -11,4 +11,16 @@ export {
 } from './context.ts';
 export { createEnvironment, listEnvironments } from './environments/service.ts';
 export { ApiError, contractError, type ErrorBody, type FieldError } from './errors.ts';
+export {
+  beginIdempotentRequest,
+  completeIdempotentRequest,
+  IDEMPOTENCY_LOCK_MS,
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyBegin,
+  purgeExpiredIdempotencyKeys,
+  releaseIdempotentRequest,
+  requestHash,
+  requireIdempotencyKey,
+} from './idempotency/service.ts';
+export { sameDigest, sha256Hex } from './lib/random.ts';
 export type { Meta } from './trpc.ts';

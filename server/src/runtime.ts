@@ -1,29 +1,71 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type DbHandle, openDb } from '@atrium/db';
-import { createApp } from '@atrium/rest-facade';
+import { type AtriumApp, createApp, Metrics } from '@atrium/rest-facade';
 import { createEnvironment, type Deps, ensureAdminToken, listEnvironments } from '@atrium/routers';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import type { ServerConfig } from './config.ts';
+import { idempotencyPurgeWorker } from './workers/idempotency-purge.ts';
+import type { Worker } from './workers/worker.ts';
+
+export type { Worker } from './workers/worker.ts';
 
 export interface Runtime {
   deps: Deps;
   handle: DbHandle;
   server: Server;
+  app: AtriumApp;
   url: string;
+  /** Background workers, stopped on shutdown after the last request and before the database. */
+  workers: Worker[];
   /** Secrets made on this first start, to be printed once. */
   firstRun: { adminToken?: string; environment?: { environment_id: string; client_id: string; api_key: string } };
   close(): Promise<void>;
 }
 
-export function createLogger(level: string): Logger {
-  return pino({
-    level,
-    redact: {
-      paths: ['req.headers.authorization', 'authorization', 'api_key', 'token', 'secret', '*.verification_token'],
-      censor: '[redacted]',
-    },
-  });
+/**
+ * Secret-bearing fields, wherever they sit in a logged object (pino's paths take one `*` per
+ * level, so each is listed at the depths our log lines use). Headers are never logged by the
+ * facade; these paths are the net for a careless `log.info({ req })` or a logged error.
+ */
+const SECRET_FIELDS = [
+  'authorization',
+  'Authorization',
+  'api_key',
+  'apiKey',
+  'key',
+  'secret',
+  'token',
+  'access_token',
+  'client_token',
+  'jwt',
+  'verification_token',
+  'verificationToken',
+  'webhook_secret',
+  'private_key',
+  'privateKey',
+  'password',
+  'credential',
+  'cookie',
+  'idempotency-key',
+];
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["idempotency-key"]',
+  'headers.authorization',
+  'headers.cookie',
+  ...SECRET_FIELDS.flatMap((field) => {
+    const name = /^[A-Za-z_$][\w$]*$/.test(field) ? field : `["${field}"]`;
+    const dot = name.startsWith('[') ? '' : '.';
+    return [name, `*${dot}${name}`, `*.*${dot}${name}`, `*.*.*${dot}${name}`];
+  }),
+];
+
+/** Structured JSON logs with every secret-bearing field censored. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Builds the dependencies shared by every request: one database handle, one clock, caches. */
@@ -44,6 +86,8 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
+    connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
   });
   await handle.migrate();
   const deps = createDeps(handle, config, log);
@@ -55,7 +99,16 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     firstRun.environment = await createEnvironment(deps, { name: 'development' });
   }
 
-  const app = createApp(deps, { baseUrl: config.publicUrl });
+  const metrics = new Metrics({
+    defaultMetrics: true,
+    dbPoolSize: config.databaseUrl ? config.dbPoolSize : 1,
+    dbUp: () =>
+      Promise.race([
+        handle.ping().then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000).unref()),
+      ]).catch(() => false),
+  });
+  const app = createApp(deps, { baseUrl: config.publicUrl, rateLimit: config.rateLimit, metrics });
   const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -64,18 +117,49 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   const address = server.address() as AddressInfo;
   const url = config.publicUrl.replace(`:${config.port}`, `:${address.port}`);
 
+  const workers: Worker[] = [idempotencyPurgeWorker(deps)];
+
+  let closing: Promise<void> | undefined;
   return {
     deps,
     handle,
     server,
+    app,
     url,
+    workers,
     firstRun,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
-      await handle.close();
+    close() {
+      closing ??= drain(server, workers, handle, config.shutdownDrainMs, log);
+      return closing;
     },
   };
+}
+
+/**
+ * The shutdown order: stop accepting connections, let in-flight requests finish (at most
+ * `drainMs`, then their connections are cut), stop the workers, close the database.
+ */
+async function drain(server: Server, workers: Worker[], handle: DbHandle, drainMs: number, log: Logger) {
+  // Answers still to come tell keep-alive clients not to send more on this connection.
+  server.on('request', (_req, res) => {
+    if (!res.headersSent) res.setHeader('Connection', 'close');
+  });
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), drainMs);
+  });
+  if (await Promise.race([closed.then(() => false), timedOut])) {
+    log.warn({ drainMs }, 'in-flight requests did not finish in time; closing their connections');
+    server.closeAllConnections();
+    await closed;
+  }
+  clearTimeout(timer);
+  await Promise.all(
+    workers.map((worker) =>
+      worker.stop().catch((error: unknown) => log.error({ err: error, worker: worker.name }, 'worker stop failed')),
+    ),
+  );
+  await handle.close();
 }
