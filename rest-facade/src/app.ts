@@ -102,6 +102,10 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use((_req, res, next) => {
+    applyHeaders(res, PAGE_SECURITY_HEADERS);
+    next();
+  });
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -115,10 +119,6 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     } catch {
       res.status(503).json({ code: 'service_unavailable', message: 'The database is not reachable.' });
     }
-  });
-  app.use((_req, res, next) => {
-    applyHeaders(res, PAGE_SECURITY_HEADERS);
-    next();
   });
   // Prometheus metrics, behind the admin token (a scraper sends it as a bearer token).
   app.get('/metrics', async (req, res) => {
