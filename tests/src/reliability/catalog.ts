@@ -91,6 +91,12 @@ export const HOSTILE_STRINGS = [
   '1e309',
   'NaN',
   'null',
+  'raw:%',
+  'raw:%zz',
+  'raw:%E0%A4%A',
+  'raw:%00',
+  'raw:%C0%AF',
+  'raw:%FF%FE',
 ];
 
 export const hostileString = fc.oneof(
@@ -146,7 +152,21 @@ export interface Operation {
   creates?: { table: string; validBody: (f: Fixture) => Record<string, unknown> };
 }
 
-const p = (param: string | undefined, fallback: string) => encodeURIComponent(param ?? fallback);
+/**
+ * A path segment: percent-encoded (a lone surrogate as the UTF-8 bytes of U+FFFD, as a client
+ * would send it), or sent as it is when it starts with `raw:` (malformed escapes).
+ */
+export function segment(value: string): string {
+  if (value.startsWith('raw:')) return value.slice(4);
+  return [...Buffer.from(value, 'utf8')]
+    .map((b) =>
+      /[A-Za-z0-9\-_.~]/.test(String.fromCharCode(b))
+        ? String.fromCharCode(b)
+        : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
+}
+const p = (param: string | undefined, fallback: string) => segment(param ?? fallback);
 const listQuery = {
   limit: fc.oneof(fc.constantFrom('0', '1', '100', '101', '-1', '1.5', 'abc', ''), hostileString),
   order: fc.oneof(fc.constantFrom('asc', 'desc', 'normal', 'ASC'), hostileString),
