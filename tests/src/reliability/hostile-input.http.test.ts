@@ -14,7 +14,7 @@ describe('hostile bodies', () => {
   ])('refuses %s with a 4xx contract error, also with an Idempotency-Key, storing nothing', async (_label, raw) => {
     const env = await newEnvironment();
     const before = await snapshot(env);
-    for (const headers of [{}, { 'Idempotency-Key': randomUUID() }]) {
+    for (const headers of [{}, { 'Idempotency-Key': randomUUID() }] as Record<string, string>[]) {
       const res = await env.http.request('POST', '/organizations', {
         raw,
         headers: { 'Content-Type': 'application/json', ...headers },
