@@ -12,6 +12,13 @@ export interface EnvironmentInfo {
 export interface Config {
   /** How long a resolved API key stays cached in this process (revocation bound elsewhere). */
   apiKeyCacheTtlMs: number;
+  /**
+   * The longest a procedure may run before it answers 503 (default 15 s; 0 turns it off). The
+   * database driver has connect and statement timeouts, but a query queued on a connection the
+   * server has just killed can stay pending for ever (postgres.js 3.4.9), so the request
+   * carries its own deadline.
+   */
+  requestTimeoutMs?: number;
 }
 
 /**
@@ -48,4 +55,4 @@ export function createInnerContext(deps: Deps, authorization?: string, requestId
   return { deps, authorization, requestId };
 }
 
-export const DEFAULT_CONFIG: Config = { apiKeyCacheTtlMs: 2_000 };
+export const DEFAULT_CONFIG: Config = { apiKeyCacheTtlMs: 2_000, requestTimeoutMs: 15_000 };

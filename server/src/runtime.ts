@@ -69,13 +69,22 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 /** Builds the dependencies shared by every request: one database handle, one clock, caches. */
-export function createDeps(handle: DbHandle, config: Pick<ServerConfig, 'apiKeyCacheTtlMs'>, log: Logger): Deps {
+export function createDeps(
+  handle: DbHandle,
+  config: Pick<ServerConfig, 'apiKeyCacheTtlMs'> &
+    Partial<Pick<ServerConfig, 'dbStatementTimeoutMs' | 'dbConnectTimeoutSeconds'>>,
+  log: Logger,
+): Deps {
   return {
     db: handle.db,
     driver: handle.driver,
     now: () => new Date(),
     log,
-    config: { apiKeyCacheTtlMs: config.apiKeyCacheTtlMs },
+    config: {
+      apiKeyCacheTtlMs: config.apiKeyCacheTtlMs,
+      // A request outlives neither a connect attempt plus a statement, plus a little slack.
+      requestTimeoutMs: (config.dbStatementTimeoutMs ?? 10_000) + (config.dbConnectTimeoutSeconds ?? 5) * 1000 + 2_000,
+    },
     caches: { apiKeys: new Map() },
   };
 }
