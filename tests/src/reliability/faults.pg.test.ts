@@ -13,7 +13,7 @@ import { adminTokenFor, startOwnApp } from './own-app.ts';
  */
 const onPostgres = Boolean(inject('databaseUrl'));
 
-export const faultStats = { requests: 0, faults: 0, fiveHundreds: 0 };
+const faultStats = { requests: 0, faults: 0, fiveHundreds: 0 };
 
 describe.skipIf(!onPostgres)('database faults (PostgreSQL only: PGlite is in-process and cannot be stopped)', () => {
   let pg: OwnPostgres;
@@ -45,6 +45,9 @@ describe.skipIf(!onPostgres)('database faults (PostgreSQL only: PGlite is in-pro
   }, 60_000);
 
   afterAll(async () => {
+    console.info(
+      `[reliability] faults: ${faultStats.faults} database stops, ${faultStats.requests} requests, ${faultStats.fiveHundreds} 500s`,
+    );
     await own?.close();
     await handle?.close().catch(() => {});
     pg?.destroy();

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HttpResponse, newEnvironment } from '../helpers/world.ts';
 import { type Fixture, hostileString, makeFixture, OPERATIONS, snapshot } from './catalog.ts';
 
@@ -35,7 +35,10 @@ const headerArb = fc.record(
   { requiredKeys: [] },
 );
 
-export const stats = { requests: 0, fiveXx: 0 };
+const stats = { requests: 0, fiveXx: 0 };
+afterAll(() => {
+  console.info(`[reliability] fuzz: seed ${SEED}, ${stats.requests} requests, ${stats.fiveXx} 5xx`);
+});
 
 function expectContractError(res: HttpResponse) {
   expect(res.status, res.text).toBeLessThan(500);

@@ -1,6 +1,6 @@
 import { organizationDomains } from '@atrium/db';
 import { and, eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { type HttpResponse, newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /** Concurrent requests per race (50–200 per the issue; RACE_CONCURRENCY overrides). */
@@ -135,6 +135,11 @@ const RACES: Race[] = [
   },
 ];
 
+const stats = { races: 0, requests: 0, fiveXx: 0 };
+afterAll(() => {
+  console.info(`[reliability] races: ${stats.races} races, ${stats.requests} requests, ${stats.fiveXx} 5xx`);
+});
+
 describe.each(RACES)('race: $name', (race) => {
   const run = race.todo ? it.todo : it;
   run(
@@ -144,6 +149,9 @@ describe.each(RACES)('race: $name', (race) => {
       const ctx = await race.setup(env);
       const responses = await Promise.all(Array.from({ length: N }, (_, i) => race.fire(env, ctx, i)));
       const fives = responses.filter((r) => r.status >= 500);
+      stats.races += 1;
+      stats.requests += responses.length;
+      stats.fiveXx += fives.length;
       expect(fives.map((r) => r.text)).toEqual([]);
       const winners = responses.filter((r) => r.status === race.win);
       const expected = race.winners?.(ctx) ?? 1;
