@@ -62,6 +62,8 @@ export interface AppOptions {
   rateLimit?: Partial<RateLimitOptions> | false;
   /** The metrics registry to fill (default: a new one without process metrics). */
   metrics?: Metrics;
+  /** One `info` line per request (default true); off saves a write per request. */
+  accessLog?: boolean;
 }
 
 /** Paths outside the API that are labelled by name in metrics; the rest are `unmatched`. */
@@ -81,6 +83,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const routes = new RouteTable(document);
   const statuses = successStatuses();
   const metrics = options.metrics ?? new Metrics();
+  const accessLog = options.accessLog ?? true;
   const limits =
     options.rateLimit === false ? undefined : new RateLimits({ ...DEFAULT_RATE_LIMITS, ...options.rateLimit });
 
@@ -252,10 +255,11 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
       const seconds = (performance.now() - started) / 1000;
       metrics.observe(method, label, res.statusCode, seconds);
       // The access log names the route and path, never headers, query strings or bodies.
-      deps.log.info(
-        { req_id: req.requestId, method, route: label, path: pathname, status: res.statusCode, ms: seconds * 1000 },
-        'request',
-      );
+      if (accessLog)
+        deps.log.info(
+          { req_id: req.requestId, method, route: label, path: pathname, status: res.statusCode, ms: seconds * 1000 },
+          'request',
+        );
     });
     if (route.kind === 'none') {
       app(req as Request, res as Response);

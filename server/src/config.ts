@@ -19,6 +19,8 @@ export interface ServerConfig {
   rateLimit: { requests: number; organizationDeletes: number; windowSeconds: number } | false;
   /** How long SIGTERM waits for in-flight requests before closing their connections. */
   shutdownDrainMs: number;
+  /** One log line per request (ACCESS_LOG=off turns it off). */
+  accessLog: boolean;
 }
 
 function integer(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -53,5 +55,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
             windowSeconds: integer('RATE_LIMIT_WINDOW_SECONDS', 60, env),
           },
     shutdownDrainMs: integer('SHUTDOWN_DRAIN_MS', 8_000, env),
+    accessLog: env.ACCESS_LOG !== 'off',
   };
 }

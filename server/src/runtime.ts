@@ -117,7 +117,12 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
         new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000).unref()),
       ]).catch(() => false),
   });
-  const app = createApp(deps, { baseUrl: config.publicUrl, rateLimit: config.rateLimit, metrics });
+  const app = createApp(deps, {
+    baseUrl: config.publicUrl,
+    rateLimit: config.rateLimit,
+    metrics,
+    accessLog: config.accessLog,
+  });
   const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
