@@ -14,6 +14,7 @@ export { ApiError, contractError, type ErrorBody, type FieldError } from './erro
 export {
   beginIdempotentRequest,
   completeIdempotentRequest,
+  countExpiredIdempotencyKeys,
   IDEMPOTENCY_LOCK_MS,
   IDEMPOTENCY_TTL_MS,
   type IdempotencyBegin,

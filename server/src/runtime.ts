@@ -2,7 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type DbHandle, openDb } from '@atrium/db';
 import { type AtriumApp, createApp, Metrics } from '@atrium/rest-facade';
-import { createEnvironment, type Deps, ensureAdminToken, listEnvironments } from '@atrium/routers';
+import {
+  countExpiredIdempotencyKeys,
+  createEnvironment,
+  type Deps,
+  ensureAdminToken,
+  listEnvironments,
+} from '@atrium/routers';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { ServerConfig } from './config.ts';
 import { idempotencyPurgeWorker } from './workers/idempotency-purge.ts';
@@ -132,6 +138,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   const url = config.publicUrl.replace(`:${config.port}`, `:${address.port}`);
 
   const workers: Worker[] = [idempotencyPurgeWorker(deps)];
+  app.metrics.registerQueue('idempotency-purge', () => countExpiredIdempotencyKeys(deps));
 
   let closing: Promise<void> | undefined;
   return {

@@ -1,5 +1,5 @@
 import { idempotencyKeys } from '@atrium/db';
-import { and, eq, lte } from 'drizzle-orm';
+import { and, count, eq, lte } from 'drizzle-orm';
 import type { Deps } from '../context.ts';
 import { conflict, invalid } from '../errors.ts';
 import { sameDigest, sha256Hex } from '../lib/random.ts';
@@ -139,4 +139,13 @@ export async function purgeExpiredIdempotencyKeys(deps: Deps): Promise<number> {
     .where(lte(idempotencyKeys.expiresAt, deps.now()))
     .returning({ key: idempotencyKeys.key });
   return gone.length;
+}
+
+/** How many expired keys wait for the purge (the purge worker's queue depth, for metrics). */
+export async function countExpiredIdempotencyKeys(deps: Deps): Promise<number> {
+  const [row] = await deps.db
+    .select({ n: count() })
+    .from(idempotencyKeys)
+    .where(lte(idempotencyKeys.expiresAt, deps.now()));
+  return Number(row?.n ?? 0);
 }

@@ -4,8 +4,9 @@ import { beginIdempotentRequest, purgeExpiredIdempotencyKeys, requestHash } from
 import { WorkOS } from '@workos-inc/node';
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { makeFixture, OPERATIONS, snapshot } from './catalog.ts';
+import { startOwnApp } from './own-app.ts';
 
 const creates = OPERATIONS.filter((op) => op.creates);
 
@@ -120,6 +121,35 @@ describe.each(creates)('Idempotency-Key on $name', (op) => {
 });
 
 describe('Idempotency-Key rules', () => {
+  it('frees the key when the answer is a 5xx, so a retry with it runs the request', async () => {
+    const env = await newEnvironment();
+    // A facade whose database refuses every transaction (as when it has just gone away) answers 503.
+    const db = new Proxy(env.deps.db, {
+      get(target, prop, receiver) {
+        if (prop === 'transaction') {
+          return async () => {
+            throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const own = await startOwnApp({ ...env.deps, db });
+    try {
+      const key = randomUUID();
+      const slow = new HttpClient(own.url, env.http.defaultHeaders);
+      const failed = await slow.post('/organizations', { name: 'Timed out' }, { 'Idempotency-Key': key });
+      expect(failed.status).toBe(503);
+      expect(failed.body).toMatchObject({ code: 'service_unavailable' });
+      expect((await snapshot(env)).idempotency_keys).toBe(0);
+      const retried = await env.http.post('/organizations', { name: 'Timed out' }, { 'Idempotency-Key': key });
+      expect(retried.status).toBe(201);
+      expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    } finally {
+      await own.close();
+    }
+  });
+
   it('scopes keys by environment', async () => {
     const a = await newEnvironment();
     const b = await newEnvironment();
