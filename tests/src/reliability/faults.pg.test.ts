@@ -1,6 +1,7 @@
 import { type DbHandle, openDb } from '@atrium/db';
 import { createEnvironment, type Deps, ensureAdminToken } from '@atrium/routers';
 import pino from 'pino';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OwnPostgres } from '../helpers/own-postgres.ts';
 import { HttpClient, type HttpResponse } from '../helpers/world.ts';
@@ -46,7 +47,7 @@ describe.skipIf(!onPostgres)('database faults (PostgreSQL only: PGlite is in-pro
 
   afterAll(async () => {
     console.info(
-      `[reliability] faults: ${faultStats.faults} database stops, ${faultStats.requests} requests, ${faultStats.fiveHundreds} 500s`,
+      `[reliability] faults: ${faultStats.faults} faults injected, ${faultStats.requests} requests, ${faultStats.fiveHundreds} 500s`,
     );
     await own?.close();
     await handle?.close().catch(() => {});
@@ -104,6 +105,30 @@ describe.skipIf(!onPostgres)('database faults (PostgreSQL only: PGlite is in-pro
     // A key first used while the database was down is free: its retry runs.
     const retried = await api.post('/organizations', { name: 'While down' }, { 'Idempotency-Key': 'down-1' });
     expect(retried.status).toBe(201);
+  });
+
+  it('answers 503 when a statement runs past the statement timeout (a row lock held elsewhere)', async () => {
+    const created = await api.post('/organizations', { name: 'Locked' });
+    expect(created.status).toBe(201);
+    const blocker = postgres(pg.url, { max: 1, onnotice: () => {} });
+    try {
+      const held = blocker.begin(async (sql) => {
+        await sql`select id from organizations where id = ${created.body.id} for update`;
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const { res, ms } = await timed(api.put(`/organizations/${created.body.id}`, { name: 'Waited' }));
+      faultStats.faults += 1;
+      expect(res.status, res.text).toBe(503);
+      expect(res.body.code).toBe('service_unavailable');
+      expect(ms).toBeLessThan(3_000);
+      await held;
+      // Nothing of the timed-out update was kept; the next one goes through.
+      expect((await api.get(`/organizations/${created.body.id}`)).body.name).toBe('Locked');
+      expect((await api.put(`/organizations/${created.body.id}`, { name: 'Later' })).status).toBe(200);
+    } finally {
+      await blocker.end({ timeout: 5 });
+    }
   });
 
   it('keeps every acknowledged write when the database is stopped in the middle of a load', async () => {
