@@ -211,9 +211,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     res.end = ((chunk?: unknown) => {
       if (res.statusCode === 204) {
         res.removeHeader('Content-Type');
-        return end();
-      }
-      if (res.statusCode >= 400 && typeof chunk === 'string') {
+        chunk = undefined;
+      } else if (res.statusCode >= 400 && typeof chunk === 'string') {
         try {
           const shape = JSON.parse(chunk) as { data?: { contract?: { body: unknown } } };
           if (shape.data?.contract) chunk = JSON.stringify(shape.data.contract.body);
@@ -226,7 +225,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
       // Store the first response before acknowledging it, so a retry can only ever replay it.
       // A 5xx frees the key instead: the request may not have happened, a retry may run it.
       const status = res.statusCode;
-      const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : '';
+      const body: unknown = chunk;
+      const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : '';
       const settle =
         status >= 500
           ? releaseIdempotentRequest(deps, claim.environmentId, claim.key)
