@@ -25,7 +25,12 @@ import { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits } from './rate-l
 import { RouteTable } from './routes.ts';
 import { API_SECURITY_HEADERS, applyHeaders, PAGE_SECURITY_HEADERS } from './security.ts';
 
-type ApiRequest = IncomingMessage & { body?: unknown; query?: unknown; requestId?: string };
+type ApiRequest = IncomingMessage & {
+  body?: unknown;
+  query?: unknown;
+  requestId?: string;
+  idempotency?: { environmentId: string; key: string };
+};
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
 
@@ -90,7 +95,13 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const bridge = createOpenApiNodeHttpHandler({
     router: appRouter,
     maxBodySize: MAX_BODY_BYTES,
-    createContext: ({ req }) => createInnerContext(deps, req.headers.authorization, (req as ApiRequest).requestId),
+    createContext: ({ req }) =>
+      createInnerContext(
+        deps,
+        req.headers.authorization,
+        (req as ApiRequest).requestId,
+        (req as ApiRequest).idempotency,
+      ),
     responseMeta: ({ paths, errors }) => {
       if (errors.length > 0) return { status: contractError(errors[0]).status };
       const status = paths?.[0] ? statuses.get(paths[0]) : undefined;
@@ -205,6 +216,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     }
     const claim = await idempotency(req, res, pathname);
     if (claim === 'answered') return;
+    if (claim) req.idempotency = claim;
     req.query = parseQuery(search);
     // The bridge renders errors in tRPC's shape; put the contract's body in its place.
     const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;

@@ -41,6 +41,17 @@ export interface Context {
   /** The raw `Authorization` header, resolved lazily by the procedures that need it. */
   authorization: string | undefined;
   requestId?: string | undefined;
+  /**
+   * The `Idempotency-Key` claim of this request, when it carries one: the request's
+   * transactions mark the key `committed` before they commit, so a write whose response was
+   * lost (the process died) is never run a second time.
+   */
+  idempotency?: IdempotencyClaim | undefined;
+}
+
+export interface IdempotencyClaim {
+  environmentId: string;
+  key: string;
 }
 
 /** What a service function receives: the database, the clock, and the caller's environment. */
@@ -51,8 +62,13 @@ export interface Scope {
   deps: Deps;
 }
 
-export function createInnerContext(deps: Deps, authorization?: string, requestId?: string): Context {
-  return { deps, authorization, requestId };
+export function createInnerContext(
+  deps: Deps,
+  authorization?: string,
+  requestId?: string,
+  idempotency?: IdempotencyClaim,
+): Context {
+  return { deps, authorization, requestId, idempotency };
 }
 
 export const DEFAULT_CONFIG: Config = { apiKeyCacheTtlMs: 2_000, requestTimeoutMs: 15_000 };

@@ -7,6 +7,7 @@ export {
   DEFAULT_CONFIG,
   type Deps,
   type EnvironmentInfo,
+  type IdempotencyClaim,
   type Scope,
 } from './context.ts';
 export { createEnvironment, listEnvironments } from './environments/service.ts';
@@ -18,6 +19,8 @@ export {
   IDEMPOTENCY_LOCK_MS,
   IDEMPOTENCY_TTL_MS,
   type IdempotencyBegin,
+  idempotentDb,
+  markIdempotentWrite,
   purgeExpiredIdempotencyKeys,
   releaseIdempotentRequest,
   requestHash,

@@ -3,6 +3,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { authenticateAdmin, authenticateApiKey } from './auth/service.ts';
 import { type Context, DEFAULT_CONFIG, type Scope } from './context.ts';
 import { ApiError, contractError, forbidden, fromDatabaseError, invalid, serviceUnavailable } from './errors.ts';
+import { idempotentDb } from './idempotency/service.ts';
 
 export type Meta = OpenApiMeta<{
   /** The HTTP status of a success on the REST surface (default 200). */
@@ -65,7 +66,8 @@ export const publicProcedure = t.procedure.use(contractErrors).use(deadline);
 /** Authenticated by an environment's API key; services get a Scope for that environment. */
 export const apiProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const env = await authenticateApiKey(ctx.deps, ctx.authorization);
-  const scope: Scope = { db: ctx.deps.db, env, now: ctx.deps.now, deps: ctx.deps };
+  const db = ctx.idempotency ? idempotentDb(ctx.deps.db, ctx.idempotency) : ctx.deps.db;
+  const scope: Scope = { db, env, now: ctx.deps.now, deps: ctx.deps };
   return next({ ctx: { ...ctx, scope } });
 });
 

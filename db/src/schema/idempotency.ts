@@ -2,7 +2,7 @@ import { index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { idText, ts } from './columns.ts';
 import { environments } from './environments.ts';
 
-export const IDEMPOTENCY_STATES = ['in_flight', 'completed'] as const;
+export const IDEMPOTENCY_STATES = ['in_flight', 'committed', 'completed'] as const;
 export type IdempotencyState = (typeof IDEMPOTENCY_STATES)[number];
 
 /**

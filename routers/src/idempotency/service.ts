@@ -1,6 +1,6 @@
-import { idempotencyKeys } from '@atrium/db';
-import { and, count, eq, lte } from 'drizzle-orm';
-import type { Deps } from '../context.ts';
+import { type Db, idempotencyKeys } from '@atrium/db';
+import { and, count, eq, inArray, lte } from 'drizzle-orm';
+import type { Deps, IdempotencyClaim } from '../context.ts';
 import { conflict, invalid } from '../errors.ts';
 import { sameDigest, sha256Hex } from '../lib/random.ts';
 
@@ -38,6 +38,11 @@ export function requestHash(method: string, path: string, body: string): string 
 
 const reused = () =>
   conflict('idempotency_key_reused', 'This Idempotency-Key was already used for a different request.');
+const lost = () =>
+  conflict(
+    'idempotency_key_reused',
+    'The first request with this Idempotency-Key was carried out, but its response was lost; it will not be run again.',
+  );
 const inFlight = () =>
   conflict('idempotency_key_reused', 'A request with this Idempotency-Key is still being processed; retry later.');
 
@@ -81,6 +86,7 @@ export async function beginIdempotentRequest(
       return { kind: 'replay', status: row.responseStatus, body: row.responseBody };
     }
     if (row.lockedUntil > now) throw inFlight();
+    if (row.state === 'committed') throw lost();
     // The first request's process died holding the key: take it over, once.
     const taken = await deps.db
       .update(idempotencyKeys)
@@ -108,14 +114,14 @@ export async function completeIdempotentRequest(
       and(
         eq(idempotencyKeys.environmentId, environmentId),
         eq(idempotencyKeys.key, key),
-        eq(idempotencyKeys.state, 'in_flight'),
+        inArray(idempotencyKeys.state, ['in_flight', 'committed']),
       ),
     );
 }
 
 /**
  * Frees a claimed key without storing the response (a 5xx: the request may not have run, so
- * a retry with the same key must be allowed to run it).
+ * a retry with the same key must be allowed to run it). A key whose write committed stays.
  */
 export async function releaseIdempotentRequest(deps: Deps, environmentId: string, key: string): Promise<void> {
   await deps.db
@@ -127,6 +133,42 @@ export async function releaseIdempotentRequest(deps: Deps, environmentId: string
         eq(idempotencyKeys.state, 'in_flight'),
       ),
     );
+}
+
+/**
+ * Marks a claimed key `committed` inside the request's write transaction, so the mark and the
+ * write commit together.
+ */
+export async function markIdempotentWrite(tx: Db, claim: IdempotencyClaim): Promise<void> {
+  await tx
+    .update(idempotencyKeys)
+    .set({ state: 'committed' })
+    .where(
+      and(
+        eq(idempotencyKeys.environmentId, claim.environmentId),
+        eq(idempotencyKeys.key, claim.key),
+        eq(idempotencyKeys.state, 'in_flight'),
+      ),
+    );
+}
+
+/**
+ * The database handle of an idempotent request: every transaction it opens marks the key
+ * `committed` as its last statement.
+ */
+export function idempotentDb(db: Db, claim: IdempotencyClaim): Db {
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop !== 'transaction') return Reflect.get(target, prop, receiver);
+      const transaction = target.transaction.bind(target) as Db['transaction'];
+      return ((run, config) =>
+        transaction(async (tx) => {
+          const result = await run(tx);
+          await markIdempotentWrite(tx as unknown as Db, claim);
+          return result;
+        }, config)) as Db['transaction'];
+    },
+  });
 }
 
 /**

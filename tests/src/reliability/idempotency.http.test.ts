@@ -150,6 +150,44 @@ describe('Idempotency-Key rules', () => {
     }
   });
 
+  it('never runs a write twice when it committed but its response was lost', async () => {
+    const env = await newEnvironment();
+    // The transaction commits, then the connection dies before the answer (as a crash would).
+    const db = new Proxy(env.deps.db, {
+      get(target, prop, receiver) {
+        if (prop === 'transaction') {
+          return async (...args: Parameters<typeof target.transaction>) => {
+            await target.transaction(...args);
+            throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const own = await startOwnApp({ ...env.deps, db });
+    try {
+      const key = randomUUID();
+      const lostAnswer = await new HttpClient(own.url, env.http.defaultHeaders).post(
+        '/organizations',
+        { name: 'Committed once' },
+        { 'Idempotency-Key': key },
+      );
+      expect(lostAnswer.status).toBe(503);
+      expect((await snapshot(env)).organizations).toBe(1);
+      // While the first request's hold lasts, a retry is told it is in flight …
+      const early = await env.http.post('/organizations', { name: 'Committed once' }, { 'Idempotency-Key': key });
+      expect(early.status).toBe(409);
+      // … and after it, that the write happened: it is never run a second time.
+      await expire(env, key, 'lockedUntil');
+      const late = await env.http.post('/organizations', { name: 'Committed once' }, { 'Idempotency-Key': key });
+      expect(late.status).toBe(409);
+      expect(late.body.code).toBe('idempotency_key_reused');
+      expect((await snapshot(env)).organizations).toBe(1);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('scopes keys by environment', async () => {
     const a = await newEnvironment();
     const b = await newEnvironment();
