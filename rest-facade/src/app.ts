@@ -1,15 +1,36 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { ApiError, appRouter, contractError, createInnerContext, type Deps } from '@atrium/routers';
+import {
+  ApiError,
+  appRouter,
+  authenticateAdmin,
+  authenticateApiKey,
+  beginIdempotentRequest,
+  completeIdempotentRequest,
+  contractError,
+  createInnerContext,
+  type Deps,
+  releaseIdempotentRequest,
+  requestHash,
+  requireIdempotencyKey,
+} from '@atrium/routers';
 import { apiReference } from '@scalar/express-api-reference';
 import { createExpressMiddleware } from '@trpc/server/adapters/express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { MAX_BODY_BYTES, parseQuery, readJsonBody } from './body.ts';
+import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, successStatuses } from './openapi.ts';
+import { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits } from './rate-limit.ts';
 import { RouteTable } from './routes.ts';
+import { API_SECURITY_HEADERS, applyHeaders, PAGE_SECURITY_HEADERS } from './security.ts';
 
-type ApiRequest = IncomingMessage & { body?: unknown; query?: unknown; requestId?: string };
+type ApiRequest = IncomingMessage & {
+  body?: unknown;
+  query?: unknown;
+  requestId?: string;
+  idempotency?: { environmentId: string; key: string };
+};
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
 
@@ -41,11 +62,28 @@ export interface AtriumApp {
   /** The node:http listener: API paths go straight to the OpenAPI bridge, the rest to Express. */
   handler: RequestListener;
   express: express.Express;
+  /** Prometheus metrics served at `/metrics`; workers register their gauges here. */
+  metrics: Metrics;
+  /** The per-API-key limits, or undefined when turned off. */
+  limits: RateLimits | undefined;
 }
 
 export interface AppOptions {
   /** Public base URL, used in the OpenAPI document. */
   baseUrl: string;
+  /** Limits per API key (defaults: 6,000 requests and 50 organization deletes per 60 s); false turns them off. */
+  rateLimit?: Partial<RateLimitOptions> | false;
+  /** The metrics registry to fill (default: a new one without process metrics). */
+  metrics?: Metrics;
+  /** One `info` line per request (default true); off saves a write per request. */
+  accessLog?: boolean;
+}
+
+/** Paths outside the API that are labelled by name in metrics; the rest are `unmatched`. */
+const NAMED_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']);
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /**
@@ -57,11 +95,21 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const document = buildOpenApiDocument(options.baseUrl);
   const routes = new RouteTable(document);
   const statuses = successStatuses();
+  const metrics = options.metrics ?? new Metrics();
+  const accessLog = options.accessLog ?? true;
+  const limits =
+    options.rateLimit === false ? undefined : new RateLimits({ ...DEFAULT_RATE_LIMITS, ...options.rateLimit });
 
   const bridge = createOpenApiNodeHttpHandler({
     router: appRouter,
     maxBodySize: MAX_BODY_BYTES,
-    createContext: ({ req }) => createInnerContext(deps, req.headers.authorization, (req as ApiRequest).requestId),
+    createContext: ({ req }) =>
+      createInnerContext(
+        deps,
+        req.headers.authorization,
+        (req as ApiRequest).requestId,
+        (req as ApiRequest).idempotency,
+      ),
     responseMeta: ({ paths, errors, ctx }) => {
       if (errors.length > 0) return { status: contractError(errors[0]).status };
       const status = paths?.[0] ? statuses.get(paths[0]) : undefined;
@@ -78,6 +126,10 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use((_req, res, next) => {
+    applyHeaders(res, PAGE_SECURITY_HEADERS);
+    next();
+  });
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -91,6 +143,12 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     } catch {
       res.status(503).json({ code: 'service_unavailable', message: 'The database is not reachable.' });
     }
+  });
+  // Prometheus metrics, behind the admin token (a scraper sends it as a bearer token).
+  app.get('/metrics', async (req, res) => {
+    await authenticateAdmin(deps, req.headers.authorization);
+    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
   });
   app.get('/openapi.json', (_req, res) => {
     res.json(document);
@@ -112,12 +170,53 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     sendError(res, new ApiError(404, 'route_not_found', 'No such route.'));
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    deps.log.error({ err: error }, 'unhandled error');
+    if (contractError(error).status >= 500) deps.log.error({ err: error }, 'unhandled error');
     sendError(res, error);
   });
 
-  async function handleApi(req: ApiRequest, res: ServerResponse, search: string): Promise<void> {
+  /**
+   * `Idempotency-Key` on a POST: claims the key for this request, or answers at once with the
+   * stored first response (byte for byte) or 409. Returns the claim to settle when the
+   * response is written, or undefined when the request is not idempotent or was answered.
+   */
+  async function idempotency(
+    req: ApiRequest,
+    res: ServerResponse,
+    pathname: string,
+  ): Promise<{ environmentId: string; key: string } | 'answered' | undefined> {
+    const header = headerValue(req.headers['idempotency-key']);
+    if (req.method !== 'POST' || header === undefined) return undefined;
+    const env = await authenticateApiKey(deps, req.headers.authorization);
+    const key = requireIdempotencyKey(header);
+    const hash = requestHash('POST', pathname, JSON.stringify(req.body));
+    const begun = await beginIdempotentRequest(deps, env.id, key, hash);
+    if (begun.kind === 'proceed') return { environmentId: env.id, key };
+    res.statusCode = begun.status;
+    res.setHeader('Idempotent-Replayed', 'true');
+    if (begun.body !== '') {
+      res.setHeader('Content-Type', 'application/json');
+      res.setHeader('Content-Length', Buffer.byteLength(begun.body));
+    }
+    res.end(begun.body);
+    return 'answered';
+  }
+
+  async function handleApi(
+    req: ApiRequest,
+    res: ServerResponse,
+    pathname: string,
+    search: string,
+    template: string,
+  ): Promise<void> {
     const method = req.method ?? 'GET';
+    if (limits) {
+      const admission = await limits.admit(req, res, method === 'DELETE' && template === '/organizations/{id}');
+      if (!admission.ok) {
+        req.resume();
+        sendError(res, admission.error, { 'Retry-After': String(admission.retryAfter) });
+        return;
+      }
+    }
     if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
       req.body = await readJsonBody(req);
       // The body is parsed; tell the bridge so, also for a bodyless POST such as /verify.
@@ -125,6 +224,9 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     } else {
       req.resume();
     }
+    const claim = await idempotency(req, res, pathname);
+    if (claim === 'answered') return;
+    if (claim) req.idempotency = claim;
     req.query = parseQuery(search);
     // The bridge renders errors in tRPC's shape; put the contract's body in its place.
     const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
@@ -142,9 +244,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
       }
       if (res.statusCode === 204) {
         res.removeHeader('Content-Type');
-        return end();
-      }
-      if (res.statusCode >= 400 && typeof chunk === 'string') {
+        chunk = undefined;
+      } else if (res.statusCode >= 400 && typeof chunk === 'string') {
         try {
           const shape = JSON.parse(chunk) as { data?: { contract?: { body: unknown } } };
           if (shape.data?.contract) chunk = JSON.stringify(shape.data.contract.body);
@@ -153,24 +254,51 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
         }
       }
       if (typeof chunk === 'string') res.setHeader('Content-Length', Buffer.byteLength(chunk));
-      return end(chunk);
+      if (!claim) return end(chunk);
+      // Store the first response before acknowledging it, so a retry can only ever replay it.
+      // A 5xx frees the key instead: the request may not have happened, a retry may run it.
+      const status = res.statusCode;
+      const body: unknown = chunk;
+      const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : '';
+      const settle =
+        status >= 500
+          ? releaseIdempotentRequest(deps, claim.environmentId, claim.key)
+          : completeIdempotentRequest(deps, claim.environmentId, claim.key, status, text);
+      settle
+        .catch((error: unknown) => deps.log.warn({ err: error }, 'could not store the idempotent response'))
+        .finally(() => end(chunk));
+      return res;
     }) as typeof res.end;
     await bridge(req, res);
   }
 
   const handler: RequestListener = (request, res) => {
+    const started = performance.now();
     const req = request as ApiRequest;
     req.requestId = requestIdOf(req);
     res.setHeader('X-Request-ID', req.requestId);
+    const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const pathname = q === -1 ? url : url.slice(0, q);
     const search = q === -1 ? '' : url.slice(q + 1);
-    const route = routes.match(req.method ?? 'GET', pathname);
+    const route = routes.match(method, pathname);
+    const label = route.kind === 'match' ? route.template : NAMED_PATHS.has(pathname) ? pathname : 'unmatched';
+    res.once('finish', () => {
+      const seconds = (performance.now() - started) / 1000;
+      metrics.observe(method, label, res.statusCode, seconds);
+      // The access log names the route and path, never headers, query strings or bodies.
+      if (accessLog)
+        deps.log.info(
+          { req_id: req.requestId, method, route: label, path: pathname, status: res.statusCode, ms: seconds * 1000 },
+          'request',
+        );
+    });
     if (route.kind === 'none') {
       app(req as Request, res as Response);
       return;
     }
+    applyHeaders(res, API_SECURITY_HEADERS);
     if (route.kind === 'method') {
       req.resume();
       sendError(res, new ApiError(405, 'method_not_allowed', `${req.method} is not allowed here.`), {
@@ -178,7 +306,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
       });
       return;
     }
-    handleApi(req, res, search).catch((error: unknown) => {
+    handleApi(req, res, pathname, search, route.template).catch((error: unknown) => {
       if (res.headersSent) {
         res.destroy();
         return;
@@ -189,5 +317,5 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     });
   };
 
-  return { handler, express: app };
+  return { handler, express: app, metrics, limits };
 }

@@ -3,6 +3,35 @@ import { ApiError } from '@atrium/routers';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/**
+ * The deepest nesting of objects and arrays a body may have. Deeper bodies are refused before
+ * parsing: the tRPC adapter re-serialises the body, and recursion that deep overflows the stack.
+ */
+export const MAX_BODY_DEPTH = 64;
+
+/** The deepest `{`/`[` nesting of a JSON text (strings skipped), stopping early past `limit`. */
+export function nestingDepth(text: string, limit = MAX_BODY_DEPTH): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92)
+        i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      depth++;
+      if (depth > max) {
+        max = depth;
+        if (max > limit) return max;
+      }
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return max;
+}
+
 const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is larger than 1 MiB.');
 
 function hasBody(req: IncomingMessage): boolean {
@@ -44,6 +73,11 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   }
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return {};
+  if (nestingDepth(text) > MAX_BODY_DEPTH) {
+    throw new ApiError(422, 'invalid_request_parameters', 'The request body is nested too deeply.', [
+      { field: 'body', code: 'body_too_deep', message: `JSON may nest at most ${MAX_BODY_DEPTH} levels.` },
+    ]);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -1,2 +1,4 @@
 export { type AppOptions, type AtriumApp, createApp } from './app.ts';
+export { Metrics } from './metrics.ts';
 export { buildOpenApiDocument } from './openapi.ts';
+export { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits } from './rate-limit.ts';

@@ -1,6 +1,7 @@
 import type { OpenAPIObject } from 'trpc-to-openapi';
 
 interface Route {
+  template: string;
   pattern: RegExp;
   methods: Set<string>;
 }
@@ -24,16 +25,22 @@ export class RouteTable {
           .filter((key) => ['get', 'post', 'put', 'patch', 'delete'].includes(key))
           .map((key) => key.toUpperCase()),
       );
-      this.routes.push({ pattern: new RegExp(`^${source}/?$`, 'i'), methods });
+      this.routes.push({ template: path, pattern: new RegExp(`^${source}/?$`, 'i'), methods });
     }
   }
 
-  /** `match` when the verb and path are served, `method` when only the path is, else `none`. */
-  match(method: string, pathname: string): { kind: 'match' } | { kind: 'method'; allow: string[] } | { kind: 'none' } {
+  /**
+   * `match` (with the path template, the label of metrics and logs) when the verb and path are
+   * served, `method` when only the path is, else `none`.
+   */
+  match(
+    method: string,
+    pathname: string,
+  ): { kind: 'match'; template: string } | { kind: 'method'; allow: string[] } | { kind: 'none' } {
     const allow = new Set<string>();
     for (const route of this.routes) {
       if (!route.pattern.test(pathname)) continue;
-      if (route.methods.has(method)) return { kind: 'match' };
+      if (route.methods.has(method)) return { kind: 'match', template: route.template };
       for (const m of route.methods) allow.add(m);
     }
     return allow.size > 0 ? { kind: 'method', allow: [...allow] } : { kind: 'none' };

@@ -13,6 +13,13 @@ export interface EnvironmentInfo {
 export interface Config {
   /** How long a resolved API key stays cached in this process (revocation bound elsewhere). */
   apiKeyCacheTtlMs: number;
+  /**
+   * The longest a procedure may run before it answers 503 (default 15 s; 0 turns it off). The
+   * database driver has connect and statement timeouts, but a query queued on a connection the
+   * server has just killed can stay pending for ever (postgres.js 3.4.9), so the request
+   * carries its own deadline.
+   */
+  requestTimeoutMs?: number;
   /** Accept webhook endpoints on private, loopback and link-local addresses (tests, local setups). */
   webhooksAllowPrivate?: boolean;
 }
@@ -86,6 +93,17 @@ export interface Context {
    * sends them with the success response. Other transports ignore them.
    */
   resHeaders: Map<string, string>;
+  /**
+   * The `Idempotency-Key` claim of this request, when it carries one: the request's
+   * transactions mark the key `committed` before they commit, so a write whose response was
+   * lost (the process died) is never run a second time.
+   */
+  idempotency?: IdempotencyClaim | undefined;
+}
+
+export interface IdempotencyClaim {
+  environmentId: string;
+  key: string;
 }
 
 /** What a service function receives: the database, the clock, and the caller's environment. */
@@ -96,11 +114,16 @@ export interface Scope {
   deps: Deps;
 }
 
-export function createInnerContext(deps: Deps, authorization?: string, requestId?: string): Context {
-  return { deps, authorization, requestId, resHeaders: new Map() };
+export function createInnerContext(
+  deps: Deps,
+  authorization?: string,
+  requestId?: string,
+  idempotency?: IdempotencyClaim,
+): Context {
+  return { deps, authorization, requestId, resHeaders: new Map(), idempotency };
 }
 
-export const DEFAULT_CONFIG: Config = { apiKeyCacheTtlMs: 2_000 };
+export const DEFAULT_CONFIG: Config = { apiKeyCacheTtlMs: 2_000, requestTimeoutMs: 15_000 };
 
 export const DEFAULT_TOKEN_SETTINGS: Omit<TokenConfig, 'masterKey' | 'issuer'> = {
   rotationDelayMs: 5 * 60_000,

@@ -78,6 +78,15 @@ export const invalid = (errors: FieldError[], code = 'invalid_request_parameters
 export const serviceUnavailable = () =>
   new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Try again shortly.');
 
+const unstorableInput = () =>
+  invalid([
+    {
+      field: 'request',
+      code: 'unstorable_value',
+      message: 'A value in the request cannot be stored (for example a NUL character).',
+    },
+  ]);
+
 /**
  * Database constraint violations, by constraint name, in one place. A race that loses at the
  * database answers exactly what the service's own check would have answered.
@@ -143,6 +152,9 @@ export function fromDatabaseError(error: unknown): ApiError | undefined {
       return conflict('conflict', 'The request conflicted with a concurrent request; retry it.');
     }
     if (e.code && UNAVAILABLE_CODES.has(e.code)) return serviceUnavailable();
+    // Class 22, data exceptions: a value the database cannot take (a NUL character, a number
+    // out of range, an unsupported escape) is the caller's input, not a server fault.
+    if (e.code && e.code.length === 5 && e.code.startsWith('22')) return unstorableInput();
     current = e.cause;
   }
   return undefined;

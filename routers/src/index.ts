@@ -1,5 +1,5 @@
 export { type AppRouter, appRouter, createCaller } from './app-router.ts';
-export { ensureAdminToken, forgetEnvironment } from './auth/service.ts';
+export { authenticateAdmin, authenticateApiKey, ensureAdminToken, forgetEnvironment } from './auth/service.ts';
 export {
   type Config,
   type Context,
@@ -8,6 +8,7 @@ export {
   DEFAULT_TOKEN_SETTINGS,
   type Deps,
   type EnvironmentInfo,
+  type IdempotencyClaim,
   newCaches,
   type Scope,
   type TokenConfig,
@@ -16,6 +17,21 @@ export { createEnvironment, listEnvironments, scopeOf } from './environments/ser
 export { ApiError, contractError, type ErrorBody, type FieldError } from './errors.ts';
 export { recordEvent } from './events/record.ts';
 export { EVENT_RETENTION_MS, purgeExpiredEvents, toEvent } from './events/service.ts';
+export {
+  beginIdempotentRequest,
+  completeIdempotentRequest,
+  countExpiredIdempotencyKeys,
+  IDEMPOTENCY_LOCK_MS,
+  IDEMPOTENCY_TTL_MS,
+  type IdempotencyBegin,
+  idempotentDb,
+  markIdempotentWrite,
+  purgeExpiredIdempotencyKeys,
+  releaseIdempotentRequest,
+  requestHash,
+  requireIdempotencyKey,
+} from './idempotency/service.ts';
+export { sameDigest, sha256Hex } from './lib/random.ts';
 export {
   applyDnsResult,
   type DnsCheckResult,

@@ -1,8 +1,9 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { authenticateAdmin, authenticateApiKey } from './auth/service.ts';
-import type { Context, Scope } from './context.ts';
-import { ApiError, contractError, forbidden, fromDatabaseError, invalid } from './errors.ts';
+import { type Context, DEFAULT_CONFIG, type Scope } from './context.ts';
+import { ApiError, contractError, forbidden, fromDatabaseError, invalid, serviceUnavailable } from './errors.ts';
+import { idempotentDb } from './idempotency/service.ts';
 
 export type Meta = OpenApiMeta<{
   /** The HTTP status of a success on the REST surface (default 200). */
@@ -42,12 +43,31 @@ const contractErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-export const publicProcedure = t.procedure.use(contractErrors);
+/**
+ * Every procedure answers within `config.requestTimeoutMs`: past it, 503 service_unavailable
+ * (the outcome of a write cut off this way is unknown to the caller, as with any 503).
+ */
+const deadline = t.middleware(async ({ ctx, next }) => {
+  const ms = ctx.deps.config.requestTimeoutMs ?? DEFAULT_CONFIG.requestTimeoutMs;
+  if (!ms) return next();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(serviceUnavailable()), ms);
+  });
+  try {
+    return await Promise.race([next(), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+});
+
+export const publicProcedure = t.procedure.use(contractErrors).use(deadline);
 
 /** Authenticated by an environment's API key; services get a Scope for that environment. */
 export const apiProcedure = publicProcedure.use(async ({ ctx, next }) => {
   const env = await authenticateApiKey(ctx.deps, ctx.authorization);
-  const scope: Scope = { db: ctx.deps.db, env, now: ctx.deps.now, deps: ctx.deps };
+  const db = ctx.idempotency ? idempotentDb(ctx.deps.db, ctx.idempotency) : ctx.deps.db;
+  const scope: Scope = { db, env, now: ctx.deps.now, deps: ctx.deps };
   return next({ ctx: { ...ctx, scope } });
 });
 

@@ -36,6 +36,16 @@ export interface ServerConfig {
   webhooksAllowPrivate: boolean;
   webhookTimeoutMs: number;
   webhookConcurrency: number;
+  /** Seconds before a PostgreSQL connection attempt gives up (the request then answers 503). */
+  dbConnectTimeoutSeconds: number;
+  /** Milliseconds before PostgreSQL cancels a statement (the request then answers 503). */
+  dbStatementTimeoutMs: number;
+  /** Requests per API key per window, organization deletes per API key per window, window length. */
+  rateLimit: { requests: number; organizationDeletes: number; windowSeconds: number } | false;
+  /** How long SIGTERM waits for in-flight requests before closing their connections. */
+  shutdownDrainMs: number;
+  /** One log line per request (ACCESS_LOG=off turns it off). */
+  accessLog: boolean;
 }
 
 function integer(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -94,6 +104,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     webhooksAllowPrivate: boolean('WEBHOOKS_ALLOW_PRIVATE', false, env),
     webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, env),
     webhookConcurrency: Math.max(1, integer('WEBHOOK_CONCURRENCY', 16, env)),
+    dbConnectTimeoutSeconds: integer('DB_CONNECT_TIMEOUT_SECONDS', 5, env),
+    dbStatementTimeoutMs: integer('DB_STATEMENT_TIMEOUT_MS', 10_000, env),
+    rateLimit:
+      env.RATE_LIMIT === 'off'
+        ? false
+        : {
+            requests: integer('RATE_LIMIT_REQUESTS', 6_000, env),
+            organizationDeletes: integer('RATE_LIMIT_ORGANIZATION_DELETES', 50, env),
+            windowSeconds: integer('RATE_LIMIT_WINDOW_SECONDS', 60, env),
+          },
+    shutdownDrainMs: integer('SHUTDOWN_DRAIN_MS', 8_000, env),
+    accessLog: env.ACCESS_LOG !== 'off',
   };
 }
 

@@ -43,7 +43,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     if (closing) return;
     closing = true;
     log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 10_000);
+    const force = setTimeout(() => process.exit(1), config.shutdownDrainMs + 5_000);
     force.unref();
     runtime.close().then(
       () => process.exit(0),

@@ -1,33 +1,39 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type DbHandle, openDb } from '@atrium/db';
-import { createApp } from '@atrium/rest-facade';
-import { createEnvironment, type Deps, ensureAdminToken, listEnvironments, newCaches } from '@atrium/routers';
-import pino, { type Logger } from 'pino';
+import { type AtriumApp, createApp, Metrics } from '@atrium/rest-facade';
+import {
+  countExpiredIdempotencyKeys,
+  createEnvironment,
+  type Deps,
+  ensureAdminToken,
+  listEnvironments,
+  newCaches,
+} from '@atrium/routers';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import { resolveMasterKey, type ServerConfig } from './config.ts';
+import { idempotencyPurgeWorker } from './workers/idempotency-purge.ts';
 import { VerificationWorker } from './workers/verification.ts';
 import { WebhookWorker } from './workers/webhooks.ts';
+import type { Worker } from './workers/worker.ts';
+
+export type { Worker } from './workers/worker.ts';
 
 export interface Runtime {
   deps: Deps;
   handle: DbHandle;
   server: Server;
+  app: AtriumApp;
   url: string;
+  /** Background workers, stopped on shutdown after the last request and before the database. */
+  workers: Worker[];
   /** Secrets made on this first start, to be printed once. */
   firstRun: { adminToken?: string; environment?: { environment_id: string; client_id: string; api_key: string } };
-  workers: Workers | undefined;
   close(): Promise<void>;
 }
 
-/** The background workers of one process. */
-export interface Workers {
-  verification: VerificationWorker;
-  webhooks: WebhookWorker;
-  stop(): Promise<void>;
-}
-
 /** Starts the DNS verification and webhook delivery workers on the shared dependencies. */
-export function startWorkers(deps: Deps, config: ServerConfig): Workers {
+export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
   const verification = new VerificationWorker(deps, {
     servers: config.dnsServers,
     timeoutMs: config.dnsTimeoutMs,
@@ -42,23 +48,55 @@ export function startWorkers(deps: Deps, config: ServerConfig): Workers {
   });
   verification.start();
   webhooks.start();
-  return {
-    verification,
-    webhooks,
-    async stop() {
-      await Promise.all([verification.stop(), webhooks.stop()]);
-    },
-  };
+  return [
+    { name: 'dns-verification', stop: () => verification.stop() },
+    { name: 'webhook-delivery', stop: () => webhooks.stop() },
+  ];
 }
 
-export function createLogger(level: string): Logger {
-  return pino({
-    level,
-    redact: {
-      paths: ['req.headers.authorization', 'authorization', 'api_key', 'token', 'secret', '*.verification_token'],
-      censor: '[redacted]',
-    },
-  });
+/**
+ * Secret-bearing fields, wherever they sit in a logged object (pino's paths take one `*` per
+ * level, so each is listed at the depths our log lines use). Headers are never logged by the
+ * facade; these paths are the net for a careless `log.info({ req })` or a logged error.
+ */
+const SECRET_FIELDS = [
+  'authorization',
+  'Authorization',
+  'api_key',
+  'apiKey',
+  'key',
+  'secret',
+  'token',
+  'access_token',
+  'client_token',
+  'jwt',
+  'verification_token',
+  'verificationToken',
+  'webhook_secret',
+  'private_key',
+  'privateKey',
+  'password',
+  'credential',
+  'cookie',
+  'idempotency-key',
+];
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["idempotency-key"]',
+  'headers.authorization',
+  'headers.cookie',
+  ...SECRET_FIELDS.flatMap((field) => {
+    const name = /^[A-Za-z_$][\w$]*$/.test(field) ? field : `["${field}"]`;
+    const dot = name.startsWith('[') ? '' : '.';
+    return [name, `*${dot}${name}`, `*.*${dot}${name}`, `*.*.*${dot}${name}`];
+  }),
+];
+
+/** Structured JSON logs with every secret-bearing field censored. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Builds the dependencies shared by every request: one database handle, one clock, caches. */
@@ -68,7 +106,12 @@ export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger):
     driver: handle.driver,
     now: () => new Date(),
     log,
-    config: { apiKeyCacheTtlMs: config.apiKeyCacheTtlMs, webhooksAllowPrivate: config.webhooksAllowPrivate },
+    config: {
+      apiKeyCacheTtlMs: config.apiKeyCacheTtlMs,
+      webhooksAllowPrivate: config.webhooksAllowPrivate,
+      // A request outlives neither a connect attempt plus a statement, plus a little slack.
+      requestTimeoutMs: config.dbStatementTimeoutMs + config.dbConnectTimeoutSeconds * 1000 + 2_000,
+    },
     tokens: {
       masterKey: resolveMasterKey(config, (message) => log.warn(message)),
       issuer: config.publicUrl,
@@ -87,6 +130,8 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
+    connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
   });
   await handle.migrate();
   const deps = createDeps(handle, config, log);
@@ -98,7 +143,21 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     firstRun.environment = await createEnvironment(deps, { name: 'development' });
   }
 
-  const app = createApp(deps, { baseUrl: config.publicUrl });
+  const metrics = new Metrics({
+    defaultMetrics: true,
+    dbPoolSize: config.databaseUrl ? config.dbPoolSize : 1,
+    dbUp: () =>
+      Promise.race([
+        handle.ping().then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000).unref()),
+      ]).catch(() => false),
+  });
+  const app = createApp(deps, {
+    baseUrl: config.publicUrl,
+    rateLimit: config.rateLimit,
+    metrics,
+    accessLog: config.accessLog,
+  });
   const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -106,22 +165,50 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   });
   const address = server.address() as AddressInfo;
   const url = config.publicUrl.replace(`:${config.port}`, `:${address.port}`);
-  const workers = config.workers ? startWorkers(deps, config) : undefined;
+  const workers: Worker[] = [idempotencyPurgeWorker(deps), ...(config.workers ? startWorkers(deps, config) : [])];
+  app.metrics.registerQueue('idempotency-purge', () => countExpiredIdempotencyKeys(deps));
 
+  let closing: Promise<void> | undefined;
   return {
     deps,
     handle,
     server,
+    app,
     url,
-    firstRun,
     workers,
-    async close() {
-      await workers?.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
-      await handle.close();
+    firstRun,
+    close() {
+      closing ??= drain(server, workers, handle, config.shutdownDrainMs, log);
+      return closing;
     },
   };
+}
+
+/**
+ * The shutdown order: stop accepting connections, let in-flight requests finish (at most
+ * `drainMs`, then their connections are cut), stop the workers, close the database.
+ */
+async function drain(server: Server, workers: Worker[], handle: DbHandle, drainMs: number, log: Logger) {
+  // Answers still to come tell keep-alive clients not to send more on this connection.
+  server.on('request', (_req, res) => {
+    if (!res.headersSent) res.setHeader('Connection', 'close');
+  });
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), drainMs);
+  });
+  if (await Promise.race([closed.then(() => false), timedOut])) {
+    log.warn({ drainMs }, 'in-flight requests did not finish in time; closing their connections');
+    server.closeAllConnections();
+    await closed;
+  }
+  clearTimeout(timer);
+  await Promise.all(
+    workers.map((worker) =>
+      worker.stop().catch((error: unknown) => log.error({ err: error, worker: worker.name }, 'worker stop failed')),
+    ),
+  );
+  await handle.close();
 }

@@ -24,8 +24,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     log.info({ signal }, 'stopping workers');
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
-    workers
-      .stop()
+    Promise.all(workers.map((worker) => worker.stop()))
       .then(() => handle.close())
       .then(
         () => process.exit(0),

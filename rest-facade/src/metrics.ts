@@ -1,0 +1,89 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * The service's Prometheus metrics, one registry per app. Workers add their queue depths with
+ * `registerQueue` and count webhook failures on `webhookFailures`; the database gauges are
+ * read at scrape time.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  readonly webhookFailures: Counter<'reason'>;
+  readonly databaseUnavailable: Counter;
+  private readonly queues = new Map<string, () => Promise<number> | number>();
+
+  constructor(options: { defaultMetrics?: boolean; dbPoolSize?: number; dbUp?: () => Promise<boolean> } = {}) {
+    if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'atrium_' });
+    this.httpRequests = new Counter({
+      name: 'atrium_http_requests_total',
+      help: 'HTTP requests by route template and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers: [this.registry],
+    });
+    this.httpDuration = new Histogram({
+      name: 'atrium_http_request_duration_seconds',
+      help: 'HTTP request latency by route template and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [this.registry],
+    });
+    this.webhookFailures = new Counter({
+      name: 'atrium_webhook_delivery_failures_total',
+      help: 'Failed webhook delivery attempts.',
+      labelNames: ['reason'],
+      registers: [this.registry],
+    });
+    this.databaseUnavailable = new Counter({
+      name: 'atrium_database_unavailable_total',
+      help: 'Requests answered 503 because the database was unreachable.',
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'atrium_db_pool_max_connections',
+      help: 'Configured size of the database connection pool (1 for embedded PGlite).',
+      registers: [this.registry],
+      collect() {
+        this.set(options.dbPoolSize ?? 1);
+      },
+    });
+    const dbUp = options.dbUp;
+    new Gauge({
+      name: 'atrium_db_up',
+      help: '1 when the database answered a trivial query at scrape time.',
+      registers: [this.registry],
+      async collect() {
+        this.set(dbUp ? ((await dbUp()) ? 1 : 0) : 1);
+      },
+    });
+    const queues = this.queues;
+    new Gauge({
+      name: 'atrium_worker_queue_depth',
+      help: 'Items waiting for a background worker.',
+      labelNames: ['worker'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const [name, depth] of queues) {
+          try {
+            this.set({ worker: name }, await depth());
+          } catch {
+            // A queue that cannot be read (database down) is left out of this scrape.
+          }
+        }
+      },
+    });
+  }
+
+  /** Publishes a worker's queue depth as `atrium_worker_queue_depth{worker=name}`. */
+  registerQueue(name: string, depth: () => Promise<number> | number): void {
+    this.queues.set(name, depth);
+  }
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+    if (status === 503) this.databaseUnavailable.inc();
+  }
+}

@@ -1,0 +1,64 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const alive = new Set<ChildProcess>();
+
+/** Kills (SIGKILL) every server this process spawned that is still running. */
+export function killSpawnedServers(): void {
+  for (const child of alive) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  alive.clear();
+}
+
+export interface SpawnedServer {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts the real server (`tsx server/src/main.ts`) and resolves once it listens. */
+export async function spawnServer(env: Record<string, string>, port: number): Promise<SpawnedServer> {
+  // `node --import tsx`, not the tsx CLI: the CLI is a parent process that relays signals, so
+  // a SIGKILL would hit it and orphan the real server.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT: 'off', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  alive.add(child);
+  child.once('exit', () => alive.delete(child));
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const started = Date.now();
+  while (!out.includes('Atrium is listening on')) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited early:\n${out}`);
+    if (Date.now() - started > 60_000) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not start:\n${out}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { child, url: `http://127.0.0.1:${port}`, output: () => out, exited };
+}

@@ -1,0 +1,93 @@
+import { Writable } from 'node:stream';
+import { ensureAdminToken } from '@atrium/routers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../../server/src/runtime.ts';
+import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+import { adminTokenFor, startOwnApp } from './own-app.ts';
+
+/** A pino destination that keeps every line. */
+function capture() {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { lines, stream, text: () => lines.join('\n') };
+}
+
+const SECRET = 'sk_test_SECRETSECRETSECRETSECRETSECRETSECRET12';
+
+describe('log redaction (the server logger, output captured)', () => {
+  it.each([
+    ['an Authorization header', { req: { headers: { authorization: `Bearer ${SECRET}` } } }],
+    ['bare headers', { headers: { authorization: `Bearer ${SECRET}`, cookie: SECRET } }],
+    ['an API key field', { created: { api_key: SECRET } }],
+    ['a verification token', { domain: { verification_token: SECRET } }],
+    ['a nested verification token', { org: { domains: { first: { verification_token: SECRET } } } }],
+    ['a JWT', { token: SECRET, client_token: SECRET, access_token: SECRET, jwt: SECRET }],
+    ['a webhook secret', { endpoint: { secret: SECRET, webhook_secret: SECRET } }],
+    ['a private key', { key: { private_key: SECRET, privateKey: SECRET } }],
+    ['an agent credential', { body: { credential: SECRET } }],
+  ])('censors %s', (_label, object) => {
+    const out = capture();
+    const log = createLogger('info', out.stream);
+    log.info(object, 'something happened');
+    expect(out.lines).toHaveLength(1);
+    expect(out.text()).not.toContain(SECRET);
+    expect(out.text()).toContain('[redacted]');
+    expect(() => JSON.parse(out.lines[0]!)).not.toThrow();
+  });
+});
+
+describe('request logs of the facade', () => {
+  const out = capture();
+  let env: TestEnvironment;
+  let own: Awaited<ReturnType<typeof startOwnApp>>;
+  let api: HttpClient;
+  let adminToken: string;
+
+  beforeAll(async () => {
+    env = await newEnvironment();
+    const deps = { ...env.deps, log: createLogger('debug', out.stream) };
+    adminToken = adminTokenFor('redaction');
+    await ensureAdminToken(deps, adminToken);
+    own = await startOwnApp(deps);
+    api = new HttpClient(own.url, { Authorization: `Bearer ${env.apiKey}` });
+  });
+  afterAll(() => own.close());
+
+  it('log every request as JSON with route and status, and never a key, token or Idempotency-Key', async () => {
+    const org = await api.post('/organizations', { name: 'Logged' }, { 'Idempotency-Key': 'idem-secret-123456' });
+    const domain = await api.post('/organization_domains', {
+      organization_id: org.body.id,
+      domain: `logged-${Date.now()}.com`,
+    });
+    expect(domain.status).toBe(201);
+    await api.get(`/organizations/${org.body.id}`);
+    await new HttpClient(own.url, { Authorization: 'Bearer sk_test_wrongwrongwrongwrongwrongwrongwrongwrong' }).get(
+      '/organizations',
+    );
+    await new HttpClient(own.url, { Authorization: `Bearer ${adminToken}` }).get('/metrics');
+
+    const text = out.text();
+    const entries = out.lines.map((line) => JSON.parse(line));
+    const requests = entries.filter((e) => e.msg === 'request');
+    expect(requests.length).toBeGreaterThanOrEqual(5);
+    expect(requests).toContainEqual(
+      expect.objectContaining({ method: 'GET', route: '/organizations/{id}', status: 200, req_id: expect.any(String) }),
+    );
+    expect(requests).toContainEqual(expect.objectContaining({ route: '/organizations', status: 401 }));
+    for (const secret of [
+      env.apiKey,
+      adminToken,
+      domain.body.verification_token,
+      'sk_test_wrongwrongwrongwrongwrongwrongwrongwrong',
+      'idem-secret-123456',
+    ]) {
+      expect(text).not.toContain(secret);
+    }
+    expect(text.toLowerCase()).not.toContain('bearer');
+  });
+});
