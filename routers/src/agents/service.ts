@@ -1,9 +1,10 @@
-import { agentAccessTokens, agentApiKeys, agentIdentities, agentRegistrations, newId, organizations } from '@atrium/db';
+import { agentAccessTokens, agentApiKeys, agentIdentities, agentRegistrations, newId } from '@atrium/db';
 import { and, eq, gt, isNull, or } from 'drizzle-orm';
 import { iso } from '../common/schemas.ts';
 import type { Deps, Scope } from '../context.ts';
 import { conflict, notFound } from '../errors.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
+import { requireOrganization } from '../organizations/lookup.ts';
 import { signToken, verifyToken } from '../signing/service.ts';
 import type { AgentCredentialValidation, AgentRegistration } from './schemas.ts';
 
@@ -152,12 +153,7 @@ export async function registerAgent(
     scope.deps.tokens.agentAccessTokenTtlSeconds,
   );
   return scope.db.transaction(async (tx) => {
-    const [organization] = await tx
-      .select({ id: organizations.id })
-      .from(organizations)
-      .where(and(eq(organizations.id, input.organization_id), eq(organizations.environmentId, scope.env.id)))
-      .limit(1);
-    if (!organization) throw notFound('organization', input.organization_id);
+    const organization = await requireOrganization(tx, scope, input.organization_id, 'share');
     const now = scope.now();
     const identityId = newId('agentIdentity');
     await tx.insert(agentIdentities).values({

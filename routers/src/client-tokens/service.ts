@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { newId, organizationMemberships, organizations, sessions, users } from '@atrium/db';
+import { newId, organizationMemberships, sessions, users } from '@atrium/db';
 import { and, eq } from 'drizzle-orm';
 import type { Scope } from '../context.ts';
 import { ApiError, notFound } from '../errors.ts';
+import { requireOrganization } from '../organizations/lookup.ts';
 import { signToken } from '../signing/service.ts';
 import type { ClientToken } from './schemas.ts';
 
@@ -19,12 +20,7 @@ export async function createClientToken(
   input: { organization_id: string; user_id: string },
 ): Promise<ClientToken> {
   const ttl = Math.min(scope.deps.tokens.clientTokenTtlSeconds, MAX_CLIENT_TOKEN_SECONDS);
-  const [organization] = await scope.db
-    .select({ id: organizations.id })
-    .from(organizations)
-    .where(and(eq(organizations.id, input.organization_id), eq(organizations.environmentId, scope.env.id)))
-    .limit(1);
-  if (!organization) throw notFound('organization', input.organization_id);
+  const organization = await requireOrganization(scope.db, scope, input.organization_id);
   const [user] = await scope.db
     .select({ id: users.id })
     .from(users)

@@ -1,10 +1,11 @@
-import { connections, newId, organizations, paginate } from '@atrium/db';
+import { connections, newId, paginate } from '@atrium/db';
 import { and, eq } from 'drizzle-orm';
 import type { z } from 'zod';
 import { iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import { requireOrganization } from '../organizations/lookup.ts';
 import type { Connection, CreateConnectionInput, ListConnectionsInput } from './schemas.ts';
 
 type ConnectionRow = typeof connections.$inferSelect;
@@ -54,12 +55,7 @@ export async function createConnection(
   input: z.output<typeof CreateConnectionInput>,
 ): Promise<Connection> {
   return scope.db.transaction(async (tx) => {
-    const [organization] = await tx
-      .select({ id: organizations.id })
-      .from(organizations)
-      .where(and(eq(organizations.id, input.organization_id), eq(organizations.environmentId, scope.env.id)))
-      .limit(1);
-    if (!organization) throw notFound('organization', input.organization_id);
+    const organization = await requireOrganization(tx, scope, input.organization_id, 'share');
     const now = scope.now();
     const [row] = await tx
       .insert(connections)

@@ -7,6 +7,7 @@ import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import type { OrganizationMembership } from '../organization-memberships/schemas.ts';
 import { membershipColumns, requireMembership, toOrganizationMembership } from '../organization-memberships/service.ts';
+import { requireOrganization } from '../organizations/lookup.ts';
 import type {
   CreateGroupInput,
   Group,
@@ -52,16 +53,6 @@ async function requireGroup(db: Db, scope: Scope, path: GroupPath, lock = false)
   return row;
 }
 
-async function requireOrganization(db: Db, scope: Scope, id: string, lock = false): Promise<void> {
-  const query = db
-    .select({ id: organizations.id })
-    .from(organizations)
-    .where(and(eq(organizations.environmentId, scope.env.id), eq(organizations.id, id)))
-    .limit(1);
-  const [row] = lock ? await query.for('share') : await query;
-  if (!row) throw notFound('organization', id);
-}
-
 /** The data of `group.member_added` / `group.member_removed`. */
 function memberEvent(group: Group, membership: OrganizationMembership) {
   return { group, organization_membership: membership };
@@ -91,7 +82,7 @@ export async function getGroup(scope: Scope, path: GroupPath): Promise<Group> {
 
 export async function createGroup(scope: Scope, input: z.infer<typeof CreateGroupInput>): Promise<Group> {
   return scope.db.transaction(async (tx) => {
-    await requireOrganization(tx, scope, input.organization_id, true);
+    await requireOrganization(tx, scope, input.organization_id, 'share');
     const now = scope.now();
     const [row] = await tx
       .insert(groups)

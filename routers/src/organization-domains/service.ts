@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { type Db, newId, organizationDomains, organizations } from '@atrium/db';
+import { type Db, newId, organizationDomains } from '@atrium/db';
 import { and, asc, eq, inArray, lte, ne } from 'drizzle-orm';
 import { iso } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { ApiError, badRequest, conflict, type FieldError, fromDatabaseError, invalid, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { randomBase62 } from '../lib/random.ts';
+import { requireOrganization } from '../organizations/lookup.ts';
 import { checkDomain } from './domain-rules.ts';
 import type { DomainDataEntry, OrganizationDomain } from './schemas.ts';
 
@@ -216,13 +217,7 @@ export async function createOrganizationDomain(
 ): Promise<OrganizationDomain> {
   const domain = requireValidDomain(input.domain, 'domain');
   return scope.db.transaction(async (tx) => {
-    const [organization] = await tx
-      .select({ id: organizations.id })
-      .from(organizations)
-      .where(and(eq(organizations.id, input.organization_id), eq(organizations.environmentId, scope.env.id)))
-      .for('update')
-      .limit(1);
-    if (!organization) throw notFound('organization', input.organization_id);
+    const organization = await requireOrganization(tx, scope, input.organization_id, 'update');
     await assertNotVerifiedElsewhere(tx, scope, organization.id, domain);
     const row = await claimDomain(tx, scope, organization.id, domain, 'pending', 'dns');
     if (!row) throw conflict('domain_already_exists', `The organization already has the domain '${domain}'.`);

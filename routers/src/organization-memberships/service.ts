@@ -5,6 +5,7 @@ import { iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { conflict, notFound, registerConstraint } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import { requireOrganization } from '../organizations/lookup.ts';
 import type {
   CreateOrganizationMembershipInput,
   ListOrganizationMembershipsInput,
@@ -102,13 +103,7 @@ export async function createOrganizationMembership(
       .limit(1);
     if (!user) throw notFound('user', input.user_id);
     // Locked so that a concurrent delete of the organization cannot slip in between.
-    const [organization] = await tx
-      .select({ id: organizations.id, name: organizations.name })
-      .from(organizations)
-      .where(and(eq(organizations.environmentId, scope.env.id), eq(organizations.id, input.organization_id)))
-      .for('share')
-      .limit(1);
-    if (!organization) throw notFound('organization', input.organization_id);
+    const organization = await requireOrganization(tx, scope, input.organization_id, 'share');
     const now = scope.now();
     const [row] = await tx
       .insert(organizationMemberships)
