@@ -10,17 +10,24 @@ import type { Sql } from 'postgres';
 /** Seeded rows get creation times starting here (ms), one millisecond apart. */
 const BASE_MS = Date.UTC(2026, 0, 1);
 
+/** Ten Crockford base32 characters of `v` (its low 50 bits) as one SQL expression. */
+function b32Expression(): string {
+  const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  const chars: string[] = [];
+  for (let i = 9; i >= 0; i -= 1) chars.push(`substr('${alphabet}', ((v >> ${5 * i}) & 31)::int + 1, 1)`);
+  return chars.join(' || ');
+}
+
 /** Installs the helpers the seeding SQL uses (the bench database is dropped afterwards). */
 export async function installSeedHelpers(sql: Sql): Promise<void> {
   await sql.unsafe(`
-    create or replace function bench_b32(v bigint, len int) returns text
+    create or replace function bench_b32(v bigint) returns text
     language sql immutable parallel safe as $$
-      select string_agg(substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ', ((v >> (5 * (len - 1 - i))) & 31)::int + 1, 1), '' order by i)
-      from generate_series(0, len - 1) as i
+      select ${b32Expression()}
     $$;
     create or replace function bench_id(prefix text, n bigint) returns text
     language sql immutable parallel safe as $$
-      select prefix || bench_b32(${BASE_MS}::bigint + n, 10) || '000000' || bench_b32(n, 10)
+      select prefix || bench_b32(${BASE_MS}::bigint + n) || '000000' || bench_b32(n)
     $$;
     create or replace function bench_ts(n bigint) returns timestamptz
     language sql immutable parallel safe as $$

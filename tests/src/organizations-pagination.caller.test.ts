@@ -90,6 +90,24 @@ describe('organization lists (prepared keyset reads)', () => {
   });
 });
 
+describe('organization create answers what was stored', () => {
+  it.each([
+    ['without domain data', {}],
+    ['with domain data', { domain_data: [{ domain: uniqueDomain('created'), state: 'verified' as const }] }],
+  ])('%s', async (_label, extra) => {
+    const env = await newEnvironment();
+    const created = await env.caller.organizations.create({
+      name: 'Stored',
+      external_id: `ext-${Date.now()}`,
+      metadata: { tier: 'gold' },
+      ...extra,
+    });
+    const read = await env.caller.organizations.get({ id: created.id });
+    expect(created).toEqual(read);
+    expect(read.domains).toHaveLength('domain_data' in extra ? 1 : 0);
+  });
+});
+
 describe('organization reads over HTTP', () => {
   it('answers an unknown id with the contract 404 and a list with the envelope', async () => {
     const env = await newEnvironment();

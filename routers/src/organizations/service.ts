@@ -171,16 +171,21 @@ export async function createOrganization(
   return scope.db.transaction(async (tx) => {
     const now = scope.now();
     const id = newId('organization');
-    await tx.insert(organizations).values({
-      id,
-      environmentId: scope.env.id,
-      name: input.name,
-      externalId: input.external_id ?? null,
-      metadata: input.metadata ?? {},
-      allowProfilesOutsideOrganization: input.allow_profiles_outside_organization ?? false,
-      createdAt: now,
-      updatedAt: now,
-    });
+    const [inserted] = await tx
+      .insert(organizations)
+      .values({
+        id,
+        environmentId: scope.env.id,
+        name: input.name,
+        externalId: input.external_id ?? null,
+        metadata: input.metadata ?? {},
+        allowProfilesOutsideOrganization: input.allow_profiles_outside_organization ?? false,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    // Without domain data the inserted row is the whole organization: no read-back round trip.
+    if (domainData.length === 0 && inserted) return toOrganization({ ...inserted, domains: [] });
     await applyDomainData(tx, scope, id, domainData);
     const created = await findOrganization(tx, scope, eq(organizations.id, id));
     if (!created) throw notFound('organization', id);
