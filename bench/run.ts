@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -42,6 +42,13 @@ const { values: args } = parseArgs({
     port: { type: 'string', default: '18480' },
     'pg-url': { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
+    /** Extra node flags for the Atrium process only, e.g. "--max-semi-space-size=4". */
+    'node-options': { type: 'string', default: '' },
+    /**
+     * How Atrium runs: `tsx` (as `npm start` does) or `bundle` (an esbuild bundle of our own
+     * TypeScript, run by plain node: an experiment measuring what the tsx loader costs).
+     */
+    server: { type: 'string', default: 'tsx' },
     'keep-db': { type: 'boolean', default: false },
     'skip-baseline': { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -78,6 +85,29 @@ function nodeArgs(script: string, extra: string[] = []): string[] {
   return [...extra, '--import', 'tsx', script];
 }
 
+/** Where the `--server bundle` build goes: inside db/ so that `../migrations` still resolves. */
+const bundleFile = join(root, 'db', '.bench-bundle', 'main.mjs');
+
+async function buildBundle(): Promise<void> {
+  const { build } = await import('esbuild');
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+  const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).flatMap((d) => [d, `${d}/*`]);
+  await build({
+    entryPoints: [join(root, 'server', 'src', 'main.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external,
+    outfile: bundleFile,
+    logLevel: 'warning',
+  });
+}
+
+function serverArgs(extra: string[]): string[] {
+  return args.server === 'bundle' ? [...extra, bundleFile] : nodeArgs('server/src/main.ts', extra);
+}
+
 async function waitFor(url: string, child: ChildProcess, limitMs: number): Promise<void> {
   const deadline = Date.now() + limitMs;
   while (Date.now() < deadline) {
@@ -95,10 +125,11 @@ async function waitFor(url: string, child: ChildProcess, limitMs: number): Promi
 
 /** Starts Atrium and measures spawn → /readyz answering 200 (includes migrations). */
 async function startAtrium(databaseUrl: string, logName: string): Promise<Started> {
-  const extra = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpDir, 'profiles')}`] : [];
+  const extra = args['node-options'] ? args['node-options'].split(/\s+/).filter(Boolean) : [];
+  if (args['cpu-prof']) extra.push('--cpu-prof', `--cpu-prof-dir=${join(tmpDir, 'profiles')}`);
   const out = createWriteStream(join(tmpDir, logName));
   const t0 = performance.now();
-  const child = spawn(process.execPath, nodeArgs('server/src/main.ts', extra), {
+  const child = spawn(process.execPath, serverArgs(extra), {
     cwd: root,
     env: {
       ...process.env,
@@ -342,6 +373,7 @@ export interface BenchResults {
   command: string;
   machine: { node: string; cpus: number; cpuModel: string; memoryGb: number; postgres: string };
   settings: {
+    server: string;
     connections: number;
     durationSeconds: number;
     warmupSeconds: number;
@@ -413,6 +445,8 @@ async function agentToken(clientId: string): Promise<{ token: string; kind: stri
 
 async function main(): Promise<void> {
   mkdirSync(tmpDir, { recursive: true });
+  if (args.server === 'bundle') await buildBundle();
+  else if (args.server !== 'tsx') throw new Error('--server is tsx or bundle');
   const startedAt = new Date();
   const dbName = `atrium_bench_${startedAt.getTime()}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -547,7 +581,14 @@ async function main(): Promise<void> {
       memoryGb: Math.round(totalmem() / 1024 ** 3),
       postgres: version,
     },
-    settings: { connections, durationSeconds: duration, warmupSeconds: warmup, sizes, ...settings },
+    settings: {
+      server: args.server ?? 'tsx',
+      connections,
+      durationSeconds: duration,
+      warmupSeconds: warmup,
+      sizes,
+      ...settings,
+    },
     startup: { freshMs, restartMs, restartOrganizations },
     baseline,
     runs,
