@@ -19,6 +19,7 @@ import postgres from 'postgres';
 import type { LoadResult, LoadSpec } from './load.ts';
 import { renderMarkdown, renderSvg } from './report.ts';
 import {
+  type Exec,
   type GroupSeed,
   installSeedHelpers,
   seededDomain,
@@ -481,7 +482,8 @@ async function main(): Promise<void> {
     const env = await client.environments.create.mutate({ name: 'bench' });
     const token = await agentToken(env.client_id);
 
-    await installSeedHelpers(sql);
+    const exec: Exec = (text, params) => sql.unsafe(text, params as never[]);
+    await installSeedHelpers(exec);
     let seeded = 0;
     let group: GroupSeed | undefined;
     let groupReason: string | undefined;
@@ -493,10 +495,10 @@ async function main(): Promise<void> {
 
     for (const size of sizes) {
       const t0 = performance.now();
-      await seedOrganizations(sql, env.environment_id, seeded, size);
+      await seedOrganizations(exec, env.environment_id, seeded, size);
       seeded = size;
       if (!group && !groupReason) {
-        const seededGroup = await seedGroup(sql, env.environment_id, 1_000);
+        const seededGroup = await seedGroup(exec, env.environment_id, 1_000);
         if (seededGroup.ok) group = seededGroup.seed;
         else groupReason = seededGroup.reason;
       }

@@ -1,4 +1,5 @@
-import type { Sql } from 'postgres';
+/** Runs one SQL statement with `$n` parameters (postgres.js `sql.unsafe`, or a Drizzle adapter in tests). */
+export type Exec = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
 
 /**
  * Set-based seeding for the benchmark: every batch is one `insert … select … from
@@ -19,21 +20,22 @@ function b32Expression(): string {
 }
 
 /** Installs the helpers the seeding SQL uses (the bench database is dropped afterwards). */
-export async function installSeedHelpers(sql: Sql): Promise<void> {
-  await sql.unsafe(`
+export async function installSeedHelpers(exec: Exec): Promise<void> {
+  await exec(`
     create or replace function bench_b32(v bigint) returns text
     language sql immutable parallel safe as $$
       select ${b32Expression()}
-    $$;
+    $$`);
+  await exec(`
     create or replace function bench_id(prefix text, n bigint) returns text
     language sql immutable parallel safe as $$
       select prefix || bench_b32(${BASE_MS}::bigint + n) || '000000' || bench_b32(n)
-    $$;
+    $$`);
+  await exec(`
     create or replace function bench_ts(n bigint) returns timestamptz
     language sql immutable parallel safe as $$
       select to_timestamp((${BASE_MS}::bigint + n) / 1000.0)
-    $$;
-  `);
+    $$`);
 }
 
 /** The seeded domain of organization number `n` (1-based). */
@@ -63,29 +65,34 @@ function b32(value: bigint, length: number): string {
  * each with one domain (every other one verified), in batches so one statement never holds
  * a million rows in memory.
  */
-export async function seedOrganizations(sql: Sql, environmentId: string, from: number, to: number): Promise<void> {
+export async function seedOrganizations(exec: Exec, environmentId: string, from: number, to: number): Promise<void> {
   const batch = 100_000;
   for (let start = from + 1; start <= to; start += batch) {
     const end = Math.min(to, start + batch - 1);
-    await sql`
-      insert into organizations (id, environment_id, name, external_id, metadata, created_at, updated_at)
-      select bench_id('org_', n), ${environmentId}, 'Bench organization ' || n, 'bench-ext-' || n,
-             jsonb_build_object('tier', case when n % 3 = 0 then 'enterprise' else 'team' end),
-             bench_ts(n), bench_ts(n)
-      from generate_series(${start}::bigint, ${end}::bigint) as n`;
-    await sql`
-      insert into organization_domains (id, environment_id, organization_id, domain, state,
-             verification_strategy, verification_prefix, verification_token, created_at, updated_at)
-      select bench_id('org_domain_', n), ${environmentId}, bench_id('org_', n), 'o' || n || '.bench-atrium.com',
-             case when n % 2 = 0 then 'verified' else 'pending' end,
-             case when n % 2 = 0 then 'manual' else 'dns' end,
-             'workos-domain-verification', 'benchtoken' || md5(n::text), bench_ts(n), bench_ts(n)
-      from generate_series(${start}::bigint, ${end}::bigint) as n`;
+    const params = [environmentId, start, end];
+    await exec(
+      `insert into organizations (id, environment_id, name, external_id, metadata, created_at, updated_at)
+       select bench_id('org_', n), $1, 'Bench organization ' || n, 'bench-ext-' || n,
+              jsonb_build_object('tier', case when n % 3 = 0 then 'enterprise' else 'team' end),
+              bench_ts(n), bench_ts(n)
+       from generate_series($2::bigint, $3::bigint) as n`,
+      params,
+    );
+    await exec(
+      `insert into organization_domains (id, environment_id, organization_id, domain, state,
+              verification_strategy, verification_prefix, verification_token, created_at, updated_at)
+       select bench_id('org_domain_', n), $1, bench_id('org_', n), 'o' || n || '.bench-atrium.com',
+              case when n % 2 = 0 then 'verified' else 'pending' end,
+              case when n % 2 = 0 then 'manual' else 'dns' end,
+              'workos-domain-verification', 'benchtoken' || md5(n::text), bench_ts(n), bench_ts(n)
+       from generate_series($2::bigint, $3::bigint) as n`,
+      params,
+    );
   }
 }
 
-export async function tableExists(sql: Sql, table: string): Promise<boolean> {
-  const [row] = await sql<{ ok: boolean }[]>`select to_regclass(${`public.${table}`}) is not null as ok`;
+export async function tableExists(exec: Exec, table: string): Promise<boolean> {
+  const [row] = await exec('select to_regclass($1) is not null as ok', [`public.${table}`]);
   return row?.ok === true;
 }
 
@@ -102,14 +109,16 @@ interface ColumnInfo {
  * so a scenario whose table does not look as expected is reported instead of guessed.
  */
 async function adaptiveInsert(
-  sql: Sql,
+  exec: Exec,
   table: string,
   values: Record<string, string>,
   source: string,
 ): Promise<{ ok: true } | { ok: false; reason: string }> {
-  const columns = await sql<ColumnInfo[]>`
-    select column_name, is_nullable, column_default from information_schema.columns
-    where table_schema = 'public' and table_name = ${table} order by ordinal_position`;
+  const columns = (await exec(
+    `select column_name, is_nullable, column_default from information_schema.columns
+     where table_schema = 'public' and table_name = $1 order by ordinal_position`,
+    [table],
+  )) as unknown as ColumnInfo[];
   const names: string[] = [];
   const expressions: string[] = [];
   for (const column of columns) {
@@ -121,7 +130,7 @@ async function adaptiveInsert(
       return { ok: false, reason: `${table}.${column.column_name} is required and the bench does not know it` };
     }
   }
-  await sql.unsafe(`insert into "${table}" (${names.join(', ')}) select ${expressions.join(', ')} from ${source}`);
+  await exec(`insert into "${table}" (${names.join(', ')}) select ${expressions.join(', ')} from ${source}`);
   return { ok: true };
 }
 
@@ -136,12 +145,12 @@ export interface GroupSeed {
  * `groups` and `group_memberships` tables exist (they come from the groups branch).
  */
 export async function seedGroup(
-  sql: Sql,
+  exec: Exec,
   environmentId: string,
   members: number,
 ): Promise<{ ok: true; seed: GroupSeed } | { ok: false; reason: string }> {
   for (const table of ['groups', 'group_memberships']) {
-    if (!(await tableExists(sql, table))) return { ok: false, reason: `table ${table} does not exist on this branch` };
+    if (!(await tableExists(exec, table))) return { ok: false, reason: `table ${table} does not exist on this branch` };
   }
   const organizationId = seededOrganizationId(1);
   const groupId = seededId('group_', 1);
@@ -149,15 +158,16 @@ export async function seedGroup(
   const org = `'${organizationId}'`;
   const range = `generate_series(1, ${members}) as n`;
   try {
-    await sql.unsafe(`
+    await exec(`
       insert into users (id, environment_id, email, created_at, updated_at)
       select bench_id('user_', n), ${env}, 'member' || n || '@o1.bench-atrium.com', bench_ts(n), bench_ts(n)
-      from ${range};
+      from ${range}`);
+    await exec(`
       insert into organization_memberships (id, environment_id, user_id, organization_id, created_at, updated_at)
       select bench_id('om_', n), ${env}, bench_id('user_', n), ${org}, bench_ts(n), bench_ts(n)
-      from ${range};`);
+      from ${range}`);
     const group = await adaptiveInsert(
-      sql,
+      exec,
       'groups',
       {
         id: `'${groupId}'`,
@@ -172,7 +182,7 @@ export async function seedGroup(
     );
     if (!group.ok) return group;
     const memberships = await adaptiveInsert(
-      sql,
+      exec,
       'group_memberships',
       {
         id: `bench_id('group_membership_', n)`,
