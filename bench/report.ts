@@ -231,7 +231,8 @@ export function renderSvg(results: BenchResults): string {
     const hi = 10 ** Math.ceil(Math.log10(Math.max(...values)));
     const xs = (size: number) => {
       const i = sizes.indexOf(size);
-      return x0 + (sizes.length === 1 ? panelW / 2 : (i / (sizes.length - 1)) * panelW);
+      const pad = 40;
+      return x0 + (sizes.length === 1 ? panelW / 2 : pad + (i / (sizes.length - 1)) * (panelW - 2 * pad));
     };
     const ys = (v: number) =>
       y0 + panelH - ((Math.log10(v) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * panelH;
