@@ -86,15 +86,30 @@ function nodeArgs(script: string, extra: string[] = []): string[] {
   return [...extra, '--import', 'tsx', script];
 }
 
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+
+/**
+ * Atrium runs exactly as `npm start` runs it, node flags included, minus npm itself (so the
+ * measured pid is the server's): `npm start` must be `node [flags] --import tsx <script>`.
+ */
+function startCommand(): { flags: string[]; script: string } {
+  const parts = (pkg.scripts?.start ?? '').trim().split(/\s+/);
+  const script = parts.at(-1);
+  if (parts[0] !== 'node' || !script) throw new Error('bench expects "npm start" to be "node [flags] <script>"');
+  const flags = parts.slice(1, -1);
+  const tsx = flags.indexOf('--import');
+  if (tsx !== -1 && flags[tsx + 1] === 'tsx') flags.splice(tsx, 2);
+  return { flags, script };
+}
+
 /** Where the `--server bundle` build goes: inside db/ so that `../migrations` still resolves. */
 const bundleFile = join(root, 'db', '.bench-bundle', 'main.mjs');
 
 async function buildBundle(): Promise<void> {
   const { build } = await import('esbuild');
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
   const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).flatMap((d) => [d, `${d}/*`]);
   await build({
-    entryPoints: [join(root, 'server', 'src', 'main.ts')],
+    entryPoints: [join(root, startCommand().script)],
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -106,7 +121,8 @@ async function buildBundle(): Promise<void> {
 }
 
 function serverArgs(extra: string[]): string[] {
-  return args.server === 'bundle' ? [...extra, bundleFile] : nodeArgs('server/src/main.ts', extra);
+  const { flags, script } = startCommand();
+  return args.server === 'bundle' ? [...flags, ...extra, bundleFile] : nodeArgs(script, [...flags, ...extra]);
 }
 
 async function waitFor(url: string, child: ChildProcess, limitMs: number): Promise<void> {
