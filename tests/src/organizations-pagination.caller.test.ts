@@ -90,6 +90,34 @@ describe('organization lists (prepared keyset reads)', () => {
   });
 });
 
+describe('organization lists filtered by domains', () => {
+  it('pages through the organizations owning any of several domains', async () => {
+    const env = await newEnvironment();
+    const [a, b, c] = [uniqueDomain('fa'), uniqueDomain('fb'), uniqueDomain('fc')];
+    const orgA = await env.caller.organizations.create({ name: 'A', domain_data: [{ domain: a, state: 'pending' }] });
+    await env.caller.organizations.create({ name: 'B', domain_data: [{ domain: b, state: 'pending' }] });
+    const orgC = await env.caller.organizations.create({ name: 'C', domain_data: [{ domain: c, state: 'verified' }] });
+    const page1 = await env.caller.organizations.list({ domains: [a, c], limit: 1 });
+    expect(page1.data.map((o) => o.id)).toEqual([orgC.id]);
+    expect(page1.list_metadata).toEqual({ before: null, after: orgC.id });
+    const page2 = await env.caller.organizations.list({ domains: [a, c], limit: 1, after: orgC.id });
+    expect(page2.data.map((o) => o.id)).toEqual([orgA.id]);
+    expect(page2.list_metadata).toEqual({ before: orgA.id, after: null });
+    const none = await env.caller.organizations.list({ domains: [uniqueDomain('nobody')] });
+    expect(none.data).toEqual([]);
+  });
+
+  it('accepts the SDK’s comma-separated encoding over HTTP', async () => {
+    const env = await newEnvironment();
+    const [a, b] = [uniqueDomain('ha'), uniqueDomain('hb')];
+    const orgA = await env.caller.organizations.create({ name: 'A', domain_data: [{ domain: a, state: 'pending' }] });
+    const orgB = await env.caller.organizations.create({ name: 'B', domain_data: [{ domain: b, state: 'pending' }] });
+    const res = await env.http.get(`/organizations?domains=${a},${b.toUpperCase()}&order=asc`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((o: { id: string }) => o.id)).toEqual([orgA.id, orgB.id]);
+  });
+});
+
 describe('organization create answers what was stored', () => {
   it.each([
     ['without domain data', {}],

@@ -59,30 +59,45 @@ function prepareReads(db: Db) {
     .prepare('organizations_get');
   const ops = { gt, gte, lt, lte };
   const lists = new Map<string, ReturnType<typeof prepareList>>();
-  function prepareList(ascending: boolean, op: KeysetOp | undefined) {
+  // The domains filter: organizations owning any of the (normalised) domains, as one array parameter.
+  const ownsDomain = inArray(
+    organizations.id,
+    db
+      .select({ id: organizationDomains.organizationId })
+      .from(organizationDomains)
+      .where(
+        and(
+          eq(organizationDomains.environmentId, env),
+          sql`${organizationDomains.domain} = any(${sql.placeholder('domains')}::text[])`,
+        ),
+      ),
+  );
+  function prepareList(ascending: boolean, op: KeysetOp | undefined, filtered: boolean) {
     return db.query.organizations
       .findMany({
         where: and(
           eq(organizations.environmentId, env),
+          filtered ? ownsDomain : undefined,
           op === undefined ? undefined : ops[op](organizations.id, sql.placeholder('cursor')),
         ),
         orderBy: [ascending ? asc(organizations.id) : desc(organizations.id)],
         limit: sql.placeholder('limit'),
         with: withDomains,
       })
-      .prepare(`organizations_list_${ascending ? 'asc' : 'desc'}_${op ?? 'first'}`);
+      .prepare(`organizations_list_${ascending ? 'asc' : 'desc'}_${op ?? 'first'}${filtered ? '_domains' : ''}`);
   }
   return {
     byId,
-    list(q: PageQuery, environmentId: string) {
+    /** One page (or probe) of the list; `domains` given means the domains filter. */
+    list(q: PageQuery, environmentId: string, domains: string[] | undefined) {
       const { ascending, cursor } = q.shape;
-      const name = `${ascending}:${cursor?.op ?? ''}`;
+      const name = `${ascending}:${cursor?.op ?? ''}:${domains !== undefined}`;
       let statement = lists.get(name);
       if (!statement) {
-        statement = prepareList(ascending, cursor?.op);
+        statement = prepareList(ascending, cursor?.op, domains !== undefined);
         lists.set(name, statement);
       }
-      return statement.execute({ env: environmentId, cursor: cursor?.value, limit: q.limit });
+      return statement.execute({ env: environmentId, cursor: cursor?.value, limit: q.limit, domains });
     },
   };
 }
@@ -121,30 +136,11 @@ export async function getOrganizationByExternalId(scope: Scope, externalId: stri
 export async function listOrganizations(scope: Scope, input: z.infer<typeof ListOrganizationsInput>) {
   const params = pageParams(input);
   const domains = input.domains?.map(normalizeDomainForLookup);
-  const filter =
-    domains && domains.length > 0
-      ? inArray(
-          organizations.id,
-          scope.db
-            .select({ id: organizationDomains.organizationId })
-            .from(organizationDomains)
-            .where(
-              and(eq(organizationDomains.environmentId, scope.env.id), inArray(organizationDomains.domain, domains)),
-            ),
-        )
-      : undefined;
+  const filter = domains && domains.length > 0 ? domains : undefined;
   const page = await paginate(
     params,
     organizations.id,
-    (q) =>
-      filter === undefined
-        ? reads(scope.db).list(q, scope.env.id)
-        : scope.db.query.organizations.findMany({
-            where: and(eq(organizations.environmentId, scope.env.id), filter, q.keyset),
-            orderBy: [q.orderBy],
-            limit: q.limit,
-            with: withDomains,
-          }),
+    (q) => reads(scope.db).list(q, scope.env.id, filter),
     (row) => row.id,
   );
   return { object: 'list' as const, data: page.data.map(toOrganization), list_metadata: page.list_metadata };
