@@ -6,6 +6,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -140,8 +141,22 @@ async function waitFor(url: string, child: ChildProcess, limitMs: number): Promi
   throw new Error(`${url} was not ready within ${limitMs} ms`);
 }
 
+/** Refuses a port something already listens on: its /readyz would be mistaken for ours. */
+async function assertPortFree(p: number): Promise<void> {
+  const inUse = await new Promise<boolean>((resolvePort) => {
+    const socket = connect({ port: p, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolvePort(true);
+    });
+    socket.once('error', () => resolvePort(false));
+  });
+  if (inUse) throw new Error(`port ${p} is in use; pick another with --port`);
+}
+
 /** Starts Atrium and measures spawn → /readyz answering 200 (includes migrations). */
 async function startAtrium(databaseUrl: string, logName: string): Promise<Started> {
+  await assertPortFree(port);
   const extra = args['node-options'] ? args['node-options'].split(/\s+/).filter(Boolean) : [];
   if (args['cpu-prof']) extra.push('--cpu-prof', `--cpu-prof-dir=${join(tmpDir, 'profiles')}`);
   const out = createWriteStream(join(tmpDir, logName));
@@ -416,6 +431,7 @@ function gitCommit(): string {
 }
 
 async function runBaseline(): Promise<BenchResults['baseline']> {
+  await assertPortFree(port + 1);
   const child = spawn(process.execPath, nodeArgs('bench/baseline.ts'), {
     cwd: root,
     env: { ...process.env, PORT: String(port + 1) },
