@@ -237,6 +237,8 @@ async function runLoad(spec: LoadSpec, targetPid: number | undefined): Promise<M
 interface BenchContext {
   size: number;
   apiKey: string;
+  /** The writes go to an environment of their own, so they never change what the reads see. */
+  writeApiKey: string;
   clientId: string;
   group: GroupSeed | undefined;
   groupReason: string | undefined;
@@ -265,6 +267,14 @@ const deepPageOf = (size: number) => Math.max(2, Math.min(DEEP_PAGE, Math.floor(
 
 const authed = (ctx: BenchContext) => ({ Authorization: `Bearer ${ctx.apiKey}` });
 const json = (ctx: BenchContext) => ({ ...authed(ctx), 'Content-Type': 'application/json' });
+const writing = (ctx: BenchContext) => ({
+  Authorization: `Bearer ${ctx.writeApiKey}`,
+  'Content-Type': 'application/json',
+});
+
+/** The write environment's organizations: seeded numbers far above any read table size. */
+const WRITE_BASE = 10_000_000;
+const WRITE_ORGS = 1_000;
 
 const SCENARIOS: Scenario[] = [
   {
@@ -344,7 +354,7 @@ const SCENARIOS: Scenario[] = [
     build: (ctx) => ({
       method: 'POST',
       paths: ['/organizations'],
-      headers: json(ctx),
+      headers: writing(ctx),
       body: JSON.stringify({ name: 'Bench created {n}', metadata: { source: 'bench' } }),
     }),
   },
@@ -354,9 +364,9 @@ const SCENARIOS: Scenario[] = [
     build: (ctx) => ({
       method: 'POST',
       paths: ['/organization_domains'],
-      headers: json(ctx),
+      headers: writing(ctx),
       body: JSON.stringify({ domain: 'd{n}.bench-created.com', organization_id: '{pick}' }),
-      picks: sample(ctx.size).map(seededOrganizationId),
+      picks: sample(WRITE_ORGS).map((n) => seededOrganizationId(WRITE_BASE + n)),
     }),
   },
 ];
@@ -512,10 +522,12 @@ async function main(): Promise<void> {
       links: [httpLink({ url: `${baseUrl}/trpc`, headers: () => ({ Authorization: `Bearer ${ADMIN_TOKEN}` }) })],
     }).admin;
     const env = await client.environments.create.mutate({ name: 'bench' });
+    const writeEnv = await client.environments.create.mutate({ name: 'bench-writes' });
     const token = await agentToken(env.client_id);
 
     const exec: Exec = (text, params) => sql.unsafe(text, params as never[]);
     await installSeedHelpers(exec);
+    await seedOrganizations(exec, writeEnv.environment_id, WRITE_BASE, WRITE_BASE + WRITE_ORGS);
     let seeded = 0;
     let group: GroupSeed | undefined;
     let groupReason: string | undefined;
@@ -545,6 +557,7 @@ async function main(): Promise<void> {
       const ctx: BenchContext = {
         size,
         apiKey: env.api_key,
+        writeApiKey: writeEnv.api_key,
         clientId: env.client_id,
         group,
         groupReason,
