@@ -76,11 +76,19 @@ function prepareReads(db: Db) {
     return db.query.organizations
       .findMany({
         where: and(
-          eq(organizations.environmentId, env),
+          // A range rather than `=`: PostgreSQL drops an ORDER BY column that an equality pins to a
+          // constant, and then walks the primary key backwards skipping every newer row of other
+          // environments (measured: 1,537 rows skipped for an 11-row page). With a range, only
+          // organizations_environment_id_idx (environment_id, id) yields the order without a sort.
+          gte(organizations.environmentId, env),
+          lte(organizations.environmentId, env),
           filtered ? ownsDomain : undefined,
           op === undefined ? undefined : ops[op](organizations.id, sql.placeholder('cursor')),
         ),
-        orderBy: [ascending ? asc(organizations.id) : desc(organizations.id)],
+        // The same order as by id alone within one environment.
+        orderBy: ascending
+          ? [asc(organizations.environmentId), asc(organizations.id)]
+          : [desc(organizations.environmentId), desc(organizations.id)],
         limit: sql.placeholder('limit'),
         with: withDomains,
       })
