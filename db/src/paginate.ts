@@ -1,4 +1,4 @@
-import { and, asc, desc, gt, lt, type SQL } from 'drizzle-orm';
+import { asc, desc, gt, gte, lt, lte, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 
 export type ListOrder = 'asc' | 'desc';
@@ -20,18 +20,26 @@ export interface Page<T> {
   list_metadata: ListMetadata;
 }
 
+export type KeysetOp = 'gt' | 'gte' | 'lt' | 'lte';
+
 /** What a list hands to its query: the keyset condition, the order and how many rows to fetch. */
 export interface PageQuery {
   /** The keyset condition on the cursor column (undefined on a first page). */
   keyset: SQL | undefined;
   orderBy: SQL;
   limit: number;
+  /**
+   * The same query as plain values, for a list that runs prepared statements (one per shape)
+   * instead of building SQL per request: the read direction and the cursor comparison.
+   */
+  shape: { ascending: boolean; cursor: { op: KeysetOp; value: string } | undefined };
 }
 
 /**
  * The one pagination mechanism of the service: keyset on an id column (ids sort in creation
  * order), `limit + 1` rows to learn whether more follow, and a cheap probe in the other
- * direction so that `list_metadata` is exact even when the cursor's object has been deleted.
+ * direction (run concurrently) so that `list_metadata` is exact even when the cursor's object
+ * has been deleted.
  *
  * `fetch` runs the list's own query with the given keyset condition, order and limit, scoped
  * by environment (and parent) by the caller; `key` reads the cursor value of a row.
@@ -46,30 +54,28 @@ export async function paginate<T>(
   const cursor = forward ? params.after : params.before;
   // Walking backwards (a `before` cursor) reads in the opposite direction, then flips the page.
   const ascending = (params.order === 'asc') === forward;
-  const beyond = (value: string) => (ascending ? gt(column, value) : lt(column, value));
-  const behind = (value: string) => (ascending ? lt(column, value) : gt(column, value));
-
-  const rows = await fetch({
-    keyset: cursor === undefined ? undefined : beyond(cursor),
-    orderBy: ascending ? asc(column) : desc(column),
-    limit: params.limit + 1,
-  });
-  const more = rows.length > params.limit;
-  const page = more ? rows.slice(0, params.limit) : rows;
+  const query = (dir: boolean, op: KeysetOp | undefined, value: string | undefined, limit: number): PageQuery => {
+    const ops = { gt, gte, lt, lte };
+    const c = op === undefined || value === undefined ? undefined : { op, value };
+    return {
+      keyset: c ? ops[c.op](column, c.value) : undefined,
+      orderBy: dir ? asc(column) : desc(column),
+      limit,
+      shape: { ascending: dir, cursor: c },
+    };
+  };
 
   // Is there anything on the other side of the page? Without a cursor, nothing precedes a
-  // first page; with one, probe past the page's first row (the cursor row may be gone).
-  let other = false;
-  const first = page[0];
-  if (cursor !== undefined) {
-    const edge = first === undefined ? cursor : key(first);
-    const probe = await fetch({
-      keyset: and(behind(edge)),
-      orderBy: ascending ? desc(column) : asc(column),
-      limit: 1,
-    });
-    other = probe.length > 0;
-  }
+  // first page. With one, the page's first row is the first row beyond the cursor, so "a row
+  // before the page" is "a row at or behind the cursor" (the cursor row itself may be gone):
+  // that probe does not depend on the page and runs concurrently with it.
+  const [rows, probe] = await Promise.all([
+    fetch(query(ascending, cursor === undefined ? undefined : ascending ? 'gt' : 'lt', cursor, params.limit + 1)),
+    cursor === undefined ? Promise.resolve([]) : fetch(query(!ascending, ascending ? 'lte' : 'gte', cursor, 1)),
+  ]);
+  const more = rows.length > params.limit;
+  const page = more ? rows.slice(0, params.limit) : rows;
+  const other = probe.length > 0;
 
   if (!forward) page.reverse();
   const firstId = page[0] === undefined ? null : key(page[0]);

@@ -1,5 +1,13 @@
-import { type Db, newId, organizationDomains, organizations, paginate } from '@atrium/db';
-import { and, asc, eq, inArray, type SQL } from 'drizzle-orm';
+import {
+  type Db,
+  type KeysetOp,
+  newId,
+  organizationDomains,
+  organizations,
+  type PageQuery,
+  paginate,
+} from '@atrium/db';
+import { and, asc, desc, eq, gt, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
 import type { z } from 'zod';
 import { iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
@@ -36,6 +44,83 @@ export function toOrganization(row: OrganizationRow & { domains: DomainRow[] }):
 
 const withDomains = { domains: { orderBy: [asc(organizationDomains.id)] } } satisfies { domains: { orderBy: SQL[] } };
 
+/**
+ * The hot reads as prepared statements, built once per database handle: Drizzle's relational
+ * query builder costs more CPU per request than the query itself (profiled), and a prepared
+ * statement also skips PostgreSQL's parse and plan. Only for the shared handle; reads inside a
+ * transaction build their query as usual.
+ */
+function prepareReads(db: Db) {
+  const env = sql.placeholder('env');
+  const byId = db.query.organizations
+    .findFirst({
+      where: and(eq(organizations.environmentId, env), eq(organizations.id, sql.placeholder('id'))),
+      with: withDomains,
+    })
+    .prepare('organizations_get');
+  const ops = { gt, gte, lt, lte };
+  const lists = new Map<string, ReturnType<typeof prepareList>>();
+  // The domains filter: organizations owning any of the (normalised) domains, as one array parameter.
+  const ownsDomain = inArray(
+    organizations.id,
+    db
+      .select({ id: organizationDomains.organizationId })
+      .from(organizationDomains)
+      .where(
+        and(
+          eq(organizationDomains.environmentId, env),
+          sql`${organizationDomains.domain} = any(${sql.placeholder('domains')}::text[])`,
+        ),
+      ),
+  );
+  function prepareList(ascending: boolean, op: KeysetOp | undefined, filtered: boolean) {
+    return db.query.organizations
+      .findMany({
+        where: and(
+          // A range rather than `=`: PostgreSQL drops an ORDER BY column that an equality pins to a
+          // constant, and then walks the primary key backwards skipping every newer row of other
+          // environments (measured: 1,537 rows skipped for an 11-row page). With a range, only
+          // organizations_environment_id_idx (environment_id, id) yields the order without a sort.
+          gte(organizations.environmentId, env),
+          lte(organizations.environmentId, env),
+          filtered ? ownsDomain : undefined,
+          op === undefined ? undefined : ops[op](organizations.id, sql.placeholder('cursor')),
+        ),
+        // The same order as by id alone within one environment.
+        orderBy: ascending
+          ? [asc(organizations.environmentId), asc(organizations.id)]
+          : [desc(organizations.environmentId), desc(organizations.id)],
+        limit: sql.placeholder('limit'),
+        with: withDomains,
+      })
+      .prepare(`organizations_list_${ascending ? 'asc' : 'desc'}_${op ?? 'first'}${filtered ? '_domains' : ''}`);
+  }
+  return {
+    byId,
+    /** One page (or probe) of the list; `domains` given means the domains filter. */
+    list(q: PageQuery, environmentId: string, domains: string[] | undefined) {
+      const { ascending, cursor } = q.shape;
+      const name = `${ascending}:${cursor?.op ?? ''}:${domains !== undefined}`;
+      let statement = lists.get(name);
+      if (!statement) {
+        statement = prepareList(ascending, cursor?.op, domains !== undefined);
+        lists.set(name, statement);
+      }
+      return statement.execute({ env: environmentId, cursor: cursor?.value, limit: q.limit, domains });
+    },
+  };
+}
+
+const preparedReads = new WeakMap<Db, ReturnType<typeof prepareReads>>();
+function reads(db: Db): ReturnType<typeof prepareReads> {
+  let prepared = preparedReads.get(db);
+  if (!prepared) {
+    prepared = prepareReads(db);
+    preparedReads.set(db, prepared);
+  }
+  return prepared;
+}
+
 /** One round trip: the organization and its domains, scoped by environment. */
 async function findOrganization(db: Db, scope: Scope, where: SQL | undefined): Promise<Organization | undefined> {
   const row = await db.query.organizations.findFirst({
@@ -46,9 +131,9 @@ async function findOrganization(db: Db, scope: Scope, where: SQL | undefined): P
 }
 
 export async function getOrganization(scope: Scope, id: string): Promise<Organization> {
-  const found = await findOrganization(scope.db, scope, eq(organizations.id, id));
-  if (!found) throw notFound('organization', id);
-  return found;
+  const row = await reads(scope.db).byId.execute({ env: scope.env.id, id });
+  if (!row) throw notFound('organization', id);
+  return toOrganization(row);
 }
 
 export async function getOrganizationByExternalId(scope: Scope, externalId: string): Promise<Organization> {
@@ -60,28 +145,11 @@ export async function getOrganizationByExternalId(scope: Scope, externalId: stri
 export async function listOrganizations(scope: Scope, input: z.infer<typeof ListOrganizationsInput>) {
   const params = pageParams(input);
   const domains = input.domains?.map(normalizeDomainForLookup);
-  const filter =
-    domains && domains.length > 0
-      ? inArray(
-          organizations.id,
-          scope.db
-            .select({ id: organizationDomains.organizationId })
-            .from(organizationDomains)
-            .where(
-              and(eq(organizationDomains.environmentId, scope.env.id), inArray(organizationDomains.domain, domains)),
-            ),
-        )
-      : undefined;
+  const filter = domains && domains.length > 0 ? domains : undefined;
   const page = await paginate(
     params,
     organizations.id,
-    (q) =>
-      scope.db.query.organizations.findMany({
-        where: and(eq(organizations.environmentId, scope.env.id), filter, q.keyset),
-        orderBy: [q.orderBy],
-        limit: q.limit,
-        with: withDomains,
-      }),
+    (q) => reads(scope.db).list(q, scope.env.id, filter),
     (row) => row.id,
   );
   return { object: 'list' as const, data: page.data.map(toOrganization), list_metadata: page.list_metadata };
@@ -108,18 +176,26 @@ export async function createOrganization(
   return scope.db.transaction(async (tx) => {
     const now = scope.now();
     const id = newId('organization');
-    await tx.insert(organizations).values({
-      id,
-      environmentId: scope.env.id,
-      name: input.name,
-      externalId: input.external_id ?? null,
-      metadata: input.metadata ?? {},
-      allowProfilesOutsideOrganization: input.allow_profiles_outside_organization ?? false,
-      createdAt: now,
-      updatedAt: now,
-    });
-    await applyDomainData(tx, scope, id, domainData);
-    const created = await findOrganization(tx, scope, eq(organizations.id, id));
+    const [inserted] = await tx
+      .insert(organizations)
+      .values({
+        id,
+        environmentId: scope.env.id,
+        name: input.name,
+        externalId: input.external_id ?? null,
+        metadata: input.metadata ?? {},
+        allowProfilesOutsideOrganization: input.allow_profiles_outside_organization ?? false,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    // Without domain data the inserted row is the whole organization: no read-back round trip.
+    let created: Organization | undefined;
+    if (domainData.length === 0 && inserted) created = toOrganization({ ...inserted, domains: [] });
+    else {
+      await applyDomainData(tx, scope, id, domainData);
+      created = await findOrganization(tx, scope, eq(organizations.id, id));
+    }
     if (!created) throw notFound('organization', id);
     await recordEvent(tx, scope, 'organization.created', created, created.id);
     return created;

@@ -1,0 +1,63 @@
+/**
+ * Summarises a V8 .cpuprofile (from `npm run bench -- --cpu-prof`): self time by function and
+ * by package, so the per-request cost can be read without a browser.
+ *   npx tsx bench/profile-summary.ts bench/results/tmp/profiles/<file>.cpuprofile [top]
+ */
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const file = process.argv[2];
+if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top]');
+const top = Number(process.argv[3] ?? 30);
+const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const self = new Map<number, number>();
+profile.samples.forEach((id, i) => {
+  self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
+const total = [...self.values()].reduce((a, b) => a + b, 0);
+
+function packageOf(url: string): string {
+  if (!url) return '(native/V8)';
+  const nm = url.lastIndexOf('node_modules/');
+  if (nm !== -1) {
+    const rest = url.slice(nm + 'node_modules/'.length).split('/');
+    return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : (rest[0] ?? url);
+  }
+  if (url.startsWith('node:')) return url;
+  const m = /\/(db|routers|rest-facade|server|bench)\/src\//.exec(url) ?? /\/(bench)\//.exec(url);
+  return m ? `atrium/${m[1]}` : url;
+}
+
+const byFunction = new Map<string, number>();
+const byPackage = new Map<string, number>();
+for (const [id, us] of self) {
+  const node = byId.get(id);
+  if (!node) continue;
+  const { functionName, url, lineNumber } = node.callFrame;
+  const name = `${functionName || '(anonymous)'} ${url.replace(/^.*node_modules\//, '')}:${lineNumber + 1}`;
+  byFunction.set(name, (byFunction.get(name) ?? 0) + us);
+  const pkg = packageOf(url);
+  byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
+}
+
+const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%`;
+process.stdout.write(`total sampled ${(total / 1e6).toFixed(2)} s\n\nself time by package\n`);
+for (const [name, us] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 20)) {
+  process.stdout.write(`${pct(us)}  ${name}\n`);
+}
+process.stdout.write('\nself time by function\n');
+for (const [name, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  process.stdout.write(`${pct(us)}  ${name}\n`);
+}

@@ -1,0 +1,284 @@
+import type { BenchResults, ScenarioRun } from './run.ts';
+
+const fmt = (n: number | undefined | null, digits = 0) =>
+  n === undefined || n === null || Number.isNaN(n)
+    ? '—'
+    : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+const sizeLabel = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1_000 ? `${n / 1_000}k` : String(n));
+
+interface Target {
+  name: string;
+  target: string;
+  measured: string;
+  met: boolean | null;
+}
+
+function find(results: BenchResults, scenario: string, size: number): ScenarioRun | undefined {
+  return results.runs.find((r) => r.scenario === scenario && r.size === size && r.available);
+}
+
+/** The issue's targets, judged on what this run measured (null: not measured in this run). */
+export function evaluateTargets(results: BenchResults): Target[] {
+  const sizes = results.settings.sizes;
+  const smallest = Math.min(...sizes);
+  const largest = Math.max(...sizes);
+  const targets: Target[] = [];
+
+  const get = sizes.map((s) => find(results, 'get_organization', s)).filter((r) => r !== undefined);
+  const worstGet = get.reduce<ScenarioRun | undefined>(
+    (w, r) => (w === undefined || (r.rps ?? 0) < (w.rps ?? 0) ? r : w),
+    undefined,
+  );
+  targets.push({
+    name: 'GET organization by id (every size)',
+    target: '≥ 4,000 req/s, p99 ≤ 20 ms',
+    measured: worstGet
+      ? `worst ${fmt(worstGet.rps)} req/s, p99 ${fmt(Math.max(...get.map((r) => r.latency?.p99 ?? 0)))} ms`
+      : '—',
+    met: worstGet ? (worstGet.rps ?? 0) >= 4_000 && get.every((r) => (r.latency?.p99 ?? Infinity) <= 20) : null,
+  });
+
+  const first = find(results, 'list_first_page', 1_000) ?? find(results, 'list_first_page', smallest);
+  targets.push({
+    name: `list first page at ${sizeLabel(first?.size ?? 1_000)} orgs`,
+    target: '≥ 2,500 req/s',
+    measured: first ? `${fmt(first.rps)} req/s` : '—',
+    met: first ? (first.rps ?? 0) >= 2_500 : null,
+  });
+
+  const firstLarge = find(results, 'list_first_page', largest);
+  if (first && firstLarge && firstLarge !== first) {
+    const ratio = (firstLarge.rps ?? 0) / (first.rps ?? 1);
+    targets.push({
+      name: `list first page at ${sizeLabel(largest)} vs ${sizeLabel(first.size)}`,
+      target: largest >= 1_000_000 ? 'within 20%' : 'within 20% (at 1M with --full)',
+      measured: `${fmt(firstLarge.rps)} req/s = ${fmt(ratio * 100)}%`,
+      met: ratio >= 0.8,
+    });
+  }
+
+  const page1 = find(results, 'list_page1_limit100', largest);
+  const deep = find(results, 'list_deep_page', largest);
+  if (page1 && deep) {
+    const ratio = (deep.rps ?? 0) / (page1.rps ?? 1);
+    targets.push({
+      name: `${deep.note ?? 'deep page'} of a limit=100 walk at ${sizeLabel(largest)}`,
+      target: 'within 20% of page 1',
+      measured: `${fmt(deep.rps)} vs ${fmt(page1.rps)} req/s = ${fmt(ratio * 100)}%`,
+      met: ratio >= 0.8,
+    });
+  }
+
+  const creates = sizes.map((s) => find(results, 'create_organization', s)).filter((r) => r !== undefined);
+  const worstCreate = creates.reduce<ScenarioRun | undefined>(
+    (w, r) => (w === undefined || (r.rps ?? 0) < (w.rps ?? 0) ? r : w),
+    undefined,
+  );
+  targets.push({
+    name: 'create organization, durable (every size)',
+    target: '≥ 2,000 req/s',
+    measured: worstCreate ? `worst ${fmt(worstCreate.rps)} req/s` : '—',
+    met: worstCreate ? (worstCreate.rps ?? 0) >= 2_000 : null,
+  });
+
+  const jwks = sizes.map((s) => find(results, 'jwks', s)).filter((r) => r !== undefined);
+  targets.push({
+    name: 'JWKS',
+    target: '≥ 10,000 req/s',
+    measured: jwks.length > 0 ? `worst ${fmt(Math.min(...jwks.map((r) => r.rps ?? 0)))} req/s` : 'not available',
+    met: jwks.length > 0 ? jwks.every((r) => (r.rps ?? 0) >= 10_000) : null,
+  });
+
+  const atLargest = results.runs.filter((r) => r.size === largest && r.rssMaxMb);
+  const rss = atLargest.length > 0 ? Math.max(...atLargest.map((r) => r.rssMaxMb ?? 0)) : undefined;
+  targets.push({
+    name: `server RSS at ${sizeLabel(largest)} orgs under load`,
+    target: largest >= 1_000_000 ? '≤ 150 MB' : '≤ 150 MB (at 1M with --full)',
+    measured: rss === undefined ? '—' : `max ${fmt(rss, 1)} MB`,
+    met: rss === undefined ? null : rss <= 150,
+  });
+
+  targets.push({
+    name: 'start to ready on PostgreSQL',
+    target: '≤ 2 s',
+    measured:
+      `fresh database (all migrations applied): ${fmt(results.startup.freshMs)} ms` +
+      (results.startup.restartMs === null
+        ? ''
+        : `; restart at ${sizeLabel(results.startup.restartOrganizations ?? 0)} orgs: ${fmt(results.startup.restartMs)} ms`),
+    met: Math.max(results.startup.freshMs, results.startup.restartMs ?? 0) <= 2_000,
+  });
+  return targets;
+}
+
+export function renderMarkdown(results: BenchResults): string {
+  const lines: string[] = [];
+  const s = results.settings;
+  lines.push(`# Atrium benchmark, ${results.startedAt}`);
+  lines.push('');
+  lines.push(
+    `Command \`${results.command}\` at commit \`${results.commit}\`. ` +
+      `Atrium run ${s.server === 'bundle' ? 'from an esbuild bundle by plain node (experiment)' : 'by `node --import tsx` (as `npm start`)'}. ` +
+      `Node ${results.machine.node}, ${results.machine.cpus} × ${results.machine.cpuModel}, ` +
+      `${results.machine.memoryGb} GB; ${results.machine.postgres.split(' on ')[0]} ` +
+      `(synchronous_commit=${s.synchronousCommit}, fsync=${s.fsync}). autocannon, ${s.connections} connections, ` +
+      `${s.durationSeconds} s per scenario after ${s.warmupSeconds} s of warm-up, load generator in its own process.`,
+  );
+  lines.push('');
+  if (results.baseline) {
+    const b = results.baseline;
+    lines.push(
+      `**Baseline** (bare \`node:http\`, fixed 300-byte JSON): ${fmt(b.rps)} req/s, ` +
+        `p50 ${b.latency.p50} ms, p99 ${b.latency.p99} ms.`,
+    );
+    lines.push('');
+  }
+  lines.push(
+    `**Start to ready**: ${fmt(results.startup.freshMs)} ms on a fresh database (migrations applied during start)` +
+      (results.startup.restartMs === null
+        ? '.'
+        : `; ${fmt(results.startup.restartMs)} ms restarting with ${fmt(results.startup.restartOrganizations)} seeded organizations.`),
+  );
+  lines.push('');
+  lines.push(
+    '| scenario | orgs seeded | req/s | × baseline | p50 ms | p99 ms | max ms | non-2xx | RSS max MB | note |',
+  );
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const r of results.runs) {
+    if (!r.available) {
+      lines.push(`| ${r.title} | ${fmt(r.size)} | — | — | — | — | — | — | — | not available: ${r.reason ?? ''} |`);
+      continue;
+    }
+    lines.push(
+      `| ${r.title} | ${fmt(r.size)} | ${fmt(r.rps)} | ${fmt(r.fractionOfBaseline, 3)} | ${fmt(r.latency?.p50)} | ` +
+        `${fmt(r.latency?.p99)} | ${fmt(r.latency?.max)} | ${fmt(r.non2xx)} | ${fmt(r.rssMaxMb, 1)} | ${r.note ?? ''} |`,
+    );
+  }
+  lines.push('');
+  lines.push('## Targets');
+  lines.push('');
+  lines.push('| target | wanted | measured | met |');
+  lines.push('|---|---|---|---|');
+  for (const t of evaluateTargets(results)) {
+    lines.push(
+      `| ${t.name} | ${t.target} | ${t.measured} | ${t.met === null ? 'not measured' : t.met ? 'yes' : '**no**'} |`,
+    );
+  }
+  lines.push('');
+  return `${lines.join('\n')}\n`;
+}
+
+// ---------------------------------------------------------------- SVG chart
+
+const COLORS = [
+  '#1f77b4',
+  '#ff7f0e',
+  '#2ca02c',
+  '#d62728',
+  '#9467bd',
+  '#8c564b',
+  '#e377c2',
+  '#7f7f7f',
+  '#bcbd22',
+  '#17becf',
+];
+
+const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+interface Panel {
+  title: string;
+  unit: string;
+  value: (r: ScenarioRun) => number | undefined;
+  reference?: { label: string; value: number } | undefined;
+}
+
+/** Two log-log panels, throughput and p99 against table size, one line per scenario. */
+export function renderSvg(results: BenchResults): string {
+  const scenarios = [...new Set(results.runs.filter((r) => r.available).map((r) => r.scenario))];
+  const sizes = [...results.settings.sizes].sort((a, b) => a - b);
+  const panels: Panel[] = [
+    {
+      title: 'Throughput (req/s, log scale)',
+      unit: 'req/s',
+      value: (r) => r.rps,
+      reference: results.baseline ? { label: 'node:http baseline', value: results.baseline.rps } : undefined,
+    },
+    { title: 'p99 latency (ms, log scale)', unit: 'ms', value: (r) => r.latency?.p99 },
+  ];
+  const panelW = 460;
+  const panelH = 300;
+  const margin = { left: 60, right: 20, top: 40, bottom: 40 };
+  const legendH = 20 * Math.ceil(scenarios.length / 2) + 20;
+  const width = panels.length * (panelW + margin.left + margin.right);
+  const height = panelH + margin.top + margin.bottom + legendH;
+  const out: string[] = [];
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`,
+  );
+  out.push(`<rect width="100%" height="100%" fill="white"/>`);
+
+  panels.forEach((panel, pi) => {
+    const x0 = pi * (panelW + margin.left + margin.right) + margin.left;
+    const y0 = margin.top;
+    const values = results.runs
+      .filter((r) => r.available)
+      .map(panel.value)
+      .filter((v): v is number => v !== undefined && v > 0);
+    if (panel.reference) values.push(panel.reference.value);
+    if (values.length === 0) return;
+    const lo = 10 ** Math.floor(Math.log10(Math.min(...values)));
+    const hi = 10 ** Math.ceil(Math.log10(Math.max(...values)));
+    const xs = (size: number) => {
+      const i = sizes.indexOf(size);
+      const pad = 40;
+      return x0 + (sizes.length === 1 ? panelW / 2 : pad + (i / (sizes.length - 1)) * (panelW - 2 * pad));
+    };
+    const ys = (v: number) =>
+      y0 + panelH - ((Math.log10(v) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))) * panelH;
+    out.push(
+      `<text x="${x0 + panelW / 2}" y="${y0 - 16}" text-anchor="middle" font-size="13">${esc(panel.title)}</text>`,
+    );
+    out.push(`<rect x="${x0}" y="${y0}" width="${panelW}" height="${panelH}" fill="none" stroke="#999"/>`);
+    for (let d = lo; d <= hi; d *= 10) {
+      const y = ys(d);
+      out.push(`<line x1="${x0}" x2="${x0 + panelW}" y1="${y}" y2="${y}" stroke="#eee"/>`);
+      out.push(`<text x="${x0 - 6}" y="${y + 4}" text-anchor="end">${fmt(d)}</text>`);
+    }
+    for (const size of sizes) {
+      out.push(`<text x="${xs(size)}" y="${y0 + panelH + 16}" text-anchor="middle">${sizeLabel(size)} orgs</text>`);
+    }
+    if (panel.reference) {
+      const y = ys(panel.reference.value);
+      out.push(`<line x1="${x0}" x2="${x0 + panelW}" y1="${y}" y2="${y}" stroke="#000" stroke-dasharray="6 4"/>`);
+      out.push(`<text x="${x0 + 4}" y="${y - 4}">${esc(panel.reference.label)} ${fmt(panel.reference.value)}</text>`);
+    }
+    scenarios.forEach((scenario, si) => {
+      const color = COLORS[si % COLORS.length];
+      const points = sizes
+        .map((size) => {
+          const run = results.runs.find((r) => r.scenario === scenario && r.size === size && r.available);
+          const v = run ? panel.value(run) : undefined;
+          return v !== undefined && v > 0 ? [xs(size), ys(v)] : undefined;
+        })
+        .filter((p): p is number[] => p !== undefined);
+      if (points.length > 1) {
+        out.push(
+          `<polyline fill="none" stroke="${color}" stroke-width="2" points="${points.map((p) => p.join(',')).join(' ')}"/>`,
+        );
+      }
+      for (const [x, y] of points) out.push(`<circle cx="${x}" cy="${y}" r="3" fill="${color}"/>`);
+    });
+  });
+
+  const legendY = margin.top + panelH + margin.bottom + 10;
+  scenarios.forEach((scenario, si) => {
+    const title = results.runs.find((r) => r.scenario === scenario)?.title ?? scenario;
+    const x = margin.left + (si % 2) * (width / 2);
+    const y = legendY + Math.floor(si / 2) * 20;
+    out.push(`<rect x="${x}" y="${y - 9}" width="12" height="12" fill="${COLORS[si % COLORS.length]}"/>`);
+    out.push(`<text x="${x + 18}" y="${y + 1}">${esc(title)}</text>`);
+  });
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}

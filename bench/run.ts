@@ -1,0 +1,657 @@
+/**
+ * `npm run bench`: Atrium against a fresh PostgreSQL database, seeded set-based, every
+ * scenario driven by autocannon from its own process, plus a bare node:http baseline in the
+ * same run. Writes bench/results/<date>.json, .md and .svg. See bench/README.md.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { cpus, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { AppRouter } from '@atrium/routers';
+import { createTRPCClient, httpLink } from '@trpc/client';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import pidusage from 'pidusage';
+import postgres from 'postgres';
+import type { LoadResult, LoadSpec } from './load.ts';
+import { renderMarkdown, renderSvg } from './report.ts';
+import {
+  type Exec,
+  type GroupSeed,
+  installSeedHelpers,
+  seededDomain,
+  seededOrganizationId,
+  seedGroup,
+  seedOrganizations,
+} from './seed.ts';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const resultsDir = join(root, 'bench', 'results');
+const tmpDir = join(resultsDir, 'tmp');
+
+const { values: args } = parseArgs({
+  options: {
+    full: { type: 'boolean', default: false },
+    sizes: { type: 'string' },
+    scenarios: { type: 'string' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '32' },
+    port: { type: 'string', default: '18480' },
+    'pg-url': { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+    /** Extra node flags for the Atrium process only, e.g. "--max-semi-space-size=4". */
+    'node-options': { type: 'string', default: '' },
+    /**
+     * How Atrium runs: `tsx` (as `npm start` does) or `bundle` (an esbuild bundle of our own
+     * TypeScript, run by plain node: an experiment measuring what the tsx loader costs).
+     */
+    server: { type: 'string', default: 'tsx' },
+    'keep-db': { type: 'boolean', default: false },
+    'skip-baseline': { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
+});
+
+const sizes = args.sizes
+  ? args.sizes.split(',').map((s) => Number(s.replaceAll('_', '')))
+  : args.full
+    ? [1_000, 100_000, 1_000_000]
+    : [1_000, 100_000];
+const duration = Number(args.duration);
+const warmup = Number(args.warmup);
+const connections = Number(args.connections);
+const port = Number(args.port);
+const adminUrl = args['pg-url'] ?? process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const only = args.scenarios ? new Set(args.scenarios.split(',')) : undefined;
+
+const ADMIN_TOKEN = `atrium_admin_${'b'.repeat(20)}${Date.now().toString().padStart(20, '0')}`;
+const baseUrl = `http://127.0.0.1:${port}`;
+
+function log(line: string): void {
+  process.stdout.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+}
+
+// ---------------------------------------------------------------- processes
+
+interface Started {
+  child: ChildProcess;
+  readyMs: number;
+}
+
+function nodeArgs(script: string, extra: string[] = []): string[] {
+  return [...extra, '--import', 'tsx', script];
+}
+
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+
+/**
+ * Atrium runs exactly as `npm start` runs it, node flags included, minus npm itself (so the
+ * measured pid is the server's): `npm start` must be `node [flags] --import tsx <script>`.
+ */
+function startCommand(): { flags: string[]; script: string } {
+  const parts = (pkg.scripts?.start ?? '').trim().split(/\s+/);
+  const script = parts.at(-1);
+  if (parts[0] !== 'node' || !script) throw new Error('bench expects "npm start" to be "node [flags] <script>"');
+  const flags = parts.slice(1, -1);
+  const tsx = flags.indexOf('--import');
+  if (tsx !== -1 && flags[tsx + 1] === 'tsx') flags.splice(tsx, 2);
+  return { flags, script };
+}
+
+/** Where the `--server bundle` build goes: inside db/ so that `../migrations` still resolves. */
+const bundleFile = join(root, 'db', '.bench-bundle', 'main.mjs');
+
+async function buildBundle(): Promise<void> {
+  const { build } = await import('esbuild');
+  const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).flatMap((d) => [d, `${d}/*`]);
+  await build({
+    entryPoints: [join(root, startCommand().script)],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external,
+    outfile: bundleFile,
+    logLevel: 'warning',
+  });
+}
+
+function serverArgs(extra: string[]): string[] {
+  const { flags, script } = startCommand();
+  return args.server === 'bundle' ? [...flags, ...extra, bundleFile] : nodeArgs(script, [...flags, ...extra]);
+}
+
+async function waitFor(url: string, child: ChildProcess, limitMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before it was ready`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`${url} was not ready within ${limitMs} ms`);
+}
+
+/** Refuses a port something already listens on: its /readyz would be mistaken for ours. */
+async function assertPortFree(p: number): Promise<void> {
+  const inUse = await new Promise<boolean>((resolvePort) => {
+    const socket = connect({ port: p, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolvePort(true);
+    });
+    socket.once('error', () => resolvePort(false));
+  });
+  if (inUse) throw new Error(`port ${p} is in use; pick another with --port`);
+}
+
+/** Starts Atrium and measures spawn → /readyz answering 200 (includes migrations). */
+async function startAtrium(databaseUrl: string, logName: string): Promise<Started> {
+  await assertPortFree(port);
+  const extra = args['node-options'] ? args['node-options'].split(/\s+/).filter(Boolean) : [];
+  if (args['cpu-prof']) extra.push('--cpu-prof', `--cpu-prof-dir=${join(tmpDir, 'profiles')}`);
+  const out = createWriteStream(join(tmpDir, logName));
+  const t0 = performance.now();
+  const child = spawn(process.execPath, serverArgs(extra), {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
+      ATRIUM_DATA_DIR: join(tmpDir, 'data'),
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  await waitFor(`${baseUrl}/readyz`, child, 60_000);
+  return { child, readyMs: performance.now() - t0 };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await once(child, 'exit');
+  clearTimeout(timer);
+}
+
+interface Measured {
+  result: LoadResult;
+  rssMaxMb: number | null;
+  cpuAvg: number | null;
+}
+
+/** Runs one load in its own process; samples the target's RSS and CPU while it measures. */
+async function runLoad(spec: LoadSpec, targetPid: number | undefined): Promise<Measured> {
+  const specFile = join(tmpDir, `spec-${process.pid}.json`);
+  writeFileSync(specFile, JSON.stringify(spec));
+  const child = spawn(process.execPath, nodeArgs('bench/load.ts', []).concat(specFile), {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let sampler: NodeJS.Timeout | undefined;
+  let rssMax = 0;
+  const cpu: number[] = [];
+  let resultLine: string | undefined;
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  lines.on('line', (line) => {
+    if (line === 'measuring' && targetPid !== undefined) {
+      sampler = setInterval(() => {
+        pidusage(targetPid).then(
+          (stat) => {
+            rssMax = Math.max(rssMax, stat.memory);
+            cpu.push(stat.cpu);
+          },
+          () => {},
+        );
+      }, 500);
+    } else if (line.startsWith('{')) resultLine = line;
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (sampler) clearInterval(sampler);
+  if (code !== 0 || !resultLine) throw new Error(`load generator exited with ${code}`);
+  // The first CPU sample covers the idle time before the load; leave it out.
+  const busy = cpu.slice(1);
+  return {
+    result: JSON.parse(resultLine) as LoadResult,
+    rssMaxMb: rssMax > 0 ? Math.round((rssMax / 1024 / 1024) * 10) / 10 : null,
+    cpuAvg: busy.length > 0 ? Math.round(busy.reduce((a, b) => a + b, 0) / busy.length) : null,
+  };
+}
+
+// ---------------------------------------------------------------- scenarios
+
+interface BenchContext {
+  size: number;
+  apiKey: string;
+  /** The writes go to an environment of their own, so they never change what the reads see. */
+  writeApiKey: string;
+  clientId: string;
+  group: GroupSeed | undefined;
+  groupReason: string | undefined;
+  agentToken: string;
+  agentTokenKind: string;
+}
+
+interface Scenario {
+  name: string;
+  title: string;
+  /** Returns the request to drive, or the reason the scenario cannot run. */
+  build(ctx: BenchContext): Omit<LoadSpec, 'url' | 'connections' | 'warmupSeconds' | 'durationSeconds'> | string;
+  note?: (ctx: BenchContext) => string | undefined;
+}
+
+/** A spread of seeded organization numbers, 1..size, the same for every scenario. */
+function sample(size: number, count = 1_000): number[] {
+  const out: number[] = [];
+  const step = size / Math.min(count, size);
+  for (let i = 0; i < Math.min(count, size); i += 1) out.push(Math.max(1, Math.floor(i * step + step / 2)));
+  return out;
+}
+
+const DEEP_PAGE = 10_000;
+const deepPageOf = (size: number) => Math.max(2, Math.min(DEEP_PAGE, Math.floor(size / 100)));
+
+const authed = (ctx: BenchContext) => ({ Authorization: `Bearer ${ctx.apiKey}` });
+const json = (ctx: BenchContext) => ({ ...authed(ctx), 'Content-Type': 'application/json' });
+const writing = (ctx: BenchContext) => ({
+  Authorization: `Bearer ${ctx.writeApiKey}`,
+  'Content-Type': 'application/json',
+});
+
+/** The write environment's organizations: seeded numbers far above any read table size. */
+const WRITE_BASE = 10_000_000;
+const WRITE_ORGS = 1_000;
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: 'get_organization',
+    title: 'GET organization by id',
+    build: (ctx) => ({
+      method: 'GET',
+      paths: sample(ctx.size).map((n) => `/organizations/${seededOrganizationId(n)}`),
+      headers: authed(ctx),
+    }),
+  },
+  {
+    name: 'list_first_page',
+    title: 'list first page (limit=10)',
+    build: (ctx) => ({ method: 'GET', paths: ['/organizations?limit=10'], headers: authed(ctx) }),
+  },
+  {
+    name: 'list_page1_limit100',
+    title: 'list page 1 (limit=100)',
+    build: (ctx) => ({ method: 'GET', paths: ['/organizations?limit=100'], headers: authed(ctx) }),
+  },
+  {
+    name: 'list_deep_page',
+    title: 'list deep page (limit=100, after cursor)',
+    // Page p of a desc walk over the seeded rows starts after seeded row size-(p-1)*100+1.
+    build: (ctx) => ({
+      method: 'GET',
+      paths: [
+        `/organizations?limit=100&after=${seededOrganizationId(ctx.size - (deepPageOf(ctx.size) - 1) * 100 + 1)}`,
+      ],
+      headers: authed(ctx),
+    }),
+    note: (ctx) => `page ${deepPageOf(ctx.size)}`,
+  },
+  {
+    name: 'list_domains_filter',
+    title: 'list with a domains filter',
+    build: (ctx) => ({
+      method: 'GET',
+      paths: sample(ctx.size).map((n) => `/organizations?domains=${seededDomain(n)}`),
+      headers: authed(ctx),
+    }),
+  },
+  {
+    name: 'list_group_memberships',
+    title: 'list group memberships',
+    build: (ctx) =>
+      ctx.group
+        ? {
+            method: 'GET',
+            paths: [
+              `/organizations/${ctx.group.organizationId}/groups/${ctx.group.groupId}/organization-memberships?limit=10`,
+            ],
+            headers: authed(ctx),
+          }
+        : (ctx.groupReason ?? 'groups were not seeded'),
+  },
+  {
+    name: 'jwks',
+    title: 'JWKS',
+    build: (ctx) => ({ method: 'GET', paths: [`/sso/jwks/${ctx.clientId}`], headers: {} }),
+  },
+  {
+    name: 'validate_agent_token',
+    title: 'validate an agent access token',
+    build: (ctx) => ({
+      method: 'POST',
+      paths: ['/agents/credentials/validate'],
+      headers: json(ctx),
+      body: JSON.stringify({ type: 'access_token', credential: ctx.agentToken }),
+    }),
+    note: (ctx) => ctx.agentTokenKind,
+  },
+  {
+    name: 'create_organization',
+    title: 'create organization (durable)',
+    build: (ctx) => ({
+      method: 'POST',
+      paths: ['/organizations'],
+      headers: writing(ctx),
+      body: JSON.stringify({ name: 'Bench created {n}', metadata: { source: 'bench' } }),
+    }),
+  },
+  {
+    name: 'create_domain',
+    title: 'create domain',
+    build: (ctx) => ({
+      method: 'POST',
+      paths: ['/organization_domains'],
+      headers: writing(ctx),
+      body: JSON.stringify({ domain: 'd{n}.bench-created.com', organization_id: '{pick}' }),
+      picks: sample(WRITE_ORGS).map((n) => seededOrganizationId(WRITE_BASE + n)),
+    }),
+  },
+];
+
+/** One request to learn whether the endpoint exists on this branch (and answers 2xx). */
+async function probe(spec: ReturnType<Scenario['build']>): Promise<string | undefined> {
+  if (typeof spec === 'string') return spec;
+  const body = spec.body?.replaceAll('{n}', `probe${Date.now()}`).replaceAll('{pick}', spec.picks?.[0] ?? '');
+  const res = await fetch(`${baseUrl}${spec.paths[0]}`, {
+    method: spec.method,
+    headers: spec.headers,
+    ...(body === undefined ? {} : { body }),
+  });
+  const text = await res.text();
+  if (res.ok) return undefined;
+  if (res.status === 404 && text.includes('route_not_found'))
+    return 'endpoint not on this branch (404 route_not_found)';
+  return `probe answered ${res.status}: ${text.slice(0, 200)}`;
+}
+
+// ---------------------------------------------------------------- the run
+
+export interface ScenarioRun {
+  size: number;
+  organizations: number;
+  scenario: string;
+  title: string;
+  available: boolean;
+  reason?: string;
+  note?: string;
+  rps?: number;
+  latency?: LoadResult['latency'];
+  requests?: number;
+  non2xx?: number;
+  errors?: number;
+  statusCodes?: Record<string, number>;
+  rssMaxMb?: number | null;
+  serverCpuAvg?: number | null;
+  fractionOfBaseline?: number;
+}
+
+export interface BenchResults {
+  startedAt: string;
+  finishedAt: string;
+  commit: string;
+  command: string;
+  machine: { node: string; cpus: number; cpuModel: string; memoryGb: number; postgres: string };
+  settings: {
+    server: string;
+    connections: number;
+    durationSeconds: number;
+    warmupSeconds: number;
+    sizes: number[];
+    synchronousCommit: string;
+    fsync: string;
+  };
+  startup: { freshMs: number; restartMs: number | null; restartOrganizations: number | null };
+  baseline: (LoadResult & { rssMaxMb: number | null }) | null;
+  runs: ScenarioRun[];
+}
+
+function gitCommit(): string {
+  try {
+    const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root })
+      .toString()
+      .trim();
+    return dirty ? `${sha}-dirty` : sha;
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function runBaseline(): Promise<BenchResults['baseline']> {
+  await assertPortFree(port + 1);
+  const child = spawn(process.execPath, nodeArgs('bench/baseline.ts'), {
+    cwd: root,
+    env: { ...process.env, PORT: String(port + 1) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    await waitFor(`http://127.0.0.1:${port + 1}/`, child, 30_000);
+    const measured = await runLoad(
+      {
+        url: `http://127.0.0.1:${port + 1}`,
+        method: 'GET',
+        paths: ['/'],
+        headers: {},
+        connections,
+        warmupSeconds: warmup,
+        durationSeconds: duration,
+      },
+      child.pid,
+    );
+    return { ...measured.result, rssMaxMb: measured.rssMaxMb };
+  } finally {
+    await stop(child);
+  }
+}
+
+async function agentToken(clientId: string): Promise<{ token: string; kind: string }> {
+  if (process.env.BENCH_AGENT_TOKEN) return { token: process.env.BENCH_AGENT_TOKEN, kind: 'BENCH_AGENT_TOKEN' };
+  // Without a way to mint a real one, a well-formed RS256 token from a key the server does not
+  // know: the whole validation path runs (parse, key lookup, signature) and answers valid=false.
+  const { privateKey, publicKey } = await generateKeyPair('RS256');
+  await exportJWK(publicKey);
+  const now = Math.floor(Date.now() / 1000);
+  const token = await new SignJWT({ org_id: seededOrganizationId(1) })
+    .setProtectedHeader({ alg: 'RS256', kid: 'key_01HE8GSH8FQPASKSY27THRKRBP' })
+    .setIssuer(baseUrl)
+    .setAudience(clientId)
+    .setSubject('agent_reg_01HE8GSH8FQPASKSY27THRKRBP')
+    .setJti('bench')
+    .setIssuedAt(now)
+    .setExpirationTime(now + 3600)
+    .sign(privateKey);
+  return { token, kind: 'foreign-signed token (valid=false path); set BENCH_AGENT_TOKEN for a valid one' };
+}
+
+async function main(): Promise<void> {
+  mkdirSync(tmpDir, { recursive: true });
+  if (args.server === 'bundle') await buildBundle();
+  else if (args.server !== 'tsx') throw new Error('--server is tsx or bundle');
+  const startedAt = new Date();
+  const dbName = `atrium_bench_${startedAt.getTime()}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  const benchUrl = new URL(adminUrl);
+  benchUrl.pathname = `/${dbName}`;
+  const [{ version } = { version: '?' }] = await admin<{ version: string }[]>`select version()`;
+  await admin.unsafe(`create database ${dbName}`);
+  log(`created database ${dbName}; sizes ${sizes.join(', ')}; ${duration}s per scenario after ${warmup}s warm-up`);
+
+  const sql = postgres(benchUrl.toString(), { max: 1, onnotice: () => {} });
+  let server: Started | undefined;
+  const runs: ScenarioRun[] = [];
+  let baseline: BenchResults['baseline'] = null;
+  let restartMs: number | null = null;
+  let restartOrganizations: number | null = null;
+  let freshMs = 0;
+  let settings = { synchronousCommit: '?', fsync: '?' };
+  try {
+    server = await startAtrium(benchUrl.toString(), 'server.log');
+    freshMs = Math.round(server.readyMs);
+    log(`Atrium ready in ${freshMs} ms on a fresh database (migrations applied at start)`);
+
+    const [sync] = await sql<{ setting: string }[]>`select setting from pg_settings where name = 'synchronous_commit'`;
+    const [fsync] = await sql<{ setting: string }[]>`select setting from pg_settings where name = 'fsync'`;
+    settings = { synchronousCommit: sync?.setting ?? '?', fsync: fsync?.setting ?? '?' };
+    if (settings.synchronousCommit === 'off')
+      throw new Error('synchronous_commit is off: commits would not be durable');
+
+    const client = createTRPCClient<AppRouter>({
+      links: [httpLink({ url: `${baseUrl}/trpc`, headers: () => ({ Authorization: `Bearer ${ADMIN_TOKEN}` }) })],
+    }).admin;
+    const env = await client.environments.create.mutate({ name: 'bench' });
+    const writeEnv = await client.environments.create.mutate({ name: 'bench-writes' });
+    const token = await agentToken(env.client_id);
+
+    const exec: Exec = (text, params) => sql.unsafe(text, params as never[]);
+    await installSeedHelpers(exec);
+    await seedOrganizations(exec, writeEnv.environment_id, WRITE_BASE, WRITE_BASE + WRITE_ORGS);
+    let seeded = 0;
+    let group: GroupSeed | undefined;
+    let groupReason: string | undefined;
+    if (!args['skip-baseline']) {
+      log('baseline: bare node:http, fixed 300-byte JSON');
+      baseline = await runBaseline();
+      log(`baseline: ${Math.round(baseline?.rps ?? 0)} req/s, p99 ${baseline?.latency.p99} ms`);
+    }
+
+    for (const size of sizes) {
+      const t0 = performance.now();
+      await seedOrganizations(exec, env.environment_id, seeded, size);
+      seeded = size;
+      if (!group && !groupReason) {
+        const seededGroup = await seedGroup(exec, env.environment_id, 1_000);
+        if (seededGroup.ok) group = seededGroup.seed;
+        else groupReason = seededGroup.reason;
+      }
+      await sql`vacuum analyze organizations`;
+      await sql`vacuum analyze organization_domains`;
+      const [{ count } = { count: 0 }] = await sql<{ count: number }[]>`
+        select count(*)::int as count from organizations where environment_id = ${env.environment_id}`;
+      log(
+        `seeded ${size} organizations (+1 domain each) in ${Math.round(performance.now() - t0)} ms; ${count} in table`,
+      );
+
+      const ctx: BenchContext = {
+        size,
+        apiKey: env.api_key,
+        writeApiKey: writeEnv.api_key,
+        clientId: env.client_id,
+        group,
+        groupReason,
+        agentToken: token.token,
+        agentTokenKind: token.kind,
+      };
+      for (const scenario of SCENARIOS) {
+        if (only && !only.has(scenario.name)) continue;
+        const spec = scenario.build(ctx);
+        const note = scenario.note?.(ctx);
+        const base = { size, organizations: count, scenario: scenario.name, title: scenario.title };
+        const reason = await probe(spec);
+        if (reason !== undefined || typeof spec === 'string') {
+          log(`${size} ${scenario.name}: not available (${reason})`);
+          runs.push({ ...base, available: false, reason: reason ?? 'not available', ...(note ? { note } : {}) });
+          continue;
+        }
+        const measured = await runLoad(
+          { ...spec, url: baseUrl, connections, warmupSeconds: warmup, durationSeconds: duration },
+          server.child.pid,
+        );
+        const r = measured.result;
+        runs.push({
+          ...base,
+          available: true,
+          ...(note ? { note } : {}),
+          rps: Math.round(r.rps),
+          latency: r.latency,
+          requests: r.requests,
+          non2xx: r.non2xx,
+          errors: r.errors,
+          statusCodes: r.statusCodes,
+          rssMaxMb: measured.rssMaxMb,
+          serverCpuAvg: measured.cpuAvg,
+          ...(baseline ? { fractionOfBaseline: Math.round((r.rps / baseline.rps) * 1000) / 1000 } : {}),
+        });
+        log(
+          `${size} ${scenario.name}: ${Math.round(r.rps)} req/s, p99 ${r.latency.p99} ms, ` +
+            `non-2xx ${r.non2xx}, errors ${r.errors}, RSS max ${measured.rssMaxMb} MB`,
+        );
+      }
+    }
+
+    // Start-to-ready again on the largest table (migrations already applied).
+    await stop(server.child);
+    server = await startAtrium(benchUrl.toString(), 'server-restart.log');
+    restartMs = Math.round(server.readyMs);
+    restartOrganizations = seeded;
+    log(`Atrium restarted and ready in ${restartMs} ms with ${seeded} seeded organizations`);
+  } finally {
+    if (server) await stop(server.child);
+    await sql.end({ timeout: 5 });
+    if (!args['keep-db']) await admin.unsafe(`drop database if exists ${dbName} with (force)`);
+    await admin.end({ timeout: 5 });
+    pidusage.clear();
+  }
+
+  const finishedAt = new Date();
+  const results: BenchResults = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    commit: gitCommit(),
+    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+    machine: {
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? '?',
+      memoryGb: Math.round(totalmem() / 1024 ** 3),
+      postgres: version,
+    },
+    settings: {
+      server: args.server ?? 'tsx',
+      connections,
+      durationSeconds: duration,
+      warmupSeconds: warmup,
+      sizes,
+      ...settings,
+    },
+    startup: { freshMs, restartMs, restartOrganizations },
+    baseline,
+    runs,
+  };
+  const stamp =
+    args.out ??
+    startedAt
+      .toISOString()
+      .replace(/:/g, '-')
+      .replace(/\.\d+Z$/, 'Z');
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, stamp);
+  writeFileSync(`${file}.json`, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(`${file}.md`, renderMarkdown(results));
+  writeFileSync(`${file}.svg`, renderSvg(results));
+  log(`wrote ${file}.json, .md and .svg`);
+}
+
+await main();
