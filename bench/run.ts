@@ -4,6 +4,7 @@
  * same run. Writes bench/results/<date>.json, .md and .svg. See bench/README.md.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -155,6 +156,8 @@ async function assertPortFree(p: number): Promise<void> {
 }
 
 /** Starts Atrium and measures spawn → /readyz answering 200 (includes migrations). */
+const MASTER_KEY = randomBytes(32).toString('base64');
+
 async function startAtrium(databaseUrl: string, logName: string): Promise<Started> {
   await assertPortFree(port);
   const extra = args['node-options'] ? args['node-options'].split(/\s+/).filter(Boolean) : [];
@@ -169,6 +172,10 @@ async function startAtrium(databaseUrl: string, logName: string): Promise<Starte
       PORT: String(port),
       HOST: '127.0.0.1',
       ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
+      // PostgreSQL deployments must name the key that encrypts signing keys.
+      ATRIUM_MASTER_KEY: MASTER_KEY,
+      // The limiter stays on (its cost is part of every request) but never refuses the load.
+      RATE_LIMIT_REQUESTS: '1000000000',
       ATRIUM_DATA_DIR: join(tmpDir, 'data'),
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     },

@@ -10,6 +10,7 @@ import {
   contractError,
   createInnerContext,
   type Deps,
+  jwksOfClient,
   releaseIdempotentRequest,
   requestHash,
   requireIdempotencyKey,
@@ -32,6 +33,8 @@ type ApiRequest = IncomingMessage & {
   idempotency?: { environmentId: string; key: string };
 };
 
+const JWKS_TEMPLATE = '/sso/jwks/{clientId}';
+
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
 
 /** Echo a caller's X-Request-ID when it is sane, else make one. */
@@ -51,6 +54,9 @@ export function sendError(res: ServerResponse, error: unknown, extraHeaders: Rec
 }
 
 /** Does an `If-None-Match` header name the response's ETag (or `*`)? Weak comparison. */
+/** The JWKS documents as sent, serialised once per cached key set (see `serveJwks`). */
+const serialisedJwks = new WeakMap<object, string>();
+
 function etagMatches(ifNoneMatch: string | string[] | undefined, etag: unknown): boolean {
   if (typeof etag !== 'string' || ifNoneMatch === undefined) return false;
   const strip = (tag: string) => tag.trim().replace(/^W\//, '');
@@ -201,6 +207,34 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     return 'answered';
   }
 
+  /**
+   * `GET /sso/jwks/:clientId` is public, cacheable and the hottest read of all (every token
+   * verifier polls it), so it is answered here from the signing service's in-memory key set —
+   * the same `jwksOfClient` the procedure returns, serialised once per key set — instead of
+   * through the bridge, which costs more than the document itself. Everything around it
+   * (request id, security headers, rate limits, metrics) is the same as for every API path.
+   */
+  async function serveJwks(req: ApiRequest, res: ServerResponse, pathname: string): Promise<void> {
+    const clientId = decodeURIComponent(pathname.slice(pathname.lastIndexOf('/') + 1));
+    const { body, etag } = await jwksOfClient(deps, clientId);
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.setHeader('ETag', etag);
+    if (etagMatches(req.headers['if-none-match'], etag)) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+    let text = serialisedJwks.get(body);
+    if (text === undefined) {
+      text = JSON.stringify(body);
+      serialisedJwks.set(body, text);
+    }
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.end(text);
+  }
+
   async function handleApi(
     req: ApiRequest,
     res: ServerResponse,
@@ -216,6 +250,11 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
         sendError(res, admission.error, { 'Retry-After': String(admission.retryAfter) });
         return;
       }
+    }
+    if (method === 'GET' && template === JWKS_TEMPLATE) {
+      req.resume();
+      await serveJwks(req, res, pathname);
+      return;
     }
     if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
       req.body = await readJsonBody(req);
