@@ -321,6 +321,31 @@ const RACES: Race[] = [
       ).toEqual([]);
     },
   },
+  {
+    name: 'webhook endpoints deleted while writes queue deliveries to them',
+    setup: async (env) => {
+      const endpointIds: string[] = [];
+      for (let i = 0; i < Math.ceil(N / 10); i++)
+        endpointIds.push(
+          (await env.http.post('/webhook_endpoints', { endpoint_url: `https://hooks.example.com/${i}`, events: ['*'] }))
+            .body.id,
+        );
+      return { endpointIds };
+    },
+    fire: (env, ctx, i) => {
+      // A write of an unrelated resource must never fail because an endpoint went away.
+      if (i % 10 === 0) return env.http.delete(`/webhook_endpoints/${ctx.endpointIds[i / 10]}`);
+      return env.http.post('/organizations', { name: `Hooked ${i}` });
+    },
+    win: 201,
+    winners: () => N - Math.ceil(N / 10),
+    loser: { status: [204], codes: [] },
+    verify: async (env) => {
+      const s = await snapshot(env);
+      expect(s.organizations).toBe(N - Math.ceil(N / 10));
+      expect(s.webhook_endpoints).toBe(0);
+    },
+  },
   // Webhook endpoints have no uniqueness rule (two endpoints may share a URL, as upstream):
   // concurrent creates all succeed, one row each.
   {
