@@ -152,10 +152,12 @@ export async function registerAgent(
     scope.deps.tokens.agentAccessTokenTtlSeconds,
   );
   return scope.db.transaction(async (tx) => {
+    // Held until the registration is written (a concurrent organization delete waits or has won).
     const [organization] = await tx
       .select({ id: organizations.id })
       .from(organizations)
       .where(and(eq(organizations.id, input.organization_id), eq(organizations.environmentId, scope.env.id)))
+      .for('key share')
       .limit(1);
     if (!organization) throw notFound('organization', input.organization_id);
     const now = scope.now();

@@ -54,10 +54,13 @@ export async function createConnection(
   input: z.output<typeof CreateConnectionInput>,
 ): Promise<Connection> {
   return scope.db.transaction(async (tx) => {
+    // Held until the connection is written: a concurrent delete of the organization waits (and
+    // cascades) or has won (404), never a foreign-key violation.
     const [organization] = await tx
       .select({ id: organizations.id })
       .from(organizations)
       .where(and(eq(organizations.id, input.organization_id), eq(organizations.environmentId, scope.env.id)))
+      .for('key share')
       .limit(1);
     if (!organization) throw notFound('organization', input.organization_id);
     const now = scope.now();
