@@ -22,6 +22,7 @@ import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { MAX_BODY_BYTES, parseQuery, readJsonBody } from './body.ts';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, successStatuses } from './openapi.ts';
+import { decodeSegment, decodingCaller, type PathParams, pathParamsOf } from './path-params.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits } from './rate-limit.ts';
 import { RouteTable } from './routes.ts';
 import { API_SECURITY_HEADERS, applyHeaders, PAGE_SECURITY_HEADERS } from './security.ts';
@@ -31,6 +32,8 @@ type ApiRequest = IncomingMessage & {
   query?: unknown;
   requestId?: string;
   idempotency?: { environmentId: string; key: string };
+  /** The request's percent-encoded path parameters and their decodings (see path-params.ts). */
+  pathParams?: PathParams;
 };
 
 const JWKS_TEMPLATE = '/sso/jwks/{clientId}';
@@ -106,16 +109,31 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const limits =
     options.rateLimit === false ? undefined : new RateLimits({ ...DEFAULT_RATE_LIMITS, ...options.rateLimit });
 
+  // The bridge builds its caller with `router.createCaller(ctx)`: the caller it gets decodes the
+  // request's path parameters, which the bridge leaves percent-encoded.
+  const pathParamsOfContext = new WeakMap<object, PathParams>();
+  const bridgeRouter: typeof appRouter = {
+    ...appRouter,
+    createCaller: ((ctx: object, ...rest: unknown[]) => {
+      const caller = (appRouter.createCaller as (...a: unknown[]) => object)(ctx, ...rest);
+      const params = pathParamsOfContext.get(ctx);
+      return params ? decodingCaller(caller, params) : caller;
+    }) as typeof appRouter.createCaller,
+  };
   const bridge = createOpenApiNodeHttpHandler({
-    router: appRouter,
+    router: bridgeRouter,
     maxBodySize: MAX_BODY_BYTES,
-    createContext: ({ req }) =>
-      createInnerContext(
+    createContext: ({ req }) => {
+      const ctx = createInnerContext(
         deps,
         req.headers.authorization,
         (req as ApiRequest).requestId,
         (req as ApiRequest).idempotency,
-      ),
+      );
+      const params = (req as ApiRequest).pathParams;
+      if (params && params.size > 0) pathParamsOfContext.set(ctx, params);
+      return ctx;
+    },
     responseMeta: ({ paths, errors, ctx }) => {
       if (errors.length > 0) return { status: contractError(errors[0]).status };
       const status = paths?.[0] ? statuses.get(paths[0]) : undefined;
@@ -215,7 +233,9 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
    * (request id, security headers, rate limits, metrics) is the same as for every API path.
    */
   async function serveJwks(req: ApiRequest, res: ServerResponse, pathname: string): Promise<void> {
-    const clientId = decodeURIComponent(pathname.slice(pathname.lastIndexOf('/') + 1));
+    const raw = pathname.slice(pathname.lastIndexOf('/') + 1);
+    // Decoded as the bridge's parameters are; a malformed escape is looked up as sent (404).
+    const clientId = decodeSegment(raw) ?? raw;
     const { body, etag } = await jwksOfClient(deps, clientId);
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.setHeader('ETag', etag);
@@ -267,6 +287,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     if (claim === 'answered') return;
     if (claim) req.idempotency = claim;
     req.query = parseQuery(search);
+    req.pathParams = pathParamsOf(template, pathname);
     // The bridge renders errors in tRPC's shape; put the contract's body in its place.
     const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
     res.end = ((chunk?: unknown) => {

@@ -153,7 +153,8 @@ export async function registerAgent(
     scope.deps.tokens.agentAccessTokenTtlSeconds,
   );
   return scope.db.transaction(async (tx) => {
-    const organization = await requireOrganization(tx, scope, input.organization_id, 'share');
+    // Held until the registration is written (a concurrent organization delete waits or has won).
+    const organization = await requireOrganization(tx, scope, input.organization_id, 'key share');
     const now = scope.now();
     const identityId = newId('agentIdentity');
     await tx.insert(agentIdentities).values({

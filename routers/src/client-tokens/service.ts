@@ -7,6 +7,13 @@ import { requireOrganization } from '../organizations/lookup.ts';
 import { signToken } from '../signing/service.ts';
 import type { ClientToken } from './schemas.ts';
 
+function membershipRequired(userId: string, organizationId: string): ApiError {
+  const message = `User '${userId}' has no active membership of organization '${organizationId}'.`;
+  return new ApiError(422, 'organization_membership_required', message, [
+    { field: 'user_id', code: 'organization_membership_required', message },
+  ]);
+}
+
 /** The contract caps a client token's lifetime at 15 minutes. */
 const MAX_CLIENT_TOKEN_SECONDS = 15 * 60;
 
@@ -38,12 +45,7 @@ export async function createClientToken(
       ),
     )
     .limit(1);
-  if (membership?.status !== 'active') {
-    const message = `User '${user.id}' has no active membership of organization '${organization.id}'.`;
-    throw new ApiError(422, 'organization_membership_required', message, [
-      { field: 'user_id', code: 'organization_membership_required', message },
-    ]);
-  }
+  if (membership?.status !== 'active') throw membershipRequired(user.id, organization.id);
 
   // Sign first (it may load or make the signing keys), then store the session in one write;
   // the session expires exactly with its token.
@@ -56,13 +58,31 @@ export async function createClientToken(
     ttl,
     issuedAt,
   );
-  await scope.db.insert(sessions).values({
-    id: sessionId,
-    environmentId: scope.env.id,
-    userId: user.id,
-    organizationId: organization.id,
-    expiresAt: signed.expiresAt,
-    createdAt: issuedAt,
+  // The membership is checked again and held (FOR KEY SHARE) while the session is written: a
+  // concurrent delete of the membership, its user or its organization waits, or has won and
+  // the token is refused as above, never a foreign-key violation or a session of a deleted user.
+  await scope.db.transaction(async (tx) => {
+    const [held] = await tx
+      .select({ status: organizationMemberships.status })
+      .from(organizationMemberships)
+      .where(
+        and(
+          eq(organizationMemberships.environmentId, scope.env.id),
+          eq(organizationMemberships.organizationId, organization.id),
+          eq(organizationMemberships.userId, user.id),
+        ),
+      )
+      .for('key share')
+      .limit(1);
+    if (held?.status !== 'active') throw membershipRequired(user.id, organization.id);
+    await tx.insert(sessions).values({
+      id: sessionId,
+      environmentId: scope.env.id,
+      userId: user.id,
+      organizationId: organization.id,
+      expiresAt: signed.expiresAt,
+      createdAt: issuedAt,
+    });
   });
   return { token: signed.token };
 }

@@ -55,7 +55,9 @@ export async function createConnection(
   input: z.output<typeof CreateConnectionInput>,
 ): Promise<Connection> {
   return scope.db.transaction(async (tx) => {
-    const organization = await requireOrganization(tx, scope, input.organization_id, 'share');
+    // Held until the connection is written: a concurrent delete of the organization waits (and
+    // cascades) or has won (404), never a foreign-key violation.
+    const organization = await requireOrganization(tx, scope, input.organization_id, 'key share');
     const now = scope.now();
     const [row] = await tx
       .insert(connections)

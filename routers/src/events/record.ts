@@ -37,7 +37,11 @@ export async function recordEvent(
           sql`${webhookEndpoints.events} @> '["*"]'::jsonb`,
         ),
       ),
-    );
+    )
+    // Held until the deliveries are written: an endpoint deleted meanwhile waits for this
+    // transaction (and its deliveries go with it), instead of failing an unrelated write with a
+    // foreign-key violation. KEY SHARE never blocks another writer, nor an endpoint's update.
+    .for('key share');
   if (endpoints.length > 0) {
     await tx.insert(webhookDeliveries).values(
       endpoints.map((endpoint) => ({

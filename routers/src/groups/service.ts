@@ -36,7 +36,13 @@ export function toGroup(row: GroupRow): Group {
 }
 
 /** The group, scoped by environment and by the organization of the path, or 404. */
-async function requireGroup(db: Db, scope: Scope, path: GroupPath, lock = false): Promise<GroupRow> {
+/** `lock`: 'update' to change the group, 'key share' to write a row referencing it. */
+async function requireGroup(
+  db: Db,
+  scope: Scope,
+  path: GroupPath,
+  lock: false | 'update' | 'key share' = false,
+): Promise<GroupRow> {
   const query = db
     .select()
     .from(groups)
@@ -48,7 +54,7 @@ async function requireGroup(db: Db, scope: Scope, path: GroupPath, lock = false)
       ),
     )
     .limit(1);
-  const [row] = lock ? await query.for('update') : await query;
+  const [row] = lock ? await query.for(lock) : await query;
   if (!row) throw notFound('group', path.group_id);
   return row;
 }
@@ -104,7 +110,7 @@ export async function createGroup(scope: Scope, input: z.infer<typeof CreateGrou
 
 export async function updateGroup(scope: Scope, input: z.infer<typeof UpdateGroupInput>): Promise<Group> {
   return scope.db.transaction(async (tx) => {
-    const current = await requireGroup(tx, scope, input, true);
+    const current = await requireGroup(tx, scope, input, 'update');
     const changes: Partial<typeof groups.$inferInsert> = {};
     if (input.name !== undefined) changes.name = input.name;
     if (input.description !== undefined) changes.description = input.description;
@@ -123,7 +129,7 @@ export async function updateGroup(scope: Scope, input: z.infer<typeof UpdateGrou
 /** Deletes the group; its links to memberships go with it by foreign key. The memberships stay. */
 export async function deleteGroup(scope: Scope, path: GroupPath): Promise<void> {
   await scope.db.transaction(async (tx) => {
-    const current = await requireGroup(tx, scope, path, true);
+    const current = await requireGroup(tx, scope, path, 'update');
     await tx.delete(groups).where(eq(groups.id, current.id));
     await recordEvent(tx, scope, 'group.deleted', toGroup(current));
   });
@@ -136,8 +142,11 @@ export async function deleteGroup(scope: Scope, path: GroupPath): Promise<void> 
  */
 export async function addGroupMembership(scope: Scope, input: z.infer<typeof GroupMembershipInput>): Promise<Group> {
   return scope.db.transaction(async (tx) => {
-    const group = await requireGroup(tx, scope, input);
-    const membership = await requireMembership(tx, scope, input.organization_membership_id);
+    // Both rows are held until the link is written: a concurrent delete of the group or of the
+    // membership waits (and then cascades to the link) or has won (and this answers 404), never
+    // a foreign-key violation.
+    const group = await requireGroup(tx, scope, input, 'key share');
+    const membership = await requireMembership(tx, scope, input.organization_membership_id, true);
     // A membership of another organization is as unknown here as one of another environment.
     if (membership.organizationId !== group.organizationId) {
       throw notFound('organization_membership', input.organization_membership_id);

@@ -38,7 +38,7 @@ export function toOrganizationMembership(row: MembershipRow): OrganizationMember
 export const membershipColumns = { ...getTableColumns(organizationMemberships), organizationName: organizations.name };
 
 /** Memberships matching `where` (which must carry the environment), with their organization's name. */
-export function findMemberships(db: Db, where: SQL | undefined): Promise<MembershipRow[]> {
+export function findMemberships(db: Db, where: SQL | undefined) {
   return db
     .select(membershipColumns)
     .from(organizationMemberships)
@@ -49,9 +49,15 @@ export function findMemberships(db: Db, where: SQL | undefined): Promise<Members
 const inEnvironment = (scope: Scope, id: string) =>
   and(eq(organizationMemberships.environmentId, scope.env.id), eq(organizationMemberships.id, id));
 
-/** Loads one membership of the environment or throws 404. */
-export async function requireMembership(db: Db, scope: Scope, id: string): Promise<MembershipRow> {
-  const [row] = await findMemberships(db, inEnvironment(scope, id));
+/**
+ * Loads one membership of the environment or throws 404. With `lock`, the membership row is held
+ * (FOR KEY SHARE) until the transaction ends, so a concurrent delete of it (or of its user or
+ * organization, which cascades) waits: a row written that references it never meets a
+ * foreign-key violation, and a request that lost the race to the delete answers 404.
+ */
+export async function requireMembership(db: Db, scope: Scope, id: string, lock = false): Promise<MembershipRow> {
+  const query = findMemberships(db, inEnvironment(scope, id));
+  const [row] = lock ? await query.for('key share', { of: organizationMemberships }) : await query;
   if (!row) throw notFound('organization_membership', id);
   return row;
 }
@@ -96,10 +102,13 @@ export async function createOrganizationMembership(
   input: z.infer<typeof CreateOrganizationMembershipInput>,
 ): Promise<OrganizationMembership> {
   return scope.db.transaction(async (tx) => {
+    // The user and the organization are locked (FOR KEY SHARE / SHARE) so that a concurrent
+    // delete of either cannot slip in between: it waits, or it won and this answers 404.
     const [user] = await tx
       .select({ id: users.id })
       .from(users)
       .where(and(eq(users.environmentId, scope.env.id), eq(users.id, input.user_id)))
+      .for('key share')
       .limit(1);
     if (!user) throw notFound('user', input.user_id);
     // Locked so that a concurrent delete of the organization cannot slip in between.

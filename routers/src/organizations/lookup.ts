@@ -6,14 +6,14 @@ import { notFound } from '../errors.ts';
 /**
  * The organization a request names, in the caller's environment, or 404 — the one check every
  * resource that hangs off an organization makes. `lock` takes a row lock in the caller's
- * transaction: `share` keeps a concurrent delete out while children are written, `update`
- * also serialises writers of the organization itself.
+ * transaction: `key share` or `share` keep a concurrent delete out while children are written
+ * (it waits, then cascades), `update` also serialises writers of the organization itself.
  */
 export async function requireOrganization(
   db: Db,
   scope: Scope,
   id: string,
-  lock?: 'share' | 'update',
+  lock?: 'key share' | 'share' | 'update',
 ): Promise<{ id: string; name: string }> {
   const query = db
     .select({ id: organizations.id, name: organizations.name })

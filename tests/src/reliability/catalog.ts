@@ -1,21 +1,38 @@
+import { randomUUID } from 'node:crypto';
 import {
+  agentAccessTokens,
+  agentApiKeys,
+  agentIdentities,
+  agentRegistrations,
+  connections,
+  environments,
   events,
+  groupMemberships,
+  groups,
   idempotencyKeys,
   organizationDomains,
   organizationMemberships,
   organizations,
+  sessions,
+  signingKeys,
   users,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookEndpoints,
 } from '@atrium/db';
-import { count, eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import fc from 'fast-check';
+import { adminCaller } from '../helpers/tokens.ts';
 import { type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /**
- * The catalogue the reliability suites run over: every REST operation, every table an
- * environment writes to, every POST that creates. Other branches add their endpoints as rows
- * here (groups, users, memberships, tokens, agents, connections, events, webhooks) and the
- * fuzz, idempotency and race suites cover them without further code.
+ * The catalogue the reliability suites run over: every REST operation (41: organizations,
+ * domains, users, memberships, groups and their members, client token, agents, JWKS,
+ * connections, events, webhook endpoints), every table an environment writes to, every POST
+ * that creates. A new endpoint is a new row here (and a new table a row of SCOPED_TABLES): the
+ * fuzz, idempotency, race and isolation suites then cover it without further code. A test in
+ * catalog.http.test.ts checks that no operation of the OpenAPI document is missing.
  */
 
 /** Every environment-scoped table (what "nothing stored" is checked against). */
@@ -28,18 +45,33 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
     table: organizationMemberships,
     environmentId: organizationMemberships.environmentId,
   },
+  { name: 'groups', table: groups, environmentId: groups.environmentId },
+  { name: 'group_memberships', table: groupMemberships, environmentId: groupMemberships.environmentId },
+  { name: 'signing_keys', table: signingKeys, environmentId: signingKeys.environmentId },
+  { name: 'sessions', table: sessions, environmentId: sessions.environmentId },
+  { name: 'agent_identities', table: agentIdentities, environmentId: agentIdentities.environmentId },
+  { name: 'agent_registrations', table: agentRegistrations, environmentId: agentRegistrations.environmentId },
+  { name: 'agent_api_keys', table: agentApiKeys, environmentId: agentApiKeys.environmentId },
+  { name: 'agent_access_tokens', table: agentAccessTokens, environmentId: agentAccessTokens.environmentId },
+  { name: 'connections', table: connections, environmentId: connections.environmentId },
   { name: 'events', table: events, environmentId: events.environmentId },
+  { name: 'webhook_endpoints', table: webhookEndpoints, environmentId: webhookEndpoints.environmentId },
+  { name: 'webhook_deliveries', table: webhookDeliveries, environmentId: webhookDeliveries.environmentId },
+  { name: 'webhook_attempts', table: webhookAttempts, environmentId: webhookAttempts.environmentId },
   { name: 'idempotency_keys', table: idempotencyKeys, environmentId: idempotencyKeys.environmentId },
 ];
 
-/** Row counts of every scoped table for one environment, e.g. `{organizations: 2, …}`. */
+/** Row counts of every scoped table for one environment, e.g. `{organizations: 2, …}`, in one query. */
 export async function snapshot(env: TestEnvironment): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const { name, table, environmentId } of SCOPED_TABLES) {
-    const [row] = await env.deps.db.select({ n: count() }).from(table).where(eq(environmentId, env.environmentId));
-    out[name] = Number(row?.n ?? 0);
-  }
-  return out;
+  const columns = Object.fromEntries(
+    SCOPED_TABLES.map(({ name, table, environmentId }) => [
+      name,
+      sql<number>`(select count(*) from ${table} where ${environmentId} = ${env.environmentId})`.mapWith(Number),
+    ]),
+  );
+  const [row] = await env.deps.db.select(columns).from(environments).where(eq(environments.id, env.environmentId));
+  if (!row) throw new Error(`snapshot: no environment ${env.environmentId}`);
+  return row as Record<string, number>;
 }
 
 /** What an operation's fixtures provide: existing ids to aim valid requests at. */
@@ -47,15 +79,90 @@ export interface Fixture {
   env: TestEnvironment;
   organizationId: string;
   domainId: string;
+  userId: string;
+  membershipId: string;
+  groupId: string;
+  connectionId: string;
+  registrationId: string;
+  agentApiKey: string;
+  webhookEndpointId: string;
+  clientId: string;
+  /** A member of the organization who is in no group (for group-membership adds). */
+  spareMembershipId: string;
+  /** A user without any membership (for membership creates). */
+  spareUserId: string;
 }
 
+/** A fresh e-mail address (users' e-mails are unique per environment). */
+export function uniqueEmail(label = 'user'): string {
+  return `${label}-${randomUUID().slice(0, 12)}@example.com`;
+}
+
+async function created(res: Promise<{ status: number; text: string; body: any }>, what: string, status = 201) {
+  const r = await res;
+  if (r.status !== status) throw new Error(`fixture ${what}: ${r.status} ${r.text}`);
+  return r.body;
+}
+
+/**
+ * One of everything in an environment: an organization with a domain, a user and their
+ * membership, a group holding the membership, a connection and an agent registration (both
+ * through the admin service, which alone creates them), and a webhook endpoint.
+ */
 export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
-  const org = await env.http.post('/organizations', {
-    name: 'Fixture',
-    domain_data: [{ domain: uniqueDomain('fx'), state: 'pending' }],
+  const org = await created(
+    env.http.post('/organizations', {
+      name: 'Fixture',
+      domain_data: [{ domain: uniqueDomain('fx'), state: 'pending' }],
+    }),
+    'organization',
+  );
+  const user = await created(env.http.post('/user_management/users', { email: uniqueEmail('fx') }), 'user');
+  const membership = await created(
+    env.http.post('/user_management/organization_memberships', { user_id: user.id, organization_id: org.id }),
+    'membership',
+  );
+  const spare = await created(env.http.post('/user_management/users', { email: uniqueEmail('spare') }), 'user');
+  const spareMembership = await created(
+    env.http.post('/user_management/organization_memberships', { user_id: spare.id, organization_id: org.id }),
+    'membership',
+  );
+  const loner = await created(env.http.post('/user_management/users', { email: uniqueEmail('loner') }), 'user');
+  const group = await created(env.http.post(`/organizations/${org.id}/groups`, { name: 'Fixture group' }), 'group');
+  await created(
+    env.http.post(`/organizations/${org.id}/groups/${group.id}/organization-memberships`, {
+      organization_membership_id: membership.id,
+    }),
+    'group membership',
+    200,
+  );
+  const admin = await adminCaller();
+  const connection = await admin.connections.create({
+    environment: env.environmentId,
+    organization_id: org.id,
+    connection_type: 'OktaSAML',
+    name: 'Fixture connection',
   });
-  if (org.status !== 201) throw new Error(`fixture: ${org.status} ${org.text}`);
-  return { env, organizationId: org.body.id, domainId: org.body.domains[0].id };
+  const agent = await admin.agents.register({ environment: env.environmentId, organization_id: org.id });
+  const endpoint = await created(
+    env.http.post('/webhook_endpoints', { endpoint_url: 'https://hooks.example.com/fixture', events: ['*'] }),
+    'webhook endpoint',
+  );
+  return {
+    env,
+    organizationId: org.id,
+    domainId: org.domains[0].id,
+    userId: user.id,
+    membershipId: membership.id,
+    groupId: group.id,
+    connectionId: connection.id,
+    registrationId: agent.registration_id,
+    agentApiKey: agent.api_key,
+    webhookEndpointId: endpoint.id,
+    clientId: env.clientId,
+    spareMembershipId: spareMembership.id,
+    spareUserId: loner.id,
+  };
 }
 
 /** Strings that have broken services before: SQL, unicode edge cases, prototype keys, paths. */
@@ -149,7 +256,14 @@ export interface Operation {
   /** Query parameters and their hostile arbitraries. */
   query?: Record<string, fc.Arbitrary<string>>;
   /** A POST that creates a record: counted in this table, used by idempotency and race suites. */
-  creates?: { table: string; validBody: (f: Fixture) => Record<string, unknown> };
+  creates?: {
+    table: string;
+    validBody: (f: Fixture) => Record<string, unknown>;
+    /** The success status (default 201). */
+    status?: number;
+    /** Run again (after its key expired) it answers the same, adding nothing (an idempotent add). */
+    sameWhenRerun?: boolean;
+  };
 }
 
 /**
@@ -172,6 +286,29 @@ const listQuery = {
   order: fc.oneof(fc.constantFrom('asc', 'desc', 'normal', 'ASC'), hostileString),
   after: hostileString,
   before: hostileString,
+};
+
+const nameArb = fc.oneof(fc.constant('Ada'), hostileString, anyJson);
+const userBody = {
+  email: fc.oneof(fc.emailAddress(), hostileString, anyJson),
+  email_verified: anyJson,
+  first_name: nameArb,
+  last_name: nameArb,
+  external_id: fc.oneof(hostileString, anyJson),
+  metadata: metadataArb,
+  password: fc.oneof(hostileString, anyJson),
+};
+const groupBody = {
+  name: fc.oneof(fc.constant('Engineers'), hostileString, anyJson),
+  description: fc.oneof(fc.constant(null), hostileString, anyJson),
+};
+const eventNameArb = fc.oneof(
+  fc.constantFrom('*', 'organization.created', 'user.updated', 'Organization.Created'),
+  hostileString,
+);
+const webhookBody = {
+  endpoint_url: fc.oneof(fc.constant('https://hooks.example.com/x'), fc.webUrl(), hostileString, anyJson),
+  events: fc.oneof(fc.array(eventNameArb, { maxLength: 4 }), anyJson),
 };
 
 export const OPERATIONS: Operation[] = [
@@ -259,6 +396,267 @@ export const OPERATIONS: Operation[] = [
     name: 'delete organization domain',
     method: 'DELETE',
     path: (f, param) => `/organization_domains/${p(param, `${f.domainId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: 'list users',
+    method: 'GET',
+    path: () => '/user_management/users',
+    hasParam: false,
+    query: { ...listQuery, email: fc.oneof(hostileString, fc.emailAddress()), organization_id: hostileString },
+  },
+  {
+    name: 'get user',
+    method: 'GET',
+    path: (f, param) => `/user_management/users/${p(param, f.userId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'create user',
+    method: 'POST',
+    path: () => '/user_management/users',
+    hasParam: false,
+    body: () => userBody,
+    creates: { table: 'users', validBody: () => ({ email: uniqueEmail('idem'), first_name: 'Ida' }) },
+  },
+  {
+    name: 'update user',
+    method: 'PUT',
+    path: (f, param) => `/user_management/users/${p(param, f.userId)}`,
+    hasParam: true,
+    body: () => userBody,
+  },
+  {
+    name: 'delete user',
+    method: 'DELETE',
+    path: (f, param) => `/user_management/users/${p(param, `${f.userId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: 'list organization memberships',
+    method: 'GET',
+    path: () => '/user_management/organization_memberships',
+    hasParam: false,
+    query: {
+      ...listQuery,
+      user_id: hostileString,
+      organization_id: hostileString,
+      statuses: fc.oneof(fc.constantFrom('active', 'inactive,pending', 'active,,', 'ACTIVE'), hostileString),
+      'statuses[]': hostileString,
+    },
+  },
+  {
+    name: 'get organization membership',
+    method: 'GET',
+    path: (f, param) => `/user_management/organization_memberships/${p(param, f.membershipId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'create organization membership',
+    method: 'POST',
+    path: () => '/user_management/organization_memberships',
+    hasParam: false,
+    body: (f) => ({
+      user_id: fc.oneof(fc.constant(f.spareUserId), fc.constant(f.userId), hostileString, anyJson),
+      organization_id: fc.oneof(fc.constant(f.organizationId), hostileString, anyJson),
+      role_slug: fc.oneof(hostileString, anyJson),
+    }),
+    creates: {
+      table: 'organization_memberships',
+      validBody: (f) => ({ user_id: f.spareUserId, organization_id: f.organizationId }),
+    },
+  },
+  {
+    name: 'deactivate organization membership',
+    method: 'PUT',
+    path: (f, param) => `/user_management/organization_memberships/${p(param, f.membershipId)}/deactivate`,
+    hasParam: true,
+    body: () => ({ anything: anyJson }),
+  },
+  {
+    name: 'reactivate organization membership',
+    method: 'PUT',
+    path: (f, param) => `/user_management/organization_memberships/${p(param, f.membershipId)}/reactivate`,
+    hasParam: true,
+    body: () => ({ anything: anyJson }),
+  },
+  {
+    name: 'delete organization membership',
+    method: 'DELETE',
+    path: (f, param) => `/user_management/organization_memberships/${p(param, `${f.membershipId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: "list an organization membership's groups",
+    method: 'GET',
+    path: (f, param) => `/user_management/organization_memberships/${p(param, f.membershipId)}/groups`,
+    hasParam: true,
+    query: listQuery,
+  },
+  {
+    name: "list an organization's groups",
+    method: 'GET',
+    path: (f, param) => `/organizations/${p(param, f.organizationId)}/groups`,
+    hasParam: true,
+    query: listQuery,
+  },
+  {
+    name: 'create group',
+    method: 'POST',
+    path: (f, param) => `/organizations/${p(param, f.organizationId)}/groups`,
+    hasParam: true,
+    body: () => groupBody,
+    creates: { table: 'groups', validBody: () => ({ name: 'Idempotent group', description: 'once' }) },
+  },
+  {
+    name: 'get group',
+    method: 'GET',
+    path: (f, param) => `/organizations/${segment(f.organizationId)}/groups/${p(param, f.groupId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'update group',
+    method: 'PATCH',
+    path: (f, param) => `/organizations/${segment(f.organizationId)}/groups/${p(param, f.groupId)}`,
+    hasParam: true,
+    body: () => groupBody,
+  },
+  {
+    name: 'delete group',
+    method: 'DELETE',
+    path: (f, param) => `/organizations/${segment(f.organizationId)}/groups/${p(param, `${f.groupId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: "list a group's memberships",
+    method: 'GET',
+    path: (f, param) =>
+      `/organizations/${segment(f.organizationId)}/groups/${p(param, f.groupId)}/organization-memberships`,
+    hasParam: true,
+    query: listQuery,
+  },
+  {
+    name: 'add a membership to a group',
+    method: 'POST',
+    path: (f, param) =>
+      `/organizations/${segment(f.organizationId)}/groups/${p(param, f.groupId)}/organization-memberships`,
+    hasParam: true,
+    body: (f) => ({
+      organization_membership_id: fc.oneof(
+        fc.constant(f.spareMembershipId),
+        fc.constant(f.membershipId),
+        hostileString,
+        anyJson,
+      ),
+    }),
+    creates: {
+      table: 'group_memberships',
+      validBody: (f) => ({ organization_membership_id: f.spareMembershipId }),
+      status: 200,
+      sameWhenRerun: true,
+    },
+  },
+  {
+    name: 'remove a membership from a group',
+    method: 'DELETE',
+    path: (f, param) =>
+      `/organizations/${segment(f.organizationId)}/groups/${segment(f.groupId)}/organization-memberships/${p(param, `${f.membershipId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: 'create client token',
+    method: 'POST',
+    path: () => '/client/token',
+    hasParam: false,
+    body: (f) => ({
+      organization_id: fc.oneof(fc.constant(f.organizationId), hostileString, anyJson),
+      user_id: fc.oneof(fc.constant(f.userId), fc.constant(f.spareUserId), hostileString, anyJson),
+    }),
+    creates: { table: 'sessions', validBody: (f) => ({ organization_id: f.organizationId, user_id: f.userId }) },
+  },
+  {
+    name: 'validate agent credential',
+    method: 'POST',
+    path: () => '/agents/credentials/validate',
+    hasParam: false,
+    body: (f) => ({
+      type: fc.oneof(fc.constantFrom('access_token', 'api_key'), hostileString, anyJson),
+      credential: fc.oneof(fc.constant(f.agentApiKey), hostileString, anyJson),
+      audience: fc.oneof(hostileString, anyJson),
+    }),
+  },
+  {
+    name: 'get agent registration',
+    method: 'GET',
+    path: (f, param) => `/agents/registrations/${p(param, f.registrationId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'get JWKS',
+    method: 'GET',
+    path: (f, param) => `/sso/jwks/${p(param, f.clientId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'list connections',
+    method: 'GET',
+    path: () => '/connections',
+    hasParam: false,
+    query: {
+      ...listQuery,
+      organization_id: hostileString,
+      connection_type: fc.oneof(fc.constantFrom('OktaSAML', 'GoogleOAuth', 'oktasaml'), hostileString),
+    },
+  },
+  {
+    name: 'list events',
+    method: 'GET',
+    path: () => '/events',
+    hasParam: false,
+    query: {
+      ...listQuery,
+      events: fc.oneof(fc.constantFrom('organization.created', 'user.created,group.updated', '*'), hostileString),
+      'events[]': hostileString,
+      organization_id: hostileString,
+      range_start: fc.oneof(fc.constantFrom('2026-01-01T00:00:00Z', '0', '-1', '9999-99-99'), hostileString),
+      range_end: fc.oneof(fc.constantFrom('2100-01-01T00:00:00.000Z', 'now'), hostileString),
+    },
+  },
+  {
+    name: 'list webhook endpoints',
+    method: 'GET',
+    path: () => '/webhook_endpoints',
+    hasParam: false,
+    query: listQuery,
+  },
+  {
+    name: 'get webhook endpoint',
+    method: 'GET',
+    path: (f, param) => `/webhook_endpoints/${p(param, f.webhookEndpointId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'create webhook endpoint',
+    method: 'POST',
+    path: () => '/webhook_endpoints',
+    hasParam: false,
+    body: () => webhookBody,
+    creates: {
+      table: 'webhook_endpoints',
+      validBody: () => ({ endpoint_url: 'https://hooks.example.com/idempotent', events: ['organization.created'] }),
+    },
+  },
+  {
+    name: 'update webhook endpoint',
+    method: 'PATCH',
+    path: (f, param) => `/webhook_endpoints/${p(param, f.webhookEndpointId)}`,
+    hasParam: true,
+    body: () => ({ ...webhookBody, status: fc.oneof(fc.constantFrom('enabled', 'disabled'), hostileString, anyJson) }),
+  },
+  {
+    name: 'delete webhook endpoint',
+    method: 'DELETE',
+    path: (f, param) => `/webhook_endpoints/${p(param, `${f.webhookEndpointId}x`)}`,
     hasParam: true,
   },
 ];

@@ -142,14 +142,46 @@ describe('SQL metacharacters', () => {
     if (list.status === 200) expect(list.body.data).toEqual([]);
   });
 
-  // Known defect (reported): trpc-to-openapi hands path parameters to procedures without
-  // percent-decoding them, so an external_id with reserved characters cannot be read by path.
-  it.fails('finds an external_id with percent-encoded characters by path', async () => {
+  // trpc-to-openapi hands path parameters over still percent-encoded; the facade decodes them
+  // (rest-facade/src/path-params.ts), so an external_id with reserved characters is readable by path.
+  it.each([
+    ['a space and a percent sign', 'a b%c'],
+    ['UTF-8', 'Zürich-東京-🏳️‍🌈'],
+    ['a plus and percent escapes', 'a+b%2Fc%25'],
+    ['an encoded slash', 'tenant/42'],
+    ['SQL metacharacters', "O'Brien; --"],
+  ])('finds an external_id with %s by path', async (_label, externalId) => {
     const env = await newEnvironment();
-    const res = await env.http.post('/organizations', { name: 'Spaced', external_id: 'a b%c' });
-    const found = await env.http.get(`/organizations/external_id/${encodeURIComponent('a b%c')}`);
-    expect(found.status).toBe(200);
+    await env.http.post('/organizations', { name: 'Bystander', external_id: 'bystander' });
+    const res = await env.http.post('/organizations', { name: 'Encoded', external_id: externalId });
+    expect(res.status).toBe(201);
+    const found = await env.http.get(`/organizations/external_id/${encodeURIComponent(externalId)}`);
+    expect(found.status, found.text).toBe(200);
     expect(found.body.id).toBe(res.body.id);
+    expect(found.body.external_id).toBe(externalId);
+  });
+
+  it('decodes a `+` in a path as a plus, never as a space', async () => {
+    const env = await newEnvironment();
+    const plus = await env.http.post('/organizations', { name: 'Plus', external_id: 'a+b' });
+    await env.http.post('/organizations', { name: 'Space', external_id: 'a b' });
+    const found = await env.http.get('/organizations/external_id/a+b');
+    expect(found.status).toBe(200);
+    expect(found.body.id).toBe(plus.body.id);
+  });
+
+  it('decodes other path parameters too (ids), and leaves a malformed escape as sent', async () => {
+    const env = await newEnvironment();
+    const org = await env.http.post('/organizations', { name: 'Ids' });
+    const encoded = [...org.body.id].map((c: string) => `%${c.charCodeAt(0).toString(16)}`).join('');
+    const found = await env.http.get(`/organizations/${encoded}`);
+    expect(found.status).toBe(200);
+    expect(found.body.id).toBe(org.body.id);
+    for (const bad of ['%zz', '%E0%A4%A', '%C0%AF', '%FF%FE']) {
+      const res = await env.http.get(`/organizations/external_id/${bad}`);
+      expect(res.status, bad).toBe(404);
+      expect(res.body.code).toBe('entity_not_found');
+    }
   });
 
   it('does not treat % or _ in a domains filter as wildcards', async () => {

@@ -1,7 +1,8 @@
-import { organizationDomains } from '@atrium/db';
-import { and, eq } from 'drizzle-orm';
+import { events, groupMemberships, organizationDomains, organizationMemberships, sessions, users } from '@atrium/db';
+import { and, count, eq, sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type HttpResponse, newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
+import { makeFixture, snapshot, uniqueEmail } from './catalog.ts';
 
 /** Concurrent requests per race (50–200 per the issue; RACE_CONCURRENCY overrides). */
 const N = Number(process.env.RACE_CONCURRENCY ?? 50);
@@ -28,6 +29,14 @@ async function domainRows(env: TestEnvironment, domain: string) {
     .select()
     .from(organizationDomains)
     .where(and(eq(organizationDomains.environmentId, env.environmentId), eq(organizationDomains.domain, domain)));
+}
+
+async function memberAddedEvents(env: TestEnvironment): Promise<number> {
+  const [row] = await env.deps.db
+    .select({ n: count() })
+    .from(events)
+    .where(and(eq(events.environmentId, env.environmentId), eq(events.event, 'group.member_added')));
+  return Number(row?.n ?? 0);
 }
 
 const RACES: Race[] = [
@@ -112,7 +121,8 @@ const RACES: Race[] = [
       });
     },
     win: 204,
-    loser: { status: [200, 201, 404, 409], codes: [] },
+    // Never a foreign-key `conflict`: a write that lost to the delete answers 404.
+    loser: { status: [200, 201, 404, 409], codes: ['entity_not_found', 'domain_verified_by_other_organization'] },
     verify: async (env, ctx) => {
       expect((await env.http.get(`/organizations/${ctx.organizationId}`)).status).toBe(404);
       const orphans = await env.deps.db
@@ -124,14 +134,233 @@ const RACES: Race[] = [
   },
   {
     name: 'one membership added to one group concurrently',
-    todo: 'groups and group memberships land on the groups branch; add the row when they do',
-    setup: async () => ({}),
-    fire: async () => {
-      throw new Error('not yet');
+    setup: async (env) => {
+      const f = await makeFixture(env);
+      return { f, eventsBefore: await memberAddedEvents(env) };
     },
+    fire: (env, ctx) =>
+      env.http.post(`/organizations/${ctx.f.organizationId}/groups/${ctx.f.groupId}/organization-memberships`, {
+        organization_membership_id: ctx.f.spareMembershipId,
+      }),
+    // Adding is idempotent: every racer succeeds, and there is exactly one link.
     win: 200,
-    loser: { status: [409], codes: [] },
-    verify: async () => {},
+    winners: () => N,
+    loser: { status: [], codes: [] },
+    verify: async (env, ctx) => {
+      const links = await env.deps.db
+        .select()
+        .from(groupMemberships)
+        .where(
+          and(
+            eq(groupMemberships.groupId, ctx.f.groupId),
+            eq(groupMemberships.organizationMembershipId, ctx.f.spareMembershipId),
+          ),
+        );
+      expect(links).toHaveLength(1);
+      // … and exactly one group.member_added event for it.
+      expect(await memberAddedEvents(env)).toBe(ctx.eventsBefore + 1);
+    },
+  },
+  {
+    name: 'a membership deleted while it is added to groups',
+    setup: async (env) => {
+      const f = await makeFixture(env);
+      const groupIds: string[] = [];
+      for (let i = 0; i < 5; i++)
+        groupIds.push((await env.http.post(`/organizations/${f.organizationId}/groups`, { name: `G${i}` })).body.id);
+      return { f, groupIds };
+    },
+    fire: (env, ctx, i) => {
+      if (i === Math.floor(N / 2))
+        return env.http.delete(`/user_management/organization_memberships/${ctx.f.spareMembershipId}`);
+      return env.http.post(
+        `/organizations/${ctx.f.organizationId}/groups/${ctx.groupIds[i % ctx.groupIds.length]}/organization-memberships`,
+        { organization_membership_id: ctx.f.spareMembershipId },
+      );
+    },
+    win: 204,
+    loser: { status: [200, 404], codes: ['entity_not_found'] },
+    verify: async (env, ctx) => {
+      // No group link to the deleted membership survives.
+      const orphans = await env.deps.db
+        .select()
+        .from(groupMemberships)
+        .where(eq(groupMemberships.organizationMembershipId, ctx.f.spareMembershipId));
+      expect(orphans).toEqual([]);
+      const get = await env.http.get(`/user_management/organization_memberships/${ctx.f.spareMembershipId}`);
+      expect(get.status).toBe(404);
+    },
+  },
+  {
+    name: 'concurrent creates of one user e-mail (in varying case)',
+    setup: async () => ({ email: uniqueEmail('race') }),
+    fire: (env, ctx, i) =>
+      env.http.post('/user_management/users', {
+        email: i % 2 === 0 ? ctx.email : ctx.email.toUpperCase(),
+        first_name: `Racer ${i}`,
+      }),
+    win: 201,
+    loser: { status: [409], codes: ['email_not_available'] },
+    verify: async (env, ctx) => {
+      const rows = await env.deps.db
+        .select()
+        .from(users)
+        .where(
+          and(eq(users.environmentId, env.environmentId), sql`lower(${users.email}) = ${ctx.email.toLowerCase()}`),
+        );
+      expect(rows).toHaveLength(1);
+    },
+  },
+  {
+    name: 'concurrent creates of one user external_id',
+    setup: async () => ({ externalId: `user-ext-${Date.now()}` }),
+    fire: (env, ctx, i) =>
+      env.http.post('/user_management/users', { email: uniqueEmail(`ext${i}`), external_id: ctx.externalId }),
+    win: 201,
+    loser: { status: [409], codes: ['external_id_already_used'] },
+    verify: async (env, ctx) => {
+      const rows = await env.deps.db
+        .select()
+        .from(users)
+        .where(and(eq(users.environmentId, env.environmentId), eq(users.externalId, ctx.externalId)));
+      expect(rows).toHaveLength(1);
+    },
+  },
+  {
+    name: 'concurrent creates of one organization membership (same user and organization)',
+    setup: async (env) => makeFixture(env).then((f) => ({ f })),
+    fire: (env, ctx) =>
+      env.http.post('/user_management/organization_memberships', {
+        user_id: ctx.f.spareUserId,
+        organization_id: ctx.f.organizationId,
+      }),
+    win: 201,
+    loser: { status: [409], codes: ['organization_membership_already_exists'] },
+    verify: async (env, ctx) => {
+      const rows = await env.deps.db
+        .select()
+        .from(organizationMemberships)
+        .where(
+          and(
+            eq(organizationMemberships.organizationId, ctx.f.organizationId),
+            eq(organizationMemberships.userId, ctx.f.spareUserId),
+          ),
+        );
+      expect(rows).toHaveLength(1);
+    },
+  },
+  {
+    name: 'a user deleted while memberships and client tokens are made for them',
+    setup: async (env) => {
+      const f = await makeFixture(env);
+      const organizationIds: string[] = [];
+      for (let i = 0; i < 8; i++)
+        organizationIds.push((await env.http.post('/organizations', { name: `U${i}` })).body.id);
+      return { f, organizationIds };
+    },
+    fire: (env, ctx, i) => {
+      if (i === Math.floor(N / 2)) return env.http.delete(`/user_management/users/${ctx.f.userId}`);
+      if (i % 3 === 0)
+        return env.http.post('/client/token', { organization_id: ctx.f.organizationId, user_id: ctx.f.userId });
+      if (i % 3 === 1)
+        return env.http.post('/user_management/organization_memberships', {
+          user_id: ctx.f.userId,
+          organization_id: ctx.organizationIds[i % ctx.organizationIds.length],
+        });
+      return env.http.put(`/user_management/users/${ctx.f.userId}`, { first_name: `Renamed ${i}` });
+    },
+    win: 204,
+    loser: {
+      status: [200, 201, 404, 409, 422],
+      codes: ['entity_not_found', 'organization_membership_already_exists', 'organization_membership_required'],
+    },
+    verify: async (env, ctx) => {
+      expect((await env.http.get(`/user_management/users/${ctx.f.userId}`)).status).toBe(404);
+      const memberships = await env.deps.db
+        .select()
+        .from(organizationMemberships)
+        .where(eq(organizationMemberships.userId, ctx.f.userId));
+      expect(memberships).toEqual([]);
+      expect(await env.deps.db.select().from(sessions).where(eq(sessions.userId, ctx.f.userId))).toEqual([]);
+      const links = await env.deps.db
+        .select()
+        .from(groupMemberships)
+        .where(eq(groupMemberships.organizationMembershipId, ctx.f.membershipId));
+      expect(links).toEqual([]);
+    },
+  },
+  {
+    name: 'a group deleted while memberships are added to it',
+    setup: async (env) => {
+      const f = await makeFixture(env);
+      const membershipIds: string[] = [f.spareMembershipId];
+      for (let i = 0; i < 5; i++) {
+        const user = (await env.http.post('/user_management/users', { email: uniqueEmail('g') })).body.id;
+        membershipIds.push(
+          (
+            await env.http.post('/user_management/organization_memberships', {
+              user_id: user,
+              organization_id: f.organizationId,
+            })
+          ).body.id,
+        );
+      }
+      return { f, membershipIds };
+    },
+    fire: (env, ctx, i) => {
+      const group = `/organizations/${ctx.f.organizationId}/groups/${ctx.f.groupId}`;
+      if (i === Math.floor(N / 2)) return env.http.delete(group);
+      return env.http.post(`${group}/organization-memberships`, {
+        organization_membership_id: ctx.membershipIds[i % ctx.membershipIds.length],
+      });
+    },
+    win: 204,
+    loser: { status: [200, 404], codes: ['entity_not_found'] },
+    verify: async (env, ctx) => {
+      expect(
+        await env.deps.db.select().from(groupMemberships).where(eq(groupMemberships.groupId, ctx.f.groupId)),
+      ).toEqual([]);
+    },
+  },
+  {
+    name: 'webhook endpoints deleted while writes queue deliveries to them',
+    setup: async (env) => {
+      const endpointIds: string[] = [];
+      for (let i = 0; i < Math.ceil(N / 10); i++)
+        endpointIds.push(
+          (await env.http.post('/webhook_endpoints', { endpoint_url: `https://hooks.example.com/${i}`, events: ['*'] }))
+            .body.id,
+        );
+      return { endpointIds };
+    },
+    fire: (env, ctx, i) => {
+      // A write of an unrelated resource must never fail because an endpoint went away.
+      if (i % 10 === 0) return env.http.delete(`/webhook_endpoints/${ctx.endpointIds[i / 10]}`);
+      return env.http.post('/organizations', { name: `Hooked ${i}` });
+    },
+    win: 201,
+    winners: () => N - Math.ceil(N / 10),
+    loser: { status: [204], codes: [] },
+    verify: async (env) => {
+      const s = await snapshot(env);
+      expect(s.organizations).toBe(N - Math.ceil(N / 10));
+      expect(s.webhook_endpoints).toBe(0);
+    },
+  },
+  // Webhook endpoints have no uniqueness rule (two endpoints may share a URL, as upstream):
+  // concurrent creates all succeed, one row each.
+  {
+    name: 'concurrent creates of webhook endpoints with one URL',
+    setup: async (env) => ({ before: (await snapshot(env)).webhook_endpoints }),
+    fire: (env) =>
+      env.http.post('/webhook_endpoints', { endpoint_url: 'https://hooks.example.com/race', events: ['*'] }),
+    win: 201,
+    winners: () => N,
+    loser: { status: [], codes: [] },
+    verify: async (env, ctx, responses) => {
+      expect(new Set(responses.map((r) => r.body.id)).size).toBe(N);
+      expect((await snapshot(env)).webhook_endpoints).toBe(ctx.before + N);
+    },
   },
 ];
 

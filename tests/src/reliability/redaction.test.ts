@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { ensureAdminToken } from '@atrium/routers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../server/src/runtime.ts';
+import { adminCaller } from '../helpers/tokens.ts';
 import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { adminTokenFor, startOwnApp } from './own-app.ts';
 
@@ -89,5 +90,52 @@ describe('request logs of the facade', () => {
       expect(text).not.toContain(secret);
     }
     expect(text.toLowerCase()).not.toContain('bearer');
+  });
+  it('never logs a client token, a webhook secret or an agent key, on success or refusal', async () => {
+    const before = out.lines.length;
+    const org = (await api.post('/organizations', { name: 'Tokens' })).body.id;
+    const user = (await api.post('/user_management/users', { email: `logged-${Date.now()}@example.com` })).body.id;
+    await api.post('/user_management/organization_memberships', { user_id: user, organization_id: org });
+    const token = await api.post(
+      '/client/token',
+      { organization_id: org, user_id: user },
+      { 'Idempotency-Key': 'k-1' },
+    );
+    expect(token.status).toBe(201);
+    const replay = await api.post(
+      '/client/token',
+      { organization_id: org, user_id: user },
+      { 'Idempotency-Key': 'k-1' },
+    );
+    expect(replay.text).toBe(token.text);
+    const endpoint = await api.post('/webhook_endpoints', {
+      endpoint_url: 'https://hooks.example.com/l',
+      events: ['*'],
+    });
+    expect(endpoint.status).toBe(201);
+    const agent = await (await adminCaller()).agents.register({ environment: env.environmentId, organization_id: org });
+    const valid = await api.post('/agents/credentials/validate', { type: 'api_key', credential: agent.api_key });
+    expect(valid.body.valid).toBe(true);
+    const access = await api.post('/agents/credentials/validate', {
+      type: 'access_token',
+      credential: agent.access_token,
+    });
+    expect(access.body.valid).toBe(true);
+    const wrong = `${agent.api_key.slice(0, -4)}zzzz`;
+    expect((await api.post('/agents/credentials/validate', { type: 'api_key', credential: wrong })).body.valid).toBe(
+      false,
+    );
+    const text = out.lines.slice(before).join('\n');
+    expect(out.lines.length).toBeGreaterThan(before + 8);
+    for (const secret of [
+      token.body.token,
+      endpoint.body.secret,
+      agent.api_key,
+      agent.access_token,
+      wrong,
+      env.apiKey,
+    ]) {
+      expect(text).not.toContain(secret);
+    }
   });
 });

@@ -1,0 +1,152 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+import { type Fixture, makeFixture, snapshot, uniqueEmail } from './catalog.ts';
+
+/**
+ * Environment isolation for every resource: everything of environment A (users, memberships,
+ * groups and their members, connections, agent registrations, events, webhook endpoints) is a
+ * 404 through a key of environment B, for reads and for writes, invisible in B's lists and
+ * filters, and A's data is unchanged afterwards.
+ */
+let a: Fixture;
+let b: TestEnvironment;
+let before: Record<string, number>;
+const readsOfA: Record<string, string> = {};
+
+/** Placeholder ids for the test labels (the real ids exist only once the fixture is made). */
+const dummy: Fixture = {
+  env: undefined as unknown as TestEnvironment,
+  organizationId: ':org',
+  domainId: ':domain',
+  userId: ':user',
+  membershipId: ':membership',
+  groupId: ':group',
+  connectionId: ':connection',
+  registrationId: ':registration',
+  agentApiKey: ':agent_key',
+  webhookEndpointId: ':endpoint',
+  clientId: ':client',
+  spareMembershipId: ':spare_membership',
+  spareUserId: ':spare_user',
+};
+
+type Attempt = [method: string, path: (f: Fixture) => string, body?: (f: Fixture) => unknown];
+
+const org = (f: Fixture) => `/organizations/${f.organizationId}`;
+const group = (f: Fixture) => `${org(f)}/groups/${f.groupId}`;
+
+/** Requests that name one of A's resources: each must be 404 entity_not_found through B. */
+const ATTEMPTS: Attempt[] = [
+  ['GET', (f) => `/user_management/users/${f.userId}`],
+  ['PUT', (f) => `/user_management/users/${f.userId}`, () => ({ first_name: 'stolen' })],
+  ['DELETE', (f) => `/user_management/users/${f.userId}`],
+  ['GET', (f) => `/user_management/organization_memberships/${f.membershipId}`],
+  ['PUT', (f) => `/user_management/organization_memberships/${f.membershipId}/deactivate`, () => ({})],
+  ['PUT', (f) => `/user_management/organization_memberships/${f.membershipId}/reactivate`, () => ({})],
+  ['DELETE', (f) => `/user_management/organization_memberships/${f.membershipId}`],
+  ['GET', (f) => `/user_management/organization_memberships/${f.membershipId}/groups`],
+  [
+    'POST',
+    () => '/user_management/organization_memberships',
+    (f) => ({ user_id: f.spareUserId, organization_id: f.organizationId }),
+  ],
+  ['GET', (f) => `${org(f)}/groups`],
+  ['POST', (f) => `${org(f)}/groups`, () => ({ name: 'stolen' })],
+  ['GET', group],
+  ['PATCH', group, () => ({ name: 'stolen' })],
+  ['DELETE', group],
+  ['GET', (f) => `${group(f)}/organization-memberships`],
+  ['POST', (f) => `${group(f)}/organization-memberships`, (f) => ({ organization_membership_id: f.spareMembershipId })],
+  ['DELETE', (f) => `${group(f)}/organization-memberships/${f.membershipId}`],
+  ['POST', () => '/client/token', (f) => ({ organization_id: f.organizationId, user_id: f.userId })],
+  ['GET', (f) => `/agents/registrations/${f.registrationId}`],
+  ['GET', (f) => `/webhook_endpoints/${f.webhookEndpointId}`],
+  [
+    'PATCH',
+    (f) => `/webhook_endpoints/${f.webhookEndpointId}`,
+    () => ({ endpoint_url: 'https://evil.example.com/', status: 'disabled' }),
+  ],
+  ['DELETE', (f) => `/webhook_endpoints/${f.webhookEndpointId}`],
+];
+
+/** Lists and filters of B that could show A's data: each must show none of it. */
+const LISTS: Array<[string, (f: Fixture) => string]> = [
+  ['users', () => '/user_management/users?limit=100'],
+  ['users by e-mail', () => '/user_management/users?email=fx'],
+  ['users of A’s organization', (f) => `/user_management/users?organization_id=${f.organizationId}`],
+  ['memberships', () => '/user_management/organization_memberships?limit=100'],
+  ['memberships of A’s user', (f) => `/user_management/organization_memberships?user_id=${f.userId}`],
+  [
+    'memberships of A’s organization',
+    (f) => `/user_management/organization_memberships?organization_id=${f.organizationId}`,
+  ],
+  ['connections', () => '/connections?limit=100'],
+  ['connections of A’s organization', (f) => `/connections?organization_id=${f.organizationId}`],
+  ['events', () => '/events?limit=100'],
+  ['events of A’s organization', (f) => `/events?organization_id=${f.organizationId}`],
+  ['webhook endpoints', () => '/webhook_endpoints?limit=100'],
+];
+
+/** A's resources as A reads them (to check they did not change). */
+const READS: Array<(f: Fixture) => string> = [
+  (f) => `/user_management/users/${f.userId}`,
+  (f) => `/user_management/organization_memberships/${f.membershipId}`,
+  group,
+  (f) => `${group(f)}/organization-memberships`,
+  (f) => `/agents/registrations/${f.registrationId}`,
+  (f) => `/webhook_endpoints/${f.webhookEndpointId}`,
+  (f) => `/connections?organization_id=${f.organizationId}`,
+  () => '/events?limit=100',
+];
+
+beforeAll(async () => {
+  a = await makeFixture(await newEnvironment());
+  b = await newEnvironment();
+  before = await snapshot(a.env);
+  for (const read of READS) readsOfA[read(a)] = (await a.env.http.get(read(a))).text;
+});
+
+describe('environment isolation of every resource', () => {
+  it.each(ATTEMPTS.map(([method, path, body]) => [`${method} ${path({ ...dummy })}`, method, path, body] as const))(
+    '%s on A’s resource through B’s key is 404',
+    async (_label, method, path, body) => {
+      const res = await b.http.request(method, path(a), body ? { body: body(a) } : {});
+      expect(res.status, res.text).toBe(404);
+      expect(res.body.code).toBe('entity_not_found');
+    },
+  );
+
+  it.each(LISTS)('B’s list of %s shows nothing of A', async (_label, path) => {
+    const res = await b.http.get(path(a));
+    expect([200, 404]).toContain(res.status);
+    if (res.status === 200) expect(res.body.data).toEqual([]);
+  });
+
+  it('B cannot validate A’s agent credential, nor add its own membership to A’s group', async () => {
+    const validation = await b.http.post('/agents/credentials/validate', {
+      type: 'api_key',
+      credential: a.agentApiKey,
+    });
+    expect(validation.status).toBe(200);
+    expect(validation.body).toMatchObject({ valid: false, registration_id: null });
+    // B's own membership, aimed at A's group: still A's group is not found.
+    const bOrg = (await b.http.post('/organizations', { name: 'B' })).body.id;
+    const bUser = (await b.http.post('/user_management/users', { email: uniqueEmail('b') })).body.id;
+    const bMembership = (
+      await b.http.post('/user_management/organization_memberships', { user_id: bUser, organization_id: bOrg })
+    ).body.id;
+    const res = await b.http.post(`${group(a)}/organization-memberships`, { organization_membership_id: bMembership });
+    expect(res.status).toBe(404);
+    // … and A cannot add B's membership to its group either.
+    const back = await a.env.http.post(`${group(a)}/organization-memberships`, {
+      organization_membership_id: bMembership,
+    });
+    expect(back.status).toBe(404);
+  });
+
+  it('leaves everything of A as it was', async () => {
+    // Runs after the attempts above (vitest runs a file's tests in order).
+    expect(await snapshot(a.env)).toEqual(before);
+    for (const read of READS) expect((await a.env.http.get(read(a))).text, read(a)).toBe(readsOfA[read(a)]);
+  });
+});
