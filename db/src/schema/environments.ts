@@ -17,14 +17,21 @@ export const environments = pgTable(
   (t) => [uniqueIndex('environments_client_id_unique').on(t.clientId)],
 );
 
+/**
+ * The `environment_id` every environment-scoped table carries: it owns the row (deleting an
+ * environment deletes everything in it) and is the leading column of every list index.
+ */
+export const environmentIdColumn = () =>
+  idText('environment_id')
+    .notNull()
+    .references(() => environments.id, { onDelete: 'cascade' });
+
 /** API keys are stored only as SHA-256 hashes; the prefix lets an operator name one. */
 export const apiKeys = pgTable(
   'api_keys',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     keyHash: text('key_hash').notNull(),
     keyPrefix: text('key_prefix').notNull(),
     live: boolean('live').notNull().default(false),

@@ -1,6 +1,6 @@
 import { index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { idText, ts } from './columns.ts';
-import { environments } from './environments.ts';
+import { environmentIdColumn } from './environments.ts';
 
 /**
  * The event log: one row per change, appended in the transaction of the change. `data` is the
@@ -10,9 +10,7 @@ export const events = pgTable(
   'events',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     event: text('event').notNull(),
     /** The organization the event concerns, when there is one (for the `organization_id` filter). */
     organizationId: idText('organization_id'),

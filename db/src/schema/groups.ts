@@ -1,6 +1,6 @@
 import { index, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { idText, timestamps, ts } from './columns.ts';
-import { environments } from './environments.ts';
+import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
 import { organizationMemberships } from './users.ts';
 
@@ -9,9 +9,7 @@ export const groups = pgTable(
   'groups',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     organizationId: idText('organization_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
@@ -29,9 +27,7 @@ export const groups = pgTable(
 export const groupMemberships = pgTable(
   'group_memberships',
   {
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     groupId: idText('group_id')
       .notNull()
       .references(() => groups.id, { onDelete: 'cascade' }),

@@ -1,6 +1,6 @@
 import { index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
-import { idText, ts } from './columns.ts';
-import { environments } from './environments.ts';
+import { ts } from './columns.ts';
+import { environmentIdColumn } from './environments.ts';
 
 export const IDEMPOTENCY_STATES = ['in_flight', 'committed', 'completed'] as const;
 export type IdempotencyState = (typeof IDEMPOTENCY_STATES)[number];
@@ -14,9 +14,7 @@ export type IdempotencyState = (typeof IDEMPOTENCY_STATES)[number];
 export const idempotencyKeys = pgTable(
   'idempotency_keys',
   {
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     key: text('key').notNull(),
     requestHash: text('request_hash').notNull(),
     state: text('state').$type<IdempotencyState>().notNull(),

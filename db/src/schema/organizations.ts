@@ -1,15 +1,13 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { idText, timestamps, ts } from './columns.ts';
-import { environments } from './environments.ts';
+import { environmentIdColumn } from './environments.ts';
 
 export const organizations = pgTable(
   'organizations',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     name: text('name').notNull(),
     externalId: text('external_id'),
     metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default(sql`'{}'::jsonb`),
@@ -41,9 +39,7 @@ export const organizationDomains = pgTable(
   'organization_domains',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     organizationId: idText('organization_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),

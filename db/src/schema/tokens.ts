@@ -1,6 +1,6 @@
 import { index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { idText, timestamps, ts } from './columns.ts';
-import { environments } from './environments.ts';
+import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
 import { users } from './users.ts';
 
@@ -20,9 +20,7 @@ export const signingKeys = pgTable(
   'signing_keys',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     publicJwk: jsonb('public_jwk').$type<PublicRsaJwk>().notNull(),
     /** Base64 (not url) DER of the self-signed X.509 certificate, as in `x5c`. */
     certificate: text('certificate').notNull(),
@@ -42,9 +40,7 @@ export const sessions = pgTable(
   'sessions',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     userId: idText('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
@@ -71,9 +67,7 @@ export const agentIdentities = pgTable(
   'agent_identities',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     userlandUserId: text('userland_user_id'),
     ...timestamps,
   },
@@ -88,9 +82,7 @@ export const agentRegistrations = pgTable(
   'agent_registrations',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     organizationId: idText('organization_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),
@@ -119,9 +111,7 @@ export const agentApiKeys = pgTable(
   'agent_api_keys',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     registrationId: idText('registration_id')
       .notNull()
       .references(() => agentRegistrations.id, { onDelete: 'cascade' }),
@@ -142,9 +132,7 @@ export const agentAccessTokens = pgTable(
   'agent_access_tokens',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     registrationId: idText('registration_id')
       .notNull()
       .references(() => agentRegistrations.id, { onDelete: 'cascade' }),
@@ -203,9 +191,7 @@ export const connections = pgTable(
   'connections',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     organizationId: idText('organization_id')
       .notNull()
       .references(() => organizations.id, { onDelete: 'cascade' }),

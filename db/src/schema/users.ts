@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { idText, timestamps } from './columns.ts';
-import { environments } from './environments.ts';
+import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
 
 /** Users of an environment (upstream's user-management shape); e-mail unique case-insensitively. */
@@ -9,9 +9,7 @@ export const users = pgTable(
   'users',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     email: text('email').notNull(),
     emailVerified: boolean('email_verified').notNull().default(false),
     firstName: text('first_name'),
@@ -36,9 +34,7 @@ export const organizationMemberships = pgTable(
   'organization_memberships',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     userId: idText('user_id')
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),

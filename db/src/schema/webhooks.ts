@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { idText, timestamps, ts } from './columns.ts';
-import { environments } from './environments.ts';
+import { environmentIdColumn } from './environments.ts';
 import { events } from './events.ts';
 
 export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
@@ -12,9 +12,7 @@ export const webhookEndpoints = pgTable(
   'webhook_endpoints',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     url: text('url').notNull(),
     secret: text('secret').notNull(),
     status: text('status').$type<WebhookEndpointStatus>().notNull().default('enabled'),
@@ -36,9 +34,7 @@ export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     endpointId: idText('endpoint_id')
       .notNull()
       .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
@@ -65,9 +61,7 @@ export const webhookAttempts = pgTable(
   'webhook_attempts',
   {
     id: idText('id').primaryKey(),
-    environmentId: idText('environment_id')
-      .notNull()
-      .references(() => environments.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
     deliveryId: idText('delivery_id')
       .notNull()
       .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
