@@ -1,4 +1,4 @@
-import type { PageParams } from '@atrium/db';
+import type { Page, PageParams } from '@atrium/db';
 import { z } from 'zod';
 import { invalid } from '../errors.ts';
 
@@ -50,6 +50,11 @@ export function pageParams(input: ListParamsInput): PageParams {
 }
 
 export const ListMetadata = z.object({ before: z.string().nullable(), after: z.string().nullable() });
+
+/** A page of rows as the wire's list envelope, each row through its resource's `toX`. */
+export function asList<Row, Item>(page: Page<Row>, toItem: (row: Row) => Item) {
+  return { object: 'list' as const, data: page.data.map(toItem), list_metadata: page.list_metadata };
+}
 
 /** The list envelope: `{object: "list", data, list_metadata}`. */
 export const listOf = <T extends z.ZodType>(item: T) =>

@@ -1,7 +1,7 @@
 import { connections, newId, paginate } from '@atrium/db';
 import { and, eq } from 'drizzle-orm';
 import type { z } from 'zod';
-import { iso, pageParams } from '../common/schemas.ts';
+import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
@@ -46,7 +46,9 @@ export async function listConnections(scope: Scope, input: z.infer<typeof ListCo
         .limit(q.limit),
     (row) => row.id,
   );
-  return { data: page.data.map(toConnection), list_metadata: page.list_metadata };
+  // The specification shows the connection list without `object`, unlike every other list.
+  const { object: _object, ...envelope } = asList(page, toConnection);
+  return envelope;
 }
 
 /** Admin: stores a connection of an organization (event `connection.created`). */

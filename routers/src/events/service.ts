@@ -1,7 +1,7 @@
 import { type Db, events, paginate } from '@atrium/db';
 import { and, eq, gte, inArray, lt, lte } from 'drizzle-orm';
 import type { z } from 'zod';
-import { iso, pageParams } from '../common/schemas.ts';
+import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import type { Event, ListEventsInput } from './schemas.ts';
 
@@ -32,7 +32,7 @@ export async function listEvents(scope: Scope, input: z.infer<typeof ListEventsI
     (q) => scope.db.select().from(events).where(and(where, q.keyset)).orderBy(q.orderBy).limit(q.limit),
     (row) => row.id,
   );
-  return { object: 'list' as const, data: page.data.map(toEvent), list_metadata: page.list_metadata };
+  return asList(page, toEvent);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { type Db, groupMemberships, groups, newId, organizationMemberships, organizations, paginate } from '@atrium/db';
 import { and, eq, getTableColumns } from 'drizzle-orm';
 import type { z } from 'zod';
-import { iso, pageParams } from '../common/schemas.ts';
+import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
@@ -79,7 +79,7 @@ export async function listGroups(scope: Scope, input: z.infer<typeof ListGroupsI
         .limit(q.limit),
     (row) => row.id,
   );
-  return { object: 'list' as const, data: page.data.map(toGroup), list_metadata: page.list_metadata };
+  return asList(page, toGroup);
 }
 
 export async function getGroup(scope: Scope, path: GroupPath): Promise<Group> {
@@ -219,11 +219,7 @@ export async function listGroupMemberships(scope: Scope, input: z.infer<typeof L
         .limit(q.limit),
     (row) => row.id,
   );
-  return {
-    object: 'list' as const,
-    data: page.data.map(toOrganizationMembership),
-    list_metadata: page.list_metadata,
-  };
+  return asList(page, toOrganizationMembership);
 }
 
 /** The groups one membership belongs to, in group-id (creation) order. */
@@ -249,5 +245,5 @@ export async function listMembershipGroups(scope: Scope, input: z.infer<typeof L
         .limit(q.limit),
     (row) => row.id,
   );
-  return { object: 'list' as const, data: page.data.map(toGroup), list_metadata: page.list_metadata };
+  return asList(page, toGroup);
 }

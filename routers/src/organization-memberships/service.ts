@@ -1,7 +1,7 @@
 import { type Db, newId, organizationMemberships, organizations, paginate, users } from '@atrium/db';
 import { and, eq, getTableColumns, inArray, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
-import { iso, pageParams } from '../common/schemas.ts';
+import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { conflict, notFound, registerConstraint } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
@@ -90,11 +90,7 @@ export async function listOrganizationMemberships(
         .limit(q.limit),
     (row) => row.id,
   );
-  return {
-    object: 'list' as const,
-    data: page.data.map(toOrganizationMembership),
-    list_metadata: page.list_metadata,
-  };
+  return asList(page, toOrganizationMembership);
 }
 
 export async function createOrganizationMembership(

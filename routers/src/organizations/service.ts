@@ -9,7 +9,7 @@ import {
 } from '@atrium/db';
 import { and, asc, desc, eq, gt, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
 import type { z } from 'zod';
-import { iso, pageParams } from '../common/schemas.ts';
+import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
@@ -152,7 +152,7 @@ export async function listOrganizations(scope: Scope, input: z.infer<typeof List
     (q) => reads(scope.db).list(q, scope.env.id, filter),
     (row) => row.id,
   );
-  return { object: 'list' as const, data: page.data.map(toOrganization), list_metadata: page.list_metadata };
+  return asList(page, toOrganization);
 }
 
 async function applyDomainData(tx: Db, scope: Scope, organizationId: string, entries: DomainDataEntry[]) {

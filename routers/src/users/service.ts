@@ -1,7 +1,7 @@
 import { newId, organizationMemberships, paginate, users } from '@atrium/db';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { z } from 'zod';
-import { iso, pageParams } from '../common/schemas.ts';
+import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { conflict, notFound, registerConstraint } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
@@ -70,7 +70,7 @@ export async function listUsers(scope: Scope, input: z.infer<typeof ListUsersInp
         .limit(q.limit),
     (row) => row.id,
   );
-  return { object: 'list' as const, data: page.data.map(toUser), list_metadata: page.list_metadata };
+  return asList(page, toUser);
 }
 
 export async function createUser(scope: Scope, input: z.infer<typeof CreateUserInput>): Promise<User> {

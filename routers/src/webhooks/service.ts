@@ -1,7 +1,7 @@
 import { newId, paginate, webhookEndpoints } from '@atrium/db';
 import { and, eq } from 'drizzle-orm';
 import type { z } from 'zod';
-import { iso, pageParams } from '../common/schemas.ts';
+import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { invalid, notFound } from '../errors.ts';
 import { randomBase62 } from '../lib/random.ts';
@@ -75,7 +75,7 @@ export async function listWebhookEndpoints(scope: Scope, input: z.infer<typeof L
         .limit(q.limit),
     (row) => row.id,
   );
-  return { object: 'list' as const, data: page.data.map(toWebhookEndpoint), list_metadata: page.list_metadata };
+  return asList(page, toWebhookEndpoint);
 }
 
 export async function getWebhookEndpoint(scope: Scope, id: string): Promise<WebhookEndpoint> {
