@@ -60,8 +60,8 @@ export function sendError(res: ServerResponse, error: unknown, extraHeaders: Rec
 /** The JWKS documents as sent, serialised once per cached key set (see `serveJwks`). */
 const serialisedJwks = new WeakMap<object, string>();
 
-function etagMatches(ifNoneMatch: string | string[] | undefined, etag: unknown): boolean {
-  if (typeof etag !== 'string' || ifNoneMatch === undefined) return false;
+function etagMatches(ifNoneMatch: string | string[] | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
   const strip = (tag: string) => tag.trim().replace(/^W\//, '');
   const wanted = (Array.isArray(ifNoneMatch) ? ifNoneMatch.join(',') : ifNoneMatch).split(',').map(strip);
   return wanted.includes('*') || wanted.includes(strip(etag));
@@ -134,12 +134,10 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
       if (params && params.size > 0) pathParamsOfContext.set(ctx, params);
       return ctx;
     },
-    responseMeta: ({ paths, errors, ctx }) => {
+    responseMeta: ({ paths, errors }) => {
       if (errors.length > 0) return { status: contractError(errors[0]).status };
       const status = paths?.[0] ? statuses.get(paths[0]) : undefined;
-      // Headers a procedure asked for (Cache-Control, ETag, …) go out with its success.
-      const headers = ctx?.resHeaders.size ? Object.fromEntries(ctx.resHeaders) : undefined;
-      return { ...(status ? { status } : {}), ...(headers ? { headers } : {}) };
+      return status ? { status } : {};
     },
     onError: ({ error, path }) => {
       const { status } = contractError(error);
@@ -291,17 +289,6 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     // The bridge renders errors in tRPC's shape; put the contract's body in its place.
     const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
     res.end = ((chunk?: unknown) => {
-      if (
-        res.statusCode === 200 &&
-        method === 'GET' &&
-        etagMatches(req.headers['if-none-match'], res.getHeader('ETag'))
-      ) {
-        // A conditional GET whose representation has not changed: 304 without a body.
-        res.statusCode = 304;
-        res.removeHeader('Content-Type');
-        res.removeHeader('Content-Length');
-        return end();
-      }
       if (res.statusCode === 204) {
         res.removeHeader('Content-Type');
         chunk = undefined;

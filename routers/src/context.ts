@@ -89,11 +89,6 @@ export interface Context {
   authorization: string | undefined;
   requestId?: string | undefined;
   /**
-   * Response headers a procedure wants sent (e.g. `Cache-Control`, `ETag`); the REST facade
-   * sends them with the success response. Other transports ignore them.
-   */
-  resHeaders: Map<string, string>;
-  /**
    * The `Idempotency-Key` claim of this request, when it carries one: the request's
    * transactions mark the key `committed` before they commit, so a write whose response was
    * lost (the process died) is never run a second time.
@@ -120,7 +115,7 @@ export function createInnerContext(
   requestId?: string,
   idempotency?: IdempotencyClaim,
 ): Context {
-  return { deps, authorization, requestId, resHeaders: new Map(), idempotency };
+  return { deps, authorization, requestId, idempotency };
 }
 
 export const DEFAULT_CONFIG: Config = { apiKeyCacheTtlMs: 2_000, requestTimeoutMs: 15_000 };

@@ -1,10 +1,13 @@
-import { CONNECTION_TYPES, connections } from '@atrium/db';
-import { eq } from 'drizzle-orm';
+import { CONNECTION_TYPES } from '@atrium/db';
 import { z } from 'zod';
 import { registerAgent, revokeAgentRegistration } from '../agents/service.ts';
 import { CreateConnectionInput } from '../connections/schemas.ts';
-import { createConnection, deleteConnection, setConnectionState } from '../connections/service.ts';
-import type { Deps } from '../context.ts';
+import {
+  createConnection,
+  deleteConnection,
+  environmentOfConnection,
+  setConnectionState,
+} from '../connections/service.ts';
 import {
   createApiKey,
   createEnvironment,
@@ -16,7 +19,6 @@ import {
   scopeOf,
   setFlag,
 } from '../environments/service.ts';
-import { notFound } from '../errors.ts';
 import { environmentOfDomain, verifyOrganizationDomainManually } from '../organization-domains/service.ts';
 import { listSigningKeys, rotateSigningKey } from '../signing/service.ts';
 import { adminProcedure, router } from '../trpc.ts';
@@ -30,17 +32,6 @@ import {
 
 const EnvironmentRef = z.string().min(1).max(128);
 const Id = z.string().min(1).max(128);
-
-/** The scope of the environment a connection belongs to (admin commands name only the connection). */
-async function scopeOfConnection(deps: Deps, id: string) {
-  const [row] = await deps.db
-    .select({ environmentId: connections.environmentId })
-    .from(connections)
-    .where(eq(connections.id, id))
-    .limit(1);
-  if (!row) throw notFound('connection', id);
-  return scopeOf(deps, row.environmentId);
-}
 
 /**
  * The admin surface: reachable over tRPC at /trpc with an admin token, never on the REST
@@ -109,17 +100,28 @@ export const adminRouter = router({
     activate: adminProcedure
       .input(z.object({ connection_id: Id }))
       .mutation(async ({ ctx, input }) =>
-        setConnectionState(await scopeOfConnection(ctx.deps, input.connection_id), input.connection_id, 'active'),
+        setConnectionState(
+          await scopeOf(ctx.deps, await environmentOfConnection(ctx.deps.db, input.connection_id)),
+          input.connection_id,
+          'active',
+        ),
       ),
     deactivate: adminProcedure
       .input(z.object({ connection_id: Id }))
       .mutation(async ({ ctx, input }) =>
-        setConnectionState(await scopeOfConnection(ctx.deps, input.connection_id), input.connection_id, 'inactive'),
+        setConnectionState(
+          await scopeOf(ctx.deps, await environmentOfConnection(ctx.deps.db, input.connection_id)),
+          input.connection_id,
+          'inactive',
+        ),
       ),
     delete: adminProcedure
       .input(z.object({ connection_id: Id }))
       .mutation(async ({ ctx, input }) =>
-        deleteConnection(await scopeOfConnection(ctx.deps, input.connection_id), input.connection_id),
+        deleteConnection(
+          await scopeOf(ctx.deps, await environmentOfConnection(ctx.deps.db, input.connection_id)),
+          input.connection_id,
+        ),
       ),
     types: adminProcedure.query(() => [...CONNECTION_TYPES]),
   }),

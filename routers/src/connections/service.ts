@@ -1,4 +1,4 @@
-import { connections, newId, paginate } from '@atrium/db';
+import { connections, type Db, newId, paginate } from '@atrium/db';
 import { and, eq } from 'drizzle-orm';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
@@ -119,4 +119,15 @@ export async function deleteConnection(scope: Scope, id: string): Promise<Connec
     await recordEvent(tx, scope, 'connection.deleted', connection);
     return connection;
   });
+}
+
+/** The environment a connection belongs to (admin commands name only the connection). */
+export async function environmentOfConnection(db: Db, id: string): Promise<string> {
+  const [row] = await db
+    .select({ environmentId: connections.environmentId })
+    .from(connections)
+    .where(eq(connections.id, id))
+    .limit(1);
+  if (!row) throw notFound('connection', id);
+  return row.environmentId;
 }

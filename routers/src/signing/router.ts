@@ -15,10 +15,7 @@ export const jwksRouter = router({
     })
     .input(JwksInput)
     .output(Jwks)
-    .query(async ({ ctx, input }) => {
-      const { body, etag } = await jwksOfClient(ctx.deps, input.clientId);
-      ctx.resHeaders.set('Cache-Control', 'public, max-age=300');
-      ctx.resHeaders.set('ETag', etag);
-      return body;
-    }),
+    // On the REST facade this path is answered from memory ahead of the bridge, with
+    // Cache-Control and an ETag (rest-facade/src/app.ts, serveJwks); tRPC callers get the body.
+    .query(async ({ ctx, input }) => (await jwksOfClient(ctx.deps, input.clientId)).body),
 });
