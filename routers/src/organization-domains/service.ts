@@ -165,7 +165,9 @@ export async function claimDomain(
   strategy: 'dns' | 'manual',
 ): Promise<DomainRow | undefined> {
   const now = scope.now();
-  if (state === 'verified') await assertNotVerifiedElsewhere(tx, scope, organizationId, domain);
+  // A domain another organization holds verified cannot be claimed at all (pending claims
+  // included): the contract's 409, the same through domain_data as through POST.
+  await assertNotVerifiedElsewhere(tx, scope, organizationId, domain);
   const [existing] = await tx
     .select()
     .from(organizationDomains)
@@ -218,7 +220,6 @@ export async function createOrganizationDomain(
   const domain = requireValidDomain(input.domain, 'domain');
   return scope.db.transaction(async (tx) => {
     const organization = await requireOrganization(tx, scope, input.organization_id, 'update');
-    await assertNotVerifiedElsewhere(tx, scope, organization.id, domain);
     const row = await claimDomain(tx, scope, organization.id, domain, 'pending', 'dns');
     if (!row) throw conflict('domain_already_exists', `The organization already has the domain '${domain}'.`);
     return toOrganizationDomain(row);
