@@ -1,12 +1,16 @@
 /**
  * Summarises a V8 .cpuprofile (from `npm run bench -- --cpu-prof`): self time by function and
  * by package, so the per-request cost can be read without a browser.
- *   npx tsx bench/profile-summary.ts bench/results/tmp/profiles/<file>.cpuprofile [top]
+ *   npx tsx bench/profile-summary.ts bench/results/tmp/profiles/<file>.cpuprofile [top] [skip-seconds]
+ * `skip-seconds` leaves out the start of the profile (start-up, seeding). Inclusive time counts
+ * a sample for every function on its stack (once per function): for async functions only the
+ * synchronous stretches between awaits are theirs.
  */
 import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
   id: number;
+  parent?: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
@@ -20,10 +24,19 @@ interface Profile {
 const file = process.argv[2];
 if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top]');
 const top = Number(process.argv[3] ?? 30);
+const skipUs = Number(process.argv[4] ?? 0) * 1e6;
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+for (const node of profile.nodes)
+  for (const child of node.children ?? []) {
+    const c = byId.get(child);
+    if (c) c.parent = node.id;
+  }
 const self = new Map<number, number>();
+let elapsed = 0;
 profile.samples.forEach((id, i) => {
+  elapsed += profile.timeDeltas[i] ?? 0;
+  if (elapsed < skipUs) return;
   self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
 });
 const total = [...self.values()].reduce((a, b) => a + b, 0);
@@ -52,6 +65,21 @@ for (const [id, us] of self) {
   byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
 }
 
+const inclusive = new Map<string, number>();
+const nameOf = (node: ProfileNode) => {
+  const { functionName, url, lineNumber } = node.callFrame;
+  return `${functionName || '(anonymous)'} ${url.replace(/^.*node_modules\//, '')}:${lineNumber + 1}`;
+};
+for (const [id, us] of self) {
+  const seen = new Set<string>();
+  for (let node = byId.get(id); node; node = node.parent === undefined ? undefined : byId.get(node.parent)) {
+    const name = nameOf(node);
+    if (seen.has(name)) continue;
+    seen.add(name);
+    inclusive.set(name, (inclusive.get(name) ?? 0) + us);
+  }
+}
+
 const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%`;
 process.stdout.write(`total sampled ${(total / 1e6).toFixed(2)} s\n\nself time by package\n`);
 for (const [name, us] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 20)) {
@@ -59,5 +87,9 @@ for (const [name, us] of [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 20)
 }
 process.stdout.write('\nself time by function\n');
 for (const [name, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  process.stdout.write(`${pct(us)}  ${name}\n`);
+}
+process.stdout.write('\ninclusive time by function\n');
+for (const [name, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) {
   process.stdout.write(`${pct(us)}  ${name}\n`);
 }
