@@ -1,3 +1,4 @@
+import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /**
@@ -31,7 +32,22 @@ export const ID_PREFIXES = {
 
 export type IdKind = keyof typeof ID_PREFIXES;
 
-const nextUlid = monotonicFactory();
+/**
+ * The ULID library's default PRNG asks the OS for one byte per character (16 calls per new
+ * millisecond; ~3.5 % of a create's CPU, profiled). This one serves the same values (a byte
+ * over 256, from the OS's CSPRNG) out of a pool refilled 4 KiB at a time.
+ */
+const pool = new Uint8Array(4096);
+let poolAt = pool.length;
+function pooledRandom(): number {
+  if (poolAt === pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  return (pool[poolAt++] as number) / 256;
+}
+
+const nextUlid = monotonicFactory(pooledRandom);
 
 export function newId(kind: IdKind, now: number = Date.now()): string {
   return ID_PREFIXES[kind] + nextUlid(now);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '@atrium/routers';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
@@ -41,7 +41,7 @@ export class RateLimits {
 
   private static keyOf(req: IncomingMessage): string {
     const auth = req.headers.authorization;
-    if (auth) return createHash('sha256').update(auth).digest('base64url');
+    if (auth) return hash('sha256', auth, 'base64url');
     return `ip:${req.socket.remoteAddress ?? 'unknown'}`;
   }
 
