@@ -1,5 +1,5 @@
-import { type Db, events, newId, webhookDeliveries, webhookEndpoints } from '@atrium/db';
-import { and, eq, or, sql } from 'drizzle-orm';
+import { type Db, events, newId, rawRows, webhookDeliveries, webhookEndpoints } from '@atrium/db';
+import { sql } from 'drizzle-orm';
 import type { Scope } from '../context.ts';
 
 /**
@@ -17,31 +17,24 @@ export async function recordEvent(
 ): Promise<string> {
   const now = scope.now();
   const id = newId('event');
-  await tx.insert(events).values({
-    id,
-    environmentId: scope.env.id,
-    event,
-    organizationId: organizationId ?? (typeof data.organization_id === 'string' ? data.organization_id : null),
-    data,
-    createdAt: now,
-  });
-  const endpoints = await tx
-    .select({ id: webhookEndpoints.id })
-    .from(webhookEndpoints)
-    .where(
-      and(
-        eq(webhookEndpoints.environmentId, scope.env.id),
-        eq(webhookEndpoints.status, 'enabled'),
-        or(
-          sql`${webhookEndpoints.events} @> ${JSON.stringify([event])}::jsonb`,
-          sql`${webhookEndpoints.events} @> '["*"]'::jsonb`,
-        ),
-      ),
+  const organization = organizationId ?? (typeof data.organization_id === 'string' ? data.organization_id : null);
+  // One round trip: the event is inserted by a data-modifying CTE while the statement reads the
+  // endpoints it is owed to. The endpoints stay KEY SHARE locked until the deliveries are
+  // written: an endpoint deleted meanwhile waits for this transaction (and its deliveries go
+  // with it) instead of failing an unrelated write with a foreign-key violation. KEY SHARE never
+  // blocks another writer, nor an endpoint's update.
+  const endpoints = await rawRows<{ id: string }>(
+    tx,
+    sql`with recorded as (
+      insert into ${events} (id, environment_id, event, organization_id, data, created_at)
+      values (${id}, ${scope.env.id}, ${event}, ${organization}, ${JSON.stringify(data)}::jsonb, ${now.toISOString()}::timestamptz)
     )
-    // Held until the deliveries are written: an endpoint deleted meanwhile waits for this
-    // transaction (and its deliveries go with it), instead of failing an unrelated write with a
-    // foreign-key violation. KEY SHARE never blocks another writer, nor an endpoint's update.
-    .for('key share');
+    select ${webhookEndpoints.id} as id from ${webhookEndpoints}
+    where ${webhookEndpoints.environmentId} = ${scope.env.id}
+      and ${webhookEndpoints.status} = 'enabled'
+      and (${webhookEndpoints.events} @> ${JSON.stringify([event])}::jsonb or ${webhookEndpoints.events} @> '["*"]'::jsonb)
+    for key share of ${webhookEndpoints}`,
+  );
   if (endpoints.length > 0) {
     await tx.insert(webhookDeliveries).values(
       endpoints.map((endpoint) => ({

@@ -108,13 +108,14 @@ describe.skipIf(!onPostgres)('pinned interleavings (PostgreSQL only: they need a
     let deleted = false;
 
     const eventId = await env.deps.db.transaction(async (tx) => {
-      // recordEvent's one select (the endpoints to deliver to) is followed by the deletion of
-      // the endpoint on another connection: it either completes (nothing held the endpoint) or
-      // waits for this transaction (the endpoint is held until the deliveries are written).
+      // recordEvent's one statement (the event, and the endpoints to deliver to) is followed by
+      // the deletion of the endpoint on another connection: it either completes (nothing held
+      // the endpoint) or waits for this transaction (the endpoint is held until the deliveries
+      // are written).
       const hooked = new Proxy(tx, {
         get(target, key, receiver) {
           const value = Reflect.get(target, key, receiver);
-          if (key !== 'select') return value;
+          if (key !== 'execute') return value;
           return (...args: unknown[]) =>
             afterResult((value as (...a: unknown[]) => object).apply(target, args), async () => {
               deletion = env.http.delete(`/webhook_endpoints/${endpoint.body.id}`).then((res) => {
