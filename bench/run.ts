@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { AppRouter } from '@atrium/routers';
 import { createTRPCClient, httpLink } from '@trpc/client';
@@ -48,10 +48,11 @@ const { values: args } = parseArgs({
     /** Extra node flags for the Atrium process only, e.g. "--max-semi-space-size=4". */
     'node-options': { type: 'string', default: '' },
     /**
-     * How Atrium runs: `tsx` (as `npm start` does) or `bundle` (an esbuild bundle of our own
-     * TypeScript, run by plain node: an experiment measuring what the tsx loader costs).
+     * How Atrium runs: `start` (as `npm start` does: the esbuild bundle server/dist/main.mjs,
+     * built first, run by plain node with the start script's flags) or `tsx` (the sources
+     * through the tsx loader, for comparison).
      */
-    server: { type: 'string', default: 'tsx' },
+    server: { type: 'string', default: 'start' },
     'keep-db': { type: 'boolean', default: false },
     'skip-baseline': { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -92,39 +93,20 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Reco
 
 /**
  * Atrium runs exactly as `npm start` runs it, node flags included, minus npm itself (so the
- * measured pid is the server's): `npm start` must be `node [flags] --import tsx <script>`.
+ * measured pid is the server's): `npm start` must be `node [flags] <script>`.
  */
 function startCommand(): { flags: string[]; script: string } {
   const parts = (pkg.scripts?.start ?? '').trim().split(/\s+/);
   const script = parts.at(-1);
   if (parts[0] !== 'node' || !script) throw new Error('bench expects "npm start" to be "node [flags] <script>"');
-  const flags = parts.slice(1, -1);
-  const tsx = flags.indexOf('--import');
-  if (tsx !== -1 && flags[tsx + 1] === 'tsx') flags.splice(tsx, 2);
-  return { flags, script };
-}
-
-/** Where the `--server bundle` build goes: inside db/ so that `../migrations` still resolves. */
-const bundleFile = join(root, 'db', '.bench-bundle', 'main.mjs');
-
-async function buildBundle(): Promise<void> {
-  const { build } = await import('esbuild');
-  const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).flatMap((d) => [d, `${d}/*`]);
-  await build({
-    entryPoints: [join(root, startCommand().script)],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external,
-    outfile: bundleFile,
-    logLevel: 'warning',
-  });
+  return { flags: parts.slice(1, -1), script };
 }
 
 function serverArgs(extra: string[]): string[] {
   const { flags, script } = startCommand();
-  return args.server === 'bundle' ? [...flags, ...extra, bundleFile] : nodeArgs(script, [...flags, ...extra]);
+  return args.server === 'tsx'
+    ? nodeArgs('server/src/main.ts', [...flags, ...extra])
+    : [...flags, ...extra, join(root, script)];
 }
 
 async function waitFor(url: string, child: ChildProcess, limitMs: number): Promise<void> {
@@ -495,8 +477,13 @@ async function agentToken(clientId: string): Promise<{ token: string; kind: stri
 
 async function main(): Promise<void> {
   mkdirSync(tmpDir, { recursive: true });
-  if (args.server === 'bundle') await buildBundle();
-  else if (args.server !== 'tsx') throw new Error('--server is tsx or bundle');
+  if (args.server === 'start') {
+    // What `npm start`'s prestart does.
+    const { buildServer } = (await import(pathToFileURL(join(root, 'server', 'build.mjs')).href)) as {
+      buildServer: () => Promise<string>;
+    };
+    await buildServer();
+  } else if (args.server !== 'tsx') throw new Error('--server is start or tsx');
   const startedAt = new Date();
   const dbName = `atrium_bench_${startedAt.getTime()}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -636,7 +623,7 @@ async function main(): Promise<void> {
       postgres: version,
     },
     settings: {
-      server: args.server ?? 'tsx',
+      server: args.server ?? 'start',
       connections,
       durationSeconds: duration,
       warmupSeconds: warmup,

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { ExtractTablesWithRelations, SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
@@ -38,7 +39,12 @@ export interface DbOptions {
   statementTimeoutMs?: number;
 }
 
-export const migrationsFolder = fileURLToPath(new URL('../migrations', import.meta.url));
+/**
+ * The committed migrations (`db/migrations`), found through the package's resolved entry rather
+ * than this module's own URL: the same path when this file runs from source (tsx, vitest) and
+ * when it is bundled into `server/dist/main.mjs` (`npm start`).
+ */
+export const migrationsFolder = join(dirname(createRequire(import.meta.url).resolve('@atrium/db')), '..', 'migrations');
 
 /** Serialises concurrent migrators (several server processes starting on one PostgreSQL). */
 const MIGRATION_LOCK_KEY = 7_214_311_906;

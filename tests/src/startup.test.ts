@@ -1,16 +1,31 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), 'atrium-start-'));
 const children: ChildProcess[] = [];
 
-/** Starts `npm start`'s entry point on a free port and resolves with what it printed once ready. */
+/** `npm start` is `node [flags] <bundle>`, built by `prestart`: the same, minus npm. */
+const startScript = (
+  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start
+  .trim()
+  .split(/\s+/);
+
+beforeAll(() => {
+  execFileSync(process.execPath, ['server/build.mjs'], { cwd: ROOT, stdio: 'pipe' });
+}, 60_000);
+
+/** Starts what `npm start` starts on a free port and resolves with what it printed once ready. */
 function start(): Promise<{ child: ChildProcess; output: string; url: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
+    expect(startScript[0]).toBe('node');
+    const child = spawn(process.execPath, startScript.slice(1), {
+      cwd: ROOT,
       env: { ...process.env, PORT: '0', ATRIUM_DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
