@@ -37,6 +37,11 @@ export interface DbOptions {
   connectTimeoutSeconds?: number;
   /** Milliseconds before a PostgreSQL statement is cancelled by the server. */
   statementTimeoutMs?: number;
+  /**
+   * Run every statement as a named prepared statement (default true); false for a pooler that
+   * cannot keep them (PgBouncer in transaction mode before 1.21).
+   */
+  prepare?: boolean;
 }
 
 /**
@@ -49,14 +54,45 @@ export const migrationsFolder = join(dirname(createRequire(import.meta.url).reso
 /** Serialises concurrent migrators (several server processes starting on one PostgreSQL). */
 const MIGRATION_LOCK_KEY = 7_214_311_906;
 
+/**
+ * The postgres.js client as Drizzle should use it: every statement prepared. Drizzle asks for a
+ * prepared statement only for queries built with `.prepare(name)`; every other query goes out
+ * unnamed, and postgres.js sends an unnamed statement with parameters in two round trips (Parse +
+ * Describe, wait for the parameter types, then Bind + Execute) and PostgreSQL parses and plans it
+ * every time. Prepared, a statement costs one round trip once its connection has seen it
+ * (postgres.js keeps them per connection, keyed by text and parameter types; a connection lives
+ * at most `max_lifetime`, 30-60 min). Drizzle's statement texts are fixed per query shape, so the
+ * set stays small. Transactions and savepoints get the same client.
+ */
+function preparingEverything(sql: postgres.Sql): postgres.Sql {
+  return new Proxy(sql, {
+    get(target, key, receiver) {
+      if (key === 'unsafe') {
+        return (query: string, args?: unknown[], options?: Record<string, unknown>) =>
+          target.unsafe(query, args as postgres.ParameterOrJSON<never>[], { ...options, prepare: true });
+      }
+      if (key === 'begin' || key === 'savepoint') {
+        const method = Reflect.get(target, key, receiver) as (...args: unknown[]) => Promise<unknown>;
+        return (...args: unknown[]) => {
+          const fn = args.pop() as (tx: postgres.Sql) => unknown;
+          return method.call(target, ...args, (tx: postgres.Sql) => fn(preparingEverything(tx)));
+        };
+      }
+      return Reflect.get(target, key, receiver);
+    },
+  });
+}
+
 export async function openDb(options: DbOptions): Promise<DbHandle> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
   return openPglite(options.dataDir ?? 'memory://');
 }
 
 function openPostgres(url: string, options: DbOptions): DbHandle {
+  const prepare = options.prepare ?? true;
   const client = postgres(url, {
     max: options.poolSize ?? 10,
+    prepare,
     connect_timeout: options.connectTimeoutSeconds ?? 5,
     idle_timeout: 30,
     onnotice: () => {},
@@ -65,7 +101,7 @@ function openPostgres(url: string, options: DbOptions): DbHandle {
       statement_timeout: options.statementTimeoutMs ?? 10_000,
     },
   });
-  const db = drizzlePostgres(client, { schema }) as unknown as Db;
+  const db = drizzlePostgres(prepare ? preparingEverything(client) : client, { schema }) as unknown as Db;
   return {
     db,
     driver: 'postgres',

@@ -40,6 +40,8 @@ export interface ServerConfig {
   dbConnectTimeoutSeconds: number;
   /** Milliseconds before PostgreSQL cancels a statement (the request then answers 503). */
   dbStatementTimeoutMs: number;
+  /** Every statement a named prepared statement (DB_PREPARE, default true; false for PgBouncer in transaction mode). */
+  dbPrepare: boolean;
   /** Requests per API key per window, organization deletes per API key per window, window length. */
   rateLimit: { requests: number; organizationDeletes: number; windowSeconds: number } | false;
   /** How long SIGTERM waits for in-flight requests before closing their connections. */
@@ -106,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     webhookConcurrency: Math.max(1, integer('WEBHOOK_CONCURRENCY', 16, env)),
     dbConnectTimeoutSeconds: integer('DB_CONNECT_TIMEOUT_SECONDS', 5, env),
     dbStatementTimeoutMs: integer('DB_STATEMENT_TIMEOUT_MS', 10_000, env),
+    dbPrepare: boolean('DB_PREPARE', true, env),
     rateLimit:
       env.RATE_LIMIT === 'off'
         ? false

@@ -132,6 +132,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     poolSize: config.dbPoolSize,
     connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
     statementTimeoutMs: config.dbStatementTimeoutMs,
+    prepare: config.dbPrepare,
   });
   await handle.migrate();
   const deps = createDeps(handle, config, log);

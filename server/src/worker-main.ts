@@ -11,7 +11,12 @@ const log = createLogger(config.logLevel);
 if (!config.databaseUrl) {
   log.warn('no DATABASE_URL: the worker opens the PGlite data directory, which the server must not have open');
 }
-const handle = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize });
+const handle = await openDb({
+  databaseUrl: config.databaseUrl,
+  dataDir: config.dataDir,
+  poolSize: config.dbPoolSize,
+  prepare: config.dbPrepare,
+});
 await handle.migrate();
 const workers = startWorkers(createDeps(handle, config, log), config);
 log.info({ dnsServers: config.dnsServers }, 'Atrium workers started');
