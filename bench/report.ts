@@ -119,7 +119,7 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push('');
   lines.push(
     `Command \`${results.command}\` at commit \`${results.commit}\`. ` +
-      `Atrium run ${s.server === 'bundle' ? 'from an esbuild bundle by plain node (experiment)' : 'by `node --import tsx` (as `npm start`)'}. ` +
+      `Atrium run ${s.server === 'tsx' ? 'from its sources by `node --import tsx` (comparison)' : 'as `npm start` runs it (the esbuild bundle `server/dist/main.mjs` by plain node)'}. ` +
       `Node ${results.machine.node}, ${results.machine.cpus} × ${results.machine.cpuModel}, ` +
       `${results.machine.memoryGb} GB; ${results.machine.postgres.split(' on ')[0]} ` +
       `(synchronous_commit=${s.synchronousCommit}, fsync=${s.fsync}). autocannon, ${s.connections} connections, ` +
