@@ -107,6 +107,8 @@ export interface Scope {
   env: EnvironmentInfo;
   now: () => Date;
   deps: Deps;
+  /** The request's Idempotency-Key claim, when it has one (its writes go through transactions). */
+  idempotency?: IdempotencyClaim | undefined;
 }
 
 export function createInnerContext(

@@ -91,7 +91,7 @@ async function scopeOfApiKey(ctx: Context, flag?: string): Promise<Scope> {
     throw forbidden('feature_not_enabled', `The '${flag}' feature is not enabled for this environment.`);
   }
   const db = ctx.idempotency ? idempotentDb(ctx.deps.db, ctx.idempotency) : ctx.deps.db;
-  return { db, env, now: ctx.deps.now, deps: ctx.deps };
+  return { db, env, now: ctx.deps.now, deps: ctx.deps, idempotency: ctx.idempotency };
 }
 
 const apiGuard = (flag?: string) =>
