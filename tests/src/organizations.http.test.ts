@@ -90,6 +90,18 @@ describe('REST wire: organizations and domains', () => {
     expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
   });
 
+  it('answers a create with the body a later GET returns, byte for byte (metadata keys in stored order)', async () => {
+    const { http } = await newEnvironment();
+    const created = await http.post('/organizations', {
+      name: 'Ordered',
+      metadata: { zeta: '1', a: '2', bb: '3', é: '4', e: '5' },
+    });
+    expect(created.status).toBe(201);
+    const read = await http.get(`/organizations/${created.body.id}`);
+    expect(read.text).toBe(created.text);
+    expect(Object.keys(created.body.metadata)).toEqual(['a', 'e', 'bb', 'é', 'zeta']);
+  });
+
   it('accepts order=normal, asc and desc', async () => {
     const { http } = await newEnvironment();
     const a = (await http.post('/organizations', { name: 'A' })).body.id;

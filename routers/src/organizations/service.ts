@@ -168,6 +168,20 @@ async function applyDomainData(tx: Db, scope: Scope, organizationId: string, ent
   }
 }
 
+/**
+ * Metadata with its keys in the order PostgreSQL's jsonb keeps them (shorter keys first, then by
+ * their UTF-8 bytes), so an answer built from the written values reads the same as every later
+ * read of the row.
+ */
+function inJsonbOrder(metadata: Record<string, string>): Record<string, string> {
+  const bytes = (key: string) => Buffer.from(key, 'utf8');
+  return Object.fromEntries(
+    Object.entries(metadata).sort(
+      ([a], [b]) => bytes(a).length - bytes(b).length || Buffer.compare(bytes(a), bytes(b)),
+    ),
+  );
+}
+
 /** Create organization without domain data as one autocommit statement (see `writeWithEvent`). */
 async function createInOneStatement(
   scope: Scope,
@@ -179,7 +193,7 @@ async function createInOneStatement(
     environmentId: scope.env.id,
     name: input.name,
     externalId: input.external_id ?? null,
-    metadata: input.metadata ?? {},
+    metadata: inJsonbOrder(input.metadata ?? {}),
     billingCustomerId: null,
     allowProfilesOutsideOrganization: input.allow_profiles_outside_organization ?? false,
     createdAt: now,
