@@ -12,7 +12,7 @@ import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
-import { recordEvent, withinOneStatement, writeWithEvent } from '../events/record.ts';
+import { recordEvent, writeWithEvent } from '../events/record.ts';
 import { normalizeDomainForLookup } from '../organization-domains/domain-rules.ts';
 import type { DomainDataEntry } from '../organization-domains/schemas.ts';
 import { claimDomain, normalizeDomainData, toOrganizationDomain } from '../organization-domains/service.ts';
@@ -203,9 +203,11 @@ async function createInOneStatement(
   const at = now.toISOString();
   const written = await writeWithEvent(
     scope,
-    sql`insert into ${organizations} (id, environment_id, name, external_id, metadata, billing_customer_id, allow_profiles_outside_organization, created_at, updated_at)
+    (
+      guard,
+    ) => sql`insert into ${organizations} (id, environment_id, name, external_id, metadata, billing_customer_id, allow_profiles_outside_organization, created_at, updated_at)
       select ${row.id}, ${row.environmentId}, ${row.name}, ${row.externalId}, ${JSON.stringify(row.metadata)}::jsonb, null, ${row.allowProfilesOutsideOrganization}, ${at}::timestamptz, ${at}::timestamptz
-      where ${withinOneStatement()}
+      where ${guard}
       returning id`,
     { id: newId('event'), name: 'organization.created', data: organization, organizationId: row.id, now },
   );
