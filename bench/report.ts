@@ -142,17 +142,20 @@ export function renderMarkdown(results: BenchResults): string {
   );
   lines.push('');
   lines.push(
-    '| scenario | orgs seeded | req/s | × baseline | p50 ms | p99 ms | max ms | non-2xx | RSS max MB | note |',
+    '| scenario | orgs seeded | req/s | × baseline | p50 ms | p99 ms | max ms | non-2xx | RSS max MB | CPU µs/req Atrium / PostgreSQL / load | note |',
   );
-  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const r of results.runs) {
     if (!r.available) {
-      lines.push(`| ${r.title} | ${fmt(r.size)} | — | — | — | — | — | — | — | not available: ${r.reason ?? ''} |`);
+      lines.push(`| ${r.title} | ${fmt(r.size)} | — | — | — | — | — | — | — | — | not available: ${r.reason ?? ''} |`);
       continue;
     }
+    const cpu = r.cpuUsPerRequest
+      ? `${fmt(r.cpuUsPerRequest.server)} / ${fmt(r.cpuUsPerRequest.postgres)} / ${fmt(r.cpuUsPerRequest.load ?? undefined)}`
+      : '—';
     lines.push(
       `| ${r.title} | ${fmt(r.size)} | ${fmt(r.rps)} | ${fmt(r.fractionOfBaseline, 3)} | ${fmt(r.latency?.p50)} | ` +
-        `${fmt(r.latency?.p99)} | ${fmt(r.latency?.max)} | ${fmt(r.non2xx)} | ${fmt(r.rssMaxMb, 1)} | ${r.note ?? ''} |`,
+        `${fmt(r.latency?.p99)} | ${fmt(r.latency?.max)} | ${fmt(r.non2xx)} | ${fmt(r.rssMaxMb, 1)} | ${cpu} | ${r.note ?? ''} |`,
     );
   }
   lines.push('');

@@ -6,7 +6,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -181,6 +181,89 @@ interface Measured {
   result: LoadResult;
   rssMaxMb: number | null;
   cpuAvg: number | null;
+  /** CPU seconds of the measured run by process (Linux only). */
+  cpuSeconds: CpuSeconds | null;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ; 100 on every Linux in practice). */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** utime + stime of one process in ticks, from /proc (undefined when it is gone or not Linux). */
+function ticksOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The CPU ticks of every PostgreSQL server process on this machine (backends, WAL writer, …). */
+function postgresTicks(): Map<number, number> {
+  const ticks = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return ticks;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue;
+    }
+    const t = ticksOf(Number(entry));
+    if (t !== undefined) ticks.set(Number(entry), t);
+  }
+  return ticks;
+}
+
+/**
+ * CPU seconds spent by Atrium, PostgreSQL and the load generator over the measured run, read
+ * from /proc at its start and end. Per request, these are steadier than throughput on a VM
+ * whose speed drifts: they say where a request's cost lies, whatever the neighbours do.
+ * PostgreSQL processes that start during the run count from zero; ones that end are lost.
+ */
+class CpuSplit {
+  private readonly start: { server?: number; load?: number; pg: Map<number, number> };
+  constructor(
+    private readonly serverPid: number | undefined,
+    private readonly loadPid: number | undefined,
+  ) {
+    this.start = { server: this.ticks(serverPid), load: this.ticks(loadPid), pg: postgresTicks() };
+  }
+  private ticks(pid: number | undefined) {
+    return pid === undefined ? undefined : ticksOf(pid);
+  }
+  end(): CpuSeconds | null {
+    const server = this.ticks(this.serverPid);
+    const load = this.ticks(this.loadPid);
+    if (server === undefined || this.start.server === undefined) return null;
+    let pg = 0;
+    for (const [pid, t] of postgresTicks()) pg += t - (this.start.pg.get(pid) ?? 0);
+    const seconds = (t: number) => Math.round((t / CLOCK_TICKS) * 100) / 100;
+    return {
+      server: seconds(server - this.start.server),
+      postgres: seconds(pg),
+      load: load === undefined || this.start.load === undefined ? null : seconds(load - this.start.load),
+    };
+  }
+}
+
+interface CpuSeconds {
+  server: number;
+  postgres: number;
+  load: number | null;
 }
 
 /** Runs one load in its own process; samples the target's RSS and CPU while it measures. */
@@ -195,8 +278,12 @@ async function runLoad(spec: LoadSpec, targetPid: number | undefined): Promise<M
   let rssMax = 0;
   const cpu: number[] = [];
   let resultLine: string | undefined;
+  let split: CpuSplit | undefined;
+  let cpuSeconds: CpuSeconds | null = null;
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   lines.on('line', (line) => {
+    if (line === 'measuring') split = new CpuSplit(targetPid, child.pid);
+    else if (line.startsWith('{')) cpuSeconds = split?.end() ?? null;
     if (line === 'measuring' && targetPid !== undefined) {
       sampler = setInterval(() => {
         pidusage(targetPid).then(
@@ -218,6 +305,7 @@ async function runLoad(spec: LoadSpec, targetPid: number | undefined): Promise<M
     result: JSON.parse(resultLine) as LoadResult,
     rssMaxMb: rssMax > 0 ? Math.round((rssMax / 1024 / 1024) * 10) / 10 : null,
     cpuAvg: busy.length > 0 ? Math.round(busy.reduce((a, b) => a + b, 0) / busy.length) : null,
+    cpuSeconds,
   };
 }
 
@@ -394,6 +482,8 @@ export interface ScenarioRun {
   statusCodes?: Record<string, number>;
   rssMaxMb?: number | null;
   serverCpuAvg?: number | null;
+  /** CPU microseconds per request over the measured run: Atrium, PostgreSQL, load generator. */
+  cpuUsPerRequest?: { server: number; postgres: number; load: number | null } | null;
   fractionOfBaseline?: number;
 }
 
@@ -579,6 +669,15 @@ async function main(): Promise<void> {
           server.child.pid,
         );
         const r = measured.result;
+        const perRequest = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, r.requests));
+        const cpu = measured.cpuSeconds;
+        const cpuUsPerRequest = cpu
+          ? {
+              server: perRequest(cpu.server),
+              postgres: perRequest(cpu.postgres),
+              load: cpu.load === null ? null : perRequest(cpu.load),
+            }
+          : null;
         runs.push({
           ...base,
           available: true,
@@ -591,11 +690,15 @@ async function main(): Promise<void> {
           statusCodes: r.statusCodes,
           rssMaxMb: measured.rssMaxMb,
           serverCpuAvg: measured.cpuAvg,
+          cpuUsPerRequest,
           ...(baseline ? { fractionOfBaseline: Math.round((r.rps / baseline.rps) * 1000) / 1000 } : {}),
         });
         log(
           `${size} ${scenario.name}: ${Math.round(r.rps)} req/s, p99 ${r.latency.p99} ms, ` +
-            `non-2xx ${r.non2xx}, errors ${r.errors}, RSS max ${measured.rssMaxMb} MB`,
+            `non-2xx ${r.non2xx}, errors ${r.errors}, RSS max ${measured.rssMaxMb} MB` +
+            (cpuUsPerRequest
+              ? `, CPU µs/req atrium ${cpuUsPerRequest.server} pg ${cpuUsPerRequest.postgres} load ${cpuUsPerRequest.load ?? '?'}`
+              : ''),
         );
       }
     }
