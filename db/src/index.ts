@@ -1,4 +1,6 @@
 export * from './client.ts';
 export { ID_PREFIXES, type IdKind, newId, ulidOf } from './ids.ts';
+export { equalsLiteral } from './literal.ts';
 export * from './paginate.ts';
 export * from './schema/index.ts';
+export * as schema from './schema/index.ts';

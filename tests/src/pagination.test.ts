@@ -1,6 +1,7 @@
 import { organizations } from '@atrium/db';
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { planNodes } from './helpers/plans.ts';
 import { newEnvironment, type TestEnvironment } from './helpers/world.ts';
 
 async function seed(env: TestEnvironment, n: number): Promise<string[]> {
@@ -89,19 +90,9 @@ describe('keyset pagination', () => {
       const literal = (value: unknown) =>
         typeof value === 'number' ? String(value) : `'${String(value).replace(/'/g, "''")}'`;
       const inlined = query.sql.replace(/\$(\d+)/g, (_, n: string) => literal(query.params[Number(n) - 1]));
-      const plan = (await db.execute(sql.raw(`explain (format json) ${inlined}`))) as unknown as Record<
-        string,
-        unknown
-      >[];
-      // Collect every plan node: the organizations table must be read through an index, in
-      // index order (no Sort), and never by a sequential scan.
-      const nodes: Record<string, unknown>[] = [];
-      const visit = (node: Record<string, unknown>) => {
-        nodes.push(node);
-        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
-      };
-      const root = plan[0]?.['QUERY PLAN'] as { Plan: Record<string, unknown> }[];
-      visit(root[0]!.Plan);
+      const nodes = planNodes(await db.execute(sql.raw(`explain (format json) ${inlined}`)));
+      // The organizations table must be read through an index, in index order (no Sort), and
+      // never by a sequential scan.
       const onOrganizations = nodes.filter((n) => n['Relation Name'] === 'organizations');
       expect(onOrganizations.map((n) => n['Node Type'])).toEqual(['Index Scan']);
       expect(['organizations_environment_id_idx', 'organizations_pkey']).toContain(onOrganizations[0]?.['Index Name']);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Db, newId, organizationDomains } from '@atrium/db';
+import { type Db, equalsLiteral, newId, organizationDomains } from '@atrium/db';
 import { and, asc, eq, inArray, lte, ne } from 'drizzle-orm';
 import { iso } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
@@ -321,7 +321,8 @@ export async function takeDueDomains(
       .from(organizationDomains)
       .where(
         and(
-          eq(organizationDomains.state, 'pending'),
+          // A literal: the generic plan then uses organization_domains_due_idx (partial on it).
+          equalsLiteral(organizationDomains.state, 'pending'),
           lte(organizationDomains.nextCheckAt, now),
           environmentId ? eq(organizationDomains.environmentId, environmentId) : undefined,
         ),

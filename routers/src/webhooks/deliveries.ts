@@ -1,4 +1,12 @@
-import { type Db, events, newId, webhookAttempts, webhookDeliveries, webhookEndpoints } from '@atrium/db';
+import {
+  type Db,
+  equalsLiteral,
+  events,
+  newId,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookEndpoints,
+} from '@atrium/db';
 import { and, asc, eq, inArray, lte, not } from 'drizzle-orm';
 import { toEvent } from '../events/service.ts';
 
@@ -39,7 +47,8 @@ export async function takeDueDeliveries(
       .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
       .where(
         and(
-          eq(webhookDeliveries.status, 'pending'),
+          // A literal: the generic plan then uses webhook_deliveries_due_idx (partial on it).
+          equalsLiteral(webhookDeliveries.status, 'pending'),
           lte(webhookDeliveries.nextAttemptAt, now),
           eq(webhookEndpoints.status, 'enabled'),
           busyEndpoints.length > 0 ? not(inArray(webhookDeliveries.endpointId, busyEndpoints)) : undefined,

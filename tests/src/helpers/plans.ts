@@ -1,0 +1,30 @@
+/** A PostgreSQL `EXPLAIN (FORMAT JSON)` plan node, as far as the tests read it. */
+export interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+/** Every node of an `EXPLAIN (FORMAT JSON)` answer (the rows a driver returns), depth first. */
+export function planNodes(explained: unknown): PlanNode[] {
+  const rows = (Array.isArray(explained) ? explained : (explained as { rows: unknown[] }).rows) as Record<
+    string,
+    unknown
+  >[];
+  const root = rows[0]?.['QUERY PLAN'] as { Plan: PlanNode }[];
+  const nodes: PlanNode[] = [];
+  const visit = (node: PlanNode) => {
+    nodes.push(node);
+    for (const child of node.Plans ?? []) visit(child);
+  };
+  visit(root[0]!.Plan);
+  return nodes;
+}
+
+/** What reads a table in a plan: the node types and index names of its scans. */
+export function scansOf(nodes: PlanNode[], table: string): string[] {
+  return nodes
+    .filter((n) => n['Relation Name'] === table)
+    .map((n) => (n['Index Name'] ? `${n['Node Type']} ${n['Index Name']}` : n['Node Type']));
+}
