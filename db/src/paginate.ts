@@ -57,9 +57,14 @@ export async function paginate<T>(
   const query = (dir: boolean, op: KeysetOp | undefined, value: string | undefined, limit: number): PageQuery => {
     const ops = { gt, gte, lt, lte };
     const c = op === undefined || value === undefined ? undefined : { op, value };
+    // Built on first read: a list that runs a prepared statement per shape never reads them.
     return {
-      keyset: c ? ops[c.op](column, c.value) : undefined,
-      orderBy: dir ? asc(column) : desc(column),
+      get keyset() {
+        return c ? ops[c.op](column, c.value) : undefined;
+      },
+      get orderBy() {
+        return dir ? asc(column) : desc(column);
+      },
       limit,
       shape: { ascending: dir, cursor: c },
     };
