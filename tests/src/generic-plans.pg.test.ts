@@ -1,5 +1,11 @@
 import { openDb, schema } from '@atrium/db';
-import { createCaller, createInnerContext, takeDueDeliveries, takeDueDomains } from '@atrium/routers';
+import {
+  createCaller,
+  createInnerContext,
+  purgeExpiredEvents,
+  takeDueDeliveries,
+  takeDueDomains,
+} from '@atrium/routers';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -149,5 +155,27 @@ describe.skipIf(!databaseUrl)('generic plans (PostgreSQL only)', () => {
       (s) => s.includes('for update'),
     );
     expect(scansOf(domains, 'organization_domains')).toEqual(['Index Scan organization_domains_due_idx']);
+  });
+
+  it('purges expired events by primary key, without scanning the events table', async () => {
+    const env = await newEnvironment();
+    // 20,000 events of the last 20 days (none expired), then ANALYZE: the generic plan of a
+    // semi-join on `id in (select …)` would hash-join over a scan of all of them per batch.
+    await client!.unsafe(
+      `insert into events (id, environment_id, event, data, created_at)
+       select 'event_plans_' || lpad(g::text, 20, '0'), $1, 'organization.created', '{}'::jsonb,
+              now() - (g % 1728000) * interval '1 second'
+       from generate_series(1, 20000) as g`,
+      [env.environmentId],
+    );
+    await client!.unsafe('analyze events');
+    const db = drizzle(client!, { schema }) as never;
+    const purge = await genericPlanOf(
+      () => purgeExpiredEvents(db, new Date(), 5_000),
+      (s) => s.startsWith('delete from "events"'),
+      true,
+    );
+    expect(scansOf(purge, 'events').filter((scan) => scan.startsWith('Seq Scan'))).toEqual([]);
+    expect(scansOf(purge, 'events')).toContain('Index Scan events_pkey');
   });
 });
