@@ -70,9 +70,11 @@ const MIGRATION_LOCK_KEY = 7_214_311_906;
  * more so as tables grow: at 100,000 organizations a first page spent 0.21 ms planning and
  * 0.16 ms executing, and PostgreSQL CPU per request went 250 → 420–530 µs between 1,000 and
  * 100,000 organizations; generic, 260 → 290 µs (a domains-filtered list: ~750 → 220 µs).
- * The generic plans of the hot statements are held to their indexes by
- * tests/src/generic-plans.pg.test.ts; a condition that selects a partial index is written as a
- * literal (`equalsLiteral`), since a generic plan cannot match `status = $1` to one.
+ * A generic plan does not know its parameters, so statements whose best plan depends on them
+ * are written not to: a condition that selects a partial index is a literal (`equalsLiteral`;
+ * a generic plan cannot match `status = $1` to one), and the events purge deletes an array of
+ * ids rather than `id in (select …)`. tests/src/generic-plans.pg.test.ts holds the hot reads,
+ * the workers' queues and the purge to their indexes under generic plans.
  */
 function preparingEverything(sql: postgres.Sql): postgres.Sql {
   return new Proxy(sql, {
