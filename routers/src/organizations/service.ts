@@ -43,6 +43,10 @@ export function toOrganization(row: OrganizationRow & { domains: DomainRow[] }):
   };
 }
 
+// Columns qualified by their table: Drizzle writes a select's own fields unqualified, and the
+// domains subquery must name the outer organization's id.
+const q = (column: AnyPgColumn) => sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
+
 /**
  * An organization with its domains as one JSON array, built by PostgreSQL and read by
  * `fromJson` below: the reads' hot path. Drizzle's relational mapping (a per-field entity check
@@ -50,9 +54,6 @@ export function toOrganization(row: OrganizationRow & { domains: DomainRow[] }):
  * were over a third of a list's CPU (profiled at `limit=100`); this is one JSON.parse and a
  * plain loop. The order of the fields is the order `fromJson` reads.
  */
-// Columns qualified by their table: Drizzle writes a select's own fields unqualified, and the
-// domains subquery must name the outer organization's id.
-const q = (column: AnyPgColumn) => sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
 const organizationJson = sql<OrganizationJson>`json_build_array(${q(organizations.id)}, ${q(organizations.name)}, ${q(organizations.metadata)}, ${q(organizations.externalId)}, ${q(organizations.billingCustomerId)}, ${q(organizations.allowProfilesOutsideOrganization)}, ${q(organizations.createdAt)}, ${q(organizations.updatedAt)}, (
   select coalesce(json_agg(json_build_array(${q(organizationDomains.id)}, ${q(organizationDomains.organizationId)}, ${q(organizationDomains.domain)}, ${q(organizationDomains.state)}, ${q(organizationDomains.verificationStrategy)}, ${q(organizationDomains.verificationPrefix)}, ${q(organizationDomains.verificationToken)}, ${q(organizationDomains.verificationFailedReason)}, ${q(organizationDomains.createdAt)}, ${q(organizationDomains.updatedAt)}) order by ${q(organizationDomains.id)}), '[]'::json)
   from ${organizationDomains} where ${q(organizationDomains.organizationId)} = ${q(organizations.id)}))`;
