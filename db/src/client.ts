@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { ExtractTablesWithRelations, SQL } from 'drizzle-orm';
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { type ExtractTablesWithRelations, fillPlaceholders, type SQL, sql } from 'drizzle-orm';
+import { type PgDatabase, PgDialect, type PgQueryResultHKT, type PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
@@ -177,4 +177,40 @@ async function openPglite(dataDir: string): Promise<DbHandle> {
 export async function rawRows<T>(db: Db, query: SQL): Promise<T[]> {
   const result = (await db.execute(query)) as unknown as T[] | { rows: T[] };
   return Array.isArray(result) ? result : result.rows;
+}
+
+/** What `renderedOnce` keeps: the statement's text and its parameters, placeholders included. */
+interface Rendered {
+  sql: string;
+  params: unknown[];
+}
+
+const dialect = new PgDialect();
+
+/**
+ * A raw statement whose text is rendered once: `build` gets a placeholder for each name and
+ * returns the SQL; each run fills the placeholders and sends the text as it is. Drizzle would
+ * otherwise render the statement from its chunks on every run (an entity check per chunk): for
+ * the ~30-parameter create-organization statement, 37 µs on an idle core and ~12 % of a create's
+ * CPU under load (profiled). Runs on the handle's own client; a handle without one (a
+ * transaction) renders the statement with its values through Drizzle as usual.
+ */
+export function renderedOnce<K extends string>(names: readonly K[], build: (values: Record<K, unknown>) => SQL) {
+  let rendered: Rendered | undefined;
+  const placeholders = Object.fromEntries(names.map((name) => [name, sql.placeholder(name)])) as Record<K, unknown>;
+  return async function run<T>(db: Db, values: Record<K, unknown>): Promise<T[]> {
+    const client = (db as unknown as { $client?: unknown }).$client as
+      | { unsafe?: (text: string, params: unknown[], options: { prepare: boolean }) => Promise<T[]> }
+      | { query?: (text: string, params: unknown[]) => Promise<{ rows: T[] }> }
+      | undefined;
+    if (client && 'unsafe' in client && client.unsafe) {
+      rendered ??= dialect.sqlToQuery(build(placeholders));
+      return client.unsafe(rendered.sql, fillPlaceholders(rendered.params, values), { prepare: true });
+    }
+    if (client && 'query' in client && client.query) {
+      rendered ??= dialect.sqlToQuery(build(placeholders));
+      return (await client.query(rendered.sql, fillPlaceholders(rendered.params, values))).rows;
+    }
+    return rawRows<T>(db, build(values));
+  };
 }

@@ -1,4 +1,4 @@
-import { type Db, events, newId, rawRows, webhookDeliveries, webhookEndpoints } from '@atrium/db';
+import { type Db, events, newId, rawRows, renderedOnce, webhookDeliveries, webhookEndpoints } from '@atrium/db';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Scope } from '../context.ts';
 
@@ -23,37 +23,62 @@ export const DELIVERIES_PER_STATEMENT = 8;
  *   DELIVERIES_PER_STATEMENT endpoints.
  * The caller adds its final SELECT.
  */
-function eventEntries(
+/** The values of an event's WITH entries, as `eventValues` makes them (or placeholders for them). */
+const EVENT_VALUES = [
+  'eventEnvironment',
+  'eventId',
+  'eventName',
+  'eventFilter',
+  'eventOrganization',
+  'eventData',
+  'eventAt',
+  'deliveryIds',
+] as const;
+type EventValues = Record<(typeof EVENT_VALUES)[number], unknown>;
+
+function eventValues(
   scope: Scope,
   eventId: string,
   event: string,
   data: Record<string, unknown>,
   organizationId: string | null,
   now: Date,
-  change?: { name: string; sql: SQL },
-): SQL {
-  const at = now.toISOString();
-  const deliveryIds = Array.from({ length: DELIVERIES_PER_STATEMENT }, () => newId('webhookDelivery'));
+): EventValues {
+  return {
+    eventEnvironment: scope.env.id,
+    eventId,
+    eventName: event,
+    eventFilter: JSON.stringify([event]),
+    eventOrganization: organizationId,
+    eventData: JSON.stringify(data),
+    eventAt: now.toISOString(),
+    deliveryIds: Array.from({ length: DELIVERIES_PER_STATEMENT }, () => newId('webhookDelivery')),
+  };
+}
+
+function eventEntries(v: EventValues, change?: { name: string; sql: SQL }): SQL {
+  // An array given as a value is one parameter (Drizzle would spread it into a list).
+  const deliveryIds = Array.isArray(v.deliveryIds) ? sql.param(v.deliveryIds) : v.deliveryIds;
   return sql`subscribed as (
       select ${webhookEndpoints.id} as id from ${webhookEndpoints}
-      where ${webhookEndpoints.environmentId} = ${scope.env.id}
+      where ${webhookEndpoints.environmentId} = ${v.eventEnvironment}
         and ${webhookEndpoints.status} = 'enabled'
-        and (${webhookEndpoints.events} @> ${JSON.stringify([event])}::jsonb or ${webhookEndpoints.events} @> '["*"]'::jsonb)
+        and (${webhookEndpoints.events} @> ${v.eventFilter}::jsonb or ${webhookEndpoints.events} @> '["*"]'::jsonb)
       for key share of ${webhookEndpoints}
     ),
     numbered as (select id, row_number() over (order by id) as n from subscribed),
     ${change ? sql`${sql.identifier(change.name)} as (${change.sql}),` : sql``}
     recorded as (
       insert into ${events} (id, environment_id, event, organization_id, data, created_at)
-      select ${eventId}, ${scope.env.id}, ${event}, ${organizationId}, ${JSON.stringify(data)}::jsonb, ${at}::timestamptz
+      select ${v.eventId}, ${v.eventEnvironment}, ${v.eventName}, ${v.eventOrganization}, ${v.eventData}::jsonb, ${v.eventAt}::timestamptz
       ${change ? sql`from ${sql.identifier(change.name)}` : sql``}
       returning id
     ),
     delivered as (
       insert into ${webhookDeliveries} (id, environment_id, endpoint_id, event_id, status, next_attempt_at, created_at, updated_at)
-      select planned.id, ${scope.env.id}, numbered.id, recorded.id, 'pending', ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      select planned.id, ${v.eventEnvironment}, numbered.id, recorded.id, 'pending', ${v.eventAt}::timestamptz, ${v.eventAt}::timestamptz, ${v.eventAt}::timestamptz
       from numbered
-      join unnest(${sql.param(deliveryIds)}::text[]) with ordinality as planned(id, n) on planned.n = numbered.n
+      join unnest(${deliveryIds}::text[]) with ordinality as planned(id, n) on planned.n = numbered.n
       cross join recorded
     )`;
 }
@@ -75,7 +100,7 @@ export async function recordEvent(
   const organization = organizationId ?? (typeof data.organization_id === 'string' ? data.organization_id : null);
   const beyond = await rawRows<{ id: string }>(
     tx,
-    sql`with ${eventEntries(scope, id, event, data, organization, now)}
+    sql`with ${eventEntries(eventValues(scope, id, event, data, organization, now))}
     select id from numbered where n > ${DELIVERIES_PER_STATEMENT} order by n`,
   );
   if (beyond.length > 0) {
@@ -101,19 +126,30 @@ export async function recordEvent(
  * in short runs, 1,699–1,937 in a full run). `change` builds the change as a data-modifying
  * statement with RETURNING around `guard`, a condition it must put in its WHERE: the change then
  * writes nothing when more endpoints are subscribed than one statement queues deliveries for.
- * Resolves true when the change was written, false in that case: the caller then takes its
- * transactional path.
+ * The statement is rendered once (`renderedOnce`): `change` gets the values by `names`, as
+ * placeholders. The returned function resolves true when the change was written, false in that
+ * case: the caller then takes its transactional path.
  */
-export async function writeWithEvent(
-  scope: Scope,
-  change: (guard: SQL) => SQL,
-  event: { id: string; name: string; data: Record<string, unknown>; organizationId: string | null; now: Date },
-): Promise<boolean> {
+export function writeWithEvent<K extends string>(
+  names: readonly K[],
+  change: (values: Record<K, unknown>, guard: SQL) => SQL,
+) {
   const guard = sql`(select count(*) from subscribed) <= ${DELIVERIES_PER_STATEMENT}`;
-  const rows = await rawRows<{ written: number }>(
-    scope.db,
-    sql`with ${eventEntries(scope, event.id, event.name, event.data, event.organizationId, event.now, { name: 'changed', sql: change(guard) })}
+  const run = renderedOnce(
+    [...names, ...EVENT_VALUES],
+    (v) =>
+      sql`with ${eventEntries(v, { name: 'changed', sql: change(v, guard) })}
     select count(*)::int as written from changed`,
   );
-  return Number(rows[0]?.written ?? 0) > 0;
+  return async (
+    scope: Scope,
+    values: Record<K, unknown>,
+    event: { id: string; name: string; data: Record<string, unknown>; organizationId: string | null; now: Date },
+  ): Promise<boolean> => {
+    const rows = await run<{ written: number }>(scope.db, {
+      ...values,
+      ...eventValues(scope, event.id, event.name, event.data, event.organizationId, event.now),
+    });
+    return Number(rows[0]?.written ?? 0) > 0;
+  };
 }

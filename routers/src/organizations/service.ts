@@ -259,6 +259,17 @@ function inJsonbOrder(metadata: Record<string, string>): Record<string, string> 
 }
 
 /** Create organization without domain data as one autocommit statement (see `writeWithEvent`). */
+const insertWithEvent = writeWithEvent(
+  ['id', 'environmentId', 'name', 'externalId', 'metadata', 'allowProfilesOutsideOrganization', 'at'],
+  (
+    v,
+    guard,
+  ) => sql`insert into ${organizations} (id, environment_id, name, external_id, metadata, billing_customer_id, allow_profiles_outside_organization, created_at, updated_at)
+      select ${v.id}, ${v.environmentId}, ${v.name}, ${v.externalId}, ${v.metadata}::jsonb, null, ${v.allowProfilesOutsideOrganization}, ${v.at}::timestamptz, ${v.at}::timestamptz
+      where ${guard}
+      returning id`,
+);
+
 async function createInOneStatement(
   scope: Scope,
   input: z.infer<typeof CreateOrganizationInput>,
@@ -276,15 +287,17 @@ async function createInOneStatement(
     updatedAt: now,
   };
   const organization = toOrganization({ ...row, domains: [] });
-  const at = now.toISOString();
-  const written = await writeWithEvent(
+  const written = await insertWithEvent(
     scope,
-    (
-      guard,
-    ) => sql`insert into ${organizations} (id, environment_id, name, external_id, metadata, billing_customer_id, allow_profiles_outside_organization, created_at, updated_at)
-      select ${row.id}, ${row.environmentId}, ${row.name}, ${row.externalId}, ${JSON.stringify(row.metadata)}::jsonb, null, ${row.allowProfilesOutsideOrganization}, ${at}::timestamptz, ${at}::timestamptz
-      where ${guard}
-      returning id`,
+    {
+      id: row.id,
+      environmentId: row.environmentId,
+      name: row.name,
+      externalId: row.externalId,
+      metadata: JSON.stringify(row.metadata),
+      allowProfilesOutsideOrganization: row.allowProfilesOutsideOrganization,
+      at: now.toISOString(),
+    },
     { id: newId('event'), name: 'organization.created', data: organization, organizationId: row.id, now },
   );
   return written ? organization : undefined;
