@@ -5,6 +5,15 @@ const fmt = (n: number | undefined | null, digits = 0) =>
     ? '—'
     : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
+/** The run's note, and with `--repeat` every run's req/s (the row shows the median run). */
+const noteOf = (r: ScenarioRun) =>
+  [
+    r.note,
+    r.repeats ? `median of ${r.repeats.length} runs: ${r.repeats.map((x) => fmt(x.rps)).join(' / ')} req/s` : undefined,
+  ]
+    .filter(Boolean)
+    .join('; ');
+
 const sizeLabel = (n: number) => (n >= 1_000_000 ? `${n / 1_000_000}M` : n >= 1_000 ? `${n / 1_000}k` : String(n));
 
 interface Target {
@@ -123,7 +132,10 @@ export function renderMarkdown(results: BenchResults): string {
       `Node ${results.machine.node}, ${results.machine.cpus} × ${results.machine.cpuModel}, ` +
       `${results.machine.memoryGb} GB; ${results.machine.postgres.split(' on ')[0]} ` +
       `(synchronous_commit=${s.synchronousCommit}, fsync=${s.fsync}). autocannon, ${s.connections} connections, ` +
-      `${s.durationSeconds} s per scenario after ${s.warmupSeconds} s of warm-up, load generator in its own process.`,
+      `${s.durationSeconds} s per scenario after ${s.warmupSeconds} s of warm-up, load generator in its own process.` +
+      ((s.repeat ?? 1) > 1
+        ? ` Each scenario ran ${s.repeat} times per size, the list of scenarios repeated in turn; each row is the run with the median throughput.`
+        : ''),
   );
   lines.push('');
   if (results.baseline) {
@@ -155,7 +167,7 @@ export function renderMarkdown(results: BenchResults): string {
       : '—';
     lines.push(
       `| ${r.title} | ${fmt(r.size)} | ${fmt(r.rps)} | ${fmt(r.fractionOfBaseline, 3)} | ${fmt(r.latency?.p50)} | ` +
-        `${fmt(r.latency?.p99)} | ${fmt(r.latency?.max)} | ${fmt(r.non2xx)} | ${fmt(r.rssMaxMb, 1)} | ${cpu} | ${r.note ?? ''} |`,
+        `${fmt(r.latency?.p99)} | ${fmt(r.latency?.max)} | ${fmt(r.non2xx)} | ${fmt(r.rssMaxMb, 1)} | ${cpu} | ${noteOf(r)} |`,
     );
   }
   lines.push('');

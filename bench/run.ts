@@ -56,6 +56,8 @@ const { values: args } = parseArgs({
     'keep-db': { type: 'boolean', default: false },
     'skip-baseline': { type: 'boolean', default: false },
     out: { type: 'string' },
+    /** Runs the scenario list this many times per size, interleaved; reports the median run. */
+    repeat: { type: 'string', default: '1' },
   },
 });
 
@@ -65,6 +67,7 @@ const sizes = args.sizes
     ? [1_000, 100_000, 1_000_000]
     : [1_000, 100_000];
 const duration = Number(args.duration);
+const repeat = Math.max(1, Number(args.repeat));
 const warmup = Number(args.warmup);
 const connections = Number(args.connections);
 const port = Number(args.port);
@@ -485,6 +488,8 @@ export interface ScenarioRun {
   /** CPU microseconds per request over the measured run: Atrium, PostgreSQL, load generator. */
   cpuUsPerRequest?: { server: number; postgres: number; load: number | null } | null;
   fractionOfBaseline?: number;
+  /** With `--repeat n`: every run of the scenario at this size, in the order they ran. */
+  repeats?: { rps: number; p99: number; cpuUsPerRequest: ScenarioRun['cpuUsPerRequest'] }[];
 }
 
 export interface BenchResults {
@@ -498,6 +503,8 @@ export interface BenchResults {
     connections: number;
     durationSeconds: number;
     warmupSeconds: number;
+    /** How many times each scenario ran per size, interleaved (absent in older results: 1). */
+    repeat?: number;
     sizes: number[];
     synchronousCommit: string;
     fsync: string;
@@ -653,52 +660,76 @@ async function main(): Promise<void> {
         agentToken: token.token,
         agentTokenKind: token.kind,
       };
-      for (const scenario of SCENARIOS) {
-        if (only && !only.has(scenario.name)) continue;
-        const spec = scenario.build(ctx);
-        const note = scenario.note?.(ctx);
-        const base = { size, organizations: count, scenario: scenario.name, title: scenario.title };
-        const reason = await probe(spec);
-        if (reason !== undefined || typeof spec === 'string') {
-          log(`${size} ${scenario.name}: not available (${reason})`);
-          runs.push({ ...base, available: false, reason: reason ?? 'not available', ...(note ? { note } : {}) });
-          continue;
+      // With --repeat, the whole list runs again (reads before writes each round), so that the
+      // scenarios compared with each other are measured alternately, not minutes apart.
+      const measuredRuns = new Map<string, ScenarioRun[]>();
+      for (let round = 1; round <= repeat; round++) {
+        for (const scenario of SCENARIOS) {
+          if (only && !only.has(scenario.name)) continue;
+          if (round > 1 && !measuredRuns.has(scenario.name)) continue;
+          const spec = scenario.build(ctx);
+          const note = scenario.note?.(ctx);
+          const base = { size, organizations: count, scenario: scenario.name, title: scenario.title };
+          const reason = await probe(spec);
+          if (reason !== undefined || typeof spec === 'string') {
+            log(`${size} ${scenario.name}: not available (${reason})`);
+            runs.push({ ...base, available: false, reason: reason ?? 'not available', ...(note ? { note } : {}) });
+            continue;
+          }
+          const measured = await runLoad(
+            { ...spec, url: baseUrl, connections, warmupSeconds: warmup, durationSeconds: duration },
+            server.child.pid,
+          );
+          const r = measured.result;
+          const perRequest = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, r.requests));
+          const cpu = measured.cpuSeconds;
+          const cpuUsPerRequest = cpu
+            ? {
+                server: perRequest(cpu.server),
+                postgres: perRequest(cpu.postgres),
+                load: cpu.load === null ? null : perRequest(cpu.load),
+              }
+            : null;
+          const run: ScenarioRun = {
+            ...base,
+            available: true,
+            ...(note ? { note } : {}),
+            rps: Math.round(r.rps),
+            latency: r.latency,
+            requests: r.requests,
+            non2xx: r.non2xx,
+            errors: r.errors,
+            statusCodes: r.statusCodes,
+            rssMaxMb: measured.rssMaxMb,
+            serverCpuAvg: measured.cpuAvg,
+            cpuUsPerRequest,
+            ...(baseline ? { fractionOfBaseline: Math.round((r.rps / baseline.rps) * 1000) / 1000 } : {}),
+          };
+          measuredRuns.set(scenario.name, [...(measuredRuns.get(scenario.name) ?? []), run]);
+          log(
+            `${size} ${scenario.name}${repeat > 1 ? ` (${round}/${repeat})` : ''}: ${Math.round(r.rps)} req/s, p99 ${r.latency.p99} ms, ` +
+              `non-2xx ${r.non2xx}, errors ${r.errors}, RSS max ${measured.rssMaxMb} MB` +
+              (cpuUsPerRequest
+                ? `, CPU µs/req atrium ${cpuUsPerRequest.server} pg ${cpuUsPerRequest.postgres} load ${cpuUsPerRequest.load ?? '?'}`
+                : ''),
+          );
         }
-        const measured = await runLoad(
-          { ...spec, url: baseUrl, connections, warmupSeconds: warmup, durationSeconds: duration },
-          server.child.pid,
-        );
-        const r = measured.result;
-        const perRequest = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, r.requests));
-        const cpu = measured.cpuSeconds;
-        const cpuUsPerRequest = cpu
-          ? {
-              server: perRequest(cpu.server),
-              postgres: perRequest(cpu.postgres),
-              load: cpu.load === null ? null : perRequest(cpu.load),
-            }
-          : null;
-        runs.push({
-          ...base,
-          available: true,
-          ...(note ? { note } : {}),
-          rps: Math.round(r.rps),
-          latency: r.latency,
-          requests: r.requests,
-          non2xx: r.non2xx,
-          errors: r.errors,
-          statusCodes: r.statusCodes,
-          rssMaxMb: measured.rssMaxMb,
-          serverCpuAvg: measured.cpuAvg,
-          cpuUsPerRequest,
-          ...(baseline ? { fractionOfBaseline: Math.round((r.rps / baseline.rps) * 1000) / 1000 } : {}),
-        });
-        log(
-          `${size} ${scenario.name}: ${Math.round(r.rps)} req/s, p99 ${r.latency.p99} ms, ` +
-            `non-2xx ${r.non2xx}, errors ${r.errors}, RSS max ${measured.rssMaxMb} MB` +
-            (cpuUsPerRequest
-              ? `, CPU µs/req atrium ${cpuUsPerRequest.server} pg ${cpuUsPerRequest.postgres} load ${cpuUsPerRequest.load ?? '?'}`
-              : ''),
+      }
+      // One result per scenario: the run with the median throughput, with every run listed.
+      for (const measured of measuredRuns.values()) {
+        const byRps = [...measured].sort((a, b) => (a.rps ?? 0) - (b.rps ?? 0));
+        const median = byRps[Math.floor((byRps.length - 1) / 2)] as ScenarioRun;
+        runs.push(
+          repeat > 1
+            ? {
+                ...median,
+                repeats: measured.map((m) => ({
+                  rps: m.rps ?? 0,
+                  p99: m.latency?.p99 ?? 0,
+                  cpuUsPerRequest: m.cpuUsPerRequest,
+                })),
+              }
+            : median,
         );
       }
     }
@@ -735,6 +766,7 @@ async function main(): Promise<void> {
       connections,
       durationSeconds: duration,
       warmupSeconds: warmup,
+      repeat,
       sizes,
       ...settings,
     },
