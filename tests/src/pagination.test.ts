@@ -78,7 +78,9 @@ describe('keyset pagination', () => {
         from generate_series(1, 100000) as g`);
       await db.execute(sql`analyze organizations`);
       const cursor = `org_${String(50_000).padStart(26, '0')}`;
-      // The exact query shape the list service runs for a deep page (keyset on id, limit + 1).
+      // A deep page's keyset shape (the environment, id below the cursor, by id, limit + 1) with
+      // its values inlined: that the indexes serve it at this size. The statements the list
+      // service itself sends are held to their plans in generic-plans.pg.test.ts.
       const query = db.query.organizations
         .findMany({
           where: and(eq(organizations.environmentId, env.environmentId), lt(organizations.id, cursor)),
