@@ -14,6 +14,8 @@ export interface ServerConfig {
   logLevel: string;
   apiKeyCacheTtlMs: number;
   dbPoolSize: number;
+  /** How many of the `dbPoolSize` connections carry single statements, pipelined; the rest transactions. */
+  dbStatementConnections: number;
   /** ATRIUM_MASTER_KEY (32 bytes, hex or base64); see `resolveMasterKey`. */
   masterKey: string | undefined;
   /** ATRIUM_KEY_ROTATION_DELAY_SECONDS: how long a rotated-in key waits before it signs. */
@@ -92,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     logLevel: env.LOG_LEVEL || 'info',
     apiKeyCacheTtlMs: integer('ATRIUM_API_KEY_CACHE_MS', 2_000, env),
     dbPoolSize: integer('DB_POOL_SIZE', 10, env),
+    dbStatementConnections: Math.max(1, integer('DB_STATEMENT_CONNECTIONS', 2, env)),
     masterKey: env.ATRIUM_MASTER_KEY || undefined,
     keyRotationDelaySeconds: integer('ATRIUM_KEY_ROTATION_DELAY_SECONDS', 300, env),
     keyCacheSeconds: integer('ATRIUM_KEY_CACHE_SECONDS', 60, env),

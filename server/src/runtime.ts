@@ -130,6 +130,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
+    statementConnections: config.dbStatementConnections,
     connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
     statementTimeoutMs: config.dbStatementTimeoutMs,
     prepare: config.dbPrepare,

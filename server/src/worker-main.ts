@@ -15,6 +15,7 @@ const handle = await openDb({
   databaseUrl: config.databaseUrl,
   dataDir: config.dataDir,
   poolSize: config.dbPoolSize,
+  statementConnections: config.dbStatementConnections,
   prepare: config.dbPrepare,
 });
 await handle.migrate();

@@ -16,18 +16,23 @@ describe.skipIf(!databaseUrl)('prepared statements (PostgreSQL only)', () => {
   });
 
   async function preparedOnTheConnection(prepare: boolean | undefined) {
-    // One connection, so the session that ran the queries is the one asked.
-    const handle = await openDb({ databaseUrl: databaseUrl as string, poolSize: 1, prepare });
+    // One statement connection, so the session that ran the statements is the one asked; a
+    // transaction runs on a connection of its own and is asked from inside.
+    const handle = await openDb({ databaseUrl: databaseUrl as string, poolSize: 2, statementConnections: 1, prepare });
     handles.push(handle);
     const lookup = () =>
       handle.db.select({ id: environments.id }).from(environments).where(eq(environments.id, 'env_x'));
     await lookup();
     await lookup();
-    await handle.db.transaction(async (tx) => {
+    const inTransaction = await handle.db.transaction(async (tx) => {
       await tx.select({ name: environments.name }).from(environments).where(eq(environments.name, 'nobody'));
+      return tx.execute(sql`select statement from pg_prepared_statements`);
     });
     const rows = await handle.db.execute(sql`select statement from pg_prepared_statements`);
-    return (rows as unknown as { statement: string }[]).map((r) => r.statement);
+    return [
+      ...(rows as unknown as { statement: string }[]),
+      ...(inTransaction as unknown as { statement: string }[]),
+    ].map((r) => r.statement);
   }
 
   it('prepares every query once per connection, also in a transaction, by default', async () => {
