@@ -16,6 +16,7 @@ import {
   seededOrganizationId,
   seedOrganizations,
 } from '../../bench/seed.ts';
+import { newMember } from './helpers/people.ts';
 import { planNodes, scansOf } from './helpers/plans.ts';
 import { newEnvironment } from './helpers/world.ts';
 
@@ -140,6 +141,40 @@ describe.skipIf(!databaseUrl)('generic plans (PostgreSQL only)', () => {
       'Index Scan organization_domains_environment_domain_idx',
     );
     expect(scansOf(byDomain, 'organizations')).toEqual(['Index Scan organizations_pkey']);
+  });
+
+  it("walks a group's memberships through an index in their order, without a sort, on every page", async () => {
+    const env = await newEnvironment();
+    const organization = await env.caller.organizations.create({ name: 'Plans' });
+    const group = await env.caller.groups.create({ organization_id: organization.id, name: 'G' });
+    const members = [];
+    for (let i = 0; i < 3; i += 1) {
+      const { membership } = await newMember(env, organization.id);
+      await env.caller.groups.memberships.add({
+        organization_id: organization.id,
+        group_id: group.id,
+        organization_membership_id: membership.id,
+      });
+      members.push(membership.id);
+    }
+    const db = drizzle(client!, { schema });
+    const caller = createCaller(createInnerContext({ ...env.deps, db: db as never }, `Bearer ${env.apiKey}`));
+    const path = { organization_id: organization.id, group_id: group.id };
+    for (const input of [
+      { ...path, limit: 2 },
+      { ...path, limit: 2, after: members[0] },
+      { ...path, before: members[2] },
+    ]) {
+      const plan = await genericPlanOf(
+        () => caller.groups.memberships.list(input),
+        (s) => s.includes('from "group_memberships"') && s.includes('limit $'),
+      );
+      expect(scansOf(plan, 'group_memberships')).toHaveLength(1);
+      // Either index yields the page in order for one group: (environment_id, group_id, membership)
+      // or the primary key (group_id, membership), which one depends on the table's statistics.
+      expect(scansOf(plan, 'group_memberships')[0]).toMatch(/^Index (Only )?Scan group_memberships_(group_idx|pkey)$/);
+      expect(plan.some((n) => n['Node Type'] === 'Sort')).toBe(false);
+    }
   });
 
   it('finds due webhook deliveries and due domain checks through their partial indexes', async () => {

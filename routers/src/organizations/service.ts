@@ -6,6 +6,7 @@ import {
   organizations,
   type PageQuery,
   paginate,
+  perHandle,
 } from '@atrium/db';
 import { and, asc, desc, eq, getTableName, gt, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
@@ -115,10 +116,8 @@ function fromJson(o: OrganizationJson): Organization {
 }
 
 /**
- * The hot reads as prepared statements, built once per database handle: Drizzle's query
- * builder costs more CPU per request than the query itself (profiled), and a prepared
- * statement also skips PostgreSQL's parse and plan. Only for the shared handle; reads inside a
- * transaction build their query as usual.
+ * The hot reads as prepared statements, built once per database handle (`perHandle`): Drizzle's
+ * query builder costs more CPU per request than the query itself (profiled).
  */
 function prepareReads(db: Db) {
   const env = sql.placeholder('env');
@@ -186,15 +185,7 @@ function prepareReads(db: Db) {
   };
 }
 
-const preparedReads = new WeakMap<Db, ReturnType<typeof prepareReads>>();
-function reads(db: Db): ReturnType<typeof prepareReads> {
-  let prepared = preparedReads.get(db);
-  if (!prepared) {
-    prepared = prepareReads(db);
-    preparedReads.set(db, prepared);
-  }
-  return prepared;
-}
+const reads = perHandle(prepareReads);
 
 /** One round trip: the organization and its domains, scoped by environment. */
 async function findOrganization(db: Db, scope: Scope, where: SQL | undefined): Promise<Organization | undefined> {
