@@ -582,6 +582,8 @@ async function main(): Promise<void> {
     await buildServer();
   } else if (args.server !== 'tsx') throw new Error('--server is start or tsx');
   const startedAt = new Date();
+  // The code under test is the tree at start: an edit made while the run goes on is not measured.
+  const commit = gitCommit();
   const dbName = `atrium_bench_${startedAt.getTime()}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   const benchUrl = new URL(adminUrl);
@@ -752,7 +754,7 @@ async function main(): Promise<void> {
   const results: BenchResults = {
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),
-    commit: gitCommit(),
+    commit,
     command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
     machine: {
       node: process.version,
