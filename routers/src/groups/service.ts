@@ -10,7 +10,7 @@ import {
   paginate,
   perHandle,
 } from '@atrium/db';
-import { and, asc, desc, eq, getTableColumns, gt, gte, lt, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, gte, lt, lte, type SQLWrapper, sql } from 'drizzle-orm';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
@@ -46,6 +46,11 @@ export function toGroup(row: GroupRow): Group {
   };
 }
 
+/** The group of a path in an environment, by values or by a prepared statement's placeholders. */
+function groupAt(environmentId: string | SQLWrapper, organizationId: string | SQLWrapper, id: string | SQLWrapper) {
+  return and(eq(groups.environmentId, environmentId), eq(groups.organizationId, organizationId), eq(groups.id, id));
+}
+
 /**
  * The reads of a group's membership list as prepared statements, built once per database handle
  * (`perHandle`, as the organization reads): the group by its path, and one page statement per
@@ -57,13 +62,7 @@ const groupReads = perHandle((db: Db) => {
   const byPath = db
     .select()
     .from(groups)
-    .where(
-      and(
-        eq(groups.environmentId, env),
-        eq(groups.organizationId, sql.placeholder('organization')),
-        eq(groups.id, sql.placeholder('id')),
-      ),
-    )
+    .where(groupAt(env, sql.placeholder('organization'), sql.placeholder('id')))
     .limit(1)
     .prepare('groups_by_path');
   const ops = { gt, gte, lt, lte };
@@ -114,13 +113,7 @@ async function requireGroup(
     ? await db
         .select()
         .from(groups)
-        .where(
-          and(
-            eq(groups.environmentId, scope.env.id),
-            eq(groups.organizationId, path.organization_id),
-            eq(groups.id, path.group_id),
-          ),
-        )
+        .where(groupAt(scope.env.id, path.organization_id, path.group_id))
         .limit(1)
         .for(lock)
     : await groupReads(db).byPath.execute({ env: scope.env.id, organization: path.organization_id, id: path.group_id });
