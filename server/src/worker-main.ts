@@ -16,6 +16,8 @@ const handle = await openDb({
   dataDir: config.dataDir,
   poolSize: config.dbPoolSize,
   statementConnections: config.dbStatementConnections,
+  connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
+  statementTimeoutMs: config.dbStatementTimeoutMs,
   prepare: config.dbPrepare,
 });
 await handle.migrate();
