@@ -331,7 +331,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     const search = q === -1 ? '' : url.slice(q + 1);
     const route = routes.match(method, pathname);
     const label = route.kind === 'match' ? route.template : NAMED_PATHS.has(pathname) ? pathname : 'unmatched';
-    res.once('finish', () => {
+    res.on('finish', () => {
       const seconds = (performance.now() - started) / 1000;
       metrics.observe(method, label, res.statusCode, seconds);
       // The access log names the route and path, never headers, query strings or bodies.
