@@ -1,4 +1,4 @@
-import { asc, desc, gt, gte, lt, lte, type SQL } from 'drizzle-orm';
+import { asc, desc, gt, gte, lt, lte, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 
 export type ListOrder = 'asc' | 'desc';
@@ -21,6 +21,20 @@ export interface Page<T> {
 }
 
 export type KeysetOp = 'gt' | 'gte' | 'lt' | 'lte';
+
+const KEYSET_OPS = { gt, gte, lt, lte };
+
+/**
+ * The keyset comparison of a cursor column, or undefined without a cursor: with a value for a
+ * query built per request, or with a placeholder for a prepared statement of that shape.
+ */
+export function keysetCondition(
+  column: AnyPgColumn,
+  op: KeysetOp | undefined,
+  value: string | SQLWrapper,
+): SQL | undefined {
+  return op === undefined ? undefined : KEYSET_OPS[op](column, value);
+}
 
 /** What a list hands to its query: the keyset condition, the order and how many rows to fetch. */
 export interface PageQuery {
@@ -55,12 +69,11 @@ export async function paginate<T>(
   // Walking backwards (a `before` cursor) reads in the opposite direction, then flips the page.
   const ascending = (params.order === 'asc') === forward;
   const query = (dir: boolean, op: KeysetOp | undefined, value: string | undefined, limit: number): PageQuery => {
-    const ops = { gt, gte, lt, lte };
     const c = op === undefined || value === undefined ? undefined : { op, value };
     // Built on first read: a list that runs a prepared statement per shape never reads them.
     return {
       get keyset() {
-        return c ? ops[c.op](column, c.value) : undefined;
+        return c ? keysetCondition(column, c.op, c.value) : undefined;
       },
       get orderBy() {
         return dir ? asc(column) : desc(column);

@@ -3,6 +3,7 @@ import {
   groupMemberships,
   groups,
   type KeysetOp,
+  keysetCondition,
   newId,
   organizationMemberships,
   organizations,
@@ -10,7 +11,7 @@ import {
   paginate,
   perHandle,
 } from '@atrium/db';
-import { and, asc, desc, eq, getTableColumns, gt, gte, lt, lte, type SQLWrapper, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, type SQLWrapper, sql } from 'drizzle-orm';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
@@ -65,7 +66,6 @@ const groupReads = perHandle((db: Db) => {
     .where(groupAt(env, sql.placeholder('organization'), sql.placeholder('id')))
     .limit(1)
     .prepare('groups_by_path');
-  const ops = { gt, gte, lt, lte };
   const member = groupMemberships.organizationMembershipId;
   function preparePage(ascending: boolean, op: KeysetOp | undefined) {
     return db
@@ -77,7 +77,7 @@ const groupReads = perHandle((db: Db) => {
         and(
           eq(groupMemberships.environmentId, env),
           eq(groupMemberships.groupId, sql.placeholder('group')),
-          op === undefined ? undefined : ops[op](member, sql.placeholder('cursor')),
+          keysetCondition(member, op, sql.placeholder('cursor')),
         ),
       )
       .orderBy(ascending ? asc(member) : desc(member))

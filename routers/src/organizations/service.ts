@@ -1,6 +1,7 @@
 import {
   type Db,
   type KeysetOp,
+  keysetCondition,
   newId,
   organizationDomains,
   organizations,
@@ -8,7 +9,7 @@ import {
   paginate,
   perHandle,
 } from '@atrium/db';
-import { and, asc, desc, eq, getTableName, gt, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableName, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { z } from 'zod';
 import { asList, iso, isoOfJson, pageParams } from '../common/schemas.ts';
@@ -126,7 +127,6 @@ function prepareReads(db: Db) {
     .from(organizations)
     .where(and(eq(organizations.environmentId, env), eq(organizations.id, sql.placeholder('id'))))
     .prepare('organizations_get');
-  const ops = { gt, gte, lt, lte };
   const lists = new Map<string, ReturnType<typeof prepareList>>();
   // The domains filter: organizations owning any of the (normalised) domains, as one array parameter.
   const ownsDomain = inArray(
@@ -155,7 +155,7 @@ function prepareReads(db: Db) {
             gte(organizations.environmentId, env),
             lte(organizations.environmentId, env),
             filtered ? ownsDomain : undefined,
-            op === undefined ? undefined : ops[op](organizations.id, sql.placeholder('cursor')),
+            keysetCondition(organizations.id, op, sql.placeholder('cursor')),
           ),
         )
         // The same order as by id alone within one environment.
