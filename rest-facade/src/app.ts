@@ -16,7 +16,7 @@ import {
   requireIdempotencyKey,
 } from '@atrium/routers';
 import { apiReference } from '@scalar/express-api-reference';
-import { createExpressMiddleware } from '@trpc/server/adapters/express';
+import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { MAX_BODY_BYTES, parseQuery, readJsonBody } from './body.ts';
@@ -37,6 +37,12 @@ type ApiRequest = IncomingMessage & {
 };
 
 const JWKS_TEMPLATE = '/sso/jwks/{clientId}';
+
+/** Where tRPC clients call the procedures (`/trpc/organizations.create`, batches `a,b?batch=1`). */
+const TRPC_BASE = '/trpc';
+
+/** The procedure whose calls count against the organization-delete limit as well. */
+const ORGANIZATION_DELETE = 'organizations.delete';
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
 
@@ -90,6 +96,10 @@ export interface AppOptions {
 
 /** Paths outside the API that are labelled by name in metrics; the rest are `unmatched`. */
 const NAMED_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']);
+
+function isTrpcPath(pathname: string): boolean {
+  return pathname.startsWith(TRPC_BASE) && (pathname.length === TRPC_BASE.length || pathname[TRPC_BASE.length] === '/');
+}
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
@@ -176,24 +186,42 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     res.json(document);
   });
   app.use('/docs', apiReference({ url: '/openapi.json', pageTitle: 'Atrium API reference' }));
-  app.use(
-    '/trpc',
-    createExpressMiddleware({
-      router: appRouter,
-      maxBodySize: MAX_BODY_BYTES,
-      createContext: ({ req }) => createInnerContext(deps, req.headers.authorization, (req as ApiRequest).requestId),
-      onError: ({ error, path }) => {
-        if (contractError(error).status >= 500)
-          deps.log.error({ err: error.cause ?? error, path }, 'trpc request failed');
-      },
-    }),
-  );
   app.use((_req, res) => {
     sendError(res, new ApiError(404, 'route_not_found', 'No such route.'));
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (contractError(error).status >= 500) deps.log.error({ err: error }, 'unhandled error');
     sendError(res, error);
+  });
+
+  /**
+   * tRPC clients, served by tRPC's node-http handler ahead of Express as the REST paths are
+   * (Express's request/response set-up alone costs more than a small procedure). They are held
+   * to the same per-key limits: each procedure of a batch counts as one request, and each
+   * `organizations.delete` against the delete limit too. A refusal is thrown from the context,
+   * so tRPC answers it in its own shape (HTTP 429, `TOO_MANY_REQUESTS`, the contract's body in
+   * `data.contract`) for every call of the batch.
+   */
+  const trpc = createHTTPHandler({
+    router: appRouter,
+    basePath: `${TRPC_BASE}/`,
+    maxBodySize: MAX_BODY_BYTES,
+    createContext: async ({ req, res, info }) => {
+      if (limits) {
+        let organizationDeletes = 0;
+        for (const call of info.calls) if (call.path === ORGANIZATION_DELETE) organizationDeletes++;
+        const admission = await limits.admit(req, res, { requests: info.calls.length, organizationDeletes });
+        if (!admission.ok) {
+          res.setHeader('Retry-After', String(admission.retryAfter));
+          throw admission.error;
+        }
+      }
+      return createInnerContext(deps, req.headers.authorization, (req as ApiRequest).requestId);
+    },
+    onError: ({ error, path }) => {
+      if (contractError(error).status >= 500)
+        deps.log.error({ err: error.cause ?? error, path }, 'trpc request failed');
+    },
   });
 
   /**
@@ -262,7 +290,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   ): Promise<void> {
     const method = req.method ?? 'GET';
     if (limits) {
-      const admission = await limits.admit(req, res, method === 'DELETE' && template === '/organizations/{id}');
+      const isDelete = method === 'DELETE' && template === '/organizations/{id}';
+      const admission = await limits.admit(req, res, { requests: 1, organizationDeletes: isDelete ? 1 : 0 });
       if (!admission.ok) {
         req.resume();
         sendError(res, admission.error, { 'Retry-After': String(admission.retryAfter) });
@@ -330,7 +359,15 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     const pathname = q === -1 ? url : url.slice(0, q);
     const search = q === -1 ? '' : url.slice(q + 1);
     const route = routes.match(method, pathname);
-    const label = route.kind === 'match' ? route.template : NAMED_PATHS.has(pathname) ? pathname : 'unmatched';
+    const trpcCall = route.kind === 'none' && isTrpcPath(pathname);
+    const label =
+      route.kind === 'match'
+        ? route.template
+        : trpcCall
+          ? TRPC_BASE
+          : NAMED_PATHS.has(pathname)
+            ? pathname
+            : 'unmatched';
     res.on('finish', () => {
       const seconds = (performance.now() - started) / 1000;
       metrics.observe(method, label, res.statusCode, seconds);
@@ -342,7 +379,10 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
         );
     });
     if (route.kind === 'none') {
-      app(req as Request, res as Response);
+      if (trpcCall) {
+        applyHeaders(res, API_SECURITY_HEADERS);
+        trpc(req, res);
+      } else app(req as Request, res as Response);
       return;
     }
     applyHeaders(res, API_SECURITY_HEADERS);

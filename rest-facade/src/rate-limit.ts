@@ -14,6 +14,15 @@ export interface RateLimitOptions {
 
 export const DEFAULT_RATE_LIMITS: RateLimitOptions = { requests: 6_000, windowSeconds: 60, organizationDeletes: 50 };
 
+/**
+ * What one HTTP request counts against its key: a REST call is one request (and one delete when
+ * it is `DELETE /organizations/:id`); a batched tRPC call counts each procedure it runs.
+ */
+export interface Cost {
+  requests: number;
+  organizationDeletes: number;
+}
+
 /** What a request may do: go on, or stop here with a 429 (already sent). */
 export type Admission = { ok: true } | { ok: false; error: ApiError; retryAfter: number };
 
@@ -46,16 +55,16 @@ export class RateLimits {
   }
 
   /** Counts the request against its key's limits and sets the `RateLimit-*` headers. */
-  async admit(req: IncomingMessage, res: ServerResponse, isOrganizationDelete: boolean): Promise<Admission> {
+  async admit(req: IncomingMessage, res: ServerResponse, cost: Cost): Promise<Admission> {
     const key = RateLimits.keyOf(req);
     let policy = this.allPolicy;
     let limit = this.options.requests;
     try {
-      let result = await this.all.consume(key);
-      if (isOrganizationDelete) {
+      let result = await this.all.consume(key, Math.max(1, cost.requests));
+      if (cost.organizationDeletes > 0) {
         policy = this.deletesPolicy;
         limit = this.options.organizationDeletes;
-        result = await this.deletes.consume(key);
+        result = await this.deletes.consume(key, cost.organizationDeletes);
       }
       setHeaders(res, policy, limit, result);
       return { ok: true };

@@ -19,6 +19,7 @@ describe('GET /metrics', () => {
     const created = await env.http.post('/organizations', { name: 'Metered' });
     await env.http.get(`/organizations/${created.body.id}`);
     await env.http.get('/organizations/org_missing');
+    await env.http.get(`/trpc/organizations.get?input=${encodeURIComponent(JSON.stringify({ id: created.body.id }))}`);
     const res = await new HttpClient(env.world.url, { Authorization: `Bearer ${token}` }).get('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
@@ -26,6 +27,8 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/atrium_http_requests_total\{method="GET",route="\/organizations\/\{id\}",status="200"\} \d+/);
     expect(text).toMatch(/atrium_http_requests_total\{method="GET",route="\/organizations\/\{id\}",status="404"\} \d+/);
     expect(text).toMatch(/atrium_http_requests_total\{method="POST",route="\/organizations",status="201"\} \d+/);
+    // tRPC calls are one series, whatever the procedure or batch.
+    expect(text).toMatch(/atrium_http_requests_total\{method="GET",route="\/trpc",status="200"\} \d+/);
     expect(text).toContain(
       'atrium_http_request_duration_seconds_bucket{le="0.005",method="GET",route="/organizations/{id}"',
     );
@@ -45,13 +48,19 @@ describe('security headers', () => {
       await env.http.get('/organizations'),
       await env.http.get('/organizations/org_missing'),
       await env.http.get('/healthz'),
+      await env.http.get(`/trpc/organizations.list?input=${encodeURIComponent('{}')}`),
     ]) {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('strict-transport-security')).toContain('max-age=');
       expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
       expect(res.headers.get('x-powered-by')).toBeNull();
     }
-    const api = await env.http.get('/organizations');
-    expect(api.headers.get('content-security-policy')).toContain("default-src 'none'");
+    for (const api of [
+      await env.http.get('/organizations'),
+      await env.http.get(`/trpc/organizations.list?input=${encodeURIComponent('{}')}`),
+    ]) {
+      expect(api.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(api.headers.get('x-request-id')).toMatch(/\S/);
+    }
   });
 });

@@ -62,6 +62,63 @@ describe('rate limits per API key', () => {
   });
 });
 
+describe('rate limits over tRPC', () => {
+  let own: Awaited<ReturnType<typeof startOwnApp>>;
+
+  beforeAll(async () => {
+    own = await startOwnApp((await newEnvironment()).deps, {
+      rateLimit: { requests: 5, windowSeconds: 60, organizationDeletes: 2 },
+    });
+  });
+  afterAll(() => own.close());
+
+  const list = (n: number) =>
+    `/trpc/${Array(n).fill('organizations.list').join(',')}?batch=1&input=${encodeURIComponent(
+      JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [i, {}]))),
+    )}`;
+
+  it("shares the key's limit with REST, counts each call of a batch, and refuses in tRPC's shape", async () => {
+    const env = await newEnvironment();
+    const client = new HttpClient(own.url, { Authorization: `Bearer ${env.apiKey}` });
+    expect((await client.get('/organizations')).headers.get('ratelimit-remaining')).toBe('4');
+    const batch = await client.get(list(2));
+    expect(batch.status).toBe(200);
+    expect(batch.body).toHaveLength(2);
+    expect(batch.headers.get('ratelimit-remaining')).toBe('2');
+    const before = await snapshot(env);
+    const limited = await client.post('/trpc/organizations.create,organizations.create,organizations.create?batch=1', {
+      0: { name: 'a' },
+      1: { name: 'b' },
+      2: { name: 'c' },
+    });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(limited.body).toHaveLength(3);
+    for (const item of limited.body) {
+      expect(item.error.data).toMatchObject({
+        code: 'TOO_MANY_REQUESTS',
+        httpStatus: 429,
+        contract: { status: 429, body: { code: 'rate_limit_exceeded', message: expect.any(String) } },
+      });
+    }
+    // Nothing was created, and REST sees the same exhausted key.
+    expect(await snapshot(env)).toEqual(before);
+    expect((await client.get('/organizations')).status).toBe(429);
+  });
+
+  it('holds organizations.delete to the delete limit', async () => {
+    const env = await newEnvironment();
+    const client = new HttpClient(own.url, { Authorization: `Bearer ${env.apiKey}` });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      statuses.push((await client.post('/trpc/organizations.delete', { id: 'org_01HZZZZZZZZZZZZZZZZZZZZZZZ' })).status);
+    }
+    expect(statuses).toEqual([404, 404, 429]);
+    expect((await client.get(list(1))).status).toBe(200);
+  });
+});
+
 describe('rate limits by default', () => {
   it('allow 6,000 requests per 60 s and 50 organization deletes', async () => {
     const env = await newEnvironment();
