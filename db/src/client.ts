@@ -140,7 +140,7 @@ function openPostgres(url: string, options: DbOptions): DbHandle {
     connection: {
       application_name: 'atrium',
       statement_timeout: options.statementTimeoutMs ?? 10_000,
-      // Timestamps in JSON then read `…+00:00`, which the reads turn into the wire's form
+      // Timestamps in JSON then read `...+00:00`, which the reads turn into the wire's form
       // without a Date (routers' isoOfJson); any other zone would be right, only slower.
       timezone: 'UTC',
       // Prepared statements are planned once per connection (see `preparingEverything`).

@@ -83,3 +83,12 @@ describe('npm start on embedded storage', () => {
     expect(await stop(second.child)).toBe(0);
   }, 120_000);
 });
+
+describe('the bundle npm start runs', () => {
+  it('is ASCII only: one other character makes V8 hold its whole source as two-byte (2x)', () => {
+    const bytes = readFileSync(join(ROOT, startScript[startScript.length - 1] as string));
+    const at = bytes.findIndex((byte) => byte > 0x7f);
+    const where = at === -1 ? 'ascii' : bytes.subarray(Math.max(0, at - 60), at + 20).toString('utf8');
+    expect(where).toBe('ascii');
+  });
+});

@@ -1,4 +1,3 @@
-import 'reflect-metadata';
 import {
   createCipheriv,
   createDecipheriv,
@@ -10,9 +9,24 @@ import {
   webcrypto,
 } from 'node:crypto';
 import type { PublicRsaJwk } from '@atrium/db';
-import * as x509 from '@peculiar/x509';
+import type { X509CertificateCreateSelfSignedParams } from '@peculiar/x509';
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+let x509: Promise<typeof import('@peculiar/x509')> | undefined;
+
+/**
+ * @peculiar/x509 (with reflect-metadata, which its dependency injection needs) loads with the
+ * first key generated: ~3.6 MB of V8 heap that a process serving keys it already has (a
+ * restarted or added API process) never needs.
+ */
+function loadX509(): Promise<typeof import('@peculiar/x509')> {
+  x509 ??= (async () => {
+    await import('reflect-metadata');
+    const module = await import('@peculiar/x509');
+    module.cryptoProvider.set(webcrypto as unknown as Parameters<typeof module.cryptoProvider.set>[0]);
+    return module;
+  })();
+  return x509;
+}
 
 const RSA = {
   name: 'RSASSA-PKCS1-v1_5',
@@ -37,14 +51,15 @@ export interface KeyMaterial {
  */
 export async function generateKeyMaterial(kid: string, now: Date): Promise<KeyMaterial> {
   const keys = (await webcrypto.subtle.generateKey(RSA, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+  const { X509CertificateGenerator } = await loadX509();
+  const cert = await X509CertificateGenerator.createSelfSigned({
     serialNumber: randomBytes(16)
       .toString('hex')
       .replace(/^[89a-f]/, '1'),
     name: `CN=${kid}`,
     notBefore: new Date(now.getTime() - 60_000),
     notAfter: new Date(now.getTime() + 10 * 365 * 86_400_000),
-    keys: keys as unknown as x509.X509CertificateCreateSelfSignedParams['keys'],
+    keys: keys as unknown as X509CertificateCreateSelfSignedParams['keys'],
     signingAlgorithm: RSA,
   });
   const der = Buffer.from(cert.rawData);
