@@ -489,7 +489,13 @@ export interface ScenarioRun {
   cpuUsPerRequest?: { server: number; postgres: number; load: number | null } | null;
   fractionOfBaseline?: number;
   /** With `--repeat n`: every run of the scenario at this size, in the order they ran. */
-  repeats?: { rps: number; p99: number; cpuUsPerRequest: ScenarioRun['cpuUsPerRequest'] }[];
+  repeats?: {
+    rps: number;
+    p99: number;
+    cpuUsPerRequest: ScenarioRun['cpuUsPerRequest'];
+    /** Each run's own RSS peak: the RSS target is held to the highest, not the median run's. */
+    rssMaxMb?: number | null;
+  }[];
 }
 
 export interface BenchResults {
@@ -729,6 +735,7 @@ async function main(): Promise<void> {
                   rps: m.rps ?? 0,
                   p99: m.latency?.p99 ?? 0,
                   cpuUsPerRequest: m.cpuUsPerRequest,
+                  rssMaxMb: m.rssMaxMb,
                 })),
               }
             : median,
