@@ -367,6 +367,18 @@ const SCENARIOS: Scenario[] = [
     }),
   },
   {
+    name: 'trpc_get_organization',
+    title: 'GET organization by id over tRPC (/trpc)',
+    // What a TypeScript frontend's `organizations.get.query({ id })` sends (httpLink, no batching).
+    build: (ctx) => ({
+      method: 'GET',
+      paths: sample(ctx.size).map(
+        (n) => `/trpc/organizations.get?input=${encodeURIComponent(JSON.stringify({ id: seededOrganizationId(n) }))}`,
+      ),
+      headers: authed(ctx),
+    }),
+  },
+  {
     name: 'list_first_page',
     title: 'list first page (limit=10)',
     build: (ctx) => ({ method: 'GET', paths: ['/organizations?limit=10'], headers: authed(ctx) }),
