@@ -21,7 +21,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { MAX_BODY_BYTES, parseQuery, readJsonBody } from './body.ts';
 import { Metrics } from './metrics.ts';
-import { buildOpenApiDocument, successStatuses } from './openapi.ts';
+import { buildOpenApiDocument, restRouteOf, successStatuses } from './openapi.ts';
 import { decodeSegment, decodingCaller, type PathParams, pathParamsOf } from './path-params.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits } from './rate-limit.ts';
 import { RouteTable } from './routes.ts';
@@ -41,8 +41,9 @@ const JWKS_TEMPLATE = '/sso/jwks/{clientId}';
 /** Where tRPC clients call the procedures (`/trpc/organizations.create`, batches `a,b?batch=1`). */
 const TRPC_BASE = '/trpc';
 
-/** The procedure whose calls count against the organization-delete limit as well. */
+/** The procedure whose calls count against the organization-delete limit as well, over tRPC and REST. */
 const ORGANIZATION_DELETE = 'organizations.delete';
+const ORGANIZATION_DELETE_ROUTE = restRouteOf(ORGANIZATION_DELETE);
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
 
@@ -94,7 +95,7 @@ export interface AppOptions {
   accessLog?: boolean;
 }
 
-/** Paths outside the API that are labelled by name in metrics; the rest are `unmatched`. */
+/** Paths outside the API that are labelled by name in metrics (as `/trpc` is); the rest are `unmatched`. */
 const NAMED_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']);
 
 function isTrpcPath(pathname: string): boolean {
@@ -290,7 +291,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   ): Promise<void> {
     const method = req.method ?? 'GET';
     if (limits) {
-      const isDelete = method === 'DELETE' && template === '/organizations/{id}';
+      const isDelete = method === ORGANIZATION_DELETE_ROUTE?.method && template === ORGANIZATION_DELETE_ROUTE.template;
       const admission = await limits.admit(req, res, { requests: 1, organizationDeletes: isDelete ? 1 : 0 });
       if (!admission.ok) {
         req.resume();

@@ -23,6 +23,13 @@ interface ProcedureLike {
   _def: { meta?: Meta; procedure?: boolean };
 }
 
+/** The REST method and path template a procedure is served at (from its metadata), if any. */
+export function restRouteOf(procedurePath: string): { method: string; template: string } | undefined {
+  const procedures = appRouter._def.procedures as unknown as Record<string, ProcedureLike>;
+  const openapi = procedures[procedurePath]?._def.meta?.openapi;
+  return openapi ? { method: openapi.method, template: openapi.path } : undefined;
+}
+
 /** `procedure path → success status`, read once from the procedures' metadata. */
 export function successStatuses(): Map<string, number> {
   const statuses = new Map<string, number>();
