@@ -269,6 +269,29 @@ interface CpuSeconds {
   load: number | null;
 }
 
+/**
+ * The kernel's peak RSS of a process (`VmHWM`), reset to its current RSS by writing 5 to its
+ * `clear_refs`: the exact peak over the measured run, which 500 ms samples can miss. Linux only.
+ */
+const peakRss = {
+  reset(pid: number): boolean {
+    try {
+      writeFileSync(`/proc/${pid}/clear_refs`, '5');
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  read(pid: number): number | undefined {
+    try {
+      const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+      return kb === undefined ? undefined : Number(kb) * 1024;
+    } catch {
+      return undefined;
+    }
+  },
+};
+
 /** Runs one load in its own process; samples the target's RSS and CPU while it measures. */
 async function runLoad(spec: LoadSpec, targetPid: number | undefined): Promise<Measured> {
   const specFile = join(tmpDir, `spec-${process.pid}.json`);
@@ -282,11 +305,17 @@ async function runLoad(spec: LoadSpec, targetPid: number | undefined): Promise<M
   const cpu: number[] = [];
   let resultLine: string | undefined;
   let split: CpuSplit | undefined;
+  let peakReset = false;
   let cpuSeconds: CpuSeconds | null = null;
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   lines.on('line', (line) => {
-    if (line === 'measuring') split = new CpuSplit(targetPid, child.pid);
-    else if (line.startsWith('{')) cpuSeconds = split?.end() ?? null;
+    if (line === 'measuring') {
+      split = new CpuSplit(targetPid, child.pid);
+      if (targetPid !== undefined) peakReset = peakRss.reset(targetPid);
+    } else if (line.startsWith('{')) {
+      cpuSeconds = split?.end() ?? null;
+      if (peakReset && targetPid !== undefined) rssMax = Math.max(rssMax, peakRss.read(targetPid) ?? 0);
+    }
     if (line === 'measuring' && targetPid !== undefined) {
       sampler = setInterval(() => {
         pidusage(targetPid).then(
