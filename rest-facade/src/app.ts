@@ -20,6 +20,7 @@ import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { MAX_BODY_BYTES, parseQuery, readJsonBody } from './body.ts';
+import { DEFAULT_IN_FLIGHT, InFlightLimit, type InFlightOptions, weightOfPage } from './in-flight.ts';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, restRouteOf, successStatuses } from './openapi.ts';
 import { decodeSegment, decodingCaller, type PathParams, pathParamsOf } from './path-params.ts';
@@ -34,6 +35,8 @@ type ApiRequest = IncomingMessage & {
   idempotency?: { environmentId: string; key: string };
   /** The request's percent-encoded path parameters and their decodings (see path-params.ts). */
   pathParams?: PathParams;
+  /** Refused a turn by the in-flight limit (its 503 is not the database's). */
+  shed?: boolean;
 };
 
 const JWKS_TEMPLATE = '/sso/jwks/{clientId}';
@@ -82,6 +85,8 @@ export interface AtriumApp {
   metrics: Metrics;
   /** The per-API-key limits, or undefined when turned off. */
   limits: RateLimits | undefined;
+  /** The limit on requests running at once, or undefined when turned off. */
+  inFlight: InFlightLimit | undefined;
 }
 
 export interface AppOptions {
@@ -93,6 +98,8 @@ export interface AppOptions {
   metrics?: Metrics;
   /** One `info` line per request (default true); off saves a write per request. */
   accessLog?: boolean;
+  /** Requests running at once, waiting, and how long they wait (see in-flight.ts); false turns it off. */
+  inFlight?: Partial<InFlightOptions> | false;
 }
 
 /** Paths outside the API that are labelled by name in metrics (as `/trpc` is); the rest are `unmatched`. */
@@ -119,6 +126,11 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const accessLog = options.accessLog ?? true;
   const limits =
     options.rateLimit === false ? undefined : new RateLimits({ ...DEFAULT_RATE_LIMITS, ...options.rateLimit });
+  const inFlight =
+    options.inFlight === false
+      ? undefined
+      : new InFlightLimit({ ...DEFAULT_IN_FLIGHT, ...options.inFlight }, (reason) => metrics.shed.inc({ reason }));
+  if (inFlight) metrics.registerInFlight(() => inFlight.load);
 
   // The bridge builds its caller with `router.createCaller(ctx)`: the caller it gets decodes the
   // request's path parameters, which the bridge leaves percent-encoded.
@@ -217,6 +229,24 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
           throw admission.error;
         }
       }
+      // A turn to run (see in-flight.ts), taken after the rate limit so a refused key never waits.
+      let weight = 0;
+      if (inFlight) {
+        for (const call of info.calls) {
+          // Only queries ask for pages; a mutation's body is left for tRPC to read.
+          const input = info.type === 'query' ? await call.getRawInput() : undefined;
+          weight += weightOfPage(
+            typeof input === 'object' && input !== null ? (input as { limit?: unknown }).limit : undefined,
+          );
+        }
+      }
+      const entered = inFlight?.enter(res, weight);
+      const turn = entered instanceof Promise ? await entered : entered;
+      if (turn && !turn.ok) {
+        (req as ApiRequest).shed = true;
+        res.setHeader('Retry-After', String(turn.retryAfter));
+        throw turn.error;
+      }
       return createInnerContext(deps, req.headers.authorization, (req as ApiRequest).requestId);
     },
     onError: ({ error, path }) => {
@@ -304,6 +334,17 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
       await serveJwks(req, res, pathname);
       return;
     }
+    // A turn to run (see in-flight.ts), taken after the rate limit so a refused key never waits.
+    // JWKS, answered from memory above, needs none. The body stays in the socket until then.
+    const query = parseQuery(search);
+    const entered = inFlight?.enter(res, weightOfPage(query.limit));
+    const turn = entered instanceof Promise ? await entered : entered;
+    if (turn && !turn.ok) {
+      req.shed = true;
+      req.resume();
+      if (turn.reason !== 'closed') sendError(res, turn.error, { 'Retry-After': String(turn.retryAfter) });
+      return;
+    }
     if (method === 'POST' || method === 'PUT' || method === 'PATCH') {
       req.body = await readJsonBody(req);
       // The body is parsed; tell the bridge so, also for a bodyless POST such as /verify.
@@ -314,7 +355,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     const claim = await idempotency(req, res, pathname);
     if (claim === 'answered') return;
     if (claim) req.idempotency = claim;
-    req.query = parseQuery(search);
+    req.query = query;
     req.pathParams = pathParamsOf(template, pathname);
     // The bridge renders errors in tRPC's shape; put the contract's body in its place.
     const end = res.end.bind(res) as (chunk?: unknown) => ServerResponse;
@@ -371,7 +412,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
             : 'unmatched';
     res.on('finish', () => {
       const seconds = (performance.now() - started) / 1000;
-      metrics.observe(method, label, res.statusCode, seconds);
+      metrics.observe(method, label, res.statusCode, seconds, req.shed === true);
       // The access log names the route and path, never headers, query strings or bodies.
       if (accessLog)
         deps.log.info(
@@ -405,5 +446,5 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     });
   };
 
-  return { handler, express: app, metrics, limits };
+  return { handler, express: app, metrics, limits, inFlight };
 }

@@ -11,6 +11,7 @@ export class Metrics {
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   readonly webhookFailures: Counter<'reason'>;
   readonly databaseUnavailable: Counter;
+  readonly shed: Counter<'reason'>;
   private readonly queues = new Map<string, () => Promise<number> | number>();
 
   constructor(options: { defaultMetrics?: boolean; dbPoolSize?: number; dbUp?: () => Promise<boolean> } = {}) {
@@ -37,6 +38,12 @@ export class Metrics {
     this.databaseUnavailable = new Counter({
       name: 'atrium_database_unavailable_total',
       help: 'Requests answered 503 because the database was unreachable.',
+      registers: [this.registry],
+    });
+    this.shed = new Counter({
+      name: 'atrium_http_shed_total',
+      help: 'Requests answered 503 because the server was at capacity (see MAX_IN_FLIGHT): the queue was full, or the request waited past QUEUE_TIMEOUT_MS.',
+      labelNames: ['reason'],
       registers: [this.registry],
     });
     new Gauge({
@@ -80,10 +87,31 @@ export class Metrics {
     this.queues.set(name, depth);
   }
 
-  observe(method: string, route: string, status: number, seconds: number): void {
+  /** Publishes the in-flight limit's load as `atrium_http_in_flight` and `atrium_http_queued`. */
+  registerInFlight(load: () => { running: number; waiting: number }): void {
+    new Gauge({
+      name: 'atrium_http_in_flight',
+      help: 'API requests running their procedures now (at most MAX_IN_FLIGHT).',
+      registers: [this.registry],
+      collect() {
+        this.set(load().running);
+      },
+    });
+    new Gauge({
+      name: 'atrium_http_queued',
+      help: 'API requests waiting for a turn to run.',
+      registers: [this.registry],
+      collect() {
+        this.set(load().waiting);
+      },
+    });
+  }
+
+  /** Counts a finished request; `shed` marks a 503 from the in-flight limit, not the database. */
+  observe(method: string, route: string, status: number, seconds: number, shed = false): void {
     const labels = { method, route, status: String(status) };
     this.httpRequests.inc(labels);
     this.httpDuration.observe(labels, seconds);
-    if (status === 503) this.databaseUnavailable.inc();
+    if (status === 503 && !shed) this.databaseUnavailable.inc();
   }
 }

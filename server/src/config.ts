@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { DEFAULT_IN_FLIGHT, type InFlightOptions } from '@atrium/rest-facade';
 import { parseMasterKey } from '@atrium/routers';
 
 /** Every setting of the server, read once from the environment (see the README's table). */
@@ -46,6 +47,8 @@ export interface ServerConfig {
   dbPrepare: boolean;
   /** Requests per API key per window, organization deletes per API key per window, window length. */
   rateLimit: { requests: number; organizationDeletes: number; windowSeconds: number } | false;
+  /** API requests running at once (MAX_IN_FLIGHT, 0 = no limit), waiting (MAX_QUEUED), and for how long (QUEUE_TIMEOUT_MS). */
+  inFlight: InFlightOptions | false;
   /** How long SIGTERM waits for in-flight requests before closing their connections. */
   shutdownDrainMs: number;
   /** One log line per request (ACCESS_LOG=off turns it off). */
@@ -120,8 +123,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
             organizationDeletes: integer('RATE_LIMIT_ORGANIZATION_DELETES', 50, env),
             windowSeconds: integer('RATE_LIMIT_WINDOW_SECONDS', 60, env),
           },
+    inFlight: inFlight(env),
     shutdownDrainMs: integer('SHUTDOWN_DRAIN_MS', 8_000, env),
     accessLog: env.ACCESS_LOG !== 'off',
+  };
+}
+
+/** MAX_IN_FLIGHT=0 turns the limit off; the defaults are the facade's `DEFAULT_IN_FLIGHT`. */
+function inFlight(env: NodeJS.ProcessEnv): ServerConfig['inFlight'] {
+  const max = integer('MAX_IN_FLIGHT', DEFAULT_IN_FLIGHT.max, env);
+  if (max === 0) return false;
+  return {
+    max,
+    queue: integer('MAX_QUEUED', DEFAULT_IN_FLIGHT.queue, env),
+    timeoutMs: integer('QUEUE_TIMEOUT_MS', DEFAULT_IN_FLIGHT.timeoutMs, env),
   };
 }
 

@@ -157,6 +157,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   const app = createApp(deps, {
     baseUrl: config.publicUrl,
     rateLimit: config.rateLimit,
+    inFlight: config.inFlight,
     metrics,
     accessLog: config.accessLog,
   });
