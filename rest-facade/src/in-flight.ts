@@ -48,6 +48,9 @@ const RETRY_AFTER_SECONDS = 1;
 
 const overloaded = () => new ApiError(503, 'service_unavailable', 'The server is at capacity. Try again shortly.');
 
+/** The caller closed the connection before its turn: nothing to run, nobody to answer. */
+const left = (): Turn => ({ ok: false, reason: 'closed', error: overloaded(), retryAfter: RETRY_AFTER_SECONDS });
+
 /**
  * Admission control for the API: requests run their procedures while their weights (one, or
  * more for a large page: `weightOfPage`) add up to at most `max`; the rest wait their turn in
@@ -82,6 +85,8 @@ export class InFlightLimit {
 
   /** Takes a turn for the request answered by `res`, now (no promise) or when one frees up. */
   enter(res: ServerResponse, weight = 1): Turn | Promise<Turn> {
+    // Its caller left already (while its rate limit was counted): 'close' will not come again.
+    if (res.closed) return left();
     // A call heavier than the whole limit runs alone.
     const w = Math.max(1, Math.min(weight, this.options.max));
     if (this.waiting === 0 && this.running + w <= this.options.max) {
@@ -100,7 +105,7 @@ export class InFlightLimit {
           if (waiter.done) return;
           waiter.done = true;
           this.waiting--;
-          resolve({ ok: false, reason: 'closed', error: overloaded(), retryAfter: RETRY_AFTER_SECONDS });
+          resolve(left());
           // Whoever waited behind it may fit now.
           this.drain();
         },

@@ -3,9 +3,12 @@ import type { ServerResponse } from 'node:http';
 import { InFlightLimit, type InFlightOptions, weightOfPage } from '@atrium/rest-facade';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-/** What the limit uses of a response: its `close` event. */
-const response = () => new EventEmitter() as unknown as ServerResponse;
-const close = (res: ServerResponse) => (res as unknown as EventEmitter).emit('close');
+/** What the limit uses of a response: its `close` event and `closed` flag. */
+const response = () => Object.assign(new EventEmitter(), { closed: false }) as unknown as ServerResponse;
+const close = (res: ServerResponse) => {
+  (res as { closed: boolean }).closed = true;
+  (res as unknown as EventEmitter).emit('close');
+};
 
 function limit(options: Partial<InFlightOptions> = {}) {
   const shed: string[] = [];
@@ -69,6 +72,16 @@ describe('InFlightLimit', () => {
     expect(await waits).toEqual({ ok: true });
     expect(inFlight.load).toEqual({ running: 1, waiting: 0 });
     // A caller leaving is not a refusal of the server's.
+    expect(shed).toEqual([]);
+  });
+
+  it('gives no turn to a request whose caller left before it asked for one', () => {
+    const { inFlight, shed } = limit({ max: 1 });
+    const gone = response();
+    close(gone);
+    expect(inFlight.enter(gone)).toMatchObject({ ok: false, reason: 'closed' });
+    expect(inFlight.load).toEqual({ running: 0, waiting: 0 });
+    expect(inFlight.enter(response())).toEqual({ ok: true });
     expect(shed).toEqual([]);
   });
 

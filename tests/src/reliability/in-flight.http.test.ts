@@ -6,7 +6,7 @@ import { snapshot } from './catalog.ts';
 import { startOwnApp } from './own-app.ts';
 
 /** Holds one of the app's turns, as a running request would, until `close` is emitted. */
-const holder = () => new EventEmitter() as unknown as ServerResponse & EventEmitter;
+const holder = () => Object.assign(new EventEmitter(), { closed: false }) as unknown as ServerResponse & EventEmitter;
 
 describe('requests running at once (MAX_IN_FLIGHT)', () => {
   let own: Awaited<ReturnType<typeof startOwnApp>> | undefined;
