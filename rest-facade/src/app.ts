@@ -233,8 +233,9 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
       let weight = 0;
       if (inFlight) {
         for (const call of info.calls) {
-          // Only queries ask for pages; a mutation's body is left for tRPC to read.
-          const input = info.type === 'query' ? await call.getRawInput() : undefined;
+          // Only queries ask for pages; a mutation's body is left for tRPC to read. Input that
+          // cannot be read weighs one: the call answers tRPC's own parse error.
+          const input = info.type === 'query' ? await call.getRawInput().catch(() => undefined) : undefined;
           weight += weightOfPage(
             typeof input === 'object' && input !== null ? (input as { limit?: unknown }).limit : undefined,
           );

@@ -104,6 +104,23 @@ describe('requests running at once (MAX_IN_FLIGHT)', () => {
     await vi.waitFor(() => expect(inFlight.load).toEqual({ running: 0, waiting: 0 }));
   });
 
+  it("leaves unreadable tRPC input to tRPC's own error, and gives the turn back", async () => {
+    const env = await newEnvironment();
+    const path = `/trpc/organizations.list?input=${encodeURIComponent('{"limit":')}`;
+    const answers = [];
+    for (const inFlight of [{ max: 4, queue: 10, timeoutMs: 60_000 }, false as const]) {
+      own = await startOwnApp(env.deps, { inFlight });
+      const res = await new HttpClient(own.url, { Authorization: `Bearer ${env.apiKey}` }).get(path);
+      answers.push({ status: res.status, code: res.body.error.data.code, message: res.body.error.message });
+      if (inFlight) await vi.waitFor(() => expect(own?.app.inFlight?.load).toEqual({ running: 0, waiting: 0 }));
+      await own.close();
+      own = undefined;
+    }
+    expect(answers[0]).toMatchObject({ status: 400, code: 'BAD_REQUEST' });
+    // The same answer as without the limit.
+    expect(answers[0]).toEqual(answers[1]);
+  });
+
   it('is off with inFlight: false', async () => {
     const env = await newEnvironment();
     own = await startOwnApp(env.deps, { inFlight: false });
