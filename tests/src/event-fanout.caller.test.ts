@@ -1,4 +1,4 @@
-import { events, organizations, webhookDeliveries, webhookEndpoints } from '@atrium/db';
+import { events, organizationDomains, organizations, webhookDeliveries, webhookEndpoints } from '@atrium/db';
 import { DELIVERIES_PER_STATEMENT } from '@atrium/routers';
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -54,7 +54,7 @@ describe('webhook fan-out of an event', () => {
       .where(eq(webhookEndpoints.id, disabled as string));
 
     const org = await env.caller.organizations.create({ name: 'Fan-out' });
-    await env.caller.organizationDomains.create({ organization_id: org.id, domain: uniqueDomain() });
+    const domain = await env.caller.organizationDomains.create({ organization_id: org.id, domain: uniqueDomain() });
 
     for (const name of ['organization.created', 'organization_domain.created']) {
       const rows = await deliveriesOfEvent(env, name);
@@ -80,5 +80,18 @@ describe('webhook fan-out of an event', () => {
     expect(stored).toEqual([{ id: org.id }]);
     expect(created[0]?.data).toEqual(org);
     expect(created[0]?.organizationId).toBe(org.id);
+    // The same for create domain (one statement too, or the transaction past its share).
+    const claimed = await env.deps.db
+      .select()
+      .from(events)
+      .where(and(eq(events.environmentId, env.environmentId), eq(events.event, 'organization_domain.created')));
+    expect(claimed).toHaveLength(1);
+    expect(claimed[0]?.data).toEqual(domain);
+    expect(claimed[0]?.organizationId).toBe(org.id);
+    const domains = await env.deps.db
+      .select({ id: organizationDomains.id, token: organizationDomains.verificationToken })
+      .from(organizationDomains)
+      .where(eq(organizationDomains.environmentId, env.environmentId));
+    expect(domains).toEqual([{ id: domain.id, token: domain.verification_token }]);
   });
 });

@@ -208,6 +208,20 @@ describe('organization domains (caller)', () => {
     });
   });
 
+  it("answers 404 for a domain on an unknown organization or another environment's, storing nothing", async () => {
+    const env = await newEnvironment();
+    const elsewhere = await newEnvironment();
+    const before = await storedCounts(elsewhere);
+    const foreign = await elsewhere.caller.organizations.create({ name: 'Foreign' });
+    for (const organization_id of ['org_01HZZZZZZZZZZZZZZZZZZZZZZZ', foreign.id]) {
+      await expect(
+        env.caller.organizationDomains.create({ organization_id, domain: uniqueDomain() }),
+      ).rejects.toMatchObject({ status: 404, apiCode: 'entity_not_found' });
+    }
+    expect(await storedCounts(env)).toEqual({ organizations: 0, domains: 0, events: 0 });
+    expect(await storedCounts(elsewhere)).toEqual({ ...before, organizations: 1, events: before.events + 1 });
+  });
+
   it('restarts verification of a failed claim', async () => {
     const env = await newEnvironment();
     const domain = uniqueDomain();

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { type Db, equalsLiteral, newId, organizationDomains } from '@atrium/db';
-import { and, asc, eq, inArray, lte, ne } from 'drizzle-orm';
+import { type Db, equalsLiteral, newId, organizationDomains, organizations } from '@atrium/db';
+import { and, asc, eq, inArray, lte, ne, sql } from 'drizzle-orm';
 import { iso } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { ApiError, badRequest, conflict, type FieldError, fromDatabaseError, invalid, notFound } from '../errors.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvent, writeWithEvent } from '../events/record.ts';
 import { randomBase62 } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { checkDomain } from './domain-rules.ts';
@@ -213,11 +213,80 @@ async function loadDomain(db: Db, scope: Scope, id: string): Promise<DomainRow> 
   return row;
 }
 
+/**
+ * Create domain as one autocommit statement (see `writeWithEvent`): the claim, its event and its
+ * deliveries, with the organization locked as the transaction below locks it. It writes nothing
+ * when the organization is not there, another organization holds the domain verified, this one
+ * has it already, or more endpoints are subscribed than one statement queues for: the
+ * transaction then runs and answers (404, 409, or the claim). Its checks read the statement's
+ * snapshot; a claim made meanwhile loses at the unique index, mapped to the same 409.
+ */
+const claimWithEvent = writeWithEvent(
+  ['id', 'environmentId', 'organizationId', 'domain', 'prefix', 'token', 'at'],
+  (
+    v,
+    guard,
+  ) => sql`insert into ${organizationDomains} (id, environment_id, organization_id, domain, state, verification_strategy, verification_prefix, verification_token, verification_started_at, created_at, updated_at)
+      select ${v.id}, o.environment_id, o.id, ${v.domain}, 'pending', 'dns', ${v.prefix}, ${v.token}, ${v.at}::timestamptz, ${v.at}::timestamptz, ${v.at}::timestamptz
+      from (select id, environment_id from ${organizations} where environment_id = ${v.environmentId} and id = ${v.organizationId} for update) as o
+      where ${guard}
+        and not exists (select 1 from ${organizationDomains} where environment_id = ${v.environmentId} and domain = ${v.domain} and state = 'verified' and organization_id <> o.id)
+        and not exists (select 1 from ${organizationDomains} where organization_id = o.id and domain = ${v.domain})
+      returning id`,
+);
+
+async function createInOneStatement(
+  scope: Scope,
+  organizationId: string,
+  domain: string,
+): Promise<OrganizationDomain | undefined> {
+  const now = scope.now();
+  const row: DomainRow = {
+    id: newId('organizationDomain'),
+    environmentId: scope.env.id,
+    organizationId,
+    domain,
+    state: 'pending',
+    verificationStrategy: 'dns',
+    verificationPrefix: newVerificationPrefix(),
+    verificationToken: randomBase62(32),
+    verificationFailedReason: null,
+    verificationStartedAt: now,
+    nextCheckAt: null,
+    lastCheckedAt: null,
+    checkAttempts: 0,
+    verificationError: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const created = toOrganizationDomain(row);
+  const written = await claimWithEvent(
+    scope,
+    {
+      id: row.id,
+      environmentId: row.environmentId,
+      organizationId,
+      domain,
+      prefix: row.verificationPrefix,
+      token: row.verificationToken,
+      at: now.toISOString(),
+    },
+    { id: newId('event'), name: 'organization_domain.created', data: created, organizationId, now },
+  );
+  return written ? created : undefined;
+}
+
 export async function createOrganizationDomain(
   scope: Scope,
   input: { organization_id: string; domain: string },
 ): Promise<OrganizationDomain> {
   const domain = requireValidDomain(input.domain, 'domain');
+  // One statement for the usual claim; an idempotent request takes the transaction (it marks
+  // its key committed inside it), and so does every claim the statement does not write.
+  if (!scope.idempotency) {
+    const created = await createInOneStatement(scope, input.organization_id, domain);
+    if (created) return created;
+  }
   return scope.db.transaction(async (tx) => {
     const organization = await requireOrganization(tx, scope, input.organization_id, 'update');
     const row = await claimDomain(tx, scope, organization.id, domain, 'pending', 'dns');
