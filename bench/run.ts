@@ -528,6 +528,7 @@ export interface ScenarioRun {
   serverCpuAvg?: number | null;
   /** CPU microseconds per request over the measured run: Atrium, PostgreSQL, load generator. */
   cpuUsPerRequest?: { server: number; postgres: number; load: number | null } | null;
+  /** Throughput over the baseline measured just before this run's round (see `speedChecks`). */
   fractionOfBaseline?: number;
   /** With `--repeat n`: every run of the scenario at this size, in the order they ran. */
   repeats?: {
@@ -536,6 +537,7 @@ export interface ScenarioRun {
     cpuUsPerRequest: ScenarioRun['cpuUsPerRequest'];
     /** Each run's own RSS peak: the RSS target is held to the highest, not the median run's. */
     rssMaxMb?: number | null;
+    fractionOfBaseline?: number;
   }[];
 }
 
@@ -558,6 +560,12 @@ export interface BenchResults {
   };
   startup: { freshMs: number; restartMs: number | null; restartOrganizations: number | null };
   baseline: (LoadResult & { rssMaxMb: number | null }) | null;
+  /**
+   * The baseline again before every round of every size (the first is `baseline`): this VM's
+   * speed swings 2× within a run, so each figure is compared with what Node could do at the time
+   * (absent in older results).
+   */
+  speedChecks?: { size: number; round: number; rps: number; p99: number }[];
   runs: ScenarioRun[];
 }
 
@@ -643,6 +651,7 @@ async function main(): Promise<void> {
   let server: Started | undefined;
   const runs: ScenarioRun[] = [];
   let baseline: BenchResults['baseline'] = null;
+  const speedChecks: NonNullable<BenchResults['speedChecks']> = [];
   let restartMs: number | null = null;
   let restartOrganizations: number | null = null;
   let freshMs = 0;
@@ -713,6 +722,13 @@ async function main(): Promise<void> {
       // scenarios compared with each other are measured alternately, not minutes apart.
       const measuredRuns = new Map<string, ScenarioRun[]>();
       for (let round = 1; round <= repeat; round++) {
+        // The machine's speed now: the first round of the first size has the baseline just run.
+        let speed = baseline;
+        if (baseline && speedChecks.length > 0) {
+          speed = await runBaseline();
+          log(`speed check: baseline ${Math.round(speed?.rps ?? 0)} req/s, p99 ${speed?.latency.p99} ms`);
+        }
+        if (speed) speedChecks.push({ size, round, rps: Math.round(speed.rps), p99: speed.latency.p99 });
         for (const scenario of SCENARIOS) {
           if (only && !only.has(scenario.name)) continue;
           if (round > 1 && !measuredRuns.has(scenario.name)) continue;
@@ -752,7 +768,7 @@ async function main(): Promise<void> {
             rssMaxMb: measured.rssMaxMb,
             serverCpuAvg: measured.cpuAvg,
             cpuUsPerRequest,
-            ...(baseline ? { fractionOfBaseline: Math.round((r.rps / baseline.rps) * 1000) / 1000 } : {}),
+            ...(speed ? { fractionOfBaseline: Math.round((r.rps / speed.rps) * 1000) / 1000 } : {}),
           };
           measuredRuns.set(scenario.name, [...(measuredRuns.get(scenario.name) ?? []), run]);
           log(
@@ -777,6 +793,7 @@ async function main(): Promise<void> {
                   p99: m.latency?.p99 ?? 0,
                   cpuUsPerRequest: m.cpuUsPerRequest,
                   rssMaxMb: m.rssMaxMb,
+                  ...(m.fractionOfBaseline !== undefined ? { fractionOfBaseline: m.fractionOfBaseline } : {}),
                 })),
               }
             : median,
@@ -822,6 +839,7 @@ async function main(): Promise<void> {
     },
     startup: { freshMs, restartMs, restartOrganizations },
     baseline,
+    ...(speedChecks.length > 0 ? { speedChecks } : {}),
     runs,
   };
   const stamp =
