@@ -562,8 +562,8 @@ export interface BenchResults {
   baseline: (LoadResult & { rssMaxMb: number | null }) | null;
   /**
    * The baseline again before every round of every size (the first is `baseline`): this VM's
-   * speed swings 2× within a run, so each figure is compared with what Node could do at the time
-   * (absent in older results).
+   * speed swings 2× within a run, and these show when. A rough gauge of a scenario's speed, whose
+   * three processes share the cores differently (absent in older results).
    */
   speedChecks?: { size: number; round: number; rps: number; p99: number }[];
   runs: ScenarioRun[];
