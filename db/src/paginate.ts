@@ -50,6 +50,33 @@ export interface PageQuery {
 }
 
 /**
+ * A page's query. Its SQL is built on first read: a list that runs a prepared statement per
+ * shape never reads it. The getters are the class's: an object literal's getter is a new
+ * accessor on every call, and V8 (Node 20) then keeps what the call's objects reference alive
+ * across scavenges until a mark-compact (bench/README.md, tenth pass).
+ */
+class LazyPageQuery implements PageQuery {
+  readonly limit: number;
+  readonly shape: PageQuery['shape'];
+  readonly #column: AnyPgColumn;
+
+  constructor(column: AnyPgColumn, limit: number, ascending: boolean, cursor: PageQuery['shape']['cursor']) {
+    this.#column = column;
+    this.limit = limit;
+    this.shape = { ascending, cursor };
+  }
+
+  get keyset(): SQL | undefined {
+    const c = this.shape.cursor;
+    return c ? keysetCondition(this.#column, c.op, c.value) : undefined;
+  }
+
+  get orderBy(): SQL {
+    return this.shape.ascending ? asc(this.#column) : desc(this.#column);
+  }
+}
+
+/**
  * The one pagination mechanism of the service: keyset on an id column (ids sort in creation
  * order), `limit + 1` rows to learn whether more follow, and a cheap probe in the other
  * direction (run concurrently) so that `list_metadata` is exact even when the cursor's object
@@ -68,20 +95,8 @@ export async function paginate<T>(
   const cursor = forward ? params.after : params.before;
   // Walking backwards (a `before` cursor) reads in the opposite direction, then flips the page.
   const ascending = (params.order === 'asc') === forward;
-  const query = (dir: boolean, op: KeysetOp | undefined, value: string | undefined, limit: number): PageQuery => {
-    const c = op === undefined || value === undefined ? undefined : { op, value };
-    // Built on first read: a list that runs a prepared statement per shape never reads them.
-    return {
-      get keyset() {
-        return c ? keysetCondition(column, c.op, c.value) : undefined;
-      },
-      get orderBy() {
-        return dir ? asc(column) : desc(column);
-      },
-      limit,
-      shape: { ascending: dir, cursor: c },
-    };
-  };
+  const query = (dir: boolean, op: KeysetOp | undefined, value: string | undefined, limit: number): PageQuery =>
+    new LazyPageQuery(column, limit, dir, op === undefined || value === undefined ? undefined : { op, value });
 
   // Is there anything on the other side of the page? Without a cursor, nothing precedes a
   // first page. With one, the page's first row is the first row beyond the cursor, so "a row

@@ -125,11 +125,13 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const metrics = options.metrics ?? new Metrics();
   const accessLog = options.accessLog ?? true;
   const limits =
-    options.rateLimit === false ? undefined : new RateLimits({ ...DEFAULT_RATE_LIMITS, ...options.rateLimit });
+    options.rateLimit === false ? undefined : new RateLimits(Object.assign({}, DEFAULT_RATE_LIMITS, options.rateLimit));
   const inFlight =
     options.inFlight === false
       ? undefined
-      : new InFlightLimit({ ...DEFAULT_IN_FLIGHT, ...options.inFlight }, (reason) => metrics.shed.inc({ reason }));
+      : new InFlightLimit(Object.assign({}, DEFAULT_IN_FLIGHT, options.inFlight), (reason) =>
+          metrics.shed.inc({ reason }),
+        );
   if (inFlight) metrics.registerInFlight(() => inFlight.load);
 
   // The bridge builds its caller with `router.createCaller(ctx)`: the caller it gets decodes the

@@ -59,7 +59,7 @@ export async function createEnvironment(
       id,
       name: input.name,
       clientId,
-      flags: { ...DEFAULT_FLAGS, ...input.flags },
+      flags: Object.assign({}, DEFAULT_FLAGS, input.flags),
       createdAt: now,
       updatedAt: now,
     });

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { newEnvironment, uniqueDomain } from '../helpers/world.ts';
 import { snapshot } from './catalog.ts';
@@ -40,6 +42,51 @@ describe('hostile bodies', () => {
     expect(res.body.code).toBe('payload_too_large');
     expect((await env.http.get('/organizations')).status).toBe(200);
     expect((await snapshot(env)).organizations).toBe(0);
+  });
+
+  it('refuses a chunked body (no Content-Length) once it passes 1 MiB, with 413, and keeps serving', async () => {
+    const env = await newEnvironment();
+    const before = await snapshot(env);
+    const req = httpRequest(`${env.world.url}/organizations`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${env.apiKey}`, 'Content-Type': 'application/json' },
+    });
+    req.on('error', () => {}); // the server may close before all of it is sent
+    const answered = once(req, 'response');
+    req.write(`{"name":"Chunked","pad":"`);
+    const piece = 'x'.repeat(64 * 1024);
+    for (let sent = 0; sent <= 1024 * 1024; sent += piece.length) req.write(piece);
+    req.end('"}');
+    const [res] = (await answered) as [import('node:http').IncomingMessage];
+    let text = '';
+    for await (const chunk of res) text += chunk;
+    expect(res.statusCode).toBe(413);
+    expect(JSON.parse(text).code).toBe('payload_too_large');
+    expect((await env.http.get('/organizations')).status).toBe(200);
+    expect(await snapshot(env)).toEqual(before);
+  });
+
+  it('stores nothing when the client leaves in the middle of its body, and keeps serving', async () => {
+    const env = await newEnvironment();
+    const before = await snapshot(env);
+    const req = httpRequest(`${env.world.url}/organizations`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${env.apiKey}`,
+        'Content-Type': 'application/json',
+        'Content-Length': '1000',
+      },
+    });
+    req.on('error', () => {});
+    // Headers and part of the body reach the server's socket before the connection goes.
+    await new Promise((resolve) => req.write('{"name":"Half', resolve));
+    req.destroy();
+    // The server is still there, and answers the same path.
+    const after = await env.http.post('/organizations', { name: 'Whole' });
+    expect(after.status).toBe(201);
+    const snap = await snapshot(env);
+    expect(snap.organizations).toBe((before.organizations ?? 0) + 1);
+    expect((await env.http.get('/organizations')).body.data.map((o: { name: string }) => o.name)).toEqual(['Whole']);
   });
 
   it('accepts a body just under 1 MiB (unknown fields are ignored)', async () => {
