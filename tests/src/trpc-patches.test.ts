@@ -8,26 +8,27 @@ import { createOpenApiNodeHttpHandler, type OpenApiMeta } from 'trpc-to-openapi'
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  if (server?.listening) await new Promise((resolve) => server?.close(resolve));
+  server = undefined;
+});
+
+/** A server on a free loopback port for one test (closed after it). */
+async function listen(handler: Parameters<typeof createServer>[1]): Promise<number> {
+  server = createServer(handler);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
+}
+
 /**
  * What patches/@trpc+server+11.25.2.patch must keep of tRPC's behaviour: the Fetch `Request` of
  * a `/trpc` call carries a signal that aborts when the client leaves (and not when the response
  * ends), and combined signals abort when any of theirs does.
  */
 describe('the patched tRPC adapter', () => {
-  let server: Server | undefined;
-  afterEach(async () => {
-    server?.closeAllConnections();
-    if (server?.listening) await new Promise((resolve) => server?.close(resolve));
-    server = undefined;
-  });
-
-  async function listen(handler: Parameters<typeof createServer>[1]): Promise<number> {
-    server = createServer(handler);
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    return (server.address() as AddressInfo).port;
-  }
-
   it('gives the request its own signal, aborted when the client leaves before the answer', async () => {
     let seen: Request | undefined;
     const aborted = new Promise<boolean>((resolve) => {
@@ -83,13 +84,6 @@ describe('the patched tRPC adapter', () => {
  * info's class (an object literal's getter made V8 promote each request's objects).
  */
 describe('the patched trpc-to-openapi bridge', () => {
-  let server: Server | undefined;
-  afterEach(async () => {
-    server?.closeAllConnections();
-    if (server?.listening) await new Promise((resolve) => server?.close(resolve));
-    server = undefined;
-  });
-
   it("gives createContext an info whose signal is the request's, built when read", async () => {
     const t = initTRPC.meta<OpenApiMeta>().create();
     const router = t.router({
@@ -109,10 +103,7 @@ describe('the patched trpc-to-openapi bridge', () => {
         return {};
       },
     });
-    server = createServer((req, res) => void handler(req, res));
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
+    const port = await listen((req, res) => void handler(req, res));
     const res = await fetch(`http://127.0.0.1:${port}/ping?n=7`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ pong: '7' });
