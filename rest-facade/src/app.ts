@@ -66,10 +66,10 @@ export function sendError(res: ServerResponse, error: unknown, extraHeaders: Rec
   res.end(payload);
 }
 
-/** Does an `If-None-Match` header name the response's ETag (or `*`)? Weak comparison. */
 /** The JWKS documents as sent, serialised once per cached key set (see `serveJwks`). */
 const serialisedJwks = new WeakMap<object, string>();
 
+/** Does an `If-None-Match` header name the response's ETag (or `*`)? Weak comparison. */
 function etagMatches(ifNoneMatch: string | string[] | undefined, etag: string): boolean {
   if (ifNoneMatch === undefined) return false;
   const strip = (tag: string) => tag.trim().replace(/^W\//, '');
