@@ -57,6 +57,7 @@ const ENTITY_LABELS: Record<string, string> = {
   organization_domain: 'Organization domain',
   environment: 'Environment',
   api_key: 'API key',
+  admin_token: 'Admin token',
   user: 'User',
   organization_membership: 'Organization membership',
   group: 'Group',

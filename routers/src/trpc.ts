@@ -108,7 +108,7 @@ export const featureProcedure = (flag: string) => t.procedure.use(apiGuard(flag)
 /** The admin surface (not on the REST facade): authenticated by an admin token. */
 export const adminProcedure = t.procedure.use(({ ctx, next }) =>
   guarded(ctx, async () => {
-    await authenticated(() => authenticateAdmin(ctx.deps, ctx.authorization));
-    return next();
+    const adminTokenId = await authenticated(() => authenticateAdmin(ctx.deps, ctx.authorization));
+    return next({ ctx: { adminTokenId } });
   }),
 );

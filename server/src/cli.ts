@@ -1,4 +1,4 @@
-import type { AppRouter } from '@atrium/routers';
+import type { AppRouter, ErrorBody } from '@atrium/routers';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { Command, CommanderError } from 'commander';
 
@@ -82,6 +82,34 @@ const registerEnvironments: Register = (program, ctx) => {
     });
 };
 
+const registerAdminTokens: Register = (program, ctx) => {
+  const tokens = program.command('admin-tokens').description('Manage admin tokens (the CLI sends ATRIUM_ADMIN_TOKEN)');
+  tokens
+    .command('create')
+    .description(
+      'Create an admin token (shown once); with ATRIUM_ADMIN_TOKEN set on the server, it lasts until a restart',
+    )
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      ctx.print(options)(await ctx.client().adminTokens.create.mutate());
+    });
+  tokens
+    .command('list')
+    .description('List admin tokens by id; `current` marks the one in ATRIUM_ADMIN_TOKEN')
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      ctx.print(options)(await ctx.client().adminTokens.list.query());
+    });
+  tokens
+    .command('revoke')
+    .description('Revoke an admin token by id, at once (the token in use cannot revoke itself)')
+    .requiredOption('--id <id>', 'the admintok_ id (see admin-tokens list)')
+    .option('--json', 'print JSON')
+    .action(async (options: { id: string; json?: boolean }) => {
+      ctx.print(options)(await ctx.client().adminTokens.revoke.mutate({ id: options.id }));
+    });
+};
+
 const registerApiKeys: Register = (program, ctx) => {
   const apiKeys = program.command('api-keys').description('Manage API keys');
   apiKeys
@@ -106,13 +134,16 @@ const registerApiKeys: Register = (program, ctx) => {
     });
   apiKeys
     .command('revoke')
-    .description('Revoke the API keys starting with a prefix; refused at once')
+    .description('Revoke one API key, by id or by its listed prefix; refused at once')
     .requiredOption('--environment <env>', 'environment id or name')
-    .requiredOption('--key-prefix <prefix>', 'the first characters of the key (at least 8)')
+    .option('--id <id>', 'the apikey_ id (see api-keys list)')
+    .option('--key-prefix <prefix>', 'the key prefix api-keys list shows (or the whole key)')
     .option('--json', 'print JSON')
-    .action(async (options: { environment: string; keyPrefix: string; json?: boolean }) => {
+    .action(async (options: { environment: string; id?: string; keyPrefix?: string; json?: boolean }) => {
       ctx.print(options)(
-        await ctx.client().apiKeys.revoke.mutate({ environment: options.environment, key_prefix: options.keyPrefix }),
+        await ctx
+          .client()
+          .apiKeys.revoke.mutate({ environment: options.environment, id: options.id, key_prefix: options.keyPrefix }),
       );
     });
 };
@@ -311,6 +342,7 @@ const registerWebhooks: Register = (program, ctx) => {
 };
 
 export const REGISTRARS: Register[] = [
+  registerAdminTokens,
   registerEnvironments,
   registerApiKeys,
   registerFlags,
@@ -321,13 +353,55 @@ export const REGISTRARS: Register[] = [
   registerWebhooks,
 ];
 
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ETIMEDOUT']);
+
+/** The network error behind a failed fetch (`fetch failed` wraps the socket's error), if any. */
+function networkFailure(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_CODES.has(code)) return code;
+    if (current instanceof TypeError && current.message === 'fetch failed') {
+      const inner = (current.cause as { code?: unknown } | undefined)?.code;
+      return typeof inner === 'string' ? inner : 'fetch failed';
+    }
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/** What went wrong, for a person: the contract's message and code, then each field's reason. */
+function describeError(error: unknown, url: string): string {
+  const network = networkFailure(error);
+  if (network) {
+    return `cannot reach Atrium at ${url} (${network}). Is the server running? Point the CLI at another server with ATRIUM_URL=<url>.`;
+  }
+  if (error instanceof TRPCClientError) {
+    const contract = (error.data as { contract?: { body?: ErrorBody } } | undefined)?.contract?.body;
+    if (!contract) return error.message;
+    const lines = [`${contract.message} (${contract.code})`];
+    for (const field of contract.errors ?? []) lines.push(`  ${field.field}: ${field.message}`);
+    if (contract.code === 'unauthorized') lines.push('  The server refused the admin token in ATRIUM_ADMIN_TOKEN.');
+    return lines.join('\n');
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** Runs the CLI; returns the exit code instead of exiting, so tests can run it in-process. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const url = io.env.ATRIUM_URL || 'http://127.0.0.1:8080';
   let client: AdminClient | undefined;
   const ctx: CliContext = {
     client: () => {
-      client ??= createAdminClient(url, io.env.ATRIUM_ADMIN_TOKEN);
+      const token = io.env.ATRIUM_ADMIN_TOKEN;
+      if (!token) {
+        throw new CommanderError(
+          1,
+          'atrium.token',
+          'ATRIUM_ADMIN_TOKEN is not set: export the admin token the server printed on its first start (ATRIUM_ADMIN_TOKEN=atrium_admin_...).',
+        );
+      }
+      client ??= createAdminClient(url, token);
       return client;
     },
     print: (options) => printer(io, options.json === true),
@@ -342,16 +416,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.exitCode !== 0 && !error.code.startsWith('commander.')) io.err(`${error.message}\n`);
+      if (error.exitCode !== 0 && !error.code.startsWith('commander.')) io.err(`error: ${error.message}\n`);
       return error.exitCode;
     }
-    if (error instanceof TRPCClientError) {
-      const contract = (error.data as { contract?: { body?: { code?: string; message?: string } } } | undefined)
-        ?.contract?.body;
-      io.err(`error: ${contract?.message ?? error.message}${contract?.code ? ` (${contract.code})` : ''}\n`);
-      return 1;
-    }
-    io.err(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.err(`error: ${describeError(error, url)}\n`);
     return 1;
   }
 }

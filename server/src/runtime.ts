@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { type DbHandle, openDb } from '@atrium/db';
 import { type AtriumApp, createApp, Metrics } from '@atrium/rest-facade';
 import {
+  configureAdminToken,
   countExpiredIdempotencyKeys,
   createEnvironment,
   type Deps,
-  ensureAdminToken,
   listEnvironments,
   newCaches,
 } from '@atrium/routers';
@@ -139,8 +139,11 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   const deps = createDeps(handle, config, log);
 
   const firstRun: Runtime['firstRun'] = {};
-  const adminToken = await ensureAdminToken(deps, config.adminToken);
-  if (adminToken) firstRun.adminToken = adminToken;
+  const adminToken = await configureAdminToken(deps, config.adminToken);
+  if (adminToken.generated) firstRun.adminToken = adminToken.generated;
+  if (adminToken.revoked > 0) {
+    log.warn({ revoked: adminToken.revoked }, 'ATRIUM_ADMIN_TOKEN is the only admin token: revoked the others');
+  }
   if ((await listEnvironments(deps)).length === 0) {
     firstRun.environment = await createEnvironment(deps, { name: 'development' });
   }

@@ -1,6 +1,7 @@
 import { CONNECTION_TYPES } from '@atrium/db';
 import { z } from 'zod';
 import { registerAgent, revokeAgentRegistration } from '../agents/service.ts';
+import { createAdminToken, listAdminTokens, revokeAdminToken } from '../auth/service.ts';
 import { CreateConnectionInput } from '../connections/schemas.ts';
 import {
   createConnection,
@@ -15,7 +16,7 @@ import {
   listApiKeys,
   listEnvironments,
   resolveEnvironment,
-  revokeApiKeys,
+  revokeApiKey,
   scopeOf,
   setFlag,
 } from '../environments/service.ts';
@@ -38,6 +39,13 @@ const Id = z.string().min(1).max(128);
  * facade (no OpenAPI metadata). The CLI is its typed client.
  */
 export const adminRouter = router({
+  adminTokens: router({
+    create: adminProcedure.mutation(({ ctx }) => createAdminToken(ctx.deps)),
+    list: adminProcedure.query(({ ctx }) => listAdminTokens(ctx.deps, ctx.adminTokenId)),
+    revoke: adminProcedure
+      .input(z.object({ id: Id }))
+      .mutation(({ ctx, input }) => revokeAdminToken(ctx.deps, input.id, ctx.adminTokenId)),
+  }),
   environments: router({
     create: adminProcedure
       .input(
@@ -57,8 +65,10 @@ export const adminRouter = router({
       .input(z.object({ environment: EnvironmentRef }))
       .query(({ ctx, input }) => listApiKeys(ctx.deps, input)),
     revoke: adminProcedure
-      .input(z.object({ environment: EnvironmentRef, key_prefix: z.string().min(8).max(64) }))
-      .mutation(({ ctx, input }) => revokeApiKeys(ctx.deps, input)),
+      .input(
+        z.object({ environment: EnvironmentRef, id: Id.optional(), key_prefix: z.string().min(1).max(64).optional() }),
+      )
+      .mutation(({ ctx, input }) => revokeApiKey(ctx.deps, input)),
   }),
   flags: router({
     set: adminProcedure

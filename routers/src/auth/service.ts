@@ -1,7 +1,7 @@
 import { adminTokens, apiKeys, environments, newId } from '@atrium/db';
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq, isNull, ne } from 'drizzle-orm';
 import type { Deps, EnvironmentInfo } from '../context.ts';
-import { unauthorized } from '../errors.ts';
+import { conflict, notFound, unauthorized } from '../errors.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 
 const API_KEY = /^sk_(test|live)_[0-9A-Za-z]{40}$/;
@@ -69,7 +69,8 @@ export function forgetEnvironment(deps: Deps, environmentId: string): void {
   }
 }
 
-export async function authenticateAdmin(deps: Deps, header: string | undefined): Promise<void> {
+/** Resolves an admin token to its id (the CLI's `admin-tokens list` marks the caller's own). */
+export async function authenticateAdmin(deps: Deps, header: string | undefined): Promise<string> {
   const secret = bearer(header);
   if (!secret || !ADMIN_TOKEN.test(secret)) throw unauthorized('Unauthorized: a valid admin token is required.');
   const [row] = await deps.db
@@ -78,26 +79,89 @@ export async function authenticateAdmin(deps: Deps, header: string | undefined):
     .where(eq(adminTokens.tokenHash, sha256Hex(secret)))
     .limit(1);
   if (!row) throw unauthorized('Unauthorized: a valid admin token is required.');
+  return row.id;
+}
+
+function checkAdminTokenShape(token: string): void {
+  if (!ADMIN_TOKEN.test(token)) {
+    throw new Error('ATRIUM_ADMIN_TOKEN must look like atrium_admin_ followed by 40 letters or digits.');
+  }
+}
+
+/** Registers a known admin token by its hash (idempotent); the other admin tokens stay valid. */
+export async function ensureAdminToken(deps: Deps, token: string): Promise<void> {
+  checkAdminTokenShape(token);
+  await deps.db
+    .insert(adminTokens)
+    .values({ id: newId('adminToken'), tokenHash: sha256Hex(token) })
+    .onConflictDoNothing();
 }
 
 /**
- * Makes sure an admin token exists. A configured token (ATRIUM_ADMIN_TOKEN) is registered by
- * its hash; without one, a token is generated on first start and returned once to be printed.
+ * The admin token at start-up. With ATRIUM_ADMIN_TOKEN set, it becomes the only admin token:
+ * every other one (an earlier configured token, one generated on the first start or made with
+ * `atrium admin-tokens create`) is deleted, so changing the variable and restarting retires the
+ * old token. Without it, a token is generated on the first start and returned once to be printed.
  */
-export async function ensureAdminToken(deps: Deps, configured: string | undefined): Promise<string | undefined> {
+export async function configureAdminToken(
+  deps: Deps,
+  configured: string | undefined,
+): Promise<{ generated?: string; revoked: number }> {
   if (configured) {
-    if (!ADMIN_TOKEN.test(configured)) {
-      throw new Error('ATRIUM_ADMIN_TOKEN must look like atrium_admin_ followed by 40 letters or digits.');
-    }
-    await deps.db
-      .insert(adminTokens)
-      .values({ id: newId('adminToken'), tokenHash: sha256Hex(configured) })
-      .onConflictDoNothing();
-    return undefined;
+    checkAdminTokenShape(configured);
+    const hash = sha256Hex(configured);
+    return deps.db.transaction(async (tx) => {
+      await tx
+        .insert(adminTokens)
+        .values({ id: newId('adminToken'), tokenHash: hash })
+        .onConflictDoNothing();
+      const revoked = await tx
+        .delete(adminTokens)
+        .where(ne(adminTokens.tokenHash, hash))
+        .returning({ id: adminTokens.id });
+      return { revoked: revoked.length };
+    });
   }
   const existing = await deps.db.select({ id: adminTokens.id }).from(adminTokens).limit(1);
-  if (existing.length > 0) return undefined;
+  if (existing.length > 0) return { revoked: 0 };
   const token = newAdminTokenSecret();
   await deps.db.insert(adminTokens).values({ id: newId('adminToken'), tokenHash: sha256Hex(token) });
-  return token;
+  return { generated: token, revoked: 0 };
+}
+
+/** A new admin token (`atrium admin-tokens create`): its secret is returned once, only its hash is kept. */
+export async function createAdminToken(deps: Deps): Promise<{ id: string; token: string; created_at: string }> {
+  const token = newAdminTokenSecret();
+  const [row] = await deps.db
+    .insert(adminTokens)
+    .values({ id: newId('adminToken'), tokenHash: sha256Hex(token) })
+    .returning({ id: adminTokens.id, createdAt: adminTokens.createdAt });
+  if (!row) throw new Error('admin token insert returned no row');
+  return { id: row.id, token, created_at: row.createdAt.toISOString() };
+}
+
+/** Every admin token by id, oldest first; `current` marks the one making the request. */
+export async function listAdminTokens(deps: Deps, callerId: string) {
+  const rows = await deps.db
+    .select({ id: adminTokens.id, createdAt: adminTokens.createdAt })
+    .from(adminTokens)
+    .orderBy(asc(adminTokens.id));
+  return rows.map((row) => ({ id: row.id, created_at: row.createdAt.toISOString(), current: row.id === callerId }));
+}
+
+/**
+ * Deletes an admin token, at once for every process (admin tokens are not cached). The token
+ * making the request is refused (409): revoking it would lock the caller out, so an operator
+ * rotates by creating a new token and revoking the old one with the new.
+ */
+export async function revokeAdminToken(deps: Deps, id: string, callerId: string) {
+  if (id === callerId) {
+    throw conflict(
+      'admin_token_in_use',
+      'This is the admin token making the request; revoke it with another admin token (atrium admin-tokens create).',
+    );
+  }
+  const [row] = await deps.db.delete(adminTokens).where(eq(adminTokens.id, id)).returning({ id: adminTokens.id });
+  if (!row) throw notFound('admin_token', id);
+  return { id: row.id, revoked: true };
 }

@@ -1,8 +1,8 @@
 import { apiKeys, type Db, environments, type FeatureFlags, newId } from '@atrium/db';
-import { and, asc, eq, isNull, like, or } from 'drizzle-orm';
+import { and, asc, eq, isNull, or } from 'drizzle-orm';
 import { forgetEnvironment, KEY_PREFIX_LENGTH, keyPrefixOf, newApiKeySecret } from '../auth/service.ts';
 import type { Deps, Scope } from '../context.ts';
-import { notFound } from '../errors.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
 import { sha256Hex } from '../lib/random.ts';
 
 export const KNOWN_FLAGS = ['groups', 'agents'] as const;
@@ -96,28 +96,70 @@ export async function listApiKeys(deps: Deps, input: { environment: string }) {
   }));
 }
 
-/** Revokes every live key of the environment starting with the prefix; refused at once. */
-export async function revokeApiKeys(deps: Deps, input: { environment: string; key_prefix: string }) {
+/**
+ * Revokes one live key of the environment, named by its id or by its prefix: the prefix
+ * `api-keys list` shows (KEY_PREFIX_LENGTH characters) or more, up to the whole key. A shorter
+ * prefix is refused (422), and so is a prefix that more than one key shares (409: revoke by id).
+ */
+export async function revokeApiKey(
+  deps: Deps,
+  input: { environment: string; id?: string | undefined; key_prefix?: string | undefined },
+) {
+  if ((input.id === undefined) === (input.key_prefix === undefined)) {
+    throw invalid([
+      { field: 'id', code: 'id_or_key_prefix_required', message: 'Pass exactly one of id or key_prefix.' },
+    ]);
+  }
+  if (input.key_prefix !== undefined && input.key_prefix.length < KEY_PREFIX_LENGTH) {
+    throw invalid([
+      {
+        field: 'key_prefix',
+        code: 'key_prefix_too_short',
+        message: `key_prefix must be at least ${KEY_PREFIX_LENGTH} characters (the prefix api-keys list shows), or revoke by id.`,
+      },
+    ]);
+  }
   const env = await resolveEnvironment(deps.db, input.environment);
-  // A prefix names the keys whose stored prefix starts with it; a longer one (up to the whole
-  // key) names the key whose stored prefix it starts with.
-  const given = input.key_prefix;
-  const escaped = given.replace(/[\\%_]/g, (c) => `\\${c}`);
   const match =
-    given.length >= KEY_PREFIX_LENGTH
-      ? eq(apiKeys.keyPrefix, given.slice(0, KEY_PREFIX_LENGTH))
-      : like(apiKeys.keyPrefix, `${escaped}%`);
-  const revoked = await deps.db
-    .update(apiKeys)
-    .set({ revokedAt: deps.now() })
-    .where(and(eq(apiKeys.environmentId, env.id), isNull(apiKeys.revokedAt), match))
-    .returning({ id: apiKeys.id, keyPrefix: apiKeys.keyPrefix });
-  if (revoked.length === 0) throw notFound('api_key', input.key_prefix);
+    input.id !== undefined
+      ? eq(apiKeys.id, input.id)
+      : eq(apiKeys.keyPrefix, (input.key_prefix as string).slice(0, KEY_PREFIX_LENGTH));
+  const [revoked] = await deps.db.transaction(async (tx) => {
+    const live = and(eq(apiKeys.environmentId, env.id), isNull(apiKeys.revokedAt), match);
+    const matched = await tx.select({ id: apiKeys.id }).from(apiKeys).where(live);
+    if (matched.length === 0) throw notFound('api_key', input.id ?? (input.key_prefix as string));
+    if (matched.length > 1) {
+      throw conflict(
+        'ambiguous_key_prefix',
+        `${matched.length} API keys match the prefix '${input.key_prefix}'; revoke one by id (api-keys list shows ids).`,
+      );
+    }
+    return tx
+      .update(apiKeys)
+      .set({ revokedAt: deps.now() })
+      .where(and(live, eq(apiKeys.id, (matched[0] as { id: string }).id)))
+      .returning({ id: apiKeys.id, keyPrefix: apiKeys.keyPrefix, revokedAt: apiKeys.revokedAt });
+  });
   forgetEnvironment(deps, env.id);
-  return { environment_id: env.id, revoked: revoked.map((r) => r.keyPrefix) };
+  if (!revoked) throw notFound('api_key', input.id ?? (input.key_prefix as string));
+  return {
+    environment_id: env.id,
+    id: revoked.id,
+    key_prefix: revoked.keyPrefix,
+    revoked_at: revoked.revokedAt?.toISOString() ?? null,
+  };
 }
 
 export async function setFlag(deps: Deps, input: { environment: string; flag: string; enabled: boolean }) {
+  if (!(KNOWN_FLAGS as readonly string[]).includes(input.flag)) {
+    throw invalid([
+      {
+        field: 'flag',
+        code: 'unknown_flag',
+        message: `Unknown flag '${input.flag}'; the flags are: ${KNOWN_FLAGS.join(', ')}.`,
+      },
+    ]);
+  }
   const env = await resolveEnvironment(deps.db, input.environment);
   const flags = { ...env.flags, [input.flag]: input.enabled };
   await deps.db.update(environments).set({ flags, updatedAt: deps.now() }).where(eq(environments.id, env.id));
