@@ -93,10 +93,13 @@ export const REDACT_PATHS = [
   }),
 ];
 
-/** Structured JSON logs with every secret-bearing field censored. */
+/**
+ * Structured JSON logs with every secret-bearing field censored, on stderr (fd 2) by default:
+ * stdout carries only what main.ts prints for a person (the first-start banner and its secrets).
+ */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? pino.destination({ fd: 2, sync: true }));
 }
 
 /** Builds the dependencies shared by every request: one database handle, one clock, caches. */

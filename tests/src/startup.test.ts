@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdminClient } from '../../server/src/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), 'atrium-start-'));
@@ -20,30 +21,55 @@ beforeAll(() => {
   execFileSync(process.execPath, ['server/build.mjs'], { cwd: ROOT, stdio: 'pipe' });
 }, 60_000);
 
+interface Started {
+  child: ChildProcess;
+  /** What the server printed on stdout (the banner) once ready. */
+  stdout: string;
+  /** What it has printed on stderr (its logs) so far. */
+  readonly stderr: string;
+  url: string;
+}
+
 /** Starts what `npm start` starts on a free port and resolves with what it printed once ready. */
-function start(): Promise<{ child: ChildProcess; output: string; url: string }> {
+function start(dir = dataDir, env: Record<string, string> = {}): Promise<Started> {
   return new Promise((resolve, reject) => {
     expect(startScript[0]).toBe('node');
     const child = spawn(process.execPath, startScript.slice(1), {
       cwd: ROOT,
-      env: { ...process.env, PORT: '0', ATRIUM_DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
+      env: { ...process.env, PORT: '0', ATRIUM_DATA_DIR: dir, DATABASE_URL: '', LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match && output.includes('API reference')) {
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stdout}${stderr}`)), 60_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match && stdout.includes('API reference')) {
         clearTimeout(timer);
-        resolve({ child, output, url: match[1] as string });
+        resolve({
+          child,
+          stdout,
+          get stderr() {
+            return stderr;
+          },
+          url: match[1] as string,
+        });
       }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${stdout}${stderr}`)));
   });
+}
+
+/** What an admin tRPC call with this token answers. */
+async function adminStatus(url: string, token: string): Promise<number> {
+  const res = await fetch(`${url}/trpc/admin.environments.list`, { headers: { Authorization: `Bearer ${token}` } });
+  await res.text();
+  return res.status;
 }
 
 function stop(child: ChildProcess): Promise<number | null> {
@@ -61,11 +87,11 @@ afterAll(() => {
 describe('npm start on embedded storage', () => {
   it('prints an API key and an admin token once, and the key works as printed', async () => {
     const first = await start();
-    const apiKey = /WORKOS_API_KEY=(sk_test_\w+)/.exec(first.output)?.[1];
-    const clientId = /WORKOS_CLIENT_ID=(client_\w+)/.exec(first.output)?.[1];
+    const apiKey = /WORKOS_API_KEY=(sk_test_\w+)/.exec(first.stdout)?.[1];
+    const clientId = /WORKOS_CLIENT_ID=(client_\w+)/.exec(first.stdout)?.[1];
     expect(apiKey).toBeDefined();
     expect(clientId).toBeDefined();
-    expect(first.output).toMatch(/ATRIUM_ADMIN_TOKEN=atrium_admin_\w{40}/);
+    expect(first.stdout).toMatch(/ATRIUM_ADMIN_TOKEN=atrium_admin_\w{40}/);
     const res = await fetch(`${first.url}/organizations`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
@@ -76,10 +102,54 @@ describe('npm start on embedded storage', () => {
 
     // A second start on the same data keeps the data and prints no secret again.
     const second = await start();
-    expect(second.output).not.toContain('WORKOS_API_KEY=');
-    expect(second.output).not.toContain('ATRIUM_ADMIN_TOKEN=');
+    expect(second.stdout + second.stderr).not.toContain('WORKOS_API_KEY=');
+    expect(second.stdout + second.stderr).not.toContain('ATRIUM_ADMIN_TOKEN=');
     const list = await fetch(`${second.url}/organizations`, { headers: { Authorization: `Bearer ${apiKey}` } });
     expect(((await list.json()) as { data: { name: string }[] }).data.map((o) => o.name)).toEqual(['Persisted']);
+    expect(await stop(second.child)).toBe(0);
+  }, 120_000);
+
+  it('prints the first-start banner on stdout and its JSON logs on stderr, never mixed', async () => {
+    const dir = join(dataDir, 'streams');
+    const first = await start(dir, { LOG_LEVEL: 'info' });
+    await fetch(`${first.url}/healthz`).then((res) => res.text());
+    // 'close': the process has exited and its stdio streams are drained.
+    const closed = new Promise((resolve) => first.child.once('close', resolve));
+    expect(await stop(first.child)).toBe(0);
+    await closed;
+    const stderr = first.stderr;
+    expect(first.stdout).toMatch(/ATRIUM_ADMIN_TOKEN=atrium_admin_\w{40}/);
+    expect(first.stdout).toContain('WORKOS_API_KEY=sk_test_');
+    expect(first.stdout.split('\n').filter((line) => line.trimStart().startsWith('{'))).toEqual([]);
+    const logs = stderr
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(logs.map((l) => l.msg)).toEqual(
+      expect.arrayContaining([expect.stringContaining('ATRIUM_MASTER_KEY is not set')]),
+    );
+    expect(logs.map((l) => l.msg)).toContain('shutting down');
+    expect(stderr).not.toContain('atrium_admin_');
+    expect(stderr).not.toContain('sk_test_');
+  }, 120_000);
+
+  it('makes ATRIUM_ADMIN_TOKEN the only admin token: after a restart with a new one, the old tokens are 401', async () => {
+    const dir = join(dataDir, 'admin-token');
+    const first = await start(dir);
+    const generated = /ATRIUM_ADMIN_TOKEN=(atrium_admin_\w{40})/.exec(first.stdout)?.[1] as string;
+    const made = await createAdminClient(first.url, generated).adminTokens.create.mutate();
+    expect([await adminStatus(first.url, generated), await adminStatus(first.url, made.token)]).toEqual([200, 200]);
+    expect(await stop(first.child)).toBe(0);
+
+    const configured = `atrium_admin_${'C'.repeat(20)}${String(process.pid).padStart(20, '0')}`;
+    const second = await start(dir, { ATRIUM_ADMIN_TOKEN: configured });
+    expect(await adminStatus(second.url, configured)).toBe(200);
+    expect(await adminStatus(second.url, generated)).toBe(401);
+    expect(await adminStatus(second.url, made.token)).toBe(401);
+    const listed = await createAdminClient(second.url, configured).adminTokens.list.query();
+    expect(listed).toHaveLength(1);
+    expect(listed[0]?.current).toBe(true);
+    expect(second.stderr).toContain('ATRIUM_ADMIN_TOKEN is the only admin token: revoked the others');
     expect(await stop(second.child)).toBe(0);
   }, 120_000);
 });
