@@ -1,6 +1,6 @@
 import { organizations } from '@atrium/db';
 import { and, desc, eq, lt, sql } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { planNodes } from './helpers/plans.ts';
 import { newEnvironment, type TestEnvironment } from './helpers/world.ts';
 
@@ -66,7 +66,7 @@ describe('keyset pagination', () => {
     expect(res.status).toBe(422);
   });
 
-  it.skipIf(!process.env.DATABASE_URL)(
+  it.skipIf(!inject('databaseUrl'))(
     'serves a page at 100,000 rows from the index, without a sequential scan (PostgreSQL plan)',
     async () => {
       const env = await newEnvironment();
