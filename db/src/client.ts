@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { type ExtractTablesWithRelations, fillPlaceholders, type SQL, sql } from 'drizzle-orm';
@@ -6,6 +5,7 @@ import { type PgDatabase, PgDialect, type PgQueryResultHKT, type PgTransaction }
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { keepFilesPrivate, lockDataDir, makeDataDirPrivate } from './data-dir.ts';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
@@ -47,6 +47,8 @@ export interface DbOptions {
    * cannot keep them (PgBouncer in transaction mode before 1.21).
    */
   prepare?: boolean;
+  /** Where a warning about the data directory goes (e.g. its mode was tightened). */
+  warn?: (message: string) => void;
 }
 
 /**
@@ -112,7 +114,7 @@ function transactionsOn(statements: postgres.Sql, transactions: postgres.Sql): p
 
 export async function openDb(options: DbOptions): Promise<DbHandle> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
-  return openPglite(options.dataDir ?? 'memory://');
+  return openPglite(options.dataDir ?? 'memory://', options.warn ?? (() => {}));
 }
 
 /**
@@ -180,29 +182,48 @@ function openPostgres(url: string, options: DbOptions): DbHandle {
 /**
  * PGlite and its Drizzle driver are loaded only when used: importing them costs ~45 MB of RSS
  * and start-up time that a PostgreSQL deployment should not pay.
+ *
+ * A directory on disk is made private (0700, files 0600) and locked (`atrium.pid`) before
+ * PGlite opens it: one process owns it, and a second fails here without touching the database.
  */
-async function openPglite(dataDir: string): Promise<DbHandle> {
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('drizzle-orm/pglite'),
-    import('drizzle-orm/pglite/migrator'),
-  ]);
-  const client = await PGlite.create(dataDir);
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
-  return {
-    db,
-    driver: 'pglite',
-    async migrate() {
-      await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });
-    },
-    async ping() {
-      await client.query('select 1');
-    },
-    async close() {
-      await client.close();
-    },
-  };
+async function openPglite(dataDir: string, warn: (message: string) => void): Promise<DbHandle> {
+  let release = () => {};
+  if (!dataDir.startsWith('memory://')) {
+    makeDataDirPrivate(dataDir, warn);
+    release = lockDataDir(dataDir);
+    // Whatever this process writes from now on is its own only.
+    process.umask(0o077);
+  }
+  try {
+    const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
+      import('@electric-sql/pglite'),
+      import('drizzle-orm/pglite'),
+      import('drizzle-orm/pglite/migrator'),
+    ]);
+    const client = await PGlite.create(dataDir);
+    if (!dataDir.startsWith('memory://')) keepFilesPrivate(dataDir);
+    const db = drizzlePglite(client, { schema }) as unknown as Db;
+    return {
+      db,
+      driver: 'pglite',
+      async migrate() {
+        await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });
+      },
+      async ping() {
+        await client.query('select 1');
+      },
+      async close() {
+        try {
+          await client.close();
+        } finally {
+          release();
+        }
+      },
+    };
+  } catch (error) {
+    release();
+    throw error;
+  }
 }
 
 /**

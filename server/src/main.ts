@@ -5,7 +5,7 @@ const config = loadConfig();
 const log = createLogger(config.logLevel);
 
 const runtime = await startRuntime(config, log).catch((error: unknown) => {
-  log.fatal({ err: error }, 'Atrium could not start');
+  log.fatal({ err: error }, `Atrium could not start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });
 

@@ -137,6 +137,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
     statementTimeoutMs: config.dbStatementTimeoutMs,
     prepare: config.dbPrepare,
+    warn: (message) => log.warn(message),
   });
   await handle.migrate();
   const deps = createDeps(handle, config, log);

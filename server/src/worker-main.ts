@@ -19,6 +19,7 @@ const handle = await openDb({
   connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
   statementTimeoutMs: config.dbStatementTimeoutMs,
   prepare: config.dbPrepare,
+  warn: (message) => log.warn(message),
 });
 await handle.migrate();
 const workers = startWorkers(createDeps(handle, config, log), config);
