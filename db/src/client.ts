@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import { type ExtractTablesWithRelations, fillPlaceholders, type SQL, sql } from 'drizzle-orm';
 import { type PgDatabase, PgDialect, type PgQueryResultHKT, type PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
@@ -191,8 +192,8 @@ async function openPglite(dataDir: string, warn: (message: string) => void): Pro
   if (!dataDir.startsWith('memory://')) {
     makeDataDirPrivate(dataDir, warn);
     release = lockDataDir(dataDir);
-    // Whatever this process writes from now on is its own only.
-    process.umask(0o077);
+    // Whatever this process writes from now on is its own only (a worker thread cannot set it).
+    if (isMainThread) process.umask(0o077);
   }
   try {
     const [{ PGlite }, { drizzle: drizzlePglite }, { migrate: migratePglite }] = await Promise.all([
