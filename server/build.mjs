@@ -16,7 +16,8 @@ const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).fl
 
 export const outfile = join(root, 'server', 'dist', 'main.mjs');
 
-export async function buildServer() {
+/** Bundles into `out` (default `outfile`); a test may build a copy of its own beside it. */
+export async function buildServer(out = outfile) {
   await build({
     entryPoints: [join(root, 'server', 'src', 'main.ts')],
     bundle: true,
@@ -24,7 +25,7 @@ export async function buildServer() {
     format: 'esm',
     target: 'node20',
     external,
-    outfile,
+    outfile: out,
     // Readable stack traces without source maps: nothing is minified or renamed.
     keepNames: true,
     legalComments: 'none',
@@ -33,4 +34,4 @@ export async function buildServer() {
   return outfile;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await buildServer();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await buildServer(process.argv[2]);
