@@ -9,11 +9,12 @@ import {
   organizationDomains,
   organizationMemberships,
   organizations,
+  rawRows,
   webhookEndpoints,
 } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
 import { createCaller, createInnerContext, DEFAULT_QUOTAS, type Deps, type Quotas } from '@atrium/routers';
-import { and, count, eq, isNotNull, type SQL } from 'drizzle-orm';
+import { and, count, eq, isNotNull, type SQL, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/src/config.ts';
@@ -122,6 +123,33 @@ describe('domains per organization', () => {
     expect((await http.post('/organization_domains', { organization_id: org, domain: uniqueDomain() })).status).toBe(
       422,
     );
+  });
+
+  it('reads an organization at the default quota (1,000 domains) in one response under 1 MiB', async () => {
+    const { env, organization } = await tenant();
+    const org = await organization();
+    // The world's server runs with the default quotas. The domains are seeded in one statement:
+    // 1,000 creates through the API would only slow the test down.
+    await rawRows(
+      deps.db,
+      sql`insert into organization_domains (id, environment_id, organization_id, domain, state, verification_prefix, verification_token, created_at, updated_at)
+        select 'org_domain_' || ${org} || lpad(n::text, 4, '0'), ${env.environmentId}, ${org}, 'd' || n || '-' || ${org.toLowerCase()} || '.com',
+               'pending', 'atrium-domain-verification-000000', 'token' || n || ${org}, now(), now()
+        from generate_series(1, ${DEFAULT_QUOTAS.domainsPerOrganization}) as n`,
+    );
+    await deps.db
+      .update(organizations)
+      .set({ domainCount: DEFAULT_QUOTAS.domainsPerOrganization })
+      .where(eq(organizations.id, org));
+    const read = await env.http.get(`/organizations/${org}`);
+    expect(read.status).toBe(200);
+    expect(read.body.domains).toHaveLength(DEFAULT_QUOTAS.domainsPerOrganization);
+    expect(Buffer.byteLength(read.text)).toBeLessThan(1024 * 1024);
+    // And the next domain is refused at the default quota.
+    const next = await env.http.post('/organization_domains', { organization_id: org, domain: uniqueDomain() });
+    expect(next.status).toBe(422);
+    expect(next.body).toEqual(quotaBody('domains_per_organization', DEFAULT_QUOTAS.domainsPerOrganization));
+    expect(await rows(organizationDomains, eq(organizationDomains.organizationId, org))).toBe(1_000);
   });
 
   it('refuses domain_data over the quota on create, storing no organization', async () => {
