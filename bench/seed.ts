@@ -71,10 +71,10 @@ export async function seedOrganizations(exec: Exec, environmentId: string, from:
     const end = Math.min(to, start + batch - 1);
     const params = [environmentId, start, end];
     await exec(
-      `insert into organizations (id, environment_id, name, external_id, metadata, created_at, updated_at)
+      `insert into organizations (id, environment_id, name, external_id, metadata, domain_count, created_at, updated_at)
        select bench_id('org_', n), $1, 'Bench organization ' || n, 'bench-ext-' || n,
               jsonb_build_object('tier', case when n % 3 = 0 then 'enterprise' else 'team' end),
-              bench_ts(n), bench_ts(n)
+              1, bench_ts(n), bench_ts(n)
        from generate_series($2::bigint, $3::bigint) as n`,
       params,
     );

@@ -22,7 +22,43 @@ export interface Config {
   requestTimeoutMs?: number;
   /** Accept webhook endpoints on private, loopback and link-local addresses (tests, local setups). */
   webhooksAllowPrivate?: boolean;
+  /** Per-tenant limits (`ATRIUM_QUOTA_<NAME>`); a missing one takes its `DEFAULT_QUOTAS` value. */
+  quotas?: Partial<Quotas>;
 }
+
+/**
+ * What one tenant may create of the things that are read whole (embedded in a response, listed
+ * without pagination) or fanned out per request. Everything else is read by keyset pagination.
+ */
+export interface Quotas {
+  /** Domains of one organization: every organization read embeds them all. */
+  domainsPerOrganization: number;
+  /** Webhook endpoints of one environment: every event fans out to them. */
+  webhookEndpointsPerEnvironment: number;
+  /** Domains of one environment pending a DNS check: the worker's queue. */
+  pendingVerificationsPerEnvironment: number;
+  /** API keys (revoked ones included) of one environment: listed whole by the admin CLI. */
+  apiKeysPerEnvironment: number;
+  /** Groups of one organization: deleted with it in one transaction. */
+  groupsPerOrganization: number;
+  /** Connections of one organization: deleted with it in one transaction. */
+  connectionsPerOrganization: number;
+  /** Agent registrations of one organization: deleted with it in one transaction. */
+  agentRegistrationsPerOrganization: number;
+  /** Organization memberships of one user: deleted with the user in one transaction. */
+  membershipsPerUser: number;
+}
+
+export const DEFAULT_QUOTAS: Quotas = {
+  domainsPerOrganization: 1_000,
+  webhookEndpointsPerEnvironment: 100,
+  pendingVerificationsPerEnvironment: 10_000,
+  apiKeysPerEnvironment: 1_000,
+  groupsPerOrganization: 10_000,
+  connectionsPerOrganization: 100,
+  agentRegistrationsPerOrganization: 10_000,
+  membershipsPerUser: 1_000,
+};
 
 /** Signing keys and the tokens they sign (see signing/service.ts). */
 export interface TokenConfig {

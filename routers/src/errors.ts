@@ -76,6 +76,14 @@ export const unauthorized = (message = 'Unauthorized: a valid API key is require
   new ApiError(401, 'unauthorized', message);
 export const invalid = (errors: FieldError[], code = 'invalid_request_parameters', message = 'Validation failed.') =>
   new ApiError(422, code, message, errors);
+/**
+ * A tenant at one of its quotas (context.ts `Quotas`): 422 `quota_exceeded`, naming the quota
+ * (as its setting `ATRIUM_QUOTA_<NAME>` spells it, lower-cased) and its limit.
+ */
+export const quotaExceeded = (quota: string, limit: number, what: string) => {
+  const message = `Quota exceeded: ${what} at most ${limit} (quota ${quota}).`;
+  return new ApiError(422, 'quota_exceeded', message, [{ field: quota, code: 'quota_exceeded', message }]);
+};
 export const serviceUnavailable = () =>
   new ApiError(503, 'service_unavailable', 'The service is temporarily unavailable. Try again shortly.');
 

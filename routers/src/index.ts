@@ -12,11 +12,13 @@ export {
   type Context,
   createInnerContext,
   DEFAULT_CONFIG,
+  DEFAULT_QUOTAS,
   DEFAULT_TOKEN_SETTINGS,
   type Deps,
   type EnvironmentInfo,
   type IdempotencyClaim,
   newCaches,
+  type Quotas,
   type Scope,
   type TokenConfig,
 } from './context.ts';

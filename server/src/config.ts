@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DEFAULT_IN_FLIGHT, type InFlightOptions } from '@atrium/rest-facade';
-import { parseMasterKey } from '@atrium/routers';
+import { DEFAULT_QUOTAS, parseMasterKey, type Quotas } from '@atrium/routers';
 
 /** Every setting of the server, read once from the environment (see the README's table). */
 export interface ServerConfig {
@@ -53,6 +53,8 @@ export interface ServerConfig {
   shutdownDrainMs: number;
   /** One log line per request (ACCESS_LOG=off turns it off). */
   accessLog: boolean;
+  /** Per-tenant limits, each `ATRIUM_QUOTA_<NAME>` (e.g. ATRIUM_QUOTA_DOMAINS_PER_ORGANIZATION). */
+  quotas: Quotas;
 }
 
 function integer(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -126,7 +128,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     inFlight: inFlight(env),
     shutdownDrainMs: integer('SHUTDOWN_DRAIN_MS', 8_000, env),
     accessLog: env.ACCESS_LOG !== 'off',
+    quotas: quotas(env),
   };
+}
+
+/** `domainsPerOrganization` is read from ATRIUM_QUOTA_DOMAINS_PER_ORGANIZATION, and so on. */
+function quotas(env: NodeJS.ProcessEnv): Quotas {
+  const entries = Object.entries(DEFAULT_QUOTAS).map(([name, fallback]) => {
+    const variable = `ATRIUM_QUOTA_${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+    return [name, integer(variable, fallback, env)];
+  });
+  return Object.fromEntries(entries) as unknown as Quotas;
 }
 
 /** MAX_IN_FLIGHT=0 turns the limit off; the defaults are the facade's `DEFAULT_IN_FLIGHT`. */

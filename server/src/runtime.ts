@@ -112,6 +112,7 @@ export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger):
     config: {
       apiKeyCacheTtlMs: config.apiKeyCacheTtlMs,
       webhooksAllowPrivate: config.webhooksAllowPrivate,
+      quotas: config.quotas,
       // A request outlives neither a connect attempt plus a statement, plus a little slack.
       requestTimeoutMs: config.dbStatementTimeoutMs + config.dbConnectTimeoutSeconds * 1000 + 2_000,
     },

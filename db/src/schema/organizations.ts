@@ -13,6 +13,12 @@ export const organizations = pgTable(
     metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default(sql`'{}'::jsonb`),
     billingCustomerId: text('billing_customer_id'),
     allowProfilesOutsideOrganization: boolean('allow_profiles_outside_organization').notNull().default(false),
+    /**
+     * How many domains the organization holds, kept by every write of its domains: the quota
+     * check, as a condition of the UPDATE that bumps it, holds under concurrent single-statement
+     * creates (PostgreSQL re-checks an updated row's condition on its newest version).
+     */
+    domainCount: integer('domain_count').notNull().default(0),
     ...timestamps,
   },
   (t) => [
@@ -68,6 +74,10 @@ export const organizationDomains = pgTable(
     index('organization_domains_organization_idx').on(t.organizationId, t.id),
     index('organization_domains_due_idx')
       .on(t.nextCheckAt)
+      .where(sql`${t.state} = 'pending' and ${t.nextCheckAt} is not null`),
+    // The pending-verifications quota counts an environment's scheduled checks on this.
+    index('organization_domains_scheduled_idx')
+      .on(t.environmentId, t.nextCheckAt)
       .where(sql`${t.state} = 'pending' and ${t.nextCheckAt} is not null`),
   ],
 );

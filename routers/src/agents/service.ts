@@ -5,6 +5,7 @@ import type { Deps, Scope } from '../context.ts';
 import { conflict, notFound } from '../errors.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
+import { assertBelowQuota } from '../quotas.ts';
 import { signToken, verifyToken } from '../signing/service.ts';
 import type { AgentCredentialValidation, AgentRegistration } from './schemas.ts';
 
@@ -154,7 +155,15 @@ export async function registerAgent(
   );
   return scope.db.transaction(async (tx) => {
     // Held until the registration is written (a concurrent organization delete waits or has won).
-    const organization = await requireOrganization(tx, scope, input.organization_id, 'key share');
+    // NO KEY UPDATE also serialises the registrations counted against the organization's quota.
+    const organization = await requireOrganization(tx, scope, input.organization_id, 'no key update');
+    await assertBelowQuota(
+      tx,
+      scope.deps,
+      'agentRegistrationsPerOrganization',
+      agentRegistrations,
+      and(eq(agentRegistrations.environmentId, scope.env.id), eq(agentRegistrations.organizationId, organization.id)),
+    );
     const now = scope.now();
     const identityId = newId('agentIdentity');
     await tx.insert(agentIdentities).values({

@@ -6,6 +6,7 @@ import type { Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
+import { assertBelowQuota } from '../quotas.ts';
 import type { Connection, CreateConnectionInput, ListConnectionsInput } from './schemas.ts';
 
 type ConnectionRow = typeof connections.$inferSelect;
@@ -59,7 +60,15 @@ export async function createConnection(
   return scope.db.transaction(async (tx) => {
     // Held until the connection is written: a concurrent delete of the organization waits (and
     // cascades) or has won (404), never a foreign-key violation.
-    const organization = await requireOrganization(tx, scope, input.organization_id, 'key share');
+    // NO KEY UPDATE also serialises the creates counted against the connections quota.
+    const organization = await requireOrganization(tx, scope, input.organization_id, 'no key update');
+    await assertBelowQuota(
+      tx,
+      scope.deps,
+      'connectionsPerOrganization',
+      connections,
+      and(eq(connections.environmentId, scope.env.id), eq(connections.organizationId, organization.id)),
+    );
     const now = scope.now();
     const [row] = await tx
       .insert(connections)

@@ -4,6 +4,7 @@ import { forgetEnvironment, KEY_PREFIX_LENGTH, keyPrefixOf, newApiKeySecret } fr
 import type { Deps, Scope } from '../context.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { sha256Hex } from '../lib/random.ts';
+import { assertBelowQuota, lockEnvironment } from '../quotas.ts';
 
 export const KNOWN_FLAGS = ['groups', 'agents'] as const;
 export const DEFAULT_FLAGS: FeatureFlags = { groups: true, agents: true };
@@ -81,7 +82,12 @@ export async function listEnvironments(deps: Deps) {
 
 export async function createApiKey(deps: Deps, input: { environment: string; live?: boolean | undefined }) {
   const env = await resolveEnvironment(deps.db, input.environment);
-  const apiKey = await insertApiKey(deps.db, env.id, input.live ?? false);
+  // The admin CLI lists every key of an environment: at most the quota, revoked ones included.
+  const apiKey = await deps.db.transaction(async (tx) => {
+    await lockEnvironment(tx, env.id);
+    await assertBelowQuota(tx, deps, 'apiKeysPerEnvironment', apiKeys, eq(apiKeys.environmentId, env.id));
+    return insertApiKey(tx, env.id, input.live ?? false);
+  });
   return { environment_id: env.id, api_key: apiKey, key_prefix: keyPrefixOf(apiKey) };
 }
 

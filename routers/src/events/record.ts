@@ -56,7 +56,7 @@ function eventValues(
   };
 }
 
-function eventEntries(v: EventValues, change?: { name: string; sql: SQL }): SQL {
+function eventEntries(v: EventValues, change?: { name: string; sql: SQL; before?: SQL | undefined }): SQL {
   // An array given as a value is one parameter (Drizzle would spread it into a list).
   const deliveryIds = Array.isArray(v.deliveryIds) ? sql.param(v.deliveryIds) : v.deliveryIds;
   return sql`subscribed as (
@@ -67,6 +67,7 @@ function eventEntries(v: EventValues, change?: { name: string; sql: SQL }): SQL 
       for key share of ${webhookEndpoints}
     ),
     numbered as (select id, row_number() over (order by id) as n from subscribed),
+    ${change?.before ? sql`${change.before},` : sql``}
     ${change ? sql`${sql.identifier(change.name)} as (${change.sql}),` : sql``}
     recorded as (
       insert into ${events} (id, environment_id, event, organization_id, data, created_at)
@@ -128,17 +129,19 @@ export async function recordEvent(
  * writes nothing when more endpoints are subscribed than one statement queues deliveries for.
  * The statement is rendered once (`renderedOnce`): `change` gets the values by `names`, as
  * placeholders. The returned function resolves true when the change was written, false in that
- * case: the caller then takes its transactional path.
+ * case: the caller then takes its transactional path. `before`, when given, adds WITH entries
+ * (`name as (…)`, comma-separated) that `change` may read, e.g. a parent row it updates.
  */
 export function writeWithEvent<K extends string>(
   names: readonly K[],
   change: (values: Record<K, unknown>, guard: SQL) => SQL,
+  before?: (values: Record<K, unknown>, guard: SQL) => SQL,
 ) {
   const guard = sql`(select count(*) from subscribed) <= ${DELIVERIES_PER_STATEMENT}`;
   const run = renderedOnce(
     [...names, ...EVENT_VALUES],
     (v) =>
-      sql`with ${eventEntries(v, { name: 'changed', sql: change(v, guard) })}
+      sql`with ${eventEntries(v, { name: 'changed', sql: change(v, guard), before: before?.(v, guard) })}
     select count(*)::int as written from changed`,
   );
   return async (

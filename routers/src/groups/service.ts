@@ -20,6 +20,7 @@ import { recordEvent } from '../events/record.ts';
 import type { OrganizationMembership } from '../organization-memberships/schemas.ts';
 import { membershipColumns, requireMembership, toOrganizationMembership } from '../organization-memberships/service.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
+import { assertBelowQuota } from '../quotas.ts';
 import type {
   CreateGroupInput,
   Group,
@@ -150,7 +151,15 @@ export async function getGroup(scope: Scope, path: GroupPath): Promise<Group> {
 
 export async function createGroup(scope: Scope, input: z.infer<typeof CreateGroupInput>): Promise<Group> {
   return scope.db.transaction(async (tx) => {
-    await requireOrganization(tx, scope, input.organization_id, 'share');
+    // NO KEY UPDATE, not SHARE: it also serialises the creates counted against the groups quota.
+    await requireOrganization(tx, scope, input.organization_id, 'no key update');
+    await assertBelowQuota(
+      tx,
+      scope.deps,
+      'groupsPerOrganization',
+      groups,
+      and(eq(groups.environmentId, scope.env.id), eq(groups.organizationId, input.organization_id)),
+    );
     const now = scope.now();
     const [row] = await tx
       .insert(groups)

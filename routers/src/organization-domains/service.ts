@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, equalsLiteral, newId, organizationDomains, organizations } from '@atrium/db';
-import { and, asc, eq, inArray, lte, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, lte, ne, sql } from 'drizzle-orm';
 import { iso } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { ApiError, badRequest, conflict, type FieldError, fromDatabaseError, invalid, notFound } from '../errors.ts';
 import { recordEvent, writeWithEvent } from '../events/record.ts';
 import { randomBase62 } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
+import { assertBelowQuota, lockEnvironment, quotaError, quotaLimit } from '../quotas.ts';
 import { checkDomain } from './domain-rules.ts';
 import type { DomainDataEntry, OrganizationDomain } from './schemas.ts';
 
@@ -177,6 +178,7 @@ export async function claimDomain(
     if (state === 'pending' || existing.state === 'verified') return undefined;
     return markVerified(tx, scope, existing, strategy);
   }
+  await countDomain(tx, scope, organizationId);
   const [row] = await tx
     .insert(organizationDomains)
     .values({
@@ -202,6 +204,21 @@ export async function claimDomain(
   return row;
 }
 
+/**
+ * Counts a new domain of the organization, or refuses it at the domains-per-organization quota.
+ * The UPDATE's condition is re-checked on the newest row after a concurrent writer commits, so
+ * concurrent creates never overshoot.
+ */
+async function countDomain(tx: Db, scope: Scope, organizationId: string): Promise<void> {
+  const limit = quotaLimit(scope.deps, 'domainsPerOrganization');
+  const counted = await tx
+    .update(organizations)
+    .set({ domainCount: sql`${organizations.domainCount} + 1` })
+    .where(and(eq(organizations.id, organizationId), sql`${organizations.domainCount} < ${limit}`))
+    .returning({ id: organizations.id });
+  if (counted.length === 0) throw quotaError(scope.deps, 'domainsPerOrganization');
+}
+
 async function loadDomain(db: Db, scope: Scope, id: string): Promise<DomainRow> {
   const [row] = await db
     .select()
@@ -215,24 +232,30 @@ async function loadDomain(db: Db, scope: Scope, id: string): Promise<DomainRow> 
 
 /**
  * Create domain as one autocommit statement (see `writeWithEvent`): the claim, its event and its
- * deliveries, with the organization locked as the transaction below locks it. It writes nothing
- * when the organization is not there, another organization holds the domain verified, this one
- * has it already, or more endpoints are subscribed than one statement queues for: the
- * transaction then runs and answers (404, 409, or the claim). Its checks read the statement's
- * snapshot; a claim made meanwhile loses at the unique index, mapped to the same 409.
+ * deliveries. `counted` bumps the organization's domain count, which also locks the row as the
+ * transaction below locks it. It writes nothing when the organization is not there, is at its
+ * domain quota, another organization holds the domain verified, this one has it already, or
+ * more endpoints are subscribed than one statement queues for: the transaction then runs and
+ * answers (404, 422, 409, or the claim). The quota condition is re-checked on the newest row
+ * after a concurrent create commits; the other checks read the statement's snapshot, and a
+ * claim made meanwhile loses at the unique index, mapped to the same 409.
  */
 const claimWithEvent = writeWithEvent(
-  ['id', 'environmentId', 'organizationId', 'domain', 'prefix', 'token', 'at'],
+  ['id', 'environmentId', 'organizationId', 'domain', 'prefix', 'token', 'at', 'limit'],
   (
     v,
-    guard,
   ) => sql`insert into ${organizationDomains} (id, environment_id, organization_id, domain, state, verification_strategy, verification_prefix, verification_token, verification_started_at, created_at, updated_at)
       select ${v.id}, o.environment_id, o.id, ${v.domain}, 'pending', 'dns', ${v.prefix}, ${v.token}, ${v.at}::timestamptz, ${v.at}::timestamptz, ${v.at}::timestamptz
-      from (select id, environment_id from ${organizations} where environment_id = ${v.environmentId} and id = ${v.organizationId} for update) as o
-      where ${guard}
+      from counted as o
+      returning id`,
+  (v, guard) => sql`counted as (
+      update ${organizations} as o set domain_count = o.domain_count + 1
+      where o.environment_id = ${v.environmentId} and o.id = ${v.organizationId} and o.domain_count < ${v.limit}::int
+        and ${guard}
         and not exists (select 1 from ${organizationDomains} where environment_id = ${v.environmentId} and domain = ${v.domain} and state = 'verified' and organization_id <> o.id)
         and not exists (select 1 from ${organizationDomains} where organization_id = o.id and domain = ${v.domain})
-      returning id`,
+      returning o.id, o.environment_id
+    )`,
 );
 
 async function createInOneStatement(
@@ -270,6 +293,7 @@ async function createInOneStatement(
       prefix: row.verificationPrefix,
       token: row.verificationToken,
       at: now.toISOString(),
+      limit: quotaLimit(scope.deps, 'domainsPerOrganization'),
     },
     { id: newId('event'), name: 'organization_domain.created', data: created, organizationId, now },
   );
@@ -311,6 +335,23 @@ export async function verifyOrganizationDomain(scope: Scope, id: string): Promis
     }
     const now = scope.now();
     if (row.state === 'failed') await assertNotVerifiedElsewhere(tx, scope, row.organizationId, row.domain);
+    // A check not yet scheduled joins the environment's queue: at most the pending-verifications
+    // quota, counted under the environment's lock so concurrent verify calls cannot overshoot.
+    if (row.state === 'failed' || row.nextCheckAt === null) {
+      await lockEnvironment(tx, scope.env.id);
+      await assertBelowQuota(
+        tx,
+        scope.deps,
+        'pendingVerificationsPerEnvironment',
+        organizationDomains,
+        and(
+          eq(organizationDomains.environmentId, scope.env.id),
+          // A literal: the generic plan then uses organization_domains_scheduled_idx (partial on it).
+          equalsLiteral(organizationDomains.state, 'pending'),
+          isNotNull(organizationDomains.nextCheckAt),
+        ),
+      );
+    }
     const [updated] = await tx
       .update(organizationDomains)
       .set({
@@ -337,6 +378,10 @@ export async function deleteOrganizationDomain(scope: Scope, id: string): Promis
       .where(and(eq(organizationDomains.id, id), eq(organizationDomains.environmentId, scope.env.id)))
       .returning();
     if (!deleted) throw notFound('organization_domain', id);
+    await tx
+      .update(organizations)
+      .set({ domainCount: sql`${organizations.domainCount} - 1` })
+      .where(eq(organizations.id, deleted.organizationId));
     await recordEvent(tx, scope, 'organization_domain.deleted', toOrganizationDomain(deleted));
   });
 }

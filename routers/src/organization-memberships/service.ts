@@ -6,6 +6,7 @@ import type { Scope } from '../context.ts';
 import { conflict, notFound, registerConstraint } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
+import { assertBelowQuota } from '../quotas.ts';
 import type {
   CreateOrganizationMembershipInput,
   ListOrganizationMembershipsInput,
@@ -98,15 +99,23 @@ export async function createOrganizationMembership(
   input: z.infer<typeof CreateOrganizationMembershipInput>,
 ): Promise<OrganizationMembership> {
   return scope.db.transaction(async (tx) => {
-    // The user and the organization are locked (FOR KEY SHARE / SHARE) so that a concurrent
-    // delete of either cannot slip in between: it waits, or it won and this answers 404.
+    // The user and the organization are locked (FOR NO KEY UPDATE / SHARE) so that a concurrent
+    // delete of either cannot slip in between: it waits, or it won and this answers 404. The
+    // user's lock also serialises the creates counted against the memberships-per-user quota.
     const [user] = await tx
       .select({ id: users.id })
       .from(users)
       .where(and(eq(users.environmentId, scope.env.id), eq(users.id, input.user_id)))
-      .for('key share')
+      .for('no key update')
       .limit(1);
     if (!user) throw notFound('user', input.user_id);
+    await assertBelowQuota(
+      tx,
+      scope.deps,
+      'membershipsPerUser',
+      organizationMemberships,
+      and(eq(organizationMemberships.environmentId, scope.env.id), eq(organizationMemberships.userId, user.id)),
+    );
     // Locked so that a concurrent delete of the organization cannot slip in between.
     const organization = await requireOrganization(tx, scope, input.organization_id, 'share');
     const now = scope.now();

@@ -30,7 +30,7 @@ type OrganizationRow = typeof organizations.$inferSelect;
 type DomainRow = typeof organizationDomains.$inferSelect;
 
 /** The single place that turns an organization row (with its domains) into its wire shape. */
-export function toOrganization(row: OrganizationRow & { domains: DomainRow[] }): Organization {
+export function toOrganization(row: Omit<OrganizationRow, 'domainCount'> & { domains: DomainRow[] }): Organization {
   return {
     object: 'organization',
     id: row.id,

@@ -5,6 +5,7 @@ import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { invalid, notFound } from '../errors.ts';
 import { randomBase62 } from '../lib/random.ts';
+import { assertBelowQuota, lockEnvironment } from '../quotas.ts';
 import type {
   CreateWebhookEndpointInput,
   ListWebhookEndpointsInput,
@@ -45,19 +46,31 @@ export async function createWebhookEndpoint(
 ): Promise<WebhookEndpoint> {
   const url = await requireAllowedUrl(scope, input.endpoint_url);
   const now = scope.now();
-  const [row] = await scope.db
-    .insert(webhookEndpoints)
-    .values({
-      id: newId('webhookEndpoint'),
-      environmentId: scope.env.id,
-      url,
-      secret: randomBase62(40),
-      status: 'enabled',
-      events: unique(input.events),
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning();
+  const row = await scope.db.transaction(async (tx) => {
+    // Every event fans out to the endpoints: at most the quota, counted under the environment's lock.
+    await lockEnvironment(tx, scope.env.id);
+    await assertBelowQuota(
+      tx,
+      scope.deps,
+      'webhookEndpointsPerEnvironment',
+      webhookEndpoints,
+      eq(webhookEndpoints.environmentId, scope.env.id),
+    );
+    const [inserted] = await tx
+      .insert(webhookEndpoints)
+      .values({
+        id: newId('webhookEndpoint'),
+        environmentId: scope.env.id,
+        url,
+        secret: randomBase62(40),
+        status: 'enabled',
+        events: unique(input.events),
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    return inserted;
+  });
   if (!row) throw new Error('insert returned no row');
   return toWebhookEndpoint(row);
 }
