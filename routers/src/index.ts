@@ -7,6 +7,7 @@ export {
   ensureAdminToken,
   forgetEnvironment,
 } from './auth/service.ts';
+export { purgeExpiredSessions, SESSION_RETENTION_MS } from './client-tokens/service.ts';
 export {
   type Config,
   type Context,

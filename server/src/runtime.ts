@@ -12,7 +12,7 @@ import {
 } from '@atrium/routers';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { resolveMasterKey, type ServerConfig } from './config.ts';
-import { idempotencyPurgeWorker } from './workers/idempotency-purge.ts';
+import { retentionWorker } from './workers/retention.ts';
 import { VerificationWorker } from './workers/verification.ts';
 import { WebhookWorker } from './workers/webhooks.ts';
 import type { Worker } from './workers/worker.ts';
@@ -176,7 +176,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   });
   const address = server.address() as AddressInfo;
   const url = config.publicUrl.replace(`:${config.port}`, `:${address.port}`);
-  const workers: Worker[] = [idempotencyPurgeWorker(deps), ...(config.workers ? startWorkers(deps, config) : [])];
+  const workers: Worker[] = [retentionWorker(deps), ...(config.workers ? startWorkers(deps, config) : [])];
   app.metrics.registerQueue('idempotency-purge', () => countExpiredIdempotencyKeys(deps));
 
   let closing: Promise<void> | undefined;

@@ -1,4 +1,5 @@
-import { organizationMemberships, sessions } from '@atrium/db';
+import { newId, organizationMemberships, sessions } from '@atrium/db';
+import { purgeExpiredSessions, SESSION_RETENTION_MS } from '@atrium/routers';
 import { and, eq } from 'drizzle-orm';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
@@ -135,5 +136,36 @@ describe('POST /client/token', () => {
       );
       expect(res.status).toBe(401);
     });
+  });
+});
+
+describe('session retention', () => {
+  it('purges sessions expired longer than the retention, and keeps the rest', async () => {
+    const env = await newEnvironment();
+    const organizationId = await makeOrganization(env);
+    const userId = await makeMember(env, organizationId);
+    const live = await env.http.post('/client/token', { organization_id: organizationId, user_id: userId });
+    expect(live.status).toBe(201);
+    const now = Date.now();
+    const session = (expiresAt: number) => ({
+      id: newId('session'),
+      environmentId: env.environmentId,
+      userId,
+      organizationId,
+      expiresAt: new Date(expiresAt),
+      createdAt: new Date(expiresAt - 15 * 60_000),
+    });
+    const old = [session(now - SESSION_RETENTION_MS - 60_000), session(now - SESSION_RETENTION_MS - 3_600_000)];
+    const recent = session(now - SESSION_RETENTION_MS + 3_600_000);
+    await env.deps.db.insert(sessions).values([...old, recent]);
+    expect(await sessionsOf(env)).toHaveLength(4);
+
+    // Batches of one: the sweep goes on until a batch comes back short.
+    expect(await purgeExpiredSessions(env.deps.db, new Date(now), 1)).toBeGreaterThanOrEqual(2);
+    const left = (await sessionsOf(env)).map((row) => row.id).sort();
+    expect(left).not.toContain(old[0]?.id);
+    expect(left).not.toContain(old[1]?.id);
+    expect(left).toContain(recent.id);
+    expect(left).toHaveLength(2);
   });
 });

@@ -3,6 +3,7 @@ import {
   createCaller,
   createInnerContext,
   purgeExpiredEvents,
+  purgeExpiredSessions,
   takeDueDeliveries,
   takeDueDomains,
 } from '@atrium/routers';
@@ -212,5 +213,14 @@ describe.skipIf(!databaseUrl)('generic plans (PostgreSQL only)', () => {
     );
     expect(scansOf(purge, 'events').filter((scan) => scan.startsWith('Seq Scan'))).toEqual([]);
     expect(scansOf(purge, 'events')).toContain('Index Scan events_pkey');
+  });
+  it('purges sessions long expired through their expiry index, without scanning the table', async () => {
+    const db = drizzle(client!, { schema }) as never;
+    const purge = await genericPlanOf(
+      () => purgeExpiredSessions(db, new Date(), 5_000),
+      (s) => s.startsWith('delete from "sessions"'),
+    );
+    expect(scansOf(purge, 'sessions').filter((scan) => scan.startsWith('Seq Scan'))).toEqual([]);
+    expect(scansOf(purge, 'sessions').join(' ')).toContain('sessions_expires_idx');
   });
 });

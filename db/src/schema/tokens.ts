@@ -54,6 +54,8 @@ export const sessions = pgTable(
   (t) => [
     index('sessions_environment_idx').on(t.environmentId, t.id),
     index('sessions_user_idx').on(t.environmentId, t.userId, t.id),
+    // The retention sweep deletes sessions long past their expiry, oldest first.
+    index('sessions_expires_idx').on(t.expiresAt),
   ],
 );
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { newId, organizationMemberships, sessions, users } from '@atrium/db';
-import { and, eq } from 'drizzle-orm';
+import { type Db, newId, organizationMemberships, sessions, users } from '@atrium/db';
+import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Scope } from '../context.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
@@ -85,4 +85,31 @@ export async function createClientToken(
     });
   });
   return { token: signed.token };
+}
+
+/** A session is kept this long past its expiry (a record of who held a token), then purged. */
+export const SESSION_RETENTION_MS = 7 * 86_400_000;
+
+/**
+ * Deletes sessions that expired more than `SESSION_RETENTION_MS` ago, in batches, so that a
+ * tenant minting client tokens cannot grow the table without bound. Returns how many went.
+ */
+export async function purgeExpiredSessions(db: Db, now: Date, batchSize = 5_000): Promise<number> {
+  const cutoff = new Date(now.getTime() - SESSION_RETENTION_MS);
+  let total = 0;
+  for (;;) {
+    // As the events purge does: an array of ids, found by primary key under a generic plan, in a
+    // transaction so that it runs on a transaction connection rather than a pipelined one.
+    const expired = db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(lt(sessions.expiresAt, cutoff))
+      .orderBy(sessions.expiresAt)
+      .limit(batchSize);
+    const deleted = await db.transaction((tx) =>
+      tx.delete(sessions).where(sql`${sessions.id} = any(array(${expired}))`).returning({ id: sessions.id }),
+    );
+    total += deleted.length;
+    if (deleted.length < batchSize) return total;
+  }
 }
