@@ -1,4 +1,5 @@
 export * from './client.ts';
+export { claimRoundRobin, environmentsWith, type FairTake, interleaveByEnvironment, LAST_ENVIRONMENT } from './fair.ts';
 export { ID_PREFIXES, type IdKind, newId, ulidOf } from './ids.ts';
 export { equalsLiteral } from './literal.ts';
 export * from './paginate.ts';
