@@ -149,6 +149,40 @@ describe('webhook fan-out of an event', () => {
     expect((await eventNamed(env, 'organization.created')).fanoutPending).toBe(false);
   });
 
+  it('a fan-out step that dies before it commits queues nothing; the next one queues each delivery once', async () => {
+    const env = await newEnvironment();
+    const ids = await manyEndpoints(env, 3);
+    await env.caller.organizations.create({ name: 'Crash' });
+    // The step's last statement (clearing the mark) fails, as if the process died there.
+    const crashing = new Proxy(env.deps.db, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (key !== 'transaction') return value;
+        return (fn: (tx: unknown) => Promise<unknown>) =>
+          target.transaction((tx) =>
+            fn(
+              new Proxy(tx, {
+                get(t, k, r) {
+                  if (k === 'update') throw new Error('crashed before commit');
+                  return Reflect.get(t, k, r);
+                },
+              }),
+            ),
+          );
+      },
+    });
+    const crashed = new WebhookWorker({ ...env.deps, db: crashing }, { environmentId: [env.environmentId] });
+    await expect(crashed.fanOut()).rejects.toThrow('crashed before commit');
+    expect(await deliveryCount(env)).toBe(0);
+    expect((await eventNamed(env, 'organization.created')).fanoutPending).toBe(true);
+
+    expect(await workerFor(env).fanOut()).toBe(1);
+    const rows = await deliveriesOfEvent(env, (await eventNamed(env, 'organization.created')).id);
+    expect(rows.map((r) => r.endpointId).sort()).toEqual([...ids].sort());
+    expect(await workerFor(env).fanOut()).toBe(0);
+    expect(await deliveryCount(env)).toBe(3);
+  });
+
   it('takes events round-robin by environment: a backlog in one does not delay another', async () => {
     const busy = await newEnvironment();
     const quiet = await newEnvironment();
