@@ -11,7 +11,7 @@ import {
   organizations,
   rawRows,
 } from '@atrium/db';
-import { and, eq, inArray, lte, ne, type SQL, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, lte, ne, type SQL, sql } from 'drizzle-orm';
 import { iso } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { ApiError, badRequest, conflict, type FieldError, fromDatabaseError, invalid, notFound } from '../errors.ts';
@@ -396,17 +396,19 @@ export async function takeDueDomains(
 ): Promise<{ domains: DueDomain[]; cursor: string }> {
   const leaseUntil = new Date(now.getTime() + leaseMs);
   const d = organizationDomains;
-  const due = and(
-    // A literal: the generic plan then uses organization_domains_due_idx (partial on it).
+  // The environments are found by the index's own predicate (a literal, so the generic plan
+  // uses organization_domains_due_idx): one probe each, however many checks wait for later.
+  const pending = and(
     equalsLiteral(d.state, 'pending'),
-    lte(d.nextCheckAt, now),
+    isNotNull(d.nextCheckAt),
     fair.environments ? inArray(d.environmentId, fair.environments) : undefined,
   ) as SQL;
+  const due = and(pending, lte(d.nextCheckAt, now)) as SQL;
   return db.transaction(async (tx) => {
     const claim = (after: string, upto: string, n: number) =>
       rawRows<{ id: string; environmentId: string }>(
         tx,
-        sql`with recursive ${environmentsWith(d, d.environmentId, due, after, upto)}
+        sql`with recursive ${environmentsWith(d, d.environmentId, pending, after, upto)}
         select taken.id, taken.environment_id as "environmentId" from envs cross join lateral (
           select ${d.id} as id, ${d.environmentId} as environment_id from ${d}
           where ${due} and ${d.environmentId} = envs.environment_id

@@ -147,12 +147,13 @@ export async function takeDueDeliveries(
 ): Promise<{ deliveries: DueDelivery[]; cursor: string }> {
   const leaseUntil = new Date(now.getTime() + leaseMs);
   const d = webhookDeliveries;
-  const due = and(
-    // A literal: the generic plan then uses webhook_deliveries_due_idx (partial on it).
+  // The environments are found by the index's own predicate (a literal, so the generic plan
+  // uses webhook_deliveries_due_idx): one probe each, however many deliveries wait for a retry.
+  const pending = and(
     equalsLiteral(d.status, 'pending'),
-    lte(d.nextAttemptAt, now),
     fair.environments ? inArray(d.environmentId, fair.environments) : undefined,
   ) as SQL;
+  const due = and(pending, lte(d.nextAttemptAt, now)) as SQL;
   const takeable = and(
     busy.endpoints.length > 0 ? not(inArray(d.endpointId, busy.endpoints)) : undefined,
     busy.environments.length > 0 ? not(inArray(d.environmentId, busy.environments)) : undefined,
@@ -162,7 +163,7 @@ export async function takeDueDeliveries(
     const claim = (after: string, upto: string, n: number) =>
       rawRows<{ id: string; environmentId: string }>(
         tx,
-        sql`with recursive ${environmentsWith(d, d.environmentId, due, after, upto)}
+        sql`with recursive ${environmentsWith(d, d.environmentId, pending, after, upto)}
         select taken.id, taken.environment_id as "environmentId" from envs cross join lateral (
           select ${d.id} as id, ${d.environmentId} as environment_id from ${d}
           where ${due} and ${d.environmentId} = envs.environment_id and ${takeable}
