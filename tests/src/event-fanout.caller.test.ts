@@ -12,6 +12,7 @@ import { type Deps, newCaches } from '@atrium/routers';
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WebhookWorker } from '../../server/src/workers/webhooks.ts';
+import { Receiver } from './helpers/receiver.ts';
 import { newEnvironment, type TestEnvironment, uniqueDomain } from './helpers/world.ts';
 
 /**
@@ -181,6 +182,36 @@ describe('webhook fan-out of an event', () => {
     expect(rows.map((r) => r.endpointId).sort()).toEqual([...ids].sort());
     expect(await workerFor(env).fanOut()).toBe(0);
     expect(await deliveryCount(env)).toBe(3);
+  });
+
+  it('on its timer, steps again at once while events wait: one busy environment is not held to one share per interval', async () => {
+    const env = await newEnvironment();
+    const receiver = await new Receiver().start();
+    try {
+      await env.caller.webhookEndpoints.create({ endpoint_url: receiver.url, events: ['*'] });
+      for (let i = 0; i < 40; i++) await env.caller.organizations.create({ name: `Burst ${i}` });
+      // 2 events per step (a quarter of 8) and a one-minute interval: only back-to-back steps
+      // expand all 40 within the bound.
+      const worker = new WebhookWorker(env.deps, {
+        allowPrivate: true,
+        environmentId: [env.environmentId],
+        fanoutBatch: 8,
+        intervalMs: 60_000,
+        purgeEveryMs: Number.POSITIVE_INFINITY,
+      });
+      worker.start();
+      try {
+        const deadline = Date.now() + 5_000;
+        while ((await deliveryCount(env)) < 40 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      } finally {
+        await worker.stop();
+      }
+      expect(await deliveryCount(env)).toBe(40);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('takes events round-robin by environment: a backlog in one does not delay another', async () => {

@@ -162,7 +162,7 @@ export class WebhookWorker {
   /** Where the last full round of each claim ended: the next one starts after it. */
   private fanoutCursor = '';
   private deliveryCursor = '';
-  /** Whether the last fan-out step left events behind. */
+  /** Whether the last fan-out step found events (more may be waiting). */
   private fanoutBacklog = false;
 
   constructor(
@@ -207,7 +207,9 @@ export class WebhookWorker {
       environments: this.environments,
     });
     this.fanoutCursor = step.cursor;
-    this.fanoutBacklog = step.events > 0 && step.cursor !== '';
+    // Anything expanded: step again at once (a per-environment share, not a full step, may
+    // be all one busy environment gets per step).
+    this.fanoutBacklog = step.events > 0;
     return step.events;
   }
 
