@@ -1,5 +1,6 @@
 export * from './client.ts';
 export { DataDirInUseError, LOCK_FILE } from './data-dir.ts';
+export { claimRoundRobin, environmentsWith, type FairTake, interleaveByEnvironment, LAST_ENVIRONMENT } from './fair.ts';
 export { ID_PREFIXES, type IdKind, newId, ulidOf } from './ids.ts';
 export { equalsLiteral } from './literal.ts';
 export * from './paginate.ts';

@@ -25,7 +25,7 @@ export {
 } from './context.ts';
 export { createEnvironment, listEnvironments, scopeOf } from './environments/service.ts';
 export { ApiError, contractError, type ErrorBody, type FieldError } from './errors.ts';
-export { DELIVERIES_PER_STATEMENT, recordEvent } from './events/record.ts';
+export { recordEvent } from './events/record.ts';
 export { EVENT_RETENTION_MS, purgeExpiredEvents, toEvent } from './events/service.ts';
 export {
   beginIdempotentRequest,
@@ -55,7 +55,9 @@ export { jwksOfClient, rotateSigningKey, signToken, verifyToken } from './signin
 export type { Meta } from './trpc.ts';
 export {
   type AttemptOutcome,
+  type BusyTargets,
   type DueDelivery,
+  fanOutEvents,
   recordDeliveryAttempt,
   releaseDeliveries,
   takeDueDeliveries,

@@ -179,7 +179,12 @@ describe('DNS verification worker', () => {
     const mine = await pendingDomain(env, name);
     await env.caller.organizationDomains.verify({ id: mine.domain.id });
     const { takeDueDomains, applyDnsResult, scopeOf } = await import('@atrium/routers');
-    const [leased] = await takeDueDomains(env.deps.db, new Date(), 10, 60_000, env.environmentId);
+    const {
+      domains: [leased],
+    } = await takeDueDomains(env.deps.db, new Date(), 10, 60_000, {
+      perEnvironment: 10,
+      environments: [env.environmentId],
+    });
     if (!leased) throw new Error('nothing leased');
     await env.caller.organizations.create({ name: 'Winner', domain_data: [{ domain: name, state: 'verified' }] });
     // Simulate the race: our claim is still pending under our lease when the result arrives.

@@ -2,6 +2,7 @@ import { openDb, schema } from '@atrium/db';
 import {
   createCaller,
   createInnerContext,
+  fanOutEvents,
   purgeExpiredEvents,
   purgeExpiredSessions,
   takeDueDeliveries,
@@ -178,19 +179,31 @@ describe.skipIf(!databaseUrl)('generic plans (PostgreSQL only)', () => {
     }
   });
 
-  it('finds due webhook deliveries and due domain checks through their partial indexes', async () => {
+  it('finds due webhook deliveries, due domain checks and events to fan out through their partial indexes', async () => {
     const db = drizzle(client!, { schema }) as never;
+    // Each claim is a skip scan over environments (the first environment, then the next one per
+    // step; EXPLAIN without VERBOSE leaves that step's probe out) and a LATERAL take of one
+    // environment's rows: every read of the table goes through its partial index.
+    const fair = { perEnvironment: 4, cursor: 'env_0' };
+    const onIndex = (index: string) => [`Index Only Scan ${index}`, `Index Scan ${index}`];
+    const busy = { endpoints: ['we_x'], environments: ['env_x'] };
     const deliveries = await genericPlanOf(
-      () => takeDueDeliveries(db, new Date(), 10, 30_000),
+      () => takeDueDeliveries(db, new Date(), 10, 30_000, fair, busy),
       (s) => s.includes('for update'),
     );
-    expect(scansOf(deliveries, 'webhook_deliveries')).toEqual(['Index Scan webhook_deliveries_due_idx']);
+    expect(scansOf(deliveries, 'webhook_deliveries')).toEqual(onIndex('webhook_deliveries_due_idx'));
 
     const domains = await genericPlanOf(
-      () => takeDueDomains(db, new Date(), 10, 30_000),
+      () => takeDueDomains(db, new Date(), 10, 30_000, fair),
       (s) => s.includes('for update'),
     );
-    expect(scansOf(domains, 'organization_domains')).toEqual(['Index Scan organization_domains_due_idx']);
+    expect(scansOf(domains, 'organization_domains')).toEqual(onIndex('organization_domains_due_idx'));
+
+    const fanout = await genericPlanOf(
+      () => fanOutEvents(db, new Date(), 10, fair),
+      (s) => s.includes('for update'),
+    );
+    expect(scansOf(fanout, 'events')).toEqual(onIndex('events_fanout_pending_idx'));
   });
 
   it('purges expired events by primary key, without scanning the events table', async () => {

@@ -171,11 +171,13 @@ describe('webhook delivery', () => {
     const r = await receiver();
     const endpoint = await env.caller.webhookEndpoints.create({ endpoint_url: r.url, events: ['*'] });
     await env.caller.organizations.create({ name: 'Queued' });
+    const worker = workerFor(env);
+    // Fan-out happens in the worker: the endpoint is enabled then, so the event is queued.
+    expect(await worker.fanOut()).toBe(1);
     await env.caller.webhookEndpoints.update({ id: endpoint.id, status: 'disabled' });
     await env.caller.organizations.create({ name: 'Not queued' });
-    expect(await deliveriesOf(env)).toHaveLength(1);
-    const worker = workerFor(env);
     expect(await worker.tick()).toBe(0);
+    expect(await deliveriesOf(env)).toHaveLength(1);
     await worker.drain();
     expect(r.requests).toHaveLength(0);
   });

@@ -1,4 +1,5 @@
-import { index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { boolean, index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { idText, ts } from './columns.ts';
 import { environmentIdColumn } from './environments.ts';
 
@@ -16,11 +17,18 @@ export const events = pgTable(
     organizationId: idText('organization_id'),
     data: jsonb('data').$type<Record<string, unknown>>().notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
+    /**
+     * True until the webhook worker has queued the event's deliveries (off the request path:
+     * a write costs one row however many endpoints listen). Events recorded before the worker
+     * did fan-out had their deliveries already, hence the default.
+     */
+    fanoutPending: boolean('fanout_pending').notNull().default(false),
   },
   (t) => [
     index('events_environment_id_idx').on(t.environmentId, t.id),
     index('events_environment_event_idx').on(t.environmentId, t.event, t.id),
     index('events_environment_organization_idx').on(t.environmentId, t.organizationId, t.id),
     index('events_created_at_idx').on(t.createdAt),
+    index('events_fanout_pending_idx').on(t.environmentId, t.id).where(sql`${t.fanoutPending}`),
   ],
 );

@@ -72,11 +72,9 @@ export const organizationDomains = pgTable(
     uniqueIndex('organization_domains_token_unique').on(t.verificationToken),
     index('organization_domains_environment_domain_idx').on(t.environmentId, t.domain),
     index('organization_domains_organization_idx').on(t.organizationId, t.id),
+    // Led by the environment, so the DNS worker can take due checks round-robin by environment;
+    // the pending-verifications quota counts an environment's scheduled checks on it too.
     index('organization_domains_due_idx')
-      .on(t.nextCheckAt)
-      .where(sql`${t.state} = 'pending' and ${t.nextCheckAt} is not null`),
-    // The pending-verifications quota counts an environment's scheduled checks on this.
-    index('organization_domains_scheduled_idx')
       .on(t.environmentId, t.nextCheckAt)
       .where(sql`${t.state} = 'pending' and ${t.nextCheckAt} is not null`),
   ],

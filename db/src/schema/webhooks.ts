@@ -26,9 +26,9 @@ export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as c
 export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
 
 /**
- * One event owed to one endpoint. Made in the transaction of the event (so nothing is lost),
- * worked off by the delivery worker; `next_attempt_at` doubles as the lease of an attempt in
- * flight.
+ * One event owed to one endpoint. Made by the webhook worker's fan-out of the event (at most
+ * once per endpoint and event: the unique index), worked off by the delivery worker;
+ * `next_attempt_at` doubles as the lease of an attempt in flight.
  */
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
@@ -52,7 +52,8 @@ export const webhookDeliveries = pgTable(
   (t) => [
     uniqueIndex('webhook_deliveries_endpoint_event_unique').on(t.endpointId, t.eventId),
     index('webhook_deliveries_environment_id_idx').on(t.environmentId, t.id),
-    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    // Led by the environment, so the worker can take due deliveries round-robin by environment.
+    index('webhook_deliveries_due_idx').on(t.environmentId, t.nextAttemptAt, t.id).where(sql`${t.status} = 'pending'`),
   ],
 );
 

@@ -1,6 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { type Db, equalsLiteral, newId, organizationDomains, organizations } from '@atrium/db';
-import { and, asc, eq, inArray, isNotNull, lte, ne, sql } from 'drizzle-orm';
+import {
+  claimRoundRobin,
+  type Db,
+  environmentsWith,
+  equalsLiteral,
+  type FairTake,
+  interleaveByEnvironment,
+  newId,
+  organizationDomains,
+  organizations,
+  rawRows,
+} from '@atrium/db';
+import { and, eq, inArray, isNotNull, lte, ne, type SQL, sql } from 'drizzle-orm';
 import { iso } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { ApiError, badRequest, conflict, type FieldError, fromDatabaseError, invalid, notFound } from '../errors.ts';
@@ -231,14 +242,13 @@ async function loadDomain(db: Db, scope: Scope, id: string): Promise<DomainRow> 
 }
 
 /**
- * Create domain as one autocommit statement (see `writeWithEvent`): the claim, its event and its
- * deliveries. `counted` bumps the organization's domain count, which also locks the row as the
- * transaction below locks it. It writes nothing when the organization is not there, is at its
- * domain quota, another organization holds the domain verified, this one has it already, or
- * more endpoints are subscribed than one statement queues for: the transaction then runs and
- * answers (404, 422, 409, or the claim). The quota condition is re-checked on the newest row
- * after a concurrent create commits; the other checks read the statement's snapshot, and a
- * claim made meanwhile loses at the unique index, mapped to the same 409.
+ * Create domain as one autocommit statement (see `writeWithEvent`): the claim and its event.
+ * `counted` bumps the organization's domain count, which also locks the row as the transaction
+ * below locks it. It writes nothing when the organization is not there, is at its domain quota,
+ * another organization holds the domain verified, or this one has it already: the transaction
+ * then runs and answers (404, 422 or 409). The quota condition is re-checked on the newest row
+ * after a concurrent create commits; the other checks read the statement's snapshot, and a claim
+ * made meanwhile loses at the unique index, mapped to the same 409.
  */
 const claimWithEvent = writeWithEvent(
   ['id', 'environmentId', 'organizationId', 'domain', 'prefix', 'token', 'at', 'limit'],
@@ -248,10 +258,9 @@ const claimWithEvent = writeWithEvent(
       select ${v.id}, o.environment_id, o.id, ${v.domain}, 'pending', 'dns', ${v.prefix}, ${v.token}, ${v.at}::timestamptz, ${v.at}::timestamptz, ${v.at}::timestamptz
       from counted as o
       returning id`,
-  (v, guard) => sql`counted as (
+  (v) => sql`counted as (
       update ${organizations} as o set domain_count = o.domain_count + 1
       where o.environment_id = ${v.environmentId} and o.id = ${v.organizationId} and o.domain_count < ${v.limit}::int
-        and ${guard}
         and not exists (select 1 from ${organizationDomains} where environment_id = ${v.environmentId} and domain = ${v.domain} and state = 'verified' and organization_id <> o.id)
         and not exists (select 1 from ${organizationDomains} where organization_id = o.id and domain = ${v.domain})
       returning o.id, o.environment_id
@@ -346,7 +355,7 @@ export async function verifyOrganizationDomain(scope: Scope, id: string): Promis
         organizationDomains,
         and(
           eq(organizationDomains.environmentId, scope.env.id),
-          // A literal: the generic plan then uses organization_domains_scheduled_idx (partial on it).
+          // A literal: the generic plan then uses organization_domains_due_idx (partial on it).
           equalsLiteral(organizationDomains.state, 'pending'),
           isNotNull(organizationDomains.nextCheckAt),
         ),
@@ -416,54 +425,73 @@ export interface DueDomain {
 }
 
 /**
- * Takes up to `limit` due pending domains of every environment for a DNS check. Rows are
- * locked with `FOR UPDATE SKIP LOCKED` and leased (their `next_check_at` moved to
- * `leaseUntil`) in one short transaction, so two workers never take the same domain and no
- * transaction stays open across a DNS lookup. A worker that dies leaves a lease that expires.
+ * Takes up to `limit` due pending domains for a DNS check, round-robin by environment: at most
+ * `perEnvironment` of each, starting after `cursor`, so an environment with thousands of due
+ * checks (or a resolver that never answers) cannot fill a round. Rows are locked with
+ * `FOR UPDATE SKIP LOCKED` and leased (their `next_check_at` moved to `leaseUntil`) in one
+ * short transaction, so two workers never take the same domain and no transaction stays open
+ * across a DNS lookup. A worker that dies leaves a lease that expires. The domains come back
+ * interleaved by environment, with the cursor for the next round.
  */
 export async function takeDueDomains(
   db: Db,
   now: Date,
   limit: number,
   leaseMs: number,
-  environmentId?: string,
-): Promise<DueDomain[]> {
+  fair: FairTake,
+): Promise<{ domains: DueDomain[]; cursor: string }> {
   const leaseUntil = new Date(now.getTime() + leaseMs);
+  const d = organizationDomains;
+  // The environments are found by the index's own predicate (a literal, so the generic plan
+  // uses organization_domains_due_idx): one probe each, however many checks wait for later.
+  const pending = and(
+    equalsLiteral(d.state, 'pending'),
+    isNotNull(d.nextCheckAt),
+    fair.environments ? inArray(d.environmentId, fair.environments) : undefined,
+  ) as SQL;
+  const due = and(pending, lte(d.nextCheckAt, now)) as SQL;
   return db.transaction(async (tx) => {
-    const due = await tx
-      .select({ id: organizationDomains.id })
-      .from(organizationDomains)
-      .where(
-        and(
-          // A literal: the generic plan then uses organization_domains_due_idx (partial on it).
-          equalsLiteral(organizationDomains.state, 'pending'),
-          lte(organizationDomains.nextCheckAt, now),
-          environmentId ? eq(organizationDomains.environmentId, environmentId) : undefined,
-        ),
-      )
-      .orderBy(asc(organizationDomains.nextCheckAt))
-      .limit(limit)
-      .for('update', { skipLocked: true });
-    if (due.length === 0) return [];
+    const claim = (after: string, upto: string, n: number) =>
+      rawRows<{ id: string; environmentId: string }>(
+        tx,
+        sql`with recursive ${environmentsWith(d, d.environmentId, pending, after, upto)}
+        select taken.id, taken.environment_id as "environmentId" from envs cross join lateral (
+          select ${d.id} as id, ${d.environmentId} as environment_id from ${d}
+          where ${due} and ${d.environmentId} = envs.environment_id
+          order by ${d.nextCheckAt} limit ${fair.perEnvironment}
+          for update skip locked
+        ) as taken
+        limit ${n}`,
+      );
+    const { rows, cursor } = await claimRoundRobin(fair.cursor ?? '', limit, claim);
+    if (rows.length === 0) return { domains: [], cursor };
     const leased = await tx
-      .update(organizationDomains)
+      .update(d)
       .set({ nextCheckAt: leaseUntil })
       .where(
         inArray(
-          organizationDomains.id,
-          due.map((row) => row.id),
+          d.id,
+          rows.map((row) => row.id),
         ),
       )
       .returning();
-    return leased.map((row) => ({
-      id: row.id,
-      environmentId: row.environmentId,
-      domain: row.domain,
-      verificationPrefix: row.verificationPrefix,
-      verificationToken: row.verificationToken,
-      checkAttempts: row.checkAttempts,
-      leaseUntil,
-    }));
+    const byId = new Map(leased.map((row) => [row.id, row]));
+    const domains = interleaveByEnvironment(rows).flatMap(({ id }) => {
+      const row = byId.get(id);
+      if (!row) return [];
+      return [
+        {
+          id: row.id,
+          environmentId: row.environmentId,
+          domain: row.domain,
+          verificationPrefix: row.verificationPrefix,
+          verificationToken: row.verificationToken,
+          checkAttempts: row.checkAttempts,
+          leaseUntil,
+        },
+      ];
+    });
+    return { domains, cursor };
   });
 }
 

@@ -254,10 +254,8 @@ const insertWithEvent = writeWithEvent(
   ['id', 'environmentId', 'name', 'externalId', 'metadata', 'allowProfilesOutsideOrganization', 'at'],
   (
     v,
-    guard,
   ) => sql`insert into ${organizations} (id, environment_id, name, external_id, metadata, billing_customer_id, allow_profiles_outside_organization, created_at, updated_at)
-      select ${v.id}, ${v.environmentId}, ${v.name}, ${v.externalId}, ${v.metadata}::jsonb, null, ${v.allowProfilesOutsideOrganization}, ${v.at}::timestamptz, ${v.at}::timestamptz
-      where ${guard}
+      values (${v.id}, ${v.environmentId}, ${v.name}, ${v.externalId}, ${v.metadata}::jsonb, null, ${v.allowProfilesOutsideOrganization}, ${v.at}::timestamptz, ${v.at}::timestamptz)
       returning id`,
 );
 
@@ -299,9 +297,8 @@ export async function createOrganization(
   input: z.infer<typeof CreateOrganizationInput>,
 ): Promise<Organization> {
   const domainData = normalizeDomainData(input.domain_data ?? []);
-  // Without domain data, one statement: the organization, its event and its deliveries. An
-  // idempotent request takes the transaction (it marks its key committed inside it), and so does
-  // an environment with more subscribed endpoints than one statement queues.
+  // Without domain data, one statement: the organization and its event. An idempotent request
+  // takes the transaction (it marks its key committed inside it).
   if (domainData.length === 0 && !scope.idempotency) {
     const created = await createInOneStatement(scope, input);
     if (created) return created;

@@ -22,6 +22,8 @@ export interface VerificationWorkerOptions {
   timeoutMs?: number;
   /** Lookups in flight at once. */
   concurrency?: number;
+  /** Lookups of one environment per tick (so at most this many of its in flight); half the concurrency. */
+  perEnvironment?: number;
   /** Domains taken per tick. */
   batchSize?: number;
   /** How often the loop looks for due domains. */
@@ -33,8 +35,8 @@ export interface VerificationWorkerOptions {
   now?: () => Date;
   /** Replaces the node:dns resolver (tests may count lookups through a wrapper). */
   resolver?: TxtResolver;
-  /** Only this environment's domains (tests; a deployment leaves it unset). */
-  environmentId?: string;
+  /** Only these environments' domains (tests; a deployment leaves it unset). */
+  environmentId?: string | string[];
 }
 
 /** A node:dns resolver with its own servers, timeout and a single try per server. */
@@ -72,20 +74,27 @@ export async function checkDomain(resolver: TxtResolver, due: DueDomain): Promis
 }
 
 /**
- * The DNS verification worker: takes due pending domains (leased with SKIP LOCKED, so several
- * processes share the work), looks up their TXT records with bounded concurrency, and applies
- * each result through the domain service's state machine.
+ * The DNS verification worker: takes due pending domains round-robin by environment, at most
+ * `perEnvironment` of each per tick (leased with SKIP LOCKED, so several processes share the
+ * work), looks up their TXT records with bounded concurrency, and applies each result through
+ * the domain service's state machine. An environment whose DNS never answers thus holds at most
+ * its share of the slots, and every other environment's checks run in the same tick.
  */
 export class VerificationWorker {
   readonly resolver: TxtResolver;
   private readonly now: () => Date;
   private readonly timeoutMs: number;
   private readonly concurrency: number;
+  private readonly perEnvironment: number;
   private readonly batchSize: number;
   private readonly backoffBaseMs: number;
   private readonly backoffMaxMs: number;
   private readonly loop: TickLoop;
-  private readonly environmentId: string | undefined;
+  private readonly environments: string[] | undefined;
+  /** The environment the last full round ended on: the next one starts after it. */
+  private cursor = '';
+  /** Whether the last tick left due work behind (a full batch, or an environment at its share). */
+  private backlog = false;
 
   constructor(
     private readonly deps: Deps,
@@ -94,13 +103,15 @@ export class VerificationWorker {
     this.now = options.now ?? deps.now;
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.concurrency = options.concurrency ?? 8;
+    this.perEnvironment = Math.max(1, options.perEnvironment ?? Math.floor(this.concurrency / 2));
     this.batchSize = options.batchSize ?? this.concurrency * 4;
     this.backoffBaseMs = options.backoffBaseMs ?? 15_000;
     this.backoffMaxMs = options.backoffMaxMs ?? 60 * 60 * 1000;
-    this.environmentId = options.environmentId;
+    this.environments =
+      options.environmentId === undefined ? undefined : ([] as string[]).concat(options.environmentId);
     this.resolver = options.resolver ?? createTxtResolver(options.servers ?? [], this.timeoutMs);
     this.loop = new TickLoop(
-      async () => (await this.tick()) >= this.batchSize,
+      async () => (await this.tick()) > 0 && this.backlog,
       options.intervalMs ?? 1_000,
       (error) => deps.log.error({ err: error }, 'domain verification tick failed'),
     );
@@ -115,7 +126,16 @@ export class VerificationWorker {
   async tick(): Promise<number> {
     // A lease covers the lookups of a whole batch, with room to spare.
     const leaseMs = this.timeoutMs * Math.ceil(this.batchSize / this.concurrency) * 2 + 30_000;
-    const due = await takeDueDomains(this.deps.db, this.now(), this.batchSize, leaseMs, this.environmentId);
+    const taken = await takeDueDomains(this.deps.db, this.now(), this.batchSize, leaseMs, {
+      perEnvironment: this.perEnvironment,
+      cursor: this.cursor,
+      environments: this.environments,
+    });
+    const due = taken.domains;
+    this.cursor = taken.cursor;
+    const perEnvironment = new Map<string, number>();
+    for (const d of due) perEnvironment.set(d.environmentId, (perEnvironment.get(d.environmentId) ?? 0) + 1);
+    this.backlog = due.length >= this.batchSize || [...perEnvironment.values()].some((n) => n >= this.perEnvironment);
     const scopes = new Map<string, Promise<Scope>>();
     await eachLimited(due, this.concurrency, async (domain) => {
       try {

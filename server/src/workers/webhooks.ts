@@ -8,6 +8,7 @@ import {
   type AttemptOutcome,
   type Deps,
   type DueDelivery,
+  fanOutEvents,
   hostOf,
   isPublicAddress,
   parseWebhookUrl,
@@ -27,6 +28,10 @@ export interface WebhookWorkerOptions {
   concurrency?: number;
   /** Attempts in flight at once per endpoint, so one slow endpoint cannot take every slot. */
   perEndpoint?: number;
+  /** Attempts in flight at once per environment (half the concurrency), so one tenant cannot take every slot. */
+  perEnvironment?: number;
+  /** Events expanded into deliveries per fan-out step (a quarter of them at most from one environment). */
+  fanoutBatch?: number;
   intervalMs?: number;
   /** First retry delay; doubles per attempt up to `retryMaxMs`, with jitter. */
   retryBaseMs?: number;
@@ -37,8 +42,8 @@ export interface WebhookWorkerOptions {
   purgeEveryMs?: number;
   now?: () => Date;
   random?: () => number;
-  /** Only this environment's deliveries (tests; a deployment leaves it unset). */
-  environmentId?: string;
+  /** Only these environments' events and deliveries (tests; a deployment leaves it unset). */
+  environmentId?: string | string[];
 }
 
 /** `WorkOS-Signature: t=<unix ms>, v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, upstream's scheme. */
@@ -120,11 +125,20 @@ export function postSigned(
   });
 }
 
+/** Gives back one of `key`'s slots. */
+function release(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left <= 0) counts.delete(key);
+  else counts.set(key, left);
+}
+
 /**
- * The webhook delivery worker: takes due deliveries (leased with SKIP LOCKED), posts each one
- * signed, with a timeout, independently of the others (a slow endpoint holds only its own
- * slots), and records every attempt; failures retry with exponential backoff and jitter until
- * `maxAgeMs` after the event. Also purges events past their retention.
+ * The webhook worker. Each tick expands recorded events into deliveries (`fanOutEvents`, so a
+ * write never pays for its endpoints), then takes due deliveries round-robin by environment
+ * (leased with SKIP LOCKED), posts each one signed, with a timeout, independently of the others
+ * (a slow endpoint holds only its own slots, a slow environment at most `perEnvironment`), and
+ * records every attempt; failures retry with exponential backoff and jitter until `maxAgeMs`
+ * after the event. Also purges events past their retention.
  */
 export class WebhookWorker {
   private readonly now: () => Date;
@@ -133,6 +147,8 @@ export class WebhookWorker {
   private readonly timeoutMs: number;
   private readonly concurrency: number;
   private readonly perEndpoint: number;
+  private readonly perEnvironment: number;
+  private readonly fanoutBatch: number;
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
   private readonly maxAgeMs: number;
@@ -140,8 +156,14 @@ export class WebhookWorker {
   private lastPurge = 0;
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpointCount = new Map<string, number>();
+  private readonly perEnvironmentCount = new Map<string, number>();
   private readonly loop: TickLoop;
-  private readonly environmentId: string | undefined;
+  private readonly environments: string[] | undefined;
+  /** Where the last full round of each claim ended: the next one starts after it. */
+  private fanoutCursor = '';
+  private deliveryCursor = '';
+  /** Whether the last fan-out step found events (more may be waiting). */
+  private fanoutBacklog = false;
 
   constructor(
     private readonly deps: Deps,
@@ -149,17 +171,20 @@ export class WebhookWorker {
   ) {
     this.now = options.now ?? deps.now;
     this.random = options.random ?? Math.random;
-    this.environmentId = options.environmentId;
+    this.environments =
+      options.environmentId === undefined ? undefined : ([] as string[]).concat(options.environmentId);
     this.allowPrivate = options.allowPrivate ?? false;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.concurrency = options.concurrency ?? 16;
     this.perEndpoint = options.perEndpoint ?? 2;
+    this.perEnvironment = Math.max(1, options.perEnvironment ?? Math.floor(this.concurrency / 2));
+    this.fanoutBatch = Math.max(1, options.fanoutBatch ?? 100);
     this.retryBaseMs = options.retryBaseMs ?? 30_000;
     this.retryMaxMs = options.retryMaxMs ?? 6 * 60 * 60 * 1000;
     this.maxAgeMs = options.maxAgeMs ?? 3 * 24 * 60 * 60 * 1000;
     this.purgeEveryMs = options.purgeEveryMs ?? 60 * 60 * 1000;
     this.loop = new TickLoop(
-      async () => (await this.tick()) > 0 && this.inFlight.size < this.concurrency,
+      async () => ((await this.tick()) > 0 && this.inFlight.size < this.concurrency) || this.fanoutBacklog,
       options.intervalMs ?? 1_000,
       (error) => deps.log.error({ err: error }, 'webhook delivery tick failed'),
     );
@@ -172,8 +197,25 @@ export class WebhookWorker {
   }
 
   /**
-   * Takes what is due and starts each attempt; returns how many were started. Attempts run
-   * in the background: `drain()` waits for them.
+   * One fan-out step: expands up to `fanoutBatch` recorded events into their deliveries,
+   * round-robin by environment. Returns how many events it expanded.
+   */
+  async fanOut(): Promise<number> {
+    const step = await fanOutEvents(this.deps.db, this.now(), this.fanoutBatch, {
+      perEnvironment: Math.max(1, Math.ceil(this.fanoutBatch / 4)),
+      cursor: this.fanoutCursor,
+      environments: this.environments,
+    });
+    this.fanoutCursor = step.cursor;
+    // Anything expanded: step again at once (a per-environment share, not a full step, may
+    // be all one busy environment gets per step).
+    this.fanoutBacklog = step.events > 0;
+    return step.events;
+  }
+
+  /**
+   * Expands recorded events (one fan-out step), then takes what is due and starts each attempt;
+   * returns how many were started. Attempts run in the background: `drain()` waits for them.
    */
   async tick(): Promise<number> {
     const now = this.now();
@@ -182,26 +224,40 @@ export class WebhookWorker {
       const purged = await purgeExpiredEvents(this.deps.db, now);
       if (purged > 0) this.deps.log.info({ purged }, 'expired events purged');
     }
+    await this.fanOut();
     const free = this.concurrency - this.inFlight.size;
     if (free <= 0) return 0;
-    const busy = [...this.perEndpointCount].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
+    const atCap = (counts: Map<string, number>, cap: number) =>
+      [...counts].filter(([, n]) => n >= cap).map(([id]) => id);
     const leaseMs = this.timeoutMs + 60_000;
-    const due = await takeDueDeliveries(this.deps.db, now, free, leaseMs, busy, this.environmentId);
+    const taken = await takeDueDeliveries(
+      this.deps.db,
+      now,
+      free,
+      leaseMs,
+      { perEnvironment: this.perEnvironment, cursor: this.deliveryCursor, environments: this.environments },
+      {
+        endpoints: atCap(this.perEndpointCount, this.perEndpoint),
+        environments: atCap(this.perEnvironmentCount, this.perEnvironment),
+      },
+    );
+    this.deliveryCursor = taken.cursor;
     let started = 0;
     const skipped: string[] = [];
-    for (const delivery of due) {
+    for (const delivery of taken.deliveries) {
       const count = this.perEndpointCount.get(delivery.endpointId) ?? 0;
-      // Over this endpoint's share: give it back for a later tick.
-      if (count >= this.perEndpoint) {
+      const envCount = this.perEnvironmentCount.get(delivery.environmentId) ?? 0;
+      // Over this endpoint's or environment's share: give it back for a later tick.
+      if (count >= this.perEndpoint || envCount >= this.perEnvironment) {
         skipped.push(delivery.id);
         continue;
       }
       this.perEndpointCount.set(delivery.endpointId, count + 1);
+      this.perEnvironmentCount.set(delivery.environmentId, envCount + 1);
       const attempt = this.attempt(delivery).finally(() => {
         this.inFlight.delete(delivery.id);
-        const left = (this.perEndpointCount.get(delivery.endpointId) ?? 1) - 1;
-        if (left <= 0) this.perEndpointCount.delete(delivery.endpointId);
-        else this.perEndpointCount.set(delivery.endpointId, left);
+        release(this.perEndpointCount, delivery.endpointId);
+        release(this.perEnvironmentCount, delivery.environmentId);
       });
       this.inFlight.set(delivery.id, attempt);
       started += 1;

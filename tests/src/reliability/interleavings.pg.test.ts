@@ -1,6 +1,6 @@
 import type { Db } from '@atrium/db';
 import { agentRegistrations, connections, events, webhookDeliveries } from '@atrium/db';
-import { contractError, recordEvent, scopeOf } from '@atrium/routers';
+import { contractError, fanOutEvents, scopeOf } from '@atrium/routers';
 import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, inject, it } from 'vitest';
 import { registerAgent } from '../../../routers/src/agents/service.ts';
@@ -96,51 +96,38 @@ function pausingDb(env: TestEnvironment, act: () => Promise<void>): Db {
 }
 
 describe.skipIf(!onPostgres)('pinned interleavings (PostgreSQL only: they need a second connection)', () => {
-  it('a webhook endpoint deleted between an event and its deliveries neither fails the write nor leaves a delivery', async () => {
+  it('a webhook endpoint deleted during the fan-out of an event neither fails the fan-out nor leaves a delivery', async () => {
     const env = await newEnvironment();
     const endpoint = await env.http.post('/webhook_endpoints', {
       endpoint_url: 'https://hooks.example.com/doomed',
       events: ['*'],
     });
     expect(endpoint.status).toBe(201);
-    const scope = await scopeOf(env.deps, env.environmentId);
+    const created = await env.http.post('/organizations', { name: 'X' });
+    expect(created.status).toBe(201);
     let deletion: Promise<unknown> | undefined;
-    let deleted = false;
-
-    const eventId = await env.deps.db.transaction(async (tx) => {
-      // recordEvent's one statement (the event, and the endpoints to deliver to) is followed by
-      // the deletion of the endpoint on another connection: it either completes (nothing held
-      // the endpoint) or waits for this transaction (the endpoint is held until the deliveries
-      // are written).
-      const hooked = new Proxy(tx, {
-        get(target, key, receiver) {
-          const value = Reflect.get(target, key, receiver);
-          if (key !== 'execute') return value;
-          return (...args: unknown[]) =>
-            afterResult((value as (...a: unknown[]) => object).apply(target, args), async () => {
-              deletion = env.http.delete(`/webhook_endpoints/${endpoint.body.id}`).then((res) => {
-                deleted = true;
-                return res;
-              });
-              // Bounded poll: until the deletion is done, or is waiting for a lock.
-              for (let i = 0; i < 500 && !deleted; i++) {
-                const [row] = await env.deps.db
-                  .select({ n: sql<number>`count(*)::int` })
-                  .from(sql`pg_stat_activity`)
-                  .where(sql`wait_event_type = 'Lock' and query ilike 'delete from "webhook_endpoints"%'`);
-                if ((row?.n ?? 0) > 0) break;
-                await new Promise((resolve) => setImmediate(resolve));
-              }
-            });
-        },
-      });
-      return recordEvent(hooked as typeof tx, scope, 'organization.created', { id: 'org_x', name: 'X' });
+    // The fan-out's first select reads (and KEY SHARE locks) the endpoints to deliver to; the
+    // endpoint is deleted on another connection right then: the deletion waits for the fan-out,
+    // whose deliveries then go with the endpoint.
+    const db = pausingDb(env, async () => {
+      deletion = (
+        await actMeanwhile(
+          env,
+          () => env.http.delete(`/webhook_endpoints/${endpoint.body.id}`),
+          'delete from "webhook_endpoints"',
+        )
+      ).acting;
     });
+    const step = await fanOutEvents(db, new Date(), 10, { perEnvironment: 10, environments: [env.environmentId] });
+    expect(step).toMatchObject({ events: 1, deliveries: 1 });
 
     const res = (await deletion) as { status: number };
     expect(res.status).toBe(204);
-    const [event] = await env.deps.db.select().from(events).where(eq(events.id, eventId));
-    expect(event?.event).toBe('organization.created');
+    const [event] = await env.deps.db
+      .select()
+      .from(events)
+      .where(and(eq(events.environmentId, env.environmentId), eq(events.event, 'organization.created')));
+    expect(event).toMatchObject({ fanoutPending: false, organizationId: created.body.id });
     // The delivery to the deleted endpoint went with it.
     expect(
       await env.deps.db

@@ -1,1 +1,0 @@
-CREATE INDEX "sessions_expires_idx" ON "sessions" USING btree ("expires_at");
