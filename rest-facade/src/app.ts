@@ -15,11 +15,11 @@ import {
   requestHash,
   requireIdempotencyKey,
 } from '@atrium/routers';
-import { apiReference } from '@scalar/express-api-reference';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { MAX_BODY_BYTES, parseQuery, readJsonBody } from './body.ts';
+import { DOCS_ASSETS, docsHandlers } from './docs.ts';
 import { DEFAULT_IN_FLIGHT, InFlightLimit, type InFlightOptions, weightOfPage } from './in-flight.ts';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, restRouteOf, successStatuses } from './openapi.ts';
@@ -200,7 +200,10 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   app.get('/openapi.json', (_req, res) => {
     res.json(document);
   });
-  app.use('/docs', apiReference({ url: '/openapi.json', pageTitle: 'Atrium API reference' }));
+  const docs = docsHandlers(options.baseUrl);
+  app.get('/docs', docs.page);
+  app.get(`${DOCS_ASSETS}/init.js`, docs.init);
+  app.get(`${DOCS_ASSETS}/standalone.js`, docs.standalone);
   app.use((_req, res) => {
     sendError(res, new ApiError(404, 'route_not_found', 'No such route.'));
   });

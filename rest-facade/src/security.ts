@@ -6,10 +6,10 @@ type Header = [name: string, value: string];
 /**
  * The security headers `helmet` sets, computed once at start-up (they do not depend on the
  * request) and applied with a few `setHeader` calls per request, so the hot path does not run
- * the middleware chain. API responses get a `default-src 'none'` policy; the rest (the API
- * reference page) helmet's default policy.
+ * the middleware chain. API responses get a `default-src 'none'` policy; other pages no policy,
+ * except the API reference page, which sets its own (docs.ts).
  */
-function headersOf(middleware: ReturnType<typeof helmet>): Header[] {
+export function headersOf(middleware: ReturnType<typeof helmet>): Header[] {
   const headers: Header[] = [];
   const res = {
     setHeader(name: string, value: string | number | readonly string[]) {

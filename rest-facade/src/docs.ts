@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { Request, Response } from 'express';
+import helmet from 'helmet';
+import { applyHeaders, headersOf } from './security.ts';
+
+/**
+ * The API reference at /docs, served wholly by this process so it works offline: the page, a
+ * small init script, and Scalar's standalone bundle from the installed `@scalar/api-reference`.
+ * The bundle's URL carries the package version, so it can be cached for a year.
+ */
+const require = createRequire(import.meta.url);
+const SCALAR_DIST = dirname(require.resolve('@scalar/api-reference'));
+const SCALAR_VERSION: string = JSON.parse(readFileSync(join(SCALAR_DIST, '..', 'package.json'), 'utf8')).version;
+const STANDALONE = join(SCALAR_DIST, 'browser', 'standalone.js');
+
+export const DOCS_ASSETS = `/docs/assets/${SCALAR_VERSION}`;
+const YEAR_MS = 365 * 24 * 3600 * 1000;
+
+// No default fonts (they come from Scalar's CDN) and no telemetry: nothing leaves the machine.
+const SCALAR_CONFIG = { url: '/openapi.json', withDefaultFonts: false, telemetry: false };
+
+const PAGE = `<!doctype html>
+<html>
+  <head>
+    <title>Atrium API reference</title>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+  </head>
+  <body>
+    <div id="app"></div>
+    <script src="${DOCS_ASSETS}/standalone.js"></script>
+    <script src="${DOCS_ASSETS}/init.js"></script>
+  </body>
+</html>
+`;
+const INIT = `Scalar.createApiReference('#app', ${JSON.stringify(SCALAR_CONFIG)});\n`;
+
+/**
+ * Scripts only from this origin (the init script is a file, not inline); Scalar (Vue) sets
+ * inline styles, so styles may be inline. Requests go to this origin and to the public URL the
+ * OpenAPI document names (the "test request" client). No `upgrade-insecure-requests`: the
+ * server usually runs on plain http on loopback.
+ */
+function docsHeaders(baseUrl: string) {
+  const api = new URL(baseUrl).origin;
+  return headersOf(
+    helmet({
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          scriptSrcAttr: ["'none'"],
+          styleSrc: ["'self'", "'unsafe-inline'"],
+          imgSrc: ["'self'", 'data:', 'blob:'],
+          fontSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'", api],
+          workerSrc: ["'self'", 'blob:'],
+          objectSrc: ["'none'"],
+          baseUri: ["'self'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+        },
+      },
+    }),
+  );
+}
+
+export interface DocsHandlers {
+  page: (req: Request, res: Response) => void;
+  init: (req: Request, res: Response) => void;
+  standalone: (req: Request, res: Response, next: (err?: unknown) => void) => void;
+}
+
+export function docsHandlers(baseUrl: string): DocsHandlers {
+  const headers = docsHeaders(baseUrl);
+  return {
+    page: (_req, res) => {
+      applyHeaders(res, headers);
+      res.setHeader('Cache-Control', 'no-cache');
+      res.type('html').send(PAGE);
+    },
+    init: (_req, res) => {
+      res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+      res.type('text/javascript').send(INIT);
+    },
+    standalone: (_req, res, next) => {
+      res.type('text/javascript');
+      res.sendFile(STANDALONE, { maxAge: YEAR_MS, immutable: true }, (err) => {
+        if (err && !res.headersSent) next(err);
+      });
+    },
+  };
+}
