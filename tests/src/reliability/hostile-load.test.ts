@@ -5,8 +5,8 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { scratchDatabase } from '../helpers/scratch-database.ts';
 
 /**
  * The three crashes of issue #19, against the server `npm start` runs (the esbuild bundle, with
@@ -101,7 +101,7 @@ describe('hostile load on the built server', () => {
   let child: ChildProcess | undefined;
   let output = '';
   let dataDir: string | undefined;
-  let database: { admin: postgres.Sql; name: string } | undefined;
+  let database: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
   let auth: Record<string, string> = {};
 
   beforeAll(async () => {
@@ -117,13 +117,8 @@ describe('hostile load on the built server', () => {
       ATRIUM_MASTER_KEY: randomBytes(32).toString('base64'),
     };
     if (databaseUrl) {
-      const name = `atrium_hostile_${process.pid}_${Date.now()}`;
-      const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-      await admin.unsafe(`create database "${name}"`);
-      database = { admin, name };
-      const url = new URL(databaseUrl);
-      url.pathname = `/${name}`;
-      env.DATABASE_URL = url.toString();
+      database = await scratchDatabase(databaseUrl, 'hostile');
+      env.DATABASE_URL = database.url;
     } else {
       dataDir = mkdtempSync(join(tmpdir(), 'atrium-hostile-'));
       env.ATRIUM_DATA_DIR = dataDir;
@@ -163,10 +158,7 @@ describe('hostile load on the built server', () => {
     }
     rmSync(bundle, { force: true });
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-    if (database) {
-      await database.admin.unsafe(`drop database if exists "${database.name}" with (force)`);
-      await database.admin.end({ timeout: 5 });
-    }
+    await database?.drop();
   });
 
   it(

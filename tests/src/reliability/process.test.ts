@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAdminClient } from '../../../server/src/cli.ts';
+import { scratchDatabase } from '../helpers/scratch-database.ts';
 import { freePort, killSpawnedServers, type SpawnedServer, spawnServer } from '../helpers/spawn-server.ts';
 import { HttpClient } from '../helpers/world.ts';
 import { adminTokenFor } from './own-app.ts';
@@ -11,7 +12,8 @@ import { adminTokenFor } from './own-app.ts';
 /**
  * The real server process: SIGTERM drains in-flight requests and exits 0; SIGKILL in the
  * middle of a write load loses no acknowledged write and leaves no half-written record. On a
- * PostgreSQL run the server uses the run's database; on PGlite, a data directory of its own.
+ * PostgreSQL run the server gets a database of its own (it retires every other admin token at
+ * start); on PGlite, a data directory of its own.
  */
 const databaseUrl = inject('databaseUrl');
 const LOAD = Number(process.env.CRASH_LOAD ?? 60);
@@ -22,12 +24,16 @@ describe('server process', () => {
   let dir: string;
   const token = adminTokenFor('process');
 
-  beforeAll(() => {
+  let database: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
+
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'atrium-process-'));
+    if (databaseUrl) database = await scratchDatabase(databaseUrl, 'process');
   });
-  afterAll(() => {
+  afterAll(async () => {
     killSpawnedServers();
     rmSync(dir, { recursive: true, force: true });
+    await database?.drop();
     console.info(
       `[reliability] process: ${processStats.requests} requests, ${processStats.terms} SIGTERM, ${processStats.kills} SIGKILL, ${processStats.fiveXx} 5xx`,
     );
@@ -42,7 +48,7 @@ describe('server process', () => {
       SHUTDOWN_DRAIN_MS: '5000',
     };
     // PostgreSQL deployments must name the master key that encrypts signing keys.
-    if (databaseUrl) Object.assign(env, { DATABASE_URL: databaseUrl, ATRIUM_MASTER_KEY: masterKey });
+    if (database) Object.assign(env, { DATABASE_URL: database.url, ATRIUM_MASTER_KEY: masterKey });
     return spawnServer(env, await freePort());
   }
 
