@@ -92,7 +92,10 @@ export interface AtriumApp {
 export interface AppOptions {
   /** Public base URL, used in the OpenAPI document. */
   baseUrl: string;
-  /** Limits per API key (defaults: 6,000 requests and 50 organization deletes per 60 s); false turns them off. */
+  /**
+   * Limits per API key (defaults: 6,000 requests and 50 organization deletes per 60 s) and per
+   * client address without valid credentials (300); false turns them off.
+   */
   rateLimit?: Partial<RateLimitOptions> | false;
   /** The metrics registry to fill (default: a new one without process metrics). */
   metrics?: Metrics;
@@ -125,7 +128,9 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const metrics = options.metrics ?? new Metrics();
   const accessLog = options.accessLog ?? true;
   const limits =
-    options.rateLimit === false ? undefined : new RateLimits(Object.assign({}, DEFAULT_RATE_LIMITS, options.rateLimit));
+    options.rateLimit === false
+      ? undefined
+      : new RateLimits(deps, Object.assign({}, DEFAULT_RATE_LIMITS, options.rateLimit));
   const inFlight =
     options.inFlight === false
       ? undefined
@@ -225,7 +230,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
       if (limits) {
         let organizationDeletes = 0;
         for (const call of info.calls) if (call.path === ORGANIZATION_DELETE) organizationDeletes++;
-        const admission = await limits.admit(req, res, { requests: info.calls.length, organizationDeletes });
+        const admission = await limits.admit(req, res, { requests: info.calls.length, organizationDeletes }, 'trpc');
         if (!admission.ok) {
           res.setHeader('Retry-After', String(admission.retryAfter));
           throw admission.error;
@@ -325,7 +330,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     const method = req.method ?? 'GET';
     if (limits) {
       const isDelete = method === ORGANIZATION_DELETE_ROUTE?.method && template === ORGANIZATION_DELETE_ROUTE.template;
-      const admission = await limits.admit(req, res, { requests: 1, organizationDeletes: isDelete ? 1 : 0 });
+      const surface = method === 'GET' && template === JWKS_TEMPLATE ? 'public' : 'api';
+      const admission = await limits.admit(req, res, { requests: 1, organizationDeletes: isDelete ? 1 : 0 }, surface);
       if (!admission.ok) {
         req.resume();
         sendError(res, admission.error, { 'Retry-After': String(admission.retryAfter) });

@@ -1,5 +1,12 @@
 export { type AppRouter, appRouter, createCaller } from './app-router.ts';
-export { authenticateAdmin, authenticateApiKey, ensureAdminToken, forgetEnvironment } from './auth/service.ts';
+export {
+  authenticateAdmin,
+  authenticateApiKey,
+  authenticateApiKeyWithId,
+  bearer,
+  ensureAdminToken,
+  forgetEnvironment,
+} from './auth/service.ts';
 export {
   type Config,
   type Context,
