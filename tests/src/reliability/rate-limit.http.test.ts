@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminTokenOf } from '../helpers/tokens.ts';
 import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { snapshot } from './catalog.ts';
 import { startOwnApp } from './own-app.ts';
@@ -93,9 +94,11 @@ describe('rate limits per API key', () => {
 
 describe('rate limits count the authenticated key, and failures per address in a bounded store', () => {
   let own: Awaited<ReturnType<typeof startOwnApp>>;
+  let deps: TestEnvironment['deps'];
 
   beforeAll(async () => {
-    own = await startOwnApp((await newEnvironment()).deps, {
+    deps = (await newEnvironment()).deps;
+    own = await startOwnApp(deps, {
       rateLimit: { requests: 3, windowSeconds: 60, organizationDeletes: 2, unauthenticated: 4, maxAddresses: 5 },
     });
   });
@@ -119,6 +122,7 @@ describe('rate limits count the authenticated key, and failures per address in a
 
   it('keeps the store flat under distinct bogus keys, and refuses them with 429 past the failure limit', async () => {
     const keysBefore = own.app.limits?.trackedKeys;
+    const cachedBefore = deps.caches.apiKeys.size;
     const statuses: number[] = [];
     let retryAfter: string | undefined;
     for (let i = 0; i < 40; i++) {
@@ -131,8 +135,9 @@ describe('rate limits count the authenticated key, and failures per address in a
     expect(statuses.slice(0, 4)).toEqual([401, 401, 401, 401]);
     expect(new Set(statuses.slice(4))).toEqual(new Set([429]));
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
-    // Forty keys, one address: nothing was stored per key.
+    // Forty keys, one address: nothing was stored per key, neither here nor in the API-key cache.
     expect(own.app.limits?.trackedKeys).toBe(keysBefore);
+    expect(deps.caches.apiKeys.size).toBe(cachedBefore);
     expect(own.app.limits?.trackedAddresses).toBe(1);
     // Twenty more addresses: the store keeps at most its cap of five.
     for (let n = 10; n < 30; n++) {
@@ -156,6 +161,19 @@ describe('rate limits count the authenticated key, and failures per address in a
     });
     expect(fromFlooded.status).toBe(200);
     expect(own.app.limits?.trackedKeys).toBe(keysBefore + 1);
+  });
+
+  it('counts an admin token over /trpc against the token, not the address', async () => {
+    const admin = { Authorization: `Bearer ${await adminTokenOf()}` };
+    const first = await getFrom(own.url, '/trpc/admin.connections.types', '127.0.0.6', admin);
+    expect(first).toMatchObject({ status: 200, policy: '3;w=60' });
+    const spelled = { Authorization: admin.Authorization.replace('Bearer ', 'bearer  ') };
+    const statuses = [first.status];
+    for (let i = 0; i < 3; i++)
+      statuses.push((await getFrom(own.url, '/trpc/admin.connections.types', '127.0.0.7', spelled)).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    // The addresses it came from were not charged.
+    expect((await getFrom(own.url, '/organizations', '127.0.0.6')).status).toBe(401);
   });
 
   it('needs no key on the public JWKS path, counted per address', async () => {
