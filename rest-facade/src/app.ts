@@ -16,6 +16,7 @@ import {
   requireIdempotencyKey,
 } from '@atrium/routers';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
+import { getErrorShape } from '@trpc/server/unstable-core-do-not-import';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { MAX_BODY_BYTES, parseQuery, readJsonBody } from './body.ts';
@@ -25,6 +26,7 @@ import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, restRouteOf, successStatuses } from './openapi.ts';
 import { decodeSegment, decodingCaller, type PathParams, pathParamsOf } from './path-params.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits } from './rate-limit.ts';
+import { boundResponse, MAX_BATCH_CALLS, MAX_RESPONSE_BYTES } from './response-limit.ts';
 import { RouteTable } from './routes.ts';
 import { API_SECURITY_HEADERS, applyHeaders, PAGE_SECURITY_HEADERS } from './security.ts';
 
@@ -49,6 +51,8 @@ const ORGANIZATION_DELETE = 'organizations.delete';
 const ORGANIZATION_DELETE_ROUTE = restRouteOf(ORGANIZATION_DELETE);
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
+
+const batchTooLarge = (message: string) => new ApiError(400, 'batch_too_large', message);
 
 /** Echo a caller's X-Request-ID when it is sane, else make one. */
 function requestIdOf(req: IncomingMessage): string {
@@ -92,8 +96,13 @@ export interface AtriumApp {
 export interface AppOptions {
   /** Public base URL, used in the OpenAPI document. */
   baseUrl: string;
-  /** Limits per API key (defaults: 6,000 requests and 50 organization deletes per 60 s); false turns them off. */
+  /**
+   * Limits per API key (defaults: 6,000 requests and 50 organization deletes per 60 s) and per
+   * client address without valid credentials (300); false turns them off.
+   */
   rateLimit?: Partial<RateLimitOptions> | false;
+  /** The most bytes one response body may hold (default 16 MiB). */
+  maxResponseBytes?: number;
   /** The metrics registry to fill (default: a new one without process metrics). */
   metrics?: Metrics;
   /** One `info` line per request (default true); off saves a write per request. */
@@ -107,6 +116,19 @@ const NAMED_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/openapi.json',
 
 function isTrpcPath(pathname: string): boolean {
   return pathname.startsWith(TRPC_BASE) && (pathname.length === TRPC_BASE.length || pathname[TRPC_BASE.length] === '/');
+}
+
+/** A refusal of a whole `/trpc` response in tRPC's shape: one error per call of a batch, else one. */
+function trpcErrorBody(pathname: string, search: string): (error: ApiError) => string {
+  return (error) => {
+    const paths = pathname.slice(TRPC_BASE.length + 1).split(',');
+    const config = appRouter._def._config;
+    const shape = (path: string) => ({
+      error: getErrorShape({ config, error, type: 'unknown', path, input: undefined, ctx: undefined }),
+    });
+    const batch = new URLSearchParams(search).get('batch') === '1';
+    return JSON.stringify(batch ? paths.map(shape) : shape(paths[0] ?? ''));
+  };
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -125,7 +147,10 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const metrics = options.metrics ?? new Metrics();
   const accessLog = options.accessLog ?? true;
   const limits =
-    options.rateLimit === false ? undefined : new RateLimits(Object.assign({}, DEFAULT_RATE_LIMITS, options.rateLimit));
+    options.rateLimit === false
+      ? undefined
+      : new RateLimits(deps, Object.assign({}, DEFAULT_RATE_LIMITS, options.rateLimit));
+  const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const inFlight =
     options.inFlight === false
       ? undefined
@@ -216,19 +241,24 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
    * tRPC clients, served by tRPC's node-http handler ahead of Express as the REST paths are
    * (Express's request/response set-up alone costs more than a small procedure). They are held
    * to the same per-key limits: each procedure of a batch counts as one request, and each
-   * `organizations.delete` against the delete limit too. A refusal is thrown from the context,
-   * so tRPC answers it in its own shape (HTTP 429, `TOO_MANY_REQUESTS`, the contract's body in
-   * `data.contract`) for every call of the batch.
+   * `organizations.delete` against the delete limit too. A batch holds at most
+   * `MAX_BATCH_CALLS` calls, and its calls' weights together must fit the in-flight limit, else
+   * it is refused with 400 `batch_too_large` before any call runs. A refusal is thrown from the
+   * context, so tRPC answers it in its own shape (the contract's body in `data.contract`) for
+   * every call of the batch.
    */
   const trpc = createHTTPHandler({
     router: appRouter,
     basePath: `${TRPC_BASE}/`,
     maxBodySize: MAX_BODY_BYTES,
     createContext: async ({ req, res, info }) => {
+      if (info.calls.length > MAX_BATCH_CALLS) {
+        throw batchTooLarge(`A batch holds at most ${MAX_BATCH_CALLS} calls; this one has ${info.calls.length}.`);
+      }
       if (limits) {
         let organizationDeletes = 0;
         for (const call of info.calls) if (call.path === ORGANIZATION_DELETE) organizationDeletes++;
-        const admission = await limits.admit(req, res, { requests: info.calls.length, organizationDeletes });
+        const admission = await limits.admit(req, res, { requests: info.calls.length, organizationDeletes }, 'trpc');
         if (!admission.ok) {
           res.setHeader('Retry-After', String(admission.retryAfter));
           throw admission.error;
@@ -243,6 +273,12 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
           const input = info.type === 'query' ? await call.getRawInput().catch(() => undefined) : undefined;
           weight += weightOfPage(
             typeof input === 'object' && input !== null ? (input as { limit?: unknown }).limit : undefined,
+          );
+        }
+        // A single call heavier than the limit runs alone (in-flight.ts); a batch must fit.
+        if (info.calls.length > 1 && weight > inFlight.options.max) {
+          throw batchTooLarge(
+            `This batch weighs ${weight} and at most ${inFlight.options.max} may run at once (a page of more than 25 items weighs more than one). Send fewer calls or ask for smaller pages.`,
           );
         }
       }
@@ -328,7 +364,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     const method = req.method ?? 'GET';
     if (limits) {
       const isDelete = method === ORGANIZATION_DELETE_ROUTE?.method && template === ORGANIZATION_DELETE_ROUTE.template;
-      const admission = await limits.admit(req, res, { requests: 1, organizationDeletes: isDelete ? 1 : 0 });
+      const surface = method === 'GET' && template === JWKS_TEMPLATE ? 'public' : 'api';
+      const admission = await limits.admit(req, res, { requests: 1, organizationDeletes: isDelete ? 1 : 0 }, surface);
       if (!admission.ok) {
         req.resume();
         sendError(res, admission.error, { 'Retry-After': String(admission.retryAfter) });
@@ -393,6 +430,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
         .finally(() => end(chunk));
       return res;
     }) as typeof res.end;
+    // Over it, the body is never sent; checked before the idempotent store above sees it.
+    boundResponse(res, maxResponseBytes, (error) => JSON.stringify(contractError(error).body));
     await bridge(req, res);
   }
 
@@ -429,6 +468,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     if (route.kind === 'none') {
       if (trpcCall) {
         applyHeaders(res, API_SECURITY_HEADERS);
+        boundResponse(res, maxResponseBytes, trpcErrorBody(pathname, search));
         trpc(req, res);
       } else app(req as Request, res as Response);
       return;

@@ -1,18 +1,30 @@
 import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '@atrium/routers';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { ApiError, authenticateAdmin, authenticateApiKeyWithId, bearer, type Deps } from '@atrium/routers';
 
 export interface RateLimitOptions {
-  /** Requests per API key per window (default 6,000). */
+  /** Requests per API key (or admin token) per window (default 6,000). */
   requests: number;
   /** Window length in seconds (default 60). */
   windowSeconds: number;
   /** `DELETE /organizations/:id` per API key per window (default 50). */
   organizationDeletes: number;
+  /** Requests per client address per window whose credentials are missing or fail (default 300). */
+  unauthenticated: number;
+  /** Client addresses counted at once; past it the least recently seen is forgotten (default 10,000). */
+  maxAddresses: number;
 }
 
-export const DEFAULT_RATE_LIMITS: RateLimitOptions = { requests: 6_000, windowSeconds: 60, organizationDeletes: 50 };
+export const DEFAULT_RATE_LIMITS: RateLimitOptions = {
+  requests: 6_000,
+  windowSeconds: 60,
+  organizationDeletes: 50,
+  unauthenticated: 300,
+  maxAddresses: 10_000,
+};
+
+/** Keys and admin tokens counted at once. Only credentials that authenticated get here, so it is a backstop. */
+const MAX_KEYS = 100_000;
 
 /**
  * What one HTTP request counts against its key: a REST call is one request (and one delete when
@@ -23,67 +35,183 @@ export interface Cost {
   organizationDeletes: number;
 }
 
+/** Where a request arrives: a public path (JWKS, no key needed), a REST path, or `/trpc` (admin tokens too). */
+export type Surface = 'public' | 'api' | 'trpc';
+
 /** What a request may do: go on, or stop here with a 429 (already sent). */
 export type Admission = { ok: true } | { ok: false; error: ApiError; retryAfter: number };
 
+interface Window {
+  used: number;
+  resetAt: number;
+}
+
+interface Count {
+  ok: boolean;
+  remaining: number;
+  msBeforeNext: number;
+}
+
 /**
- * Fixed-window limits per API key, counted in this process by `rate-limiter-flexible`. The key
- * is the SHA-256 of the bearer token (never the token itself); requests without one are
- * counted per remote address. Every answer carries the IETF draft `RateLimit-*` headers.
+ * Fixed-window counters in one Map with a hard cap on its size, and no timers: a window that has
+ * ended is dropped when its key is next seen, and past the cap the least recently seen key is
+ * forgotten (Map order, refreshed on each hit). An LRU rather than refusing newcomers at the cap:
+ * memory stays flat however many keys arrive, and a flood of new keys can only reset the counts
+ * of keys idle longer than all of them, never block a caller it has not seen.
  */
-export class RateLimits {
-  private readonly all: RateLimiterMemory;
-  private readonly deletes: RateLimiterMemory;
-  private readonly allPolicy: string;
-  private readonly deletesPolicy: string;
+export class FixedWindows {
+  private readonly windows = new Map<string, Window>();
 
-  constructor(readonly options: RateLimitOptions = DEFAULT_RATE_LIMITS) {
-    this.all = new RateLimiterMemory({ keyPrefix: 'all', points: options.requests, duration: options.windowSeconds });
-    this.deletes = new RateLimiterMemory({
-      keyPrefix: 'org_delete',
-      points: options.organizationDeletes,
-      duration: options.windowSeconds,
-    });
-    this.allPolicy = `${options.requests};w=${options.windowSeconds}`;
-    this.deletesPolicy = `${options.organizationDeletes};w=${options.windowSeconds}`;
+  constructor(
+    readonly points: number,
+    readonly windowMs: number,
+    readonly maxKeys: number,
+  ) {}
+
+  /** Keys counted now (at most `maxKeys`). */
+  get size(): number {
+    return this.windows.size;
   }
 
-  private static keyOf(req: IncomingMessage): string {
-    const auth = req.headers.authorization;
-    if (auth) return hash('sha256', auth, 'base64url');
-    return `ip:${req.socket.remoteAddress ?? 'unknown'}`;
-  }
-
-  /** Counts the request against its key's limits and sets the `RateLimit-*` headers. */
-  async admit(req: IncomingMessage, res: ServerResponse, cost: Cost): Promise<Admission> {
-    const key = RateLimits.keyOf(req);
-    let policy = this.allPolicy;
-    let limit = this.options.requests;
-    try {
-      let result = await this.all.consume(key, Math.max(1, cost.requests));
-      if (cost.organizationDeletes > 0) {
-        policy = this.deletesPolicy;
-        limit = this.options.organizationDeletes;
-        result = await this.deletes.consume(key, cost.organizationDeletes);
+  /** Counts `points` against `key`; refused attempts count too, so a flood stays refused. */
+  consume(key: string, points: number, now = Date.now()): Count {
+    let window = this.windows.get(key);
+    if (window) this.windows.delete(key);
+    if (!window || window.resetAt <= now) {
+      window = { used: 0, resetAt: now + this.windowMs };
+      if (this.windows.size >= this.maxKeys) {
+        const oldest = this.windows.keys().next();
+        if (!oldest.done) this.windows.delete(oldest.value);
       }
-      setHeaders(res, policy, limit, result);
-      return { ok: true };
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      setHeaders(res, policy, limit, rejection);
-      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      return {
-        ok: false,
-        retryAfter,
-        error: new ApiError(429, 'rate_limit_exceeded', `Too many requests. Retry after ${retryAfter} seconds.`),
-      };
     }
+    this.windows.set(key, window);
+    window.used = Math.min(window.used + points, Number.MAX_SAFE_INTEGER);
+    return {
+      ok: window.used <= this.points,
+      remaining: Math.max(0, this.points - window.used),
+      msBeforeNext: window.resetAt - now,
+    };
   }
 }
 
-function setHeaders(res: ServerResponse, policy: string, limit: number, result: RateLimiterRes): void {
+/**
+ * One bucket per client address: an IPv4 address (IPv4-mapped IPv6 included), or the /64 of an
+ * IPv6 address, the block one host is usually given (so it cannot mint a bucket per address).
+ */
+export function addressKey(address: string | undefined): string {
+  if (!address) return 'unknown';
+  const plain = address.split('%')[0] ?? address;
+  if (!plain.includes(':')) return plain;
+  if (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(plain)) return plain.slice(7);
+  const [head = '', tail] = plain.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+/** Who a request counts against: an authenticated key, or its client address. */
+type Caller = { kind: 'key'; key: string } | { kind: 'address'; key: string };
+
+/**
+ * Fixed-window limits, counted in this process. The caller is authenticated first: an API key
+ * counts against its key id (however its header is spelled), an admin token over `/trpc` against
+ * the token; requests whose credentials are missing or fail, and public paths, count against the
+ * client address with the stricter `unauthenticated` limit, in a store capped at `maxAddresses`.
+ * Every answer carries the IETF draft `RateLimit-*` headers.
+ */
+export class RateLimits {
+  private readonly keys: FixedWindows;
+  private readonly deletes: FixedWindows;
+  private readonly addresses: FixedWindows;
+  private readonly keyPolicy: string;
+  private readonly deletesPolicy: string;
+  private readonly addressPolicy: string;
+
+  constructor(
+    private readonly deps: Deps,
+    readonly options: RateLimitOptions = DEFAULT_RATE_LIMITS,
+  ) {
+    const windowMs = options.windowSeconds * 1000;
+    this.keys = new FixedWindows(options.requests, windowMs, MAX_KEYS);
+    this.deletes = new FixedWindows(options.organizationDeletes, windowMs, MAX_KEYS);
+    this.addresses = new FixedWindows(options.unauthenticated, windowMs, options.maxAddresses);
+    this.keyPolicy = `${options.requests};w=${options.windowSeconds}`;
+    this.deletesPolicy = `${options.organizationDeletes};w=${options.windowSeconds}`;
+    this.addressPolicy = `${options.unauthenticated};w=${options.windowSeconds}`;
+  }
+
+  /** How many client addresses are counted now (never more than `maxAddresses`). */
+  get trackedAddresses(): number {
+    return this.addresses.size;
+  }
+
+  /** How many keys and admin tokens are counted now. */
+  get trackedKeys(): number {
+    return this.keys.size;
+  }
+
+  /**
+   * The caller's bucket. Authentication is the procedures' own (cached for live keys, never for
+   * failures); a credential that fails counts against the address. Other failures (the database
+   * is down) propagate and answer as they would from the procedure.
+   */
+  private async callerOf(req: IncomingMessage, surface: Surface): Promise<Caller> {
+    const address: Caller = { kind: 'address', key: addressKey(req.socket.remoteAddress) };
+    const header = req.headers.authorization;
+    if (surface === 'public' || !header) return address;
+    try {
+      const secret = bearer(header);
+      if (surface === 'trpc' && secret?.startsWith('atrium_admin_')) {
+        await authenticateAdmin(this.deps, header);
+        return { kind: 'key', key: `admin:${hash('sha256', secret, 'base64url')}` };
+      }
+      const { keyId } = await authenticateApiKeyWithId(this.deps, header);
+      return { kind: 'key', key: keyId };
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return address;
+      throw error;
+    }
+  }
+
+  /** Counts the request against its caller's limits and sets the `RateLimit-*` headers. */
+  async admit(req: IncomingMessage, res: ServerResponse, cost: Cost, surface: Surface): Promise<Admission> {
+    const caller = await this.callerOf(req, surface);
+    const requests = Math.max(1, cost.requests);
+    let policy: string;
+    let limit: number;
+    let count: Count;
+    if (caller.kind === 'address') {
+      policy = this.addressPolicy;
+      limit = this.options.unauthenticated;
+      count = this.addresses.consume(caller.key, requests);
+    } else {
+      policy = this.keyPolicy;
+      limit = this.options.requests;
+      count = this.keys.consume(caller.key, requests);
+      if (count.ok && cost.organizationDeletes > 0) {
+        policy = this.deletesPolicy;
+        limit = this.options.organizationDeletes;
+        count = this.deletes.consume(caller.key, cost.organizationDeletes);
+      }
+    }
+    setHeaders(res, policy, limit, count);
+    if (count.ok) return { ok: true };
+    const retryAfter = Math.max(1, Math.ceil(count.msBeforeNext / 1000));
+    return {
+      ok: false,
+      retryAfter,
+      error: new ApiError(429, 'rate_limit_exceeded', `Too many requests. Retry after ${retryAfter} seconds.`),
+    };
+  }
+}
+
+function setHeaders(res: ServerResponse, policy: string, limit: number, count: Count): void {
   res.setHeader('RateLimit-Policy', policy);
   res.setHeader('RateLimit-Limit', String(limit));
-  res.setHeader('RateLimit-Remaining', String(result.remainingPoints));
-  res.setHeader('RateLimit-Reset', String(Math.max(0, Math.ceil(result.msBeforeNext / 1000))));
+  res.setHeader('RateLimit-Remaining', String(count.remaining));
+  res.setHeader('RateLimit-Reset', String(Math.max(0, Math.ceil(count.msBeforeNext / 1000))));
 }

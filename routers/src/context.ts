@@ -112,7 +112,7 @@ export interface Deps {
    * id and the environment id of a client id (signing/service.ts).
    */
   caches: {
-    apiKeys: Map<string, { env: EnvironmentInfo; expiresAt: number }>;
+    apiKeys: Map<string, { env: EnvironmentInfo; keyId: string; expiresAt: number }>;
     signingKeys: Map<string, KeyCacheEntry>;
     clients: Map<string, string>;
   };

@@ -186,6 +186,16 @@ function fieldErrorOf(issue: ZodIssueLike): FieldError {
   return { field, code: `${field}_invalid`, message: `${field}: ${issue.message}` };
 }
 
+/**
+ * tRPC's own refusals of a request it could not read: input that is not JSON (`?input=%7Bbad`,
+ * a bad body) is 400 `invalid_json`; a batch whose input is not an object, 400 `invalid_request`.
+ */
+export function malformedInput(error: TRPCError): ApiError | undefined {
+  if (error.code !== 'BAD_REQUEST' || error instanceof ApiError || isZodError(error.cause)) return undefined;
+  if (error.cause instanceof SyntaxError) return badRequest('invalid_json', 'The request input is not valid JSON.');
+  return badRequest('invalid_request', error.message);
+}
+
 /** Renders any error reaching the edge of the service as the contract's status and body. */
 export function contractError(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof ApiError) return { status: error.status, body: error.toBody() };
@@ -203,6 +213,8 @@ export function contractError(error: unknown): { status: number; body: ErrorBody
     }
     const mapped = fromDatabaseError(error.cause);
     if (mapped) return contractError(mapped);
+    const malformed = malformedInput(error);
+    if (malformed) return contractError(malformed);
     switch (error.code) {
       case 'PARSE_ERROR':
         return { status: 400, body: { code: 'invalid_json', message: 'The request body is not valid JSON.' } };

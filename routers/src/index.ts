@@ -2,6 +2,8 @@ export { type AppRouter, appRouter, createCaller } from './app-router.ts';
 export {
   authenticateAdmin,
   authenticateApiKey,
+  authenticateApiKeyWithId,
+  bearer,
   configureAdminToken,
   createAdminToken,
   ensureAdminToken,

@@ -2,7 +2,15 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { authenticateAdmin, authenticateApiKey } from './auth/service.ts';
 import { type Context, DEFAULT_CONFIG, type Scope } from './context.ts';
-import { ApiError, contractError, forbidden, fromDatabaseError, invalid, serviceUnavailable } from './errors.ts';
+import {
+  ApiError,
+  contractError,
+  forbidden,
+  fromDatabaseError,
+  invalid,
+  malformedInput,
+  serviceUnavailable,
+} from './errors.ts';
 import { idempotentDb } from './idempotency/service.ts';
 
 export type Meta = OpenApiMeta<{
@@ -38,7 +46,7 @@ function asContractError(error: TRPCError): ApiError | undefined {
   if (error.code === 'BAD_REQUEST' && error.cause && 'issues' in error.cause) {
     return invalid(contractError(error).body.errors ?? []);
   }
-  return undefined;
+  return malformedInput(error);
 }
 
 /** The caller's authentication, failing as the contract renders it (a lost database is a 503). */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DEFAULT_IN_FLIGHT, type InFlightOptions } from '@atrium/rest-facade';
+import { DEFAULT_IN_FLIGHT, type InFlightOptions, MAX_RESPONSE_BYTES } from '@atrium/rest-facade';
 import { DEFAULT_QUOTAS, parseMasterKey, type Quotas } from '@atrium/routers';
 
 /** Every setting of the server, read once from the environment (see the README's table). */
@@ -45,10 +45,23 @@ export interface ServerConfig {
   dbStatementTimeoutMs: number;
   /** Every statement a named prepared statement (DB_PREPARE, default true; false for PgBouncer in transaction mode). */
   dbPrepare: boolean;
-  /** Requests per API key per window, organization deletes per API key per window, window length. */
-  rateLimit: { requests: number; organizationDeletes: number; windowSeconds: number } | false;
+  /**
+   * Requests per API key per window, organization deletes per API key per window, window length,
+   * requests per client address whose credentials are missing or fail, and addresses counted at once.
+   */
+  rateLimit:
+    | {
+        requests: number;
+        organizationDeletes: number;
+        windowSeconds: number;
+        unauthenticated: number;
+        maxAddresses: number;
+      }
+    | false;
   /** API requests running at once (MAX_IN_FLIGHT, 0 = no limit), waiting (MAX_QUEUED), and for how long (QUEUE_TIMEOUT_MS). */
   inFlight: InFlightOptions | false;
+  /** The most bytes one response body may hold (MAX_RESPONSE_BYTES, default 16 MiB); larger is 413. */
+  maxResponseBytes: number;
   /** How long SIGTERM waits for in-flight requests before closing their connections. */
   shutdownDrainMs: number;
   /** One log line per request (ACCESS_LOG=off turns it off). */
@@ -124,8 +137,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
             requests: integer('RATE_LIMIT_REQUESTS', 6_000, env),
             organizationDeletes: integer('RATE_LIMIT_ORGANIZATION_DELETES', 50, env),
             windowSeconds: integer('RATE_LIMIT_WINDOW_SECONDS', 60, env),
+            unauthenticated: integer('RATE_LIMIT_UNAUTHENTICATED', 300, env),
+            maxAddresses: Math.max(1, integer('RATE_LIMIT_MAX_ADDRESSES', 10_000, env)),
           },
     inFlight: inFlight(env),
+    maxResponseBytes: Math.max(1024, integer('MAX_RESPONSE_BYTES', MAX_RESPONSE_BYTES, env)),
     shutdownDrainMs: integer('SHUTDOWN_DRAIN_MS', 8_000, env),
     accessLog: env.ACCESS_LOG !== 'off',
     quotas: quotas(env),

@@ -166,6 +166,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     baseUrl: config.publicUrl,
     rateLimit: config.rateLimit,
     inFlight: config.inFlight,
+    maxResponseBytes: config.maxResponseBytes,
     metrics,
     accessLog: config.accessLog,
   });

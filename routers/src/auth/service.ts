@@ -22,7 +22,8 @@ export function keyPrefixOf(secret: string): string {
   return secret.slice(0, KEY_PREFIX_LENGTH);
 }
 
-function bearer(header: string | undefined): string | undefined {
+/** The token of `Authorization: Bearer <token>` (scheme in any case, any spacing), else undefined. */
+export function bearer(header: string | undefined): string | undefined {
   if (!header) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match?.[1];
@@ -32,18 +33,28 @@ function bearer(header: string | undefined): string | undefined {
  * Resolves `Authorization: Bearer sk_…` to its environment. Only the SHA-256 of the key is
  * looked up (the key itself is never stored). Resolved keys are cached for
  * `config.apiKeyCacheTtlMs`; revocation and flag changes made through this process clear the
- * cache at once, and another process notices within the TTL.
+ * cache at once, and another process notices within the TTL. Failures are never cached, so the
+ * cache holds at most the live keys, however many bogus ones arrive.
  */
 export async function authenticateApiKey(deps: Deps, header: string | undefined): Promise<EnvironmentInfo> {
+  return (await authenticateApiKeyWithId(deps, header)).env;
+}
+
+/** As `authenticateApiKey`, with the key's id too (the rate limits count per key id). */
+export async function authenticateApiKeyWithId(
+  deps: Deps,
+  header: string | undefined,
+): Promise<{ env: EnvironmentInfo; keyId: string }> {
   const secret = bearer(header);
   if (!secret || !API_KEY.test(secret)) throw unauthorized();
   const hash = sha256Hex(secret);
   const cached = deps.caches.apiKeys.get(hash);
   const nowMs = Date.now();
-  if (cached && cached.expiresAt > nowMs) return cached.env;
+  if (cached && cached.expiresAt > nowMs) return cached;
 
   const [row] = await deps.db
     .select({
+      keyId: apiKeys.id,
       id: environments.id,
       name: environments.name,
       clientId: environments.clientId,
@@ -58,8 +69,9 @@ export async function authenticateApiKey(deps: Deps, header: string | undefined)
     throw unauthorized();
   }
   const env: EnvironmentInfo = { id: row.id, name: row.name, clientId: row.clientId, flags: row.flags };
-  deps.caches.apiKeys.set(hash, { env, expiresAt: nowMs + deps.config.apiKeyCacheTtlMs });
-  return env;
+  const entry = { env, keyId: row.keyId, expiresAt: nowMs + deps.config.apiKeyCacheTtlMs };
+  deps.caches.apiKeys.set(hash, entry);
+  return entry;
 }
 
 /** Forgets every cached key of an environment (after a revocation or a flag change). */

@@ -1,7 +1,35 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminTokenOf } from '../helpers/tokens.ts';
 import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { snapshot } from './catalog.ts';
 import { startOwnApp } from './own-app.ts';
+
+/** A GET sent from a chosen loopback address (all of 127.0.0.0/8 is local on Linux). */
+function getFrom(
+  url: string,
+  path: string,
+  localAddress: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; retryAfter: string | undefined; policy: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, { localAddress, headers, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          retryAfter: res.headers['retry-after'] as string | undefined,
+          policy: res.headers['ratelimit-policy'] as string | undefined,
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A well-formed API key that no environment holds. */
+const bogusKey = (i: number) => `sk_test_${`bogus${i}`.padEnd(40, 'Q')}`;
 
 describe('rate limits per API key', () => {
   let own: Awaited<ReturnType<typeof startOwnApp>>;
@@ -10,7 +38,9 @@ describe('rate limits per API key', () => {
 
   beforeAll(async () => {
     env = await newEnvironment();
-    own = await startOwnApp(env.deps, { rateLimit: { requests: 5, windowSeconds: 60, organizationDeletes: 2 } });
+    own = await startOwnApp(env.deps, {
+      rateLimit: { requests: 5, windowSeconds: 60, organizationDeletes: 2, unauthenticated: 5 },
+    });
     client = new HttpClient(own.url, { Authorization: `Bearer ${env.apiKey}` });
   });
   afterAll(() => own.close());
@@ -59,6 +89,97 @@ describe('rate limits per API key', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await anon.get('/organizations')).status);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
+  });
+});
+
+describe('rate limits count the authenticated key, and failures per address in a bounded store', () => {
+  let own: Awaited<ReturnType<typeof startOwnApp>>;
+  let deps: TestEnvironment['deps'];
+
+  beforeAll(async () => {
+    deps = (await newEnvironment()).deps;
+    own = await startOwnApp(deps, {
+      rateLimit: { requests: 3, windowSeconds: 60, organizationDeletes: 2, unauthenticated: 4, maxAddresses: 5 },
+    });
+  });
+  afterAll(() => own.close());
+
+  const spellings = (key: string) => [`Bearer ${key}`, `bearer ${key}`, `BEARER ${key}`, `Bearer  ${key}`];
+
+  it.each([0, 1, 2, 3])(
+    'counts every spelling of the Bearer scheme against one key (spelling %i last)',
+    async (last) => {
+      const env = await newEnvironment();
+      const all = spellings(env.apiKey);
+      const order = [...all.filter((_, i) => i !== last), all[last]!];
+      const statuses: number[] = [];
+      for (const authorization of order) {
+        statuses.push((await new HttpClient(own.url, { Authorization: authorization }).get('/organizations')).status);
+      }
+      expect(statuses).toEqual([200, 200, 200, 429]);
+    },
+  );
+
+  it('keeps the store flat under distinct bogus keys, and refuses them with 429 past the failure limit', async () => {
+    const keysBefore = own.app.limits?.trackedKeys;
+    const cachedBefore = deps.caches.apiKeys.size;
+    const statuses: number[] = [];
+    let retryAfter: string | undefined;
+    for (let i = 0; i < 40; i++) {
+      const path = i % 2 === 0 ? '/organizations' : '/trpc/organizations.list';
+      const res = await getFrom(own.url, path, '127.0.0.2', { Authorization: `Bearer ${bogusKey(i)}` });
+      statuses.push(res.status);
+      retryAfter = res.retryAfter ?? retryAfter;
+    }
+    // REST and /trpc share the address's bucket: 4 failures answered, the rest refused.
+    expect(statuses.slice(0, 4)).toEqual([401, 401, 401, 401]);
+    expect(new Set(statuses.slice(4))).toEqual(new Set([429]));
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    // Forty keys, one address: nothing was stored per key, neither here nor in the API-key cache.
+    expect(own.app.limits?.trackedKeys).toBe(keysBefore);
+    expect(deps.caches.apiKeys.size).toBe(cachedBefore);
+    expect(own.app.limits?.trackedAddresses).toBe(1);
+    // Twenty more addresses: the store keeps at most its cap of five.
+    for (let n = 10; n < 30; n++) {
+      expect((await getFrom(own.url, '/organizations', `127.0.0.${n}`)).status).toBe(401);
+      expect(own.app.limits?.trackedAddresses).toBeLessThanOrEqual(5);
+    }
+    expect(own.app.limits?.trackedAddresses).toBe(5);
+    expect(own.app.limits?.trackedKeys).toBe(keysBefore);
+  });
+
+  it('does not starve an authenticated key, from another address or from the flooded one', async () => {
+    const keysBefore = own.app.limits?.trackedKeys ?? 0;
+    for (let i = 0; i < 10; i++)
+      await getFrom(own.url, '/organizations', '127.0.0.3', { Authorization: 'Bearer junk' });
+    expect((await getFrom(own.url, '/organizations', '127.0.0.3')).status).toBe(429);
+    const env = await newEnvironment();
+    const fromOther = await getFrom(own.url, '/organizations', '127.0.0.4', { Authorization: `Bearer ${env.apiKey}` });
+    expect(fromOther).toMatchObject({ status: 200, policy: '3;w=60' });
+    const fromFlooded = await getFrom(own.url, '/organizations', '127.0.0.3', {
+      Authorization: `Bearer ${env.apiKey}`,
+    });
+    expect(fromFlooded.status).toBe(200);
+    expect(own.app.limits?.trackedKeys).toBe(keysBefore + 1);
+  });
+
+  it('counts an admin token over /trpc against the token, not the address', async () => {
+    const admin = { Authorization: `Bearer ${await adminTokenOf()}` };
+    const first = await getFrom(own.url, '/trpc/admin.connections.types', '127.0.0.6', admin);
+    expect(first).toMatchObject({ status: 200, policy: '3;w=60' });
+    const spelled = { Authorization: admin.Authorization.replace('Bearer ', 'bearer  ') };
+    const statuses = [first.status];
+    for (let i = 0; i < 3; i++)
+      statuses.push((await getFrom(own.url, '/trpc/admin.connections.types', '127.0.0.7', spelled)).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    // The addresses it came from were not charged.
+    expect((await getFrom(own.url, '/organizations', '127.0.0.6')).status).toBe(401);
+  });
+
+  it('needs no key on the public JWKS path, counted per address', async () => {
+    const env = await newEnvironment();
+    const jwks = await getFrom(own.url, `/sso/jwks/${env.clientId}`, '127.0.0.5');
+    expect(jwks).toMatchObject({ status: 200, policy: '4;w=60' });
   });
 });
 
