@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,10 +37,34 @@ describe('master key', () => {
   });
 
   it('accepts 32 bytes as hex or base64 and refuses anything else', () => {
-    const hex = 'ab'.repeat(32);
-    expect(parseMasterKey(hex).toString('hex')).toBe(hex);
-    expect(parseMasterKey(Buffer.alloc(32, 7).toString('base64'))).toEqual(Buffer.alloc(32, 7));
+    const key = randomBytes(32);
+    expect(parseMasterKey(key.toString('hex'))).toEqual(key);
+    expect(parseMasterKey(key.toString('base64'))).toEqual(key);
+    expect(parseMasterKey(key.toString('base64url'))).toEqual(key);
     expect(() => parseMasterKey('short')).toThrow(/32 bytes/);
+  });
+
+  it.each([
+    ['all zero (hex)', '0'.repeat(64)],
+    ['all zero (base64)', Buffer.alloc(32).toString('base64')],
+    ['one byte repeated', 'ab'.repeat(32)],
+    ['all 0xff', Buffer.alloc(32, 0xff).toString('base64')],
+    ['a 2-byte pattern', 'beef'.repeat(16)],
+    ['an 8-byte pattern', '0123456789abcdef'.repeat(4)],
+    ['a 16-byte pattern', randomBytes(16).toString('hex').repeat(2)],
+    ['a counting sequence', Buffer.from(Array.from({ length: 32 }, (_, i) => i)).toString('hex')],
+    [
+      'few distinct bytes',
+      Buffer.from(Array.from({ length: 32 }, (_, i) => [1, 9, 42][(i * 7) % 3] as number)).toString('hex'),
+    ],
+  ])('refuses a key without entropy: %s', (_label, raw) => {
+    expect(() => parseMasterKey(raw)).toThrow(/ATRIUM_MASTER_KEY is not random/);
+  });
+
+  it('refuses an all-zero ATRIUM_MASTER_KEY at start-up', () => {
+    expect(() =>
+      resolveMasterKey({ masterKey: '0'.repeat(64), databaseUrl: 'postgres://x', dataDir: '/nonexistent' }, () => {}),
+    ).toThrow(/ATRIUM_MASTER_KEY is not random.*openssl rand -base64 32/);
   });
 
   it('encrypts private signing keys at rest; another master key cannot open them', async () => {
