@@ -41,7 +41,14 @@ export {
   verifyOrganizationDomainManually,
 } from './organization-domains/service.ts';
 export { parseMasterKey } from './signing/material.ts';
-export { jwksOfClient, rotateSigningKey, signToken, verifyToken } from './signing/service.ts';
+export {
+  jwksOfClient,
+  rotateSigningKey,
+  signToken,
+  TOKEN_KINDS,
+  type TokenKind,
+  verifyToken,
+} from './signing/service.ts';
 export type { Meta } from './trpc.ts';
 export {
   type AttemptOutcome,
