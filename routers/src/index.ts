@@ -57,4 +57,5 @@ export {
   releaseDeliveries,
   takeDueDeliveries,
 } from './webhooks/deliveries.ts';
+export { openWebhookSecret, sealLegacyWebhookSecrets } from './webhooks/service.ts';
 export { hostOf, isPublicAddress, parseWebhookUrl } from './webhooks/url-policy.ts';

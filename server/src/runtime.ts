@@ -9,6 +9,7 @@ import {
   ensureAdminToken,
   listEnvironments,
   newCaches,
+  sealLegacyWebhookSecrets,
 } from '@atrium/routers';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { resolveMasterKey, type ServerConfig } from './config.ts';
@@ -137,6 +138,8 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   });
   await handle.migrate();
   const deps = createDeps(handle, config, log);
+  const sealedSecrets = await sealLegacyWebhookSecrets(deps);
+  if (sealedSecrets > 0) log.info({ sealedSecrets }, 'webhook secrets stored in plaintext are now encrypted');
 
   const firstRun: Runtime['firstRun'] = {};
   const adminToken = await ensureAdminToken(deps, config.adminToken);

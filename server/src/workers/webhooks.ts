@@ -10,6 +10,7 @@ import {
   type DueDelivery,
   hostOf,
   isPublicAddress,
+  openWebhookSecret,
   parseWebhookUrl,
   purgeExpiredEvents,
   recordDeliveryAttempt,
@@ -213,7 +214,8 @@ export class WebhookWorker {
   private async attempt(delivery: DueDelivery): Promise<void> {
     try {
       const attemptedAt = this.now();
-      const outcome = await postSigned(delivery.url, delivery.secret, delivery.body, {
+      const secret = openWebhookSecret(this.deps.tokens.masterKey, delivery.endpointId, delivery.secret);
+      const outcome = await postSigned(delivery.url, secret, delivery.body, {
         timeoutMs: this.timeoutMs,
         allowPrivate: this.allowPrivate,
         nowMs: Date.now(),
