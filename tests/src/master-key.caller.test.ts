@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { signingKeys } from '@atrium/db';
 import { parseMasterKey } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
@@ -84,4 +86,40 @@ describe('master key', () => {
       /cannot be decrypted/,
     );
   });
+});
+
+describe('a server given a key without entropy', () => {
+  it('exits at start-up naming ATRIUM_MASTER_KEY, before it opens or migrates its data directory', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'atrium-mk-')), 'data');
+    dirs.push(dirname(dataDir));
+    // Only what the server needs: nothing of the caller's ATRIUM_*, WORKOS_* or DATABASE_URL.
+    const env = {
+      PATH: process.env.PATH ?? '',
+      ATRIUM_MASTER_KEY: '0'.repeat(64),
+      ATRIUM_DATA_DIR: dataDir,
+      PORT: '0',
+    };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    // Resolves when it exits, or (the bug) as soon as it listens; either way it is stopped.
+    const code = await new Promise<number | null | 'listening'>((resolve) => {
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('listening on')) resolve('listening');
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.once('exit', resolve);
+    }).finally(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+    expect(code).toBe(1);
+    expect(output).toMatch(/ATRIUM_MASTER_KEY is not random.*openssl rand -base64 32/);
+    expect(output).not.toContain('listening');
+    expect(existsSync(dataDir)).toBe(false);
+  }, 30_000);
 });
