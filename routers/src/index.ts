@@ -53,7 +53,14 @@ export {
   verifyOrganizationDomainManually,
 } from './organization-domains/service.ts';
 export { parseMasterKey } from './signing/material.ts';
-export { jwksOfClient, rotateSigningKey, signToken, verifyToken } from './signing/service.ts';
+export {
+  jwksOfClient,
+  rotateSigningKey,
+  signToken,
+  TOKEN_KINDS,
+  type TokenKind,
+  verifyToken,
+} from './signing/service.ts';
 export type { Meta } from './trpc.ts';
 export {
   type AttemptOutcome,
@@ -64,4 +71,5 @@ export {
   releaseDeliveries,
   takeDueDeliveries,
 } from './webhooks/deliveries.ts';
+export { openWebhookSecret, sealLegacyWebhookSecrets } from './webhooks/service.ts';
 export { hostOf, isPublicAddress, parseWebhookUrl } from './webhooks/url-policy.ts';

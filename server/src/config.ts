@@ -99,6 +99,13 @@ function dnsServers(env: NodeJS.ProcessEnv): string[] {
   return servers;
 }
 
+/** Checked with the rest of the configuration: a bad key stops the server before it opens any storage. */
+function checkedMasterKey(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  parseMasterKey(raw);
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const port = integer('PORT', 8080, env);
   const host = env.HOST || '127.0.0.1';
@@ -113,7 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     apiKeyCacheTtlMs: integer('ATRIUM_API_KEY_CACHE_MS', 2_000, env),
     dbPoolSize: integer('DB_POOL_SIZE', 10, env),
     dbStatementConnections: Math.max(1, integer('DB_STATEMENT_CONNECTIONS', 2, env)),
-    masterKey: env.ATRIUM_MASTER_KEY || undefined,
+    masterKey: checkedMasterKey(env.ATRIUM_MASTER_KEY),
     keyRotationDelaySeconds: integer('ATRIUM_KEY_ROTATION_DELAY_SECONDS', 300, env),
     keyCacheSeconds: integer('ATRIUM_KEY_CACHE_SECONDS', 60, env),
     clientTokenTtlSeconds: Math.min(integer('ATRIUM_CLIENT_TOKEN_TTL_SECONDS', 900, env), 900),

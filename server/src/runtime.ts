@@ -9,6 +9,7 @@ import {
   type Deps,
   listEnvironments,
   newCaches,
+  sealLegacyWebhookSecrets,
 } from '@atrium/routers';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { resolveMasterKey, type ServerConfig } from './config.ts';
@@ -142,6 +143,8 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   });
   await handle.migrate();
   const deps = createDeps(handle, config, log);
+  const sealedSecrets = await sealLegacyWebhookSecrets(deps);
+  if (sealedSecrets > 0) log.info({ sealedSecrets }, 'webhook secrets stored in plaintext are now encrypted');
 
   const firstRun: Runtime['firstRun'] = {};
   const adminToken = await configureAdminToken(deps, config.adminToken);

@@ -100,6 +100,7 @@ describe('POST /agents/credentials/validate', () => {
     const expired = await signToken(
       env.deps,
       env2,
+      'agent',
       { sub: agent.registration_id, jti, org_id: agent.organizationId },
       60,
       new Date(Date.now() - 3_600_000),

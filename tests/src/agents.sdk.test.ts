@@ -1,5 +1,5 @@
 import { WorkOS } from '@workos-inc/node';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { adminCaller, makeMember, makeOrganization } from './helpers/tokens.ts';
 import { newEnvironment, type TestEnvironment } from './helpers/world.ts';
@@ -62,8 +62,37 @@ describe('the official Node SDK', () => {
       user_id: userId,
     });
     const jwks = createRemoteJWKSet(new URL(`${env.world.url}/sso/jwks/${env.clientId}`));
-    const { payload } = await jwtVerify(data.token, jwks, { audience: env.clientId });
+    const { payload } = await jwtVerify(data.token, jwks, { audience: `${env.clientId}:client_api` });
     expect(payload).toMatchObject({ sub: userId, org_id: organizationId });
+  });
+
+  it('refuses a client token as an agent access token, locally and remotely; agent tokens carry their own typ', async () => {
+    const env = await newEnvironment();
+    const organizationId = await makeOrganization(env);
+    const admin = await adminCaller();
+    const agent = await admin.agents.register({ environment: env.environmentId, organization_id: organizationId });
+    expect(decodeProtectedHeader(agent.access_token).typ).toBe('at+jwt');
+    expect(decodeJwt(agent.access_token).aud).toBe(env.clientId);
+
+    const userId = await makeMember(env, organizationId);
+    const { data } = await sdk(env).post<{ token: string }>('/client/token', {
+      organization_id: organizationId,
+      user_id: userId,
+    });
+    const workos = sdk(env);
+    const local = await workos.agents.validateCredential({ type: 'access_token', credential: data.token });
+    expect(local).toEqual({ valid: false, registrationId: null, expiresAt: null, claims: null });
+    const remote = await env.http.post('/agents/credentials/validate', {
+      type: 'access_token',
+      credential: data.token,
+    });
+    expect({ status: remote.status, body: remote.body }).toEqual({
+      status: 200,
+      body: { valid: false, registration_id: null, expires_at: null },
+    });
+    // The agent token still passes the SDK's local check.
+    const ok = await workos.agents.validateCredential({ type: 'access_token', credential: agent.access_token });
+    expect(ok).toMatchObject({ valid: true, registrationId: agent.registration_id });
   });
 
   it("does not accept another environment's token locally or remotely", async () => {

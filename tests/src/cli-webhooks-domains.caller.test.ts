@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { webhookEndpoints } from '@atrium/db';
-import { ensureAdminToken } from '@atrium/routers';
+import { ensureAdminToken, openWebhookSecret } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../server/src/cli.ts';
@@ -50,8 +50,8 @@ describe('atrium webhooks', () => {
     expect(Object.keys(body).sort()).toEqual(['id', 'secret']);
     expect(body.id).toMatch(/^we_/);
     const [stored] = await env.deps.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, body.id));
+    expect(openWebhookSecret(env.deps.tokens.masterKey, body.id, stored?.secret as string)).toBe(body.secret);
     expect(stored).toMatchObject({
-      secret: body.secret,
       environmentId: env.environmentId,
       events: ['organization.created', 'organization_domain.verified'],
     });

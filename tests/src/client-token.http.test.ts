@@ -1,7 +1,7 @@
 import { newId, organizationMemberships, sessions } from '@atrium/db';
 import { purgeExpiredSessions, SESSION_RETENTION_MS } from '@atrium/routers';
 import { and, eq } from 'drizzle-orm';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { makeMember, makeOrganization } from './helpers/tokens.ts';
 import { newEnvironment, TEST_ISSUER, type TestEnvironment } from './helpers/world.ts';
@@ -21,14 +21,19 @@ describe('POST /client/token', () => {
     expect(res.body.token.split('.')).toHaveLength(3);
 
     const jwks = createRemoteJWKSet(new URL(`${env.world.url}/sso/jwks/${env.clientId}`));
+    const audience = `${env.clientId}:client_api`;
     const { payload, protectedHeader } = await jwtVerify(res.body.token, jwks, {
       issuer: TEST_ISSUER,
-      audience: env.clientId,
+      audience,
+      typ: 'atrium-client+jwt',
       algorithms: ['RS256'],
     });
-    expect(protectedHeader.alg).toBe('RS256');
-    expect(protectedHeader.kid).toMatch(/^key_/);
-    expect(payload).toMatchObject({ iss: TEST_ISSUER, aud: env.clientId, sub: userId, org_id: organizationId });
+    expect(protectedHeader).toMatchObject({
+      alg: 'RS256',
+      typ: 'atrium-client+jwt',
+      kid: expect.stringMatching(/^key_/),
+    });
+    expect(payload).toMatchObject({ iss: TEST_ISSUER, aud: audience, sub: userId, org_id: organizationId });
     expect(payload.exp! - payload.iat!).toBeLessThanOrEqual(15 * 60);
     expect(payload.exp! - payload.iat!).toBeGreaterThan(0);
     expect(Math.abs(payload.iat! - Date.now() / 1000)).toBeLessThan(60);
@@ -37,6 +42,31 @@ describe('POST /client/token', () => {
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({ id: payload.sid, userId, organizationId, revokedAt: null });
     expect(stored[0]?.expiresAt.getTime()).toBe(payload.exp! * 1000);
+  });
+
+  it('is its own kind: not an agent token (typ, audience), so no agent check accepts it', async () => {
+    const env = await newEnvironment();
+    const organizationId = await makeOrganization(env);
+    const userId = await makeMember(env, organizationId);
+    const { token } = (await env.http.post('/client/token', { organization_id: organizationId, user_id: userId })).body;
+    expect(decodeProtectedHeader(token).typ).toBe('atrium-client+jwt');
+    expect(decodeJwt(token).aud).toBe(`${env.clientId}:client_api`);
+    // The agent kind's audience (the client id, the SDK's default) does not match.
+    const jwks = createRemoteJWKSet(new URL(`${env.world.url}/sso/jwks/${env.clientId}`));
+    await expect(jwtVerify(token, jwks, { audience: env.clientId })).rejects.toMatchObject({
+      code: 'ERR_JWT_CLAIM_VALIDATION_FAILED',
+    });
+    // Operation 18 refuses it, also when asked for the client token's own audience (typ differs).
+    for (const body of [
+      { type: 'access_token', credential: token },
+      { type: 'access_token', credential: token, audience: `${env.clientId}:client_api` },
+    ]) {
+      const res = await env.http.post('/agents/credentials/validate', body);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 200,
+        body: { valid: false, registration_id: null, expires_at: null },
+      });
+    }
   });
 
   it('mints through the tRPC caller too', async () => {

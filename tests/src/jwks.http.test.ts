@@ -1,6 +1,6 @@
 import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
 import { signingKeys } from '@atrium/db';
-import { signToken } from '@atrium/routers';
+import { signToken, TOKEN_KINDS } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
@@ -112,8 +112,9 @@ describe('GET /sso/jwks/:clientId', () => {
     expect(decodeProtectedHeader(after).kid).toBe(rotated.kid);
     const jwks = createLocalJWKSet((await anonymous(env).get(`/sso/jwks/${env.clientId}`)).body);
     for (const token of [before, after]) {
-      const { payload } = await jwtVerify(token, jwks, { issuer: TEST_ISSUER, audience: env.clientId });
-      expect(payload.aud).toBe(env.clientId);
+      const audience = TOKEN_KINDS.client.audience(env.clientId);
+      const { payload } = await jwtVerify(token, jwks, { issuer: TEST_ISSUER, audience });
+      expect(payload.aud).toBe(audience);
     }
     // The latest rotation wins: the earlier, still-pending key never takes over when its time
     // comes (the worker's clock moved 10 minutes on; tests of a worker run one at a time).
@@ -122,7 +123,13 @@ describe('GET /sso/jwks/:clientId', () => {
     env.deps.now = () => later;
     try {
       env.deps.caches.signingKeys.delete(env.environmentId);
-      const signed = await signToken(env.deps, { id: env.environmentId, clientId: env.clientId }, { sub: 'x' }, 60);
+      const signed = await signToken(
+        env.deps,
+        { id: env.environmentId, clientId: env.clientId },
+        'agent',
+        { sub: 'x' },
+        60,
+      );
       expect(signed.kid).toBe(rotated.kid);
     } finally {
       env.deps.now = realNow;

@@ -14,6 +14,7 @@ export const webhookEndpoints = pgTable(
     id: idText('id').primaryKey(),
     environmentId: environmentIdColumn(),
     url: text('url').notNull(),
+    /** The signing secret, sealed under the master key (`v1.<iv>.<tag>.<ciphertext>`). */
     secret: text('secret').notNull(),
     status: text('status').$type<WebhookEndpointStatus>().notNull().default('enabled'),
     events: jsonb('events').$type<string[]>().notNull().default(sql`'["*"]'::jsonb`),

@@ -104,7 +104,7 @@ export async function validateAgentCredential(
     };
   }
 
-  const payload = await verifyToken(scope.deps, scope.env, input.credential, input.audience);
+  const payload = await verifyToken(scope.deps, scope.env, 'agent', input.credential, input.audience);
   if (
     !payload ||
     typeof payload.sub !== 'string' ||
@@ -150,6 +150,7 @@ export async function registerAgent(
   const signed = await signToken(
     scope.deps,
     scope.env,
+    'agent',
     { sub: registrationId, jti, org_id: input.organization_id },
     scope.deps.tokens.agentAccessTokenTtlSeconds,
   );

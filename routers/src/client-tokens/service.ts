@@ -54,6 +54,7 @@ export async function createClientToken(
   const signed = await signToken(
     scope.deps,
     scope.env,
+    'client',
     { sub: user.id, org_id: organization.id, sid: sessionId, jti: randomUUID() },
     ttl,
     issuedAt,

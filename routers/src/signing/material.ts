@@ -73,29 +73,47 @@ export async function generateKeyMaterial(kid: string, now: Date): Promise<KeyMa
   };
 }
 
-/** AES-256-GCM under the master key, bound to the key id (so rows cannot be swapped). */
-export function encryptPrivateKey(masterKey: Buffer, kid: string, der: Buffer): string {
+/**
+ * AES-256-GCM under the master key, bound to `context` (a row id, so sealed values cannot be
+ * swapped between rows): `v1.<iv>.<tag>.<ciphertext>`, base64url parts. The one encryption at
+ * rest: private signing keys and webhook secrets both use it.
+ */
+export function seal(masterKey: Buffer, context: string, plaintext: Buffer): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', masterKey, iv);
-  cipher.setAAD(Buffer.from(kid));
-  const ciphertext = Buffer.concat([cipher.update(der), cipher.final()]);
+  cipher.setAAD(Buffer.from(context));
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
   return ['v1', iv, cipher.getAuthTag(), ciphertext]
     .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
     .join('.');
 }
 
-export function decryptPrivateKey(masterKey: Buffer, kid: string, sealed: string): KeyObject {
+/** True for a value `seal` made (its format, not whether it opens). */
+export function isSealed(value: string): boolean {
+  return /^v1\.[\w-]+\.[\w-]+\.[\w-]*$/.test(value);
+}
+
+/** Opens a `seal`ed value; `what` names it in errors (never the value itself). */
+export function unseal(masterKey: Buffer, context: string, sealed: string, what: string): Buffer {
   const [version, iv, tag, ciphertext] = sealed.split('.');
-  if (version !== 'v1' || !iv || !tag || !ciphertext) throw new Error(`Signing key ${kid} has an unknown format.`);
+  if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error(`${what} has an unknown format.`);
   const decipher = createDecipheriv('aes-256-gcm', masterKey, Buffer.from(iv, 'base64url'));
-  decipher.setAAD(Buffer.from(kid));
+  decipher.setAAD(Buffer.from(context));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  let der: Buffer;
   try {
-    der = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
+    return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]);
   } catch {
-    throw new Error(`Signing key ${kid} cannot be decrypted: is ATRIUM_MASTER_KEY the key it was made with?`);
+    throw new Error(`${what} cannot be decrypted: is ATRIUM_MASTER_KEY the key it was made with?`);
   }
+}
+
+/** A private signing key at rest, bound to its key id. */
+export function encryptPrivateKey(masterKey: Buffer, kid: string, der: Buffer): string {
+  return seal(masterKey, kid, der);
+}
+
+export function decryptPrivateKey(masterKey: Buffer, kid: string, sealed: string): KeyObject {
+  const der = unseal(masterKey, kid, sealed, `Signing key ${kid}`);
   return createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
 }
 
@@ -103,12 +121,29 @@ export function publicKeyOf(jwk: PublicRsaJwk): KeyObject {
   return createPublicKey({ key: { ...jwk }, format: 'jwk' });
 }
 
-/** Parses a master key: 32 bytes as 64 hex characters or base64/base64url. */
+/**
+ * True when 32 bytes are plainly not random: few distinct bytes, a short repeating pattern, or
+ * a counting sequence. (32 random bytes have ~30 distinct values and ~30 distinct steps.)
+ */
+function lacksEntropy(bytes: Buffer): boolean {
+  const distinct = new Set(bytes).size;
+  const steps = new Set(bytes.subarray(1).map((b, i) => (b - (bytes[i] as number)) & 0xff)).size;
+  let period = 1;
+  while (period <= 16 && !bytes.every((b, i) => b === bytes[i % period])) period += 1;
+  return distinct < 16 || steps < 16 || period <= 16;
+}
+
+/** Parses a master key: 32 random bytes as 64 hex characters or base64/base64url. */
 export function parseMasterKey(raw: string): Buffer {
   const value = raw.trim();
   const bytes = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
   if (bytes.length !== 32) {
     throw new Error('ATRIUM_MASTER_KEY must be 32 bytes, as 64 hex characters or base64 (openssl rand -base64 32).');
+  }
+  if (lacksEntropy(bytes)) {
+    throw new Error(
+      'ATRIUM_MASTER_KEY is not random (repeated or patterned bytes); generate one with: openssl rand -base64 32.',
+    );
   }
   return bytes;
 }

@@ -145,13 +145,26 @@ export interface SignedToken {
 }
 
 /**
- * Signs an RS256 JWT with the environment's active key: `iss` (this service), `aud` (the
- * environment's client id), `iat` (`issuedAt`, default now, to the second), `exp` (`ttlSeconds`
+ * Token kinds (contract "Token kinds"): each has its own `typ` header and audience, and is
+ * accepted only where its kind belongs. Agent access tokens keep `aud` = the client id (the
+ * Node SDK's local check expects it); client tokens get an audience of their own, so that
+ * check refuses them.
+ */
+export const TOKEN_KINDS = {
+  agent: { typ: 'at+jwt', audience: (clientId: string) => clientId },
+  client: { typ: 'atrium-client+jwt', audience: (clientId: string) => `${clientId}:client_api` },
+} as const;
+export type TokenKind = keyof typeof TOKEN_KINDS;
+
+/**
+ * Signs an RS256 JWT of `kind` with the environment's active key: `typ` and `aud` of the kind,
+ * `iss` (this service), `iat` (`issuedAt`, default now, to the second), `exp` (`ttlSeconds`
  * later) and the given claims.
  */
 export async function signToken(
   deps: Deps,
   env: { id: string; clientId: string },
+  kind: TokenKind,
   claims: JWTPayload & { sub: string },
   ttlSeconds: number,
   issuedAt?: Date,
@@ -163,9 +176,9 @@ export async function signToken(
   const iat = Math.floor(now.getTime() / 1000);
   const exp = iat + ttlSeconds;
   const token = await new SignJWT(claims)
-    .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' })
+    .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: TOKEN_KINDS[kind].typ })
     .setIssuer(deps.tokens.issuer)
-    .setAudience(env.clientId)
+    .setAudience(TOKEN_KINDS[kind].audience(env.clientId))
     .setIssuedAt(iat)
     .setExpirationTime(exp)
     .sign(key.privateKey);
@@ -173,14 +186,16 @@ export async function signToken(
 }
 
 /**
- * Verifies a JWT against the environment's published keys (signature, `alg`, `iss`, `aud`,
- * `exp`). Returns the payload, or null for anything invalid; never throws for a bad token.
+ * Verifies a JWT of `kind` against the environment's published keys (signature, `alg`, `typ`,
+ * `iss`, `aud`, `exp`); `audience` overrides the kind's own (a resource audience). Returns the
+ * payload, or null for anything invalid, including a token of another kind; never throws.
  */
 export async function verifyToken(
   deps: Deps,
   env: { id: string; clientId: string },
+  kind: TokenKind,
   token: string,
-  audience: string = env.clientId,
+  audience: string = TOKEN_KINDS[kind].audience(env.clientId),
 ): Promise<JWTPayload | null> {
   let kid: string | undefined;
   try {
@@ -195,6 +210,7 @@ export async function verifyToken(
   try {
     const { payload } = await jwtVerify(token, key.publicKey, {
       algorithms: ['RS256'],
+      typ: TOKEN_KINDS[kind].typ,
       issuer: deps.tokens.issuer,
       audience,
       currentDate: deps.now(),

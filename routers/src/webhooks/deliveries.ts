@@ -115,6 +115,7 @@ export interface DueDelivery {
   environmentId: string;
   endpointId: string;
   url: string;
+  /** The secret as stored (sealed): `openWebhookSecret` gives the signing secret. */
   secret: string;
   /** The exact body to send (and sign). */
   body: string;

@@ -1,11 +1,12 @@
 import { newId, paginate, webhookEndpoints } from '@atrium/db';
-import { and, eq } from 'drizzle-orm';
+import { and, asc, eq, gt, notLike } from 'drizzle-orm';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import type { Scope } from '../context.ts';
+import type { Deps, Scope } from '../context.ts';
 import { invalid, notFound } from '../errors.ts';
 import { randomBase62 } from '../lib/random.ts';
 import { assertBelowQuota, lockEnvironment } from '../quotas.ts';
+import { isSealed, seal, unseal } from '../signing/material.ts';
 import type {
   CreateWebhookEndpointInput,
   ListWebhookEndpointsInput,
@@ -16,13 +17,24 @@ import { checkWebhookUrl } from './url-policy.ts';
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 
+/** A webhook secret at rest: sealed under the master key, bound to its endpoint id. */
+export function sealWebhookSecret(masterKey: Buffer, endpointId: string, secret: string): string {
+  return seal(masterKey, endpointId, Buffer.from(secret, 'utf8'));
+}
+
+/** The secret of a stored endpoint (a legacy plaintext row, not yet sealed, reads as it is). */
+export function openWebhookSecret(masterKey: Buffer, endpointId: string, stored: string): string {
+  if (!isSealed(stored)) return stored;
+  return unseal(masterKey, endpointId, stored, `The secret of webhook endpoint ${endpointId}`).toString('utf8');
+}
+
 /** The single place that turns an endpoint row into its wire shape. */
-export function toWebhookEndpoint(row: EndpointRow): WebhookEndpoint {
+export function toWebhookEndpoint(row: EndpointRow, masterKey: Buffer): WebhookEndpoint {
   return {
     object: 'webhook_endpoint',
     id: row.id,
     endpoint_url: row.url,
-    secret: row.secret,
+    secret: openWebhookSecret(masterKey, row.id, row.secret),
     status: row.status,
     events: row.events,
     created_at: iso(row.createdAt),
@@ -46,6 +58,7 @@ export async function createWebhookEndpoint(
 ): Promise<WebhookEndpoint> {
   const url = await requireAllowedUrl(scope, input.endpoint_url);
   const now = scope.now();
+  const id = newId('webhookEndpoint');
   const row = await scope.db.transaction(async (tx) => {
     // Every event fans out to the endpoints: at most the quota, counted under the environment's lock.
     await lockEnvironment(tx, scope.env.id);
@@ -59,10 +72,10 @@ export async function createWebhookEndpoint(
     const [inserted] = await tx
       .insert(webhookEndpoints)
       .values({
-        id: newId('webhookEndpoint'),
+        id,
         environmentId: scope.env.id,
         url,
-        secret: randomBase62(40),
+        secret: sealWebhookSecret(scope.deps.tokens.masterKey, id, randomBase62(40)),
         status: 'enabled',
         events: unique(input.events),
         createdAt: now,
@@ -72,7 +85,7 @@ export async function createWebhookEndpoint(
     return inserted;
   });
   if (!row) throw new Error('insert returned no row');
-  return toWebhookEndpoint(row);
+  return toWebhookEndpoint(row, scope.deps.tokens.masterKey);
 }
 
 export async function listWebhookEndpoints(scope: Scope, input: z.infer<typeof ListWebhookEndpointsInput>) {
@@ -88,7 +101,7 @@ export async function listWebhookEndpoints(scope: Scope, input: z.infer<typeof L
         .limit(q.limit),
     (row) => row.id,
   );
-  return asList(page, toWebhookEndpoint);
+  return asList(page, (row) => toWebhookEndpoint(row, scope.deps.tokens.masterKey));
 }
 
 export async function getWebhookEndpoint(scope: Scope, id: string): Promise<WebhookEndpoint> {
@@ -98,7 +111,7 @@ export async function getWebhookEndpoint(scope: Scope, id: string): Promise<Webh
     .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.environmentId, scope.env.id)))
     .limit(1);
   if (!row) throw notFound('webhook_endpoint', id);
-  return toWebhookEndpoint(row);
+  return toWebhookEndpoint(row, scope.deps.tokens.masterKey);
 }
 
 export async function updateWebhookEndpoint(
@@ -115,7 +128,7 @@ export async function updateWebhookEndpoint(
     .where(and(eq(webhookEndpoints.id, input.id), eq(webhookEndpoints.environmentId, scope.env.id)))
     .returning();
   if (!row) throw notFound('webhook_endpoint', input.id);
-  return toWebhookEndpoint(row);
+  return toWebhookEndpoint(row, scope.deps.tokens.masterKey);
 }
 
 /** Deletes the endpoint; its queued deliveries go with it (foreign key cascade). */
@@ -125,4 +138,32 @@ export async function deleteWebhookEndpoint(scope: Scope, id: string): Promise<v
     .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.environmentId, scope.env.id)))
     .returning({ id: webhookEndpoints.id });
   if (deleted.length === 0) throw notFound('webhook_endpoint', id);
+}
+
+/**
+ * Start-up: seals every webhook secret still stored in plaintext (rows written before secrets
+ * were encrypted), a page at a time. Returns how many it sealed; a row changed meanwhile is
+ * left to the next start (reads accept plaintext until then).
+ */
+export async function sealLegacyWebhookSecrets(deps: Deps, pageSize = 500): Promise<number> {
+  let sealed = 0;
+  let after = '';
+  for (;;) {
+    const rows = await deps.db
+      .select({ id: webhookEndpoints.id, secret: webhookEndpoints.secret })
+      .from(webhookEndpoints)
+      .where(and(gt(webhookEndpoints.id, after), notLike(webhookEndpoints.secret, 'v1.%')))
+      .orderBy(asc(webhookEndpoints.id))
+      .limit(pageSize);
+    for (const row of rows) {
+      const updated = await deps.db
+        .update(webhookEndpoints)
+        .set({ secret: sealWebhookSecret(deps.tokens.masterKey, row.id, row.secret) })
+        .where(and(eq(webhookEndpoints.id, row.id), eq(webhookEndpoints.secret, row.secret)))
+        .returning({ id: webhookEndpoints.id });
+      sealed += updated.length;
+    }
+    if (rows.length < pageSize) return sealed;
+    after = (rows.at(-1) as { id: string }).id;
+  }
 }

@@ -11,6 +11,7 @@ import {
   fanOutEvents,
   hostOf,
   isPublicAddress,
+  openWebhookSecret,
   parseWebhookUrl,
   purgeExpiredEvents,
   recordDeliveryAttempt,
@@ -269,7 +270,8 @@ export class WebhookWorker {
   private async attempt(delivery: DueDelivery): Promise<void> {
     try {
       const attemptedAt = this.now();
-      const outcome = await postSigned(delivery.url, delivery.secret, delivery.body, {
+      const secret = openWebhookSecret(this.deps.tokens.masterKey, delivery.endpointId, delivery.secret);
+      const outcome = await postSigned(delivery.url, secret, delivery.body, {
         timeoutMs: this.timeoutMs,
         allowPrivate: this.allowPrivate,
         nowMs: Date.now(),
