@@ -362,23 +362,24 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     template: string,
   ): Promise<void> {
     const method = req.method ?? 'GET';
+    // The public JWKS is answered from memory: refusing it would cost as much as serving it, so it
+    // takes neither a rate-limit count nor an in-flight turn.
+    if (method === 'GET' && template === JWKS_TEMPLATE) {
+      req.resume();
+      await serveJwks(req, res, pathname);
+      return;
+    }
     if (limits) {
       const isDelete = method === ORGANIZATION_DELETE_ROUTE?.method && template === ORGANIZATION_DELETE_ROUTE.template;
-      const surface = method === 'GET' && template === JWKS_TEMPLATE ? 'public' : 'api';
-      const admission = await limits.admit(req, res, { requests: 1, organizationDeletes: isDelete ? 1 : 0 }, surface);
+      const admission = await limits.admit(req, res, { requests: 1, organizationDeletes: isDelete ? 1 : 0 }, 'api');
       if (!admission.ok) {
         req.resume();
         sendError(res, admission.error, { 'Retry-After': String(admission.retryAfter) });
         return;
       }
     }
-    if (method === 'GET' && template === JWKS_TEMPLATE) {
-      req.resume();
-      await serveJwks(req, res, pathname);
-      return;
-    }
     // A turn to run (see in-flight.ts), taken after the rate limit so a refused key never waits.
-    // JWKS, answered from memory above, needs none. The body stays in the socket until then.
+    // The body stays in the socket until then.
     const query = parseQuery(search);
     const entered = inFlight?.enter(res, weightOfPage(query.limit));
     const turn = entered instanceof Promise ? await entered : entered;

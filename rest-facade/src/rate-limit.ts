@@ -1,6 +1,13 @@
 import { hash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, authenticateAdmin, authenticateApiKeyWithId, bearer, type Deps } from '@atrium/routers';
+import {
+  ApiError,
+  authenticateAdmin,
+  authenticateApiKeyWithId,
+  bearer,
+  type Deps,
+  isKnownApiKey,
+} from '@atrium/routers';
 
 export interface RateLimitOptions {
   /** Requests per API key (or admin token) per window (default 6,000). */
@@ -35,8 +42,8 @@ export interface Cost {
   organizationDeletes: number;
 }
 
-/** Where a request arrives: a public path (JWKS, no key needed), a REST path, or `/trpc` (admin tokens too). */
-export type Surface = 'public' | 'api' | 'trpc';
+/** Where a request arrives: a REST path, or `/trpc` (admin tokens too). */
+export type Surface = 'api' | 'trpc';
 
 /** What a request may do: go on, or stop here with a 429 (already sent). */
 export type Admission = { ok: true } | { ok: false; error: ApiError; retryAfter: number };
@@ -71,6 +78,12 @@ export class FixedWindows {
   /** Keys counted now (at most `maxKeys`). */
   get size(): number {
     return this.windows.size;
+  }
+
+  /** Has `key` used up its window (without counting anything)? */
+  exhausted(key: string, now = Date.now()): boolean {
+    const window = this.windows.get(key);
+    return window !== undefined && window.resetAt > now && window.used >= this.points;
   }
 
   /** Counts `points` against `key`; refused attempts count too, so a flood stays refused. */
@@ -119,8 +132,7 @@ type Caller = { kind: 'key'; key: string } | { kind: 'address'; key: string };
 /**
  * Fixed-window limits, counted in this process. The caller is authenticated first: an API key
  * counts against its key id (however its header is spelled), an admin token over `/trpc` against
- * the token; requests whose credentials are missing or fail, and public paths, count against the
- * client address with the stricter `unauthenticated` limit, in a store capped at `maxAddresses`.
+ * the token; requests whose credentials are missing or fail count against the client address with the stricter `unauthenticated` limit, in a store capped at `maxAddresses`.
  * Every answer carries the IETF draft `RateLimit-*` headers.
  */
 export class RateLimits {
@@ -156,13 +168,16 @@ export class RateLimits {
 
   /**
    * The caller's bucket. Authentication is the procedures' own (cached for live keys, never for
-   * failures); a credential that fails counts against the address. Other failures (the database
-   * is down) propagate and answer as they would from the procedure.
+   * failures); a credential that fails counts against the address. An address that has used up
+   * its failures gets no more lookups: only a key this process has seen live goes on (so a flood
+   * of bogus keys costs no query each, and a key in use is not locked out by its neighbours).
+   * Other failures (the database is down) propagate and answer as they would from the procedure.
    */
   private async callerOf(req: IncomingMessage, surface: Surface): Promise<Caller> {
     const address: Caller = { kind: 'address', key: addressKey(req.socket.remoteAddress) };
     const header = req.headers.authorization;
-    if (surface === 'public' || !header) return address;
+    if (!header) return address;
+    if (this.addresses.exhausted(address.key) && !isKnownApiKey(this.deps, header)) return address;
     try {
       const secret = bearer(header);
       if (surface === 'trpc' && secret?.startsWith('atrium_admin_')) {

@@ -8,6 +8,7 @@ export {
   createAdminToken,
   ensureAdminToken,
   forgetEnvironment,
+  isKnownApiKey,
 } from './auth/service.ts';
 export { purgeExpiredSessions, SESSION_RETENTION_MS } from './client-tokens/service.ts';
 export {

@@ -74,6 +74,16 @@ export async function authenticateApiKeyWithId(
   return entry;
 }
 
+/**
+ * Was this key live when this process last looked it up (a cache entry, fresh or stale)? Asks
+ * no database: the rate limits let such a key through from an address that is flooding bogus
+ * credentials, and refuse every other key there without a lookup.
+ */
+export function isKnownApiKey(deps: Deps, header: string | undefined): boolean {
+  const secret = bearer(header);
+  return secret !== undefined && API_KEY.test(secret) && deps.caches.apiKeys.has(sha256Hex(secret));
+}
+
 /** Forgets every cached key of an environment (after a revocation or a flag change). */
 export function forgetEnvironment(deps: Deps, environmentId: string): void {
   for (const [hash, entry] of deps.caches.apiKeys) {

@@ -11,7 +11,12 @@ function getFrom(
   path: string,
   localAddress: string,
   headers: Record<string, string> = {},
-): Promise<{ status: number; retryAfter: string | undefined; policy: string | undefined }> {
+): Promise<{
+  status: number;
+  retryAfter: string | undefined;
+  policy: string | undefined;
+  remaining: string | undefined;
+}> {
   return new Promise((resolve, reject) => {
     const req = request(`${url}${path}`, { localAddress, headers, agent: false }, (res) => {
       res.resume();
@@ -20,6 +25,7 @@ function getFrom(
           status: res.statusCode ?? 0,
           retryAfter: res.headers['retry-after'] as string | undefined,
           policy: res.headers['ratelimit-policy'] as string | undefined,
+          remaining: res.headers['ratelimit-remaining'] as string | undefined,
         }),
       );
     });
@@ -95,9 +101,18 @@ describe('rate limits per API key', () => {
 describe('rate limits count the authenticated key, and failures per address in a bounded store', () => {
   let own: Awaited<ReturnType<typeof startOwnApp>>;
   let deps: TestEnvironment['deps'];
+  /** Queries this app's authentication has sent (its database handle counts `select`s). */
+  let selects = 0;
 
   beforeAll(async () => {
-    deps = (await newEnvironment()).deps;
+    const shared = (await newEnvironment()).deps;
+    const db = new Proxy(shared.db, {
+      get(target, key, receiver) {
+        if (key === 'select') selects += 1;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    deps = { ...shared, db };
     own = await startOwnApp(deps, {
       rateLimit: { requests: 3, windowSeconds: 60, organizationDeletes: 2, unauthenticated: 4, maxAddresses: 5 },
     });
@@ -176,10 +191,32 @@ describe('rate limits count the authenticated key, and failures per address in a
     expect((await getFrom(own.url, '/organizations', '127.0.0.6')).status).toBe(401);
   });
 
-  it('needs no key on the public JWKS path, counted per address', async () => {
+  it('leaves the public JWKS uncounted: it is answered from memory, as cheaply as a refusal', async () => {
     const env = await newEnvironment();
-    const jwks = await getFrom(own.url, `/sso/jwks/${env.clientId}`, '127.0.0.5');
-    expect(jwks).toMatchObject({ status: 200, policy: '4;w=60' });
+    for (let i = 0; i < 6; i++) {
+      const jwks = await getFrom(own.url, `/sso/jwks/${env.clientId}`, '127.0.0.5');
+      expect(jwks).toMatchObject({ status: 200, policy: undefined });
+    }
+    // The address was not charged: its failure budget is whole.
+    expect((await getFrom(own.url, '/organizations', '127.0.0.5')).remaining).toBe('3');
+  });
+
+  it('asks the database nothing for unknown keys from an address out of failures', async () => {
+    const env = await newEnvironment();
+    const known = { Authorization: `Bearer ${env.apiKey}` };
+    expect((await getFrom(own.url, '/organizations', '127.0.0.40', known)).status).toBe(200);
+    for (let i = 0; i < 4; i++)
+      await getFrom(own.url, '/organizations', '127.0.0.41', { Authorization: 'Bearer junk' });
+    const before = selects;
+    for (let i = 0; i < 20; i++) {
+      const res = await getFrom(own.url, '/organizations', '127.0.0.41', {
+        Authorization: `Bearer ${bogusKey(100 + i)}`,
+      });
+      expect(res.status).toBe(429);
+    }
+    expect(selects - before).toBe(0);
+    // A key this process has seen live still goes on from there.
+    expect((await getFrom(own.url, '/organizations', '127.0.0.41', known)).status).toBe(200);
   });
 });
 
