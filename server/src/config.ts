@@ -33,12 +33,16 @@ export interface ServerConfig {
   dnsServers: string[];
   dnsTimeoutMs: number;
   dnsConcurrency: number;
+  /** DNS lookups one environment may hold of `dnsConcurrency` (default half): the rest serve other tenants. */
+  dnsPerEnvironment: number;
   /** Retry delays after a missed TXT check: doubling from the base up to the maximum (hourly). */
   dnsBackoffBaseMs: number;
   dnsBackoffMaxMs: number;
   webhooksAllowPrivate: boolean;
   webhookTimeoutMs: number;
   webhookConcurrency: number;
+  /** Delivery attempts one environment may hold of `webhookConcurrency` (default half). */
+  webhookPerEnvironment: number;
   /** Seconds before a PostgreSQL connection attempt gives up (the request then answers 503). */
   dbConnectTimeoutSeconds: number;
   /** Milliseconds before PostgreSQL cancels a statement (the request then answers 503). */
@@ -129,11 +133,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     dnsServers: dnsServers(env),
     dnsTimeoutMs: integer('DNS_TIMEOUT_MS', 5_000, env),
     dnsConcurrency: Math.max(1, integer('DNS_CONCURRENCY', 8, env)),
+    dnsPerEnvironment: Math.max(
+      1,
+      integer('DNS_PER_ENVIRONMENT', Math.floor(integer('DNS_CONCURRENCY', 8, env) / 2), env),
+    ),
     dnsBackoffBaseMs: integer('DNS_BACKOFF_BASE_MS', 15_000, env),
     dnsBackoffMaxMs: integer('DNS_BACKOFF_MAX_MS', 60 * 60 * 1000, env),
     webhooksAllowPrivate: boolean('WEBHOOKS_ALLOW_PRIVATE', false, env),
     webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, env),
     webhookConcurrency: Math.max(1, integer('WEBHOOK_CONCURRENCY', 16, env)),
+    webhookPerEnvironment: Math.max(
+      1,
+      integer('WEBHOOK_PER_ENVIRONMENT', Math.floor(integer('WEBHOOK_CONCURRENCY', 16, env) / 2), env),
+    ),
     dbConnectTimeoutSeconds: integer('DB_CONNECT_TIMEOUT_SECONDS', 5, env),
     dbStatementTimeoutMs: integer('DB_STATEMENT_TIMEOUT_MS', 10_000, env),
     dbPrepare: boolean('DB_PREPARE', true, env),

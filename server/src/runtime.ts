@@ -39,6 +39,7 @@ export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
     servers: config.dnsServers,
     timeoutMs: config.dnsTimeoutMs,
     concurrency: config.dnsConcurrency,
+    perEnvironment: config.dnsPerEnvironment,
     backoffBaseMs: config.dnsBackoffBaseMs,
     backoffMaxMs: config.dnsBackoffMaxMs,
   });
@@ -46,6 +47,7 @@ export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
     allowPrivate: config.webhooksAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
     concurrency: config.webhookConcurrency,
+    perEnvironment: config.webhookPerEnvironment,
   });
   verification.start();
   webhooks.start();

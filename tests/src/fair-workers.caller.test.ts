@@ -1,6 +1,7 @@
 import { organizationDomains, webhookDeliveries } from '@atrium/db';
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/src/config.ts';
 import { VerificationWorker } from '../../server/src/workers/verification.ts';
 import { WebhookWorker } from '../../server/src/workers/webhooks.ts';
 import { Receiver } from './helpers/receiver.ts';
@@ -165,5 +166,19 @@ describe('webhook worker, several environments', () => {
       .from(webhookDeliveries)
       .where(eq(webhookDeliveries.environmentId, quiet.environmentId));
     expect(delivered).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 200 });
+  });
+});
+
+describe('per-environment shares in the configuration', () => {
+  it('are half of each worker by default, and set by DNS_PER_ENVIRONMENT and WEBHOOK_PER_ENVIRONMENT', () => {
+    expect(loadConfig({})).toMatchObject({ dnsPerEnvironment: 4, webhookPerEnvironment: 8 });
+    expect(loadConfig({ DNS_CONCURRENCY: '20', WEBHOOK_CONCURRENCY: '6' })).toMatchObject({
+      dnsPerEnvironment: 10,
+      webhookPerEnvironment: 3,
+    });
+    expect(loadConfig({ DNS_PER_ENVIRONMENT: '8', WEBHOOK_PER_ENVIRONMENT: '16' })).toMatchObject({
+      dnsPerEnvironment: 8,
+      webhookPerEnvironment: 16,
+    });
   });
 });
