@@ -52,7 +52,7 @@ export class ApiError extends TRPCError {
   }
 }
 
-const ENTITY_LABELS: Record<string, string> = {
+const ENTITY_LABELS = {
   organization: 'Organization',
   organization_domain: 'Organization domain',
   environment: 'Environment',
@@ -65,10 +65,13 @@ const ENTITY_LABELS: Record<string, string> = {
   agent_registration: 'Agent registration',
   client: 'Client',
   webhook_endpoint: 'Webhook endpoint',
-};
+} as const;
 
-export const notFound = (entity: string, id: string) =>
-  new ApiError(404, 'entity_not_found', `${ENTITY_LABELS[entity] ?? entity} not found: '${id}'.`);
+/** The kinds of record a 404 can name. */
+export type Entity = keyof typeof ENTITY_LABELS;
+
+export const notFound = (entity: Entity, id: string) =>
+  new ApiError(404, 'entity_not_found', `${ENTITY_LABELS[entity]} not found: '${id}'.`);
 export const conflict = (code: string, message: string) => new ApiError(409, code, message);
 export const badRequest = (code: string, message: string) => new ApiError(400, code, message);
 export const forbidden = (code: string, message: string) => new ApiError(403, code, message);

@@ -1,0 +1,42 @@
+import type { Db } from '@atrium/db';
+import { and, eq, type SQL } from 'drizzle-orm';
+import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
+import { type Entity, notFound } from '../errors.ts';
+
+/** A table whose rows belong to one environment and are named by an `id`. */
+export type ScopedTable = PgTable & { id: AnyPgColumn; environmentId: AnyPgColumn };
+
+/** Row locks a lookup may take in the caller's transaction. */
+export type RowLock = 'update' | 'no key update' | 'share' | 'key share';
+
+/** The condition "this id, in this environment": the only way rows are named by id. */
+export function scopedId(table: ScopedTable, environmentId: string, id: string): SQL {
+  return and(eq(table.environmentId, environmentId), eq(table.id, id)) as SQL;
+}
+
+/** The row, or the contract's 404 for `entity` named by `id`. */
+export function orNotFound<T>(row: T | undefined, entity: Entity, id: string): T {
+  if (row === undefined) throw notFound(entity, id);
+  return row;
+}
+
+/**
+ * The one "load the row scoped to the environment or 404" lookup: the row of `table` with this
+ * id in the environment, optionally locked in the caller's transaction.
+ */
+export async function loadScoped<T extends ScopedTable>(
+  db: Db,
+  table: T,
+  entity: Entity,
+  environmentId: string,
+  id: string,
+  lock?: RowLock,
+): Promise<T['$inferSelect']> {
+  const query = db
+    .select()
+    .from(table as PgTable)
+    .where(scopedId(table, environmentId, id))
+    .limit(1);
+  const rows = (lock ? await query.for(lock) : await query) as T['$inferSelect'][];
+  return orNotFound(rows[0], entity, id);
+}
