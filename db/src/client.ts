@@ -63,26 +63,11 @@ export const migrationsFolder = join(dirname(createRequire(import.meta.url).reso
 const MIGRATION_LOCK_KEY = 7_214_311_906;
 
 /**
- * The postgres.js client as Drizzle should use it: every statement prepared. Drizzle asks for a
- * prepared statement only for queries built with `.prepare(name)`; every other query goes out
- * unnamed, and postgres.js sends an unnamed statement with parameters in two round trips (Parse +
- * Describe, wait for the parameter types, then Bind + Execute) and PostgreSQL parses and plans it
- * every time. Prepared, a statement costs one round trip once its connection has seen it
- * (postgres.js keeps them per connection, keyed by text and parameter types; a connection lives
- * at most `max_lifetime`, 30-60 min). Drizzle's statement texts are fixed per query shape, so the
- * set stays small. Transactions and savepoints get the same client.
- *
- * The connections also plan them once: `plan_cache_mode = force_generic_plan`. In the default
- * `auto` mode PostgreSQL keeps re-planning a statement whose generic plan it prices above the
- * custom one, which it does for every list (an unknown LIMIT is priced as 10% of the rows) and
- * more so as tables grow: at 100,000 organizations a first page spent 0.21 ms planning and
- * 0.16 ms executing, and PostgreSQL CPU per request went 250 → 420–530 µs between 1,000 and
- * 100,000 organizations; generic, 260 → 290 µs (a domains-filtered list: ~750 → 220 µs).
- * A generic plan does not know its parameters, so statements whose best plan depends on them
- * are written not to: a condition that selects a partial index is a literal (`equalsLiteral`;
- * a generic plan cannot match `status = $1` to one), and the events purge deletes an array of
- * ids rather than `id in (select …)`. tests/src/generic-plans.pg.test.ts holds the hot reads,
- * the workers' queues and the purge to their indexes under generic plans.
+ * The postgres.js client as Drizzle should use it: every statement prepared (Drizzle prepares
+ * only `.prepare(name)` queries; an unnamed statement costs two round trips and a plan each).
+ * The connections plan once too (`plan_cache_mode = force_generic_plan`), so statements whose
+ * best plan depends on a parameter are written not to (`equalsLiteral`); generic-plans.pg tests
+ * hold the hot reads to their indexes. Figures: bench/README.md, "Where the design's speed comes from".
  */
 function preparingEverything(sql: postgres.Sql): postgres.Sql {
   return new Proxy(sql, {
@@ -119,17 +104,10 @@ export async function openDb(options: DbOptions): Promise<DbHandle> {
 }
 
 /**
- * Two pools of connections. Single statements (every read, the single-statement creates) share
- * a few connections, `statementConnections`, on which postgres.js pipelines them: the statements
- * of one event-loop turn leave in one socket write and a backend answers them in one go. With
- * one pool of ten, nearly every statement found an idle connection of its own and cost a socket
- * write and a backend wake-up each, the largest single cost of a read in the profiles (~13 % of
- * a GET's CPU in the kernel, on this VM's loopback); on two connections, in alternating runs,
- * GET by id and a first page took 12–20 % less Atrium CPU and 20–25 % less PostgreSQL CPU per
- * request (bench/README.md). A transaction holds its connection between its statements, so
- * transactions get the other connections: one never waits behind another's statements, and a
- * statement never waits for a transaction to finish. The price of pipelining: a statement can
- * queue behind a slow one on its connection (statement_timeout bounds it).
+ * Two pools: single statements share a few connections on which postgres.js pipelines them
+ * (one socket write per event-loop turn), and transactions, which hold a connection between
+ * statements, get the others, so neither waits behind the other. A statement can queue behind
+ * a slow one on its connection; `statement_timeout` bounds that.
  */
 function openPostgres(url: string, options: DbOptions): DbHandle {
   const prepare = options.prepare ?? true;
@@ -228,10 +206,9 @@ async function openPglite(dataDir: string, warn: (message: string) => void): Pro
 }
 
 /**
- * Something built once per database handle, such as a read's prepared statements: Drizzle's
- * query builder costs more CPU per request than a short query itself (profiled). Kept weakly per
- * handle; a transaction is a handle of its own, so a read inside one builds its statements for
- * that transaction.
+ * Something built once per database handle, such as a store's prepared statements (building a
+ * Drizzle query costs more than running a short one). Kept weakly per handle; a transaction is a
+ * handle of its own.
  */
 export function perHandle<T>(build: (db: Db) => T): (db: Db) => T {
   const built = new WeakMap<Db, T>();
@@ -263,12 +240,9 @@ interface Rendered {
 const dialect = new PgDialect();
 
 /**
- * A raw statement whose text is rendered once: `build` gets a placeholder for each name and
- * returns the SQL; each run fills the placeholders and sends the text as it is. Drizzle would
- * otherwise render the statement from its chunks on every run (an entity check per chunk): for
- * the ~30-parameter create-organization statement, 37 µs on an idle core and ~12 % of a create's
- * CPU under load (profiled). Runs on the handle's own client; a handle without one (a
- * transaction) renders the statement with its values through Drizzle as usual.
+ * A raw statement whose text is rendered once: `build` gets a placeholder for each name, and each
+ * run fills them and sends the text as it is, instead of Drizzle rendering it on every run. A
+ * handle without its own client (a transaction) renders it with its values through Drizzle.
  */
 export function renderedOnce<K extends string>(names: readonly K[], build: (values: Record<K, unknown>) => SQL) {
   let rendered: Rendered | undefined;

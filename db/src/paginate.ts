@@ -10,14 +10,13 @@ export interface PageParams {
   before?: string | undefined;
 }
 
-export interface ListMetadata {
-  before: string | null;
-  after: string | null;
-}
-
+/** One page of rows, with the cursors of the pages around it (null where there is none). */
 export interface Page<T> {
-  data: T[];
-  list_metadata: ListMetadata;
+  rows: T[];
+  /** The first row's key when rows precede the page. */
+  before: string | null;
+  /** The last row's key when rows follow the page. */
+  after: string | null;
 }
 
 export type KeysetOp = 'gt' | 'gte' | 'lt' | 'lte';
@@ -79,7 +78,7 @@ class LazyPageQuery implements PageQuery {
 /**
  * The one pagination mechanism of the service: keyset on an id column (ids sort in creation
  * order), `limit + 1` rows to learn whether more follow, and a cheap probe in the other
- * direction (run concurrently) so that `list_metadata` is exact even when the cursor's object
+ * direction (run concurrently) so that both cursors are exact even when the cursor's object
  * has been deleted.
  *
  * `fetch` runs the list's own query with the given keyset condition, order and limit, scoped
@@ -115,11 +114,5 @@ export async function paginate<T>(
   const lastId = page.length === 0 ? null : key(page[page.length - 1] as T);
   const hasNext = forward ? more : other;
   const hasPrevious = forward ? other : more;
-  return {
-    data: page,
-    list_metadata: {
-      before: hasPrevious ? firstId : null,
-      after: hasNext ? lastId : null,
-    },
-  };
+  return { rows: page, before: hasPrevious ? firstId : null, after: hasNext ? lastId : null };
 }

@@ -3,6 +3,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import {
   ApiError,
   appRouter,
+  asTRPCError,
   authenticateAdmin,
   authenticateApiKey,
   beginIdempotentRequest,
@@ -124,7 +125,14 @@ function trpcErrorBody(pathname: string, search: string): (error: ApiError) => s
     const paths = pathname.slice(TRPC_BASE.length + 1).split(',');
     const config = appRouter._def._config;
     const shape = (path: string) => ({
-      error: getErrorShape({ config, error, type: 'unknown', path, input: undefined, ctx: undefined }),
+      error: getErrorShape({
+        config,
+        error: asTRPCError(error),
+        type: 'unknown',
+        path,
+        input: undefined,
+        ctx: undefined,
+      }),
     });
     const batch = new URLSearchParams(search).get('batch') === '1';
     return JSON.stringify(batch ? paths.map(shape) : shape(paths[0] ?? ''));
@@ -253,7 +261,9 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     maxBodySize: MAX_BODY_BYTES,
     createContext: async ({ req, res, info }) => {
       if (info.calls.length > MAX_BATCH_CALLS) {
-        throw batchTooLarge(`A batch holds at most ${MAX_BATCH_CALLS} calls; this one has ${info.calls.length}.`);
+        throw asTRPCError(
+          batchTooLarge(`A batch holds at most ${MAX_BATCH_CALLS} calls; this one has ${info.calls.length}.`),
+        );
       }
       if (limits) {
         let organizationDeletes = 0;
@@ -261,7 +271,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
         const admission = await limits.admit(req, res, { requests: info.calls.length, organizationDeletes }, 'trpc');
         if (!admission.ok) {
           res.setHeader('Retry-After', String(admission.retryAfter));
-          throw admission.error;
+          throw asTRPCError(admission.error);
         }
       }
       // A turn to run (see in-flight.ts), taken after the rate limit so a refused key never waits.
@@ -277,8 +287,10 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
         }
         // A single call heavier than the limit runs alone (in-flight.ts); a batch must fit.
         if (info.calls.length > 1 && weight > inFlight.options.max) {
-          throw batchTooLarge(
-            `This batch weighs ${weight} and at most ${inFlight.options.max} may run at once (a page of more than 25 items weighs more than one). Send fewer calls or ask for smaller pages.`,
+          throw asTRPCError(
+            batchTooLarge(
+              `This batch weighs ${weight} and at most ${inFlight.options.max} may run at once (a page of more than 25 items weighs more than one). Send fewer calls or ask for smaller pages.`,
+            ),
           );
         }
       }
@@ -287,7 +299,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
       if (turn && !turn.ok) {
         (req as ApiRequest).shed = true;
         res.setHeader('Retry-After', String(turn.retryAfter));
-        throw turn.error;
+        throw asTRPCError(turn.error);
       }
       return createInnerContext(deps, req.headers.authorization, (req as ApiRequest).requestId);
     },

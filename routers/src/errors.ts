@@ -13,32 +13,17 @@ export interface ErrorBody {
   errors?: FieldError[];
 }
 
-const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
-  400: 'BAD_REQUEST',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  405: 'METHOD_NOT_SUPPORTED',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  422: 'UNPROCESSABLE_CONTENT',
-  429: 'TOO_MANY_REQUESTS',
-  500: 'INTERNAL_SERVER_ERROR',
-  503: 'SERVICE_UNAVAILABLE',
-};
-
 /**
- * The one error type of the service. It is a TRPCError, so tRPC passes it through untouched
- * and both the tRPC endpoint and the REST facade render it from the same fields.
+ * The one error type of the service: a status and the contract's body, independent of any
+ * transport. `asTRPCError` is its one mapping onto tRPC; `contractError` renders any error.
  */
-export class ApiError extends TRPCError {
+export class ApiError extends Error {
   readonly status: number;
   readonly apiCode: string;
   readonly errors: FieldError[] | undefined;
 
   constructor(status: number, apiCode: string, message: string, errors?: FieldError[]) {
-    super({ code: TRPC_CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR', message });
+    super(message);
     this.name = 'ApiError';
     this.status = status;
     this.apiCode = apiCode;
@@ -99,23 +84,27 @@ const unstorableInput = () =>
     },
   ]);
 
+export const emailTaken = () => conflict('email_not_available', 'A user with this email already exists.');
+export const userExternalIdTaken = () =>
+  conflict('external_id_already_used', 'A user with this external_id already exists.');
+export const alreadyMember = () =>
+  conflict('organization_membership_already_exists', 'The user already has a membership in this organization.');
+
 /**
- * Database constraint violations, by constraint name, in one place. A race that loses at the
- * database answers exactly what the service's own check would have answered.
+ * Unique constraints by name, in one table: a race that loses at the database answers exactly
+ * what the service's own check would have answered.
  */
-const CONSTRAINTS: Record<string, () => ApiError> = {
+const CONSTRAINTS: Readonly<Record<string, () => ApiError>> = {
   organizations_external_id_unique: () =>
     conflict('external_id_already_used', 'An organization with this external_id already exists.'),
   organization_domains_org_domain_unique: () =>
     conflict('domain_already_exists', 'The organization already has this domain.'),
   organization_domains_verified_unique: () =>
     conflict('domain_verified_by_other_organization', 'The domain is verified by another organization.'),
+  users_email_unique: emailTaken,
+  users_external_id_unique: userExternalIdTaken,
+  organization_memberships_user_org_unique: alreadyMember,
 };
-
-/** Registers the mapping of further constraints (used by resource modules as they are added). */
-export function registerConstraint(name: string, make: () => ApiError): void {
-  CONSTRAINTS[name] = make;
-}
 
 interface PgErrorLike {
   code?: string;
@@ -156,7 +145,7 @@ export function fromDatabaseError(error: unknown): ApiError | undefined {
     const e = current as PgErrorLike;
     const constraint = e.constraint_name ?? e.constraint;
     if (e.code === '23505' && constraint) {
-      const make = CONSTRAINTS[constraint];
+      const make = Object.hasOwn(CONSTRAINTS, constraint) ? CONSTRAINTS[constraint] : undefined;
       return make ? make() : conflict('conflict', 'The request conflicts with the current state of the resource.');
     }
     if (e.code === '23503') return conflict('conflict', 'A referenced resource no longer exists.');
@@ -193,52 +182,94 @@ function fieldErrorOf(issue: ZodIssueLike): FieldError {
  * tRPC's own refusals of a request it could not read: input that is not JSON (`?input=%7Bbad`,
  * a bad body) is 400 `invalid_json`; a batch whose input is not an object, 400 `invalid_request`.
  */
-export function malformedInput(error: TRPCError): ApiError | undefined {
-  if (error.code !== 'BAD_REQUEST' || error instanceof ApiError || isZodError(error.cause)) return undefined;
+function malformedInput(error: TRPCError): ApiError | undefined {
+  if (error.code !== 'BAD_REQUEST' || isZodError(error.cause)) return undefined;
   if (error.cause instanceof SyntaxError) return badRequest('invalid_json', 'The request input is not valid JSON.');
   return badRequest('invalid_request', error.message);
 }
 
+/** tRPC's own error codes (a route or body it refused before any procedure ran) as the contract's. */
+const TRPC_REFUSALS: Partial<Record<TRPC_ERROR_CODE_KEY, () => ApiError>> = {
+  PARSE_ERROR: () => badRequest('invalid_json', 'The request body is not valid JSON.'),
+  PAYLOAD_TOO_LARGE: () => new ApiError(413, 'payload_too_large', 'The request body is too large.'),
+  UNSUPPORTED_MEDIA_TYPE: () =>
+    new ApiError(415, 'unsupported_media_type', 'Request bodies must be sent as application/json.'),
+  NOT_FOUND: () => new ApiError(404, 'route_not_found', 'No such route.'),
+  METHOD_NOT_SUPPORTED: () => new ApiError(405, 'method_not_allowed', 'Method not allowed.'),
+};
+
+/**
+ * Any error reaching the edge of a procedure or transport as an ApiError: zod input failures
+ * (422), database constraint and connection errors, tRPC's own refusals; undefined for a fault
+ * (rendered 500).
+ */
+export function toApiError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (isTRPCError(error)) {
+    if (error.cause instanceof ApiError) return error.cause;
+    if (isZodError(error.cause)) return invalid(error.cause.issues.map(fieldErrorOf));
+    const fromDb = fromDatabaseError(error.cause);
+    if (fromDb) return fromDb;
+    const malformed = malformedInput(error);
+    if (malformed) return malformed;
+    if (error.code === 'UNAUTHORIZED') return unauthorized(error.message);
+    return TRPC_REFUSALS[error.code]?.();
+  }
+  return fromDatabaseError(error);
+}
+
+/** A TRPCError, also one made by another copy of `@trpc/server` (tRPC's own test, by name). */
+function isTRPCError(error: unknown): error is TRPCError {
+  return error instanceof TRPCError || (error instanceof Error && error.name === 'TRPCError');
+}
+
 /** Renders any error reaching the edge of the service as the contract's status and body. */
 export function contractError(error: unknown): { status: number; body: ErrorBody } {
-  if (error instanceof ApiError) return { status: error.status, body: error.toBody() };
-  if (error instanceof TRPCError) {
-    if (error.cause instanceof ApiError) return contractError(error.cause);
-    if (isZodError(error.cause)) {
-      return {
-        status: 422,
-        body: {
-          code: 'invalid_request_parameters',
-          message: 'Validation failed.',
-          errors: error.cause.issues.map(fieldErrorOf),
-        },
-      };
-    }
-    const mapped = fromDatabaseError(error.cause);
-    if (mapped) return contractError(mapped);
-    const malformed = malformedInput(error);
-    if (malformed) return contractError(malformed);
-    switch (error.code) {
-      case 'PARSE_ERROR':
-        return { status: 400, body: { code: 'invalid_json', message: 'The request body is not valid JSON.' } };
-      case 'PAYLOAD_TOO_LARGE':
-        return { status: 413, body: { code: 'payload_too_large', message: 'The request body is too large.' } };
-      case 'UNSUPPORTED_MEDIA_TYPE':
-        return {
-          status: 415,
-          body: { code: 'unsupported_media_type', message: 'Request bodies must be sent as application/json.' },
-        };
-      case 'NOT_FOUND':
-        return { status: 404, body: { code: 'route_not_found', message: 'No such route.' } };
-      case 'METHOD_NOT_SUPPORTED':
-        return { status: 405, body: { code: 'method_not_allowed', message: 'Method not allowed.' } };
-      case 'UNAUTHORIZED':
-        return { status: 401, body: { code: 'unauthorized', message: error.message } };
-      default:
-        break;
-    }
-  }
-  const mapped = fromDatabaseError(error);
-  if (mapped) return contractError(mapped);
+  const api = toApiError(error);
+  if (api) return { status: api.status, body: api.toBody() };
   return { status: 500, body: { code: 'server_error', message: 'An unexpected error occurred.' } };
+}
+
+const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_SUPPORTED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_CONTENT',
+  429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL_SERVER_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+/**
+ * An ApiError as tRPC carries it: a TRPCError whose code matches the contract's status (tRPC
+ * derives its HTTP status from it), with the ApiError as its cause and its fields alongside, so
+ * a server-side caller reads `status` and `apiCode` as from the ApiError itself.
+ */
+export class TRPCApiError extends TRPCError {
+  declare readonly cause: ApiError;
+  readonly status: number;
+  readonly apiCode: string;
+  readonly errors: FieldError[] | undefined;
+
+  constructor(api: ApiError) {
+    super({ code: TRPC_CODE_BY_STATUS[api.status] ?? 'INTERNAL_SERVER_ERROR', message: api.message, cause: api });
+    // tRPC recognises its errors by class or, across copies of the package, by this name.
+    this.name = 'TRPCError';
+    this.status = api.status;
+    this.apiCode = api.apiCode;
+    this.errors = api.errors;
+  }
+}
+
+/** The one mapping of the service's errors onto tRPC; faults stay as they are (tRPC answers 500). */
+export function asTRPCError(error: unknown): TRPCError {
+  if (error instanceof TRPCApiError) return error;
+  const api = toApiError(error);
+  if (api) return new TRPCApiError(api);
+  return error instanceof TRPCError ? error : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: error });
 }

@@ -1,16 +1,8 @@
-import { initTRPC, TRPCError } from '@trpc/server';
+import { initTRPC, type TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { authenticateAdmin, authenticateApiKey } from './auth/service.ts';
 import { type Context, DEFAULT_CONFIG, type Scope } from './context.ts';
-import {
-  ApiError,
-  contractError,
-  forbidden,
-  fromDatabaseError,
-  invalid,
-  malformedInput,
-  serviceUnavailable,
-} from './errors.ts';
+import { asTRPCError, contractError, forbidden, serviceUnavailable, toApiError } from './errors.ts';
 import { idempotentDb } from './idempotency/service.ts';
 
 export type Meta = OpenApiMeta<{
@@ -31,37 +23,12 @@ const t = initTRPC
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const middleware = t.middleware;
 
 /**
- * What is not yet the contract's error (a zod input failure, a database constraint or
- * connection error) as an ApiError, so every transport sees the same status and body; undefined
- * when the error stays as it is.
- */
-function asContractError(error: TRPCError): ApiError | undefined {
-  if (error instanceof ApiError) return undefined;
-  if (error.cause instanceof ApiError) return error.cause;
-  const fromDb = fromDatabaseError(error.cause);
-  if (fromDb) return fromDb;
-  if (error.code === 'BAD_REQUEST' && error.cause && 'issues' in error.cause) {
-    return invalid(contractError(error).body.errors ?? []);
-  }
-  return malformedInput(error);
-}
-
-/** The caller's authentication, failing as the contract renders it (a lost database is a 503). */
-async function authenticated<T>(authenticate: () => Promise<T>): Promise<T> {
-  try {
-    return await authenticate();
-  } catch (cause) {
-    throw cause instanceof TRPCError ? cause : (fromDatabaseError(cause) ?? cause);
-  }
-}
-
-/**
- * The one middleware step of every procedure (built below per surface): contract errors, the
- * deadline and the caller's authentication together. Each tRPC middleware level copies the
- * call's options and context; three levels cost ~3 % of a small REST request (profiled).
+ * The one middleware step of every procedure (built below per surface): the deadline, the
+ * caller's authentication, and the mapping of every error onto tRPC (`asTRPCError`), so each
+ * transport renders the same status and body. One level, not three: tRPC copies the call's
+ * options and context at every middleware level.
  *
  * Every procedure answers within `config.requestTimeoutMs`: past it, 503 service_unavailable
  * (the outcome of a write cut off this way is unknown to the caller, as with any 503).
@@ -72,22 +39,22 @@ async function guarded<R extends { ok: true } | { ok: false; error: TRPCError }>
 ): Promise<R> {
   const ms = ctx.deps.config.requestTimeoutMs ?? DEFAULT_CONFIG.requestTimeoutMs;
   let result: R;
-  if (!ms) result = await run();
-  else {
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(serviceUnavailable()), ms);
-    });
-    try {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    if (!ms) result = await run();
+    else {
+      const expired = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(serviceUnavailable()), ms);
+      });
       result = await Promise.race([run(), expired]);
-    } finally {
-      clearTimeout(timer);
     }
+  } catch (error) {
+    throw asTRPCError(error);
+  } finally {
+    clearTimeout(timer);
   }
-  if (result.ok) return result;
-  const mapped = asContractError(result.error);
-  if (mapped) throw mapped;
-  return result;
+  if (result.ok || !toApiError(result.error)) return result;
+  throw asTRPCError(result.error);
 }
 
 export const publicProcedure = t.procedure.use(({ ctx, next }) => guarded(ctx, () => next()));
@@ -103,9 +70,7 @@ async function scopeOfApiKey(ctx: Context, flag?: string): Promise<Scope> {
 }
 
 const apiGuard = (flag?: string) =>
-  t.middleware(({ ctx, next }) =>
-    guarded(ctx, async () => next({ ctx: { scope: await authenticated(() => scopeOfApiKey(ctx, flag)) } })),
-  );
+  t.middleware(({ ctx, next }) => guarded(ctx, async () => next({ ctx: { scope: await scopeOfApiKey(ctx, flag) } })));
 
 /** Authenticated by an environment's API key; services get a Scope for that environment. */
 export const apiProcedure = t.procedure.use(apiGuard());
@@ -116,7 +81,7 @@ export const featureProcedure = (flag: string) => t.procedure.use(apiGuard(flag)
 /** The admin surface (not on the REST facade): authenticated by an admin token. */
 export const adminProcedure = t.procedure.use(({ ctx, next }) =>
   guarded(ctx, async () => {
-    const adminTokenId = await authenticated(() => authenticateAdmin(ctx.deps, ctx.authorization));
+    const adminTokenId = await authenticateAdmin(ctx.deps, ctx.authorization);
     return next({ ctx: { adminTokenId } });
   }),
 );

@@ -72,7 +72,11 @@ export const ListMetadata = z.object({ before: z.string().nullable(), after: z.s
 
 /** A page of rows as the wire's list envelope, each row through its resource's `toX`. */
 export function asList<Row, Item>(page: Page<Row>, toItem: (row: Row) => Item) {
-  return { object: 'list' as const, data: page.data.map(toItem), list_metadata: page.list_metadata };
+  return {
+    object: 'list' as const,
+    data: page.rows.map(toItem),
+    list_metadata: { before: page.before, after: page.after },
+  };
 }
 
 /** The list envelope: `{object: "list", data, list_metadata}`. */

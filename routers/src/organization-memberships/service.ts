@@ -3,7 +3,7 @@ import { and, eq, getTableColumns, inArray, type SQL } from 'drizzle-orm';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
-import { conflict, notFound, registerConstraint } from '../errors.ts';
+import { alreadyMember, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowQuota } from '../quotas.ts';
@@ -14,10 +14,6 @@ import type {
 } from './schemas.ts';
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect & { organizationName: string };
-
-const alreadyMember = () =>
-  conflict('organization_membership_already_exists', 'The user already has a membership in this organization.');
-registerConstraint('organization_memberships_user_org_unique', alreadyMember);
 
 /** The single place that turns a membership row (with its organization's name) into its wire shape. */
 export function toOrganizationMembership(row: MembershipRow): OrganizationMembership {

@@ -3,17 +3,12 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
-import { conflict, notFound, registerConstraint } from '../errors.ts';
+import { emailTaken, userExternalIdTaken as externalIdTaken, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { findMemberships, toOrganizationMembership } from '../organization-memberships/service.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, User } from './schemas.ts';
 
 type UserRow = typeof users.$inferSelect;
-
-const emailTaken = () => conflict('email_not_available', 'A user with this email already exists.');
-const externalIdTaken = () => conflict('external_id_already_used', 'A user with this external_id already exists.');
-registerConstraint('users_email_unique', emailTaken);
-registerConstraint('users_external_id_unique', externalIdTaken);
 
 /** The single place that turns a user row into its wire shape. */
 export function toUser(row: UserRow): User {
