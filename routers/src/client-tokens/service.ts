@@ -46,9 +46,8 @@ export async function createClientToken(
     ttl,
     issuedAt,
   );
-  // The membership is checked again and held (FOR KEY SHARE) while the session is written: a
-  // concurrent delete of the membership, its user or its organization waits, or has won and
-  // the token is refused as above, never a foreign-key violation or a session of a deleted user.
+  // The membership is checked again and held while the session is written: a concurrent delete
+  // waits, or has won and the token is refused, never a session of a deleted user.
   await scope.db.transaction(async (tx) => {
     const held = await membershipStatus(tx, scope.env.id, organization.id, user.id, true);
     if (held !== 'active') throw membershipRequired(user.id, organization.id);

@@ -8,9 +8,8 @@ export async function insertSession(tx: Db, values: NewSession): Promise<void> {
 }
 
 /**
- * Deletes up to `batchSize` sessions that expired before `cutoff`, oldest first; how many went.
- * As the events purge: an array of ids, found by primary key under a generic plan, in a
- * transaction so that it runs on a transaction connection rather than a pipelined one.
+ * Deletes up to `batchSize` sessions expired before `cutoff`; how many went. As the events purge:
+ * ids as an array (primary-key lookups under a generic plan), in a transaction (its own connection).
  */
 export async function purgeSessionsBefore(db: Db, cutoff: Date, batchSize: number): Promise<number> {
   const expired = db

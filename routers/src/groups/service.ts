@@ -108,8 +108,7 @@ export async function deleteGroup(scope: Scope, path: GroupPath): Promise<void> 
 
 /**
  * Adds a membership of the group's organization to the group and returns the group. Adding one
- * that is already there is a no-op (no event); concurrent adds of the same membership leave one
- * link, because the insert yields to the primary key instead of failing on it.
+ * already there (or racing another add of it) is a no-op without an event.
  */
 export async function addGroupMembership(scope: Scope, input: z.infer<typeof GroupMembershipInput>): Promise<Group> {
   return scope.db.transaction(async (tx) => {

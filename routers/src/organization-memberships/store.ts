@@ -26,10 +26,8 @@ function findMemberships(db: Db, where: SQL | undefined) {
 }
 
 /**
- * One membership of the environment, or 404. With `lock`, the membership row is held (FOR KEY
- * SHARE) until the transaction ends, so a concurrent delete of it (or of its user or
- * organization, which cascades) waits: a row written that references it never meets a
- * foreign-key violation, and a request that lost the race to the delete answers 404.
+ * One membership of the environment, or 404. `lock` holds it FOR KEY SHARE: a concurrent delete
+ * (or cascade) waits, so a row written that references it never meets a foreign-key violation.
  */
 export async function findMembership(db: Db, environmentId: string, id: string, lock = false): Promise<MembershipRow> {
   const query = findMemberships(db, scopedId(organizationMemberships, environmentId, id));
@@ -74,10 +72,7 @@ export function pageOfMemberships(db: Db, environmentId: string, params: PagePar
   );
 }
 
-/**
- * The status of the user's membership of the organization (undefined without one). With `lock`
- * it is held FOR KEY SHARE, so a concurrent delete waits while a row referencing it is written.
- */
+/** The status of the user's membership of the organization, if any; `lock` holds it FOR KEY SHARE. */
 export async function membershipStatus(
   db: Db,
   environmentId: string,
@@ -101,9 +96,8 @@ export async function membershipStatus(
 }
 
 /**
- * The user a membership is created for, held FOR NO KEY UPDATE (a concurrent delete of the user
- * waits, and the creates counted against the user's quota are serialised), or 404. It lives
- * here, not in users/, because users/ reads memberships when a user is deleted.
+ * The user a membership is created for, held FOR NO KEY UPDATE, or 404. Here, not in users/,
+ * because users/ reads memberships (a user's deletion records theirs): resources form a tree.
  */
 export async function lockUser(tx: Db, environmentId: string, userId: string): Promise<{ id: string }> {
   const [row] = await tx
