@@ -1,16 +1,22 @@
-import { agentAccessTokens, agentApiKeys, agentIdentities, agentRegistrations, newId } from '@atrium/db';
-import { and, eq, gt, isNull, or } from 'drizzle-orm';
+import { newId } from '@atrium/db';
 import { iso } from '../common/schemas.ts';
 import type { Deps, Scope } from '../context.ts';
 import { conflict, notFound } from '../errors.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowQuota } from '../quotas.ts';
+import { assertBelowParentQuota } from '../quota-counts.ts';
 import { signToken, verifyToken } from '../signing/service.ts';
 import type { AgentCredentialValidation, AgentRegistration } from './schemas.ts';
-
-type RegistrationRow = typeof agentRegistrations.$inferSelect;
-type IdentityRow = typeof agentIdentities.$inferSelect;
+import {
+  findRegistration,
+  type IdentityRow,
+  insertRegistration,
+  isLiveAccessToken,
+  liveApiKey,
+  type NewRegistration,
+  type RegistrationRow,
+  revokeRegistration,
+} from './store.ts';
 
 const AGENT_API_KEY = /^sk_agent_[0-9A-Za-z]{40}$/;
 /** How long an unclaimed registration's claim (and a claim completion) stays open. */
@@ -58,13 +64,7 @@ export function toAgentRegistration(row: RegistrationRow, identity: IdentityRow)
 
 /** Operation 19: one registration of the caller's environment. */
 export async function getAgentRegistration(scope: Scope, id: string): Promise<AgentRegistration> {
-  const [found] = await scope.db
-    .select({ registration: agentRegistrations, identity: agentIdentities })
-    .from(agentRegistrations)
-    .innerJoin(agentIdentities, eq(agentIdentities.id, agentRegistrations.agentIdentityId))
-    .where(and(eq(agentRegistrations.id, id), eq(agentRegistrations.environmentId, scope.env.id)))
-    .limit(1);
-  if (!found) throw notFound('agent_registration', id);
+  const found = await findRegistration(scope.db, scope.env.id, id);
   return toAgentRegistration(found.registration, found.identity);
 }
 
@@ -81,21 +81,7 @@ export async function validateAgentCredential(
   if (input.credential.length > MAX_CREDENTIAL_LENGTH) return INVALID;
   if (input.type === 'api_key') {
     if (!AGENT_API_KEY.test(input.credential)) return INVALID;
-    const [found] = await scope.db
-      .select({ registrationId: agentApiKeys.registrationId, expiresAt: agentApiKeys.expiresAt })
-      .from(agentApiKeys)
-      .innerJoin(agentRegistrations, eq(agentRegistrations.id, agentApiKeys.registrationId))
-      .where(
-        and(
-          eq(agentApiKeys.keyHash, sha256Hex(input.credential)),
-          eq(agentApiKeys.environmentId, scope.env.id),
-          isNull(agentApiKeys.revokedAt),
-          or(isNull(agentApiKeys.expiresAt), gt(agentApiKeys.expiresAt, now)),
-          eq(agentRegistrations.environmentId, scope.env.id),
-          eq(agentRegistrations.status, 'verified'),
-        ),
-      )
-      .limit(1);
+    const found = await liveApiKey(scope.db, scope.env.id, sha256Hex(input.credential), now);
     if (!found) return INVALID;
     return {
       valid: true,
@@ -115,25 +101,58 @@ export async function validateAgentCredential(
   ) {
     return INVALID;
   }
-  const [found] = await scope.db
-    .select({ id: agentAccessTokens.id })
-    .from(agentAccessTokens)
-    .innerJoin(agentRegistrations, eq(agentRegistrations.id, agentAccessTokens.registrationId))
-    .where(
-      and(
-        eq(agentAccessTokens.id, payload.jti),
-        eq(agentAccessTokens.environmentId, scope.env.id),
-        eq(agentAccessTokens.registrationId, payload.sub),
-        isNull(agentAccessTokens.revokedAt),
-        gt(agentAccessTokens.expiresAt, now),
-        eq(agentRegistrations.environmentId, scope.env.id),
-        eq(agentRegistrations.organizationId, payload.org_id),
-        eq(agentRegistrations.status, 'verified'),
-      ),
-    )
-    .limit(1);
-  if (!found) return INVALID;
+  const token = { jti: payload.jti, registrationId: payload.sub, organizationId: payload.org_id };
+  if (!(await isLiveAccessToken(scope.db, scope.env.id, token, now))) return INVALID;
   return { valid: true, registration_id: payload.sub, expires_at: iso(new Date(payload.exp * 1000)) };
+}
+
+/** The rows of a registration verified and claimed at once, with its API key and access token. */
+function registrationRows(
+  scope: Scope,
+  ids: { registration: string; organization: string; accessToken: string },
+  userlandUserId: string | null,
+  apiKey: string,
+  tokenExpiresAt: Date,
+): NewRegistration {
+  const now = scope.now();
+  const environmentId = scope.env.id;
+  const identityId = newId('agentIdentity');
+  const claimExpiresAt = new Date(now.getTime() + CLAIM_TTL_MS);
+  return {
+    identity: { id: identityId, environmentId, userlandUserId, createdAt: now, updatedAt: now },
+    registration: {
+      id: ids.registration,
+      environmentId,
+      organizationId: ids.organization,
+      agentIdentityId: identityId,
+      status: 'verified',
+      kind: 'service_auth',
+      claimId: newId('agentRegistrationClaim'),
+      claimCreatedAt: now,
+      claimExpiresAt,
+      claimCompletionId: newId('agentRegistrationClaimCompletion'),
+      claimCompletionCreatedAt: now,
+      claimCompletionExpiresAt: claimExpiresAt,
+      claimedAt: now,
+      createdAt: now,
+      updatedAt: now,
+    },
+    apiKey: {
+      id: newId('agentApiKey'),
+      environmentId,
+      registrationId: ids.registration,
+      keyHash: sha256Hex(apiKey),
+      keyPrefix: apiKey.slice(0, 14),
+      createdAt: now,
+    },
+    accessToken: {
+      id: ids.accessToken,
+      environmentId,
+      registrationId: ids.registration,
+      expiresAt: tokenExpiresAt,
+      createdAt: now,
+    },
+  };
 }
 
 /**
@@ -158,59 +177,12 @@ export async function registerAgent(
     // Held until the registration is written (a concurrent organization delete waits or has won).
     // NO KEY UPDATE also serialises the registrations counted against the organization's quota.
     const organization = await requireOrganization(tx, scope, input.organization_id, 'no key update');
-    await assertBelowQuota(
-      tx,
-      scope.deps,
-      'agentRegistrationsPerOrganization',
-      agentRegistrations,
-      and(eq(agentRegistrations.environmentId, scope.env.id), eq(agentRegistrations.organizationId, organization.id)),
-    );
-    const now = scope.now();
-    const identityId = newId('agentIdentity');
-    await tx.insert(agentIdentities).values({
-      id: identityId,
-      environmentId: scope.env.id,
-      userlandUserId: input.userland_user_id ?? null,
-      createdAt: now,
-      updatedAt: now,
-    });
-    const [registration] = await tx
-      .insert(agentRegistrations)
-      .values({
-        id: registrationId,
-        environmentId: scope.env.id,
-        organizationId: organization.id,
-        agentIdentityId: identityId,
-        status: 'verified',
-        kind: 'service_auth',
-        claimId: newId('agentRegistrationClaim'),
-        claimCreatedAt: now,
-        claimExpiresAt: new Date(now.getTime() + CLAIM_TTL_MS),
-        claimCompletionId: newId('agentRegistrationClaimCompletion'),
-        claimCompletionCreatedAt: now,
-        claimCompletionExpiresAt: new Date(now.getTime() + CLAIM_TTL_MS),
-        claimedAt: now,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
-    if (!registration) throw conflict('conflict', 'The registration could not be stored.');
+    await assertBelowParentQuota(tx, scope, 'agentRegistrationsPerOrganization', organization.id);
     const apiKey = `sk_agent_${randomBase62(40)}`;
-    await tx.insert(agentApiKeys).values({
-      id: newId('agentApiKey'),
-      environmentId: scope.env.id,
-      registrationId: registration.id,
-      keyHash: sha256Hex(apiKey),
-      keyPrefix: apiKey.slice(0, 14),
-      createdAt: now,
-    });
-    await tx.insert(agentAccessTokens).values({
-      id: jti,
-      environmentId: scope.env.id,
-      registrationId: registration.id,
-      expiresAt: signed.expiresAt,
-      createdAt: now,
-    });
+    const ids = { registration: registrationId, organization: organization.id, accessToken: jti };
+    const rows = registrationRows(scope, ids, input.userland_user_id ?? null, apiKey, signed.expiresAt);
+    const registration = await insertRegistration(tx, rows);
+    if (!registration) throw conflict('conflict', 'The registration could not be stored.');
     return { registration_id: registration.id, api_key: apiKey, access_token: signed.token };
   });
 }
@@ -218,17 +190,8 @@ export async function registerAgent(
 /** Admin: revokes a registration (any environment) with every key and token it holds. */
 export async function revokeAgentRegistration(deps: Deps, id: string) {
   return deps.db.transaction(async (tx) => {
-    const now = deps.now();
-    const [row] = await tx
-      .update(agentRegistrations)
-      .set({ status: 'revoked', updatedAt: now })
-      .where(eq(agentRegistrations.id, id))
-      .returning();
+    const row = await revokeRegistration(tx, id, deps.now());
     if (!row) throw notFound('agent_registration', id);
-    const scoped = (table: typeof agentApiKeys | typeof agentAccessTokens) =>
-      and(eq(table.environmentId, row.environmentId), eq(table.registrationId, row.id), isNull(table.revokedAt));
-    await tx.update(agentApiKeys).set({ revokedAt: now }).where(scoped(agentApiKeys));
-    await tx.update(agentAccessTokens).set({ revokedAt: now }).where(scoped(agentAccessTokens));
     return { registration_id: row.id, environment_id: row.environmentId, status: row.status };
   });
 }

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { type Db, newId, organizationMemberships, sessions, users } from '@atrium/db';
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { type Db, newId } from '@atrium/db';
 import type { Scope } from '../context.ts';
-import { ApiError, notFound } from '../errors.ts';
+import { ApiError } from '../errors.ts';
+import { membershipStatus } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { signToken } from '../signing/service.ts';
+import { findUser } from '../users/store.ts';
 import type { ClientToken } from './schemas.ts';
+import { insertSession, purgeSessionsBefore } from './store.ts';
 
 function membershipRequired(userId: string, organizationId: string): ApiError {
   const message = `User '${userId}' has no active membership of organization '${organizationId}'.`;
@@ -28,24 +30,9 @@ export async function createClientToken(
 ): Promise<ClientToken> {
   const ttl = Math.min(scope.deps.tokens.clientTokenTtlSeconds, MAX_CLIENT_TOKEN_SECONDS);
   const organization = await requireOrganization(scope.db, scope, input.organization_id);
-  const [user] = await scope.db
-    .select({ id: users.id })
-    .from(users)
-    .where(and(eq(users.id, input.user_id), eq(users.environmentId, scope.env.id)))
-    .limit(1);
-  if (!user) throw notFound('user', input.user_id);
-  const [membership] = await scope.db
-    .select({ status: organizationMemberships.status })
-    .from(organizationMemberships)
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, scope.env.id),
-        eq(organizationMemberships.organizationId, organization.id),
-        eq(organizationMemberships.userId, user.id),
-      ),
-    )
-    .limit(1);
-  if (membership?.status !== 'active') throw membershipRequired(user.id, organization.id);
+  const user = await findUser(scope.db, scope.env.id, input.user_id);
+  const status = await membershipStatus(scope.db, scope.env.id, organization.id, user.id);
+  if (status !== 'active') throw membershipRequired(user.id, organization.id);
 
   // Sign first (it may load or make the signing keys), then store the session in one write;
   // the session expires exactly with its token.
@@ -59,24 +46,12 @@ export async function createClientToken(
     ttl,
     issuedAt,
   );
-  // The membership is checked again and held (FOR KEY SHARE) while the session is written: a
-  // concurrent delete of the membership, its user or its organization waits, or has won and
-  // the token is refused as above, never a foreign-key violation or a session of a deleted user.
+  // The membership is checked again and held while the session is written: a concurrent delete
+  // waits, or has won and the token is refused, never a session of a deleted user.
   await scope.db.transaction(async (tx) => {
-    const [held] = await tx
-      .select({ status: organizationMemberships.status })
-      .from(organizationMemberships)
-      .where(
-        and(
-          eq(organizationMemberships.environmentId, scope.env.id),
-          eq(organizationMemberships.organizationId, organization.id),
-          eq(organizationMemberships.userId, user.id),
-        ),
-      )
-      .for('key share')
-      .limit(1);
-    if (held?.status !== 'active') throw membershipRequired(user.id, organization.id);
-    await tx.insert(sessions).values({
+    const held = await membershipStatus(tx, scope.env.id, organization.id, user.id, true);
+    if (held !== 'active') throw membershipRequired(user.id, organization.id);
+    await insertSession(tx, {
       id: sessionId,
       environmentId: scope.env.id,
       userId: user.id,
@@ -99,18 +74,8 @@ export async function purgeExpiredSessions(db: Db, now: Date, batchSize = 5_000)
   const cutoff = new Date(now.getTime() - SESSION_RETENTION_MS);
   let total = 0;
   for (;;) {
-    // As the events purge does: an array of ids, found by primary key under a generic plan, in a
-    // transaction so that it runs on a transaction connection rather than a pipelined one.
-    const expired = db
-      .select({ id: sessions.id })
-      .from(sessions)
-      .where(lt(sessions.expiresAt, cutoff))
-      .orderBy(sessions.expiresAt)
-      .limit(batchSize);
-    const deleted = await db.transaction((tx) =>
-      tx.delete(sessions).where(sql`${sessions.id} = any(array(${expired}))`).returning({ id: sessions.id }),
-    );
-    total += deleted.length;
-    if (deleted.length < batchSize) return total;
+    const deleted = await purgeSessionsBefore(db, cutoff, batchSize);
+    total += deleted;
+    if (deleted < batchSize) return total;
   }
 }

@@ -1,19 +1,26 @@
-import { type Db, newId, organizationMemberships, organizations, paginate, users } from '@atrium/db';
-import { and, eq, getTableColumns, inArray, type SQL } from 'drizzle-orm';
+import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { alreadyMember, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowQuota } from '../quotas.ts';
+import { assertBelowParentQuota } from '../quota-counts.ts';
 import type {
   CreateOrganizationMembershipInput,
   ListOrganizationMembershipsInput,
   OrganizationMembership,
 } from './schemas.ts';
-
-export type MembershipRow = typeof organizationMemberships.$inferSelect & { organizationName: string };
+import {
+  deleteMembership,
+  findMembership,
+  insertMembership,
+  lockMembership,
+  lockUser,
+  type MembershipRow,
+  pageOfMemberships,
+  updateMembershipStatus,
+} from './store.ts';
 
 /** The single place that turns a membership row (with its organization's name) into its wire shape. */
 export function toOrganizationMembership(row: MembershipRow): OrganizationMembership {
@@ -31,62 +38,19 @@ export function toOrganizationMembership(row: MembershipRow): OrganizationMember
   };
 }
 
-/** Membership columns plus the organization's current name, for every read of a membership. */
-export const membershipColumns = { ...getTableColumns(organizationMemberships), organizationName: organizations.name };
-
-/** Memberships matching `where` (which must carry the environment), with their organization's name. */
-export function findMemberships(db: Db, where: SQL | undefined) {
-  return db
-    .select(membershipColumns)
-    .from(organizationMemberships)
-    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(where);
-}
-
-const inEnvironment = (scope: Scope, id: string) =>
-  and(eq(organizationMemberships.environmentId, scope.env.id), eq(organizationMemberships.id, id));
-
-/**
- * Loads one membership of the environment or throws 404. With `lock`, the membership row is held
- * (FOR KEY SHARE) until the transaction ends, so a concurrent delete of it (or of its user or
- * organization, which cascades) waits: a row written that references it never meets a
- * foreign-key violation, and a request that lost the race to the delete answers 404.
- */
-export async function requireMembership(db: Db, scope: Scope, id: string, lock = false): Promise<MembershipRow> {
-  const query = findMemberships(db, inEnvironment(scope, id));
-  const [row] = lock ? await query.for('key share', { of: organizationMemberships }) : await query;
-  if (!row) throw notFound('organization_membership', id);
-  return row;
-}
-
 export async function getOrganizationMembership(scope: Scope, id: string): Promise<OrganizationMembership> {
-  return toOrganizationMembership(await requireMembership(scope.db, scope, id));
+  return toOrganizationMembership(await findMembership(scope.db, scope.env.id, id));
 }
 
 export async function listOrganizationMemberships(
   scope: Scope,
   input: z.infer<typeof ListOrganizationMembershipsInput>,
 ) {
-  const params = pageParams(input);
-  const filters = and(
-    eq(organizationMemberships.environmentId, scope.env.id),
-    input.user_id ? eq(organizationMemberships.userId, input.user_id) : undefined,
-    input.organization_id ? eq(organizationMemberships.organizationId, input.organization_id) : undefined,
-    input.statuses && input.statuses.length > 0 ? inArray(organizationMemberships.status, input.statuses) : undefined,
-  );
-  const page = await paginate(
-    params,
-    organizationMemberships.id,
-    (q) =>
-      scope.db
-        .select(membershipColumns)
-        .from(organizationMemberships)
-        .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-        .where(and(filters, q.keyset))
-        .orderBy(q.orderBy)
-        .limit(q.limit),
-    (row) => row.id,
-  );
+  const page = await pageOfMemberships(scope.db, scope.env.id, pageParams(input), {
+    userId: input.user_id,
+    organizationId: input.organization_id,
+    statuses: input.statuses,
+  });
   return asList(page, toOrganizationMembership);
 }
 
@@ -95,44 +59,24 @@ export async function createOrganizationMembership(
   input: z.infer<typeof CreateOrganizationMembershipInput>,
 ): Promise<OrganizationMembership> {
   return scope.db.transaction(async (tx) => {
-    // The user and the organization are locked (FOR NO KEY UPDATE / SHARE) so that a concurrent
-    // delete of either cannot slip in between: it waits, or it won and this answers 404. The
-    // user's lock also serialises the creates counted against the memberships-per-user quota.
-    const [user] = await tx
-      .select({ id: users.id })
-      .from(users)
-      .where(and(eq(users.environmentId, scope.env.id), eq(users.id, input.user_id)))
-      .for('no key update')
-      .limit(1);
-    if (!user) throw notFound('user', input.user_id);
-    await assertBelowQuota(
-      tx,
-      scope.deps,
-      'membershipsPerUser',
-      organizationMemberships,
-      and(eq(organizationMemberships.environmentId, scope.env.id), eq(organizationMemberships.userId, user.id)),
-    );
-    // Locked so that a concurrent delete of the organization cannot slip in between.
+    // The user and the organization are held so that a concurrent delete of either waits, or
+    // won and this answers 404; the user's lock also serialises the memberships-per-user count.
+    const user = await lockUser(tx, scope.env.id, input.user_id);
+    await assertBelowParentQuota(tx, scope, 'membershipsPerUser', user.id);
     const organization = await requireOrganization(tx, scope, input.organization_id, 'share');
     const now = scope.now();
-    const [row] = await tx
-      .insert(organizationMemberships)
-      .values({
-        id: newId('organizationMembership'),
-        environmentId: scope.env.id,
-        userId: user.id,
-        organizationId: organization.id,
-        status: 'active',
-        directoryManaged: false,
-        customAttributes: {},
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
-    const membership = toOrganizationMembership({
-      ...(row as typeof organizationMemberships.$inferSelect),
-      organizationName: organization.name,
+    const row = await insertMembership(tx, {
+      id: newId('organizationMembership'),
+      environmentId: scope.env.id,
+      userId: user.id,
+      organizationId: organization.id,
+      status: 'active',
+      directoryManaged: false,
+      customAttributes: {},
+      createdAt: now,
+      updatedAt: now,
     });
+    const membership = toOrganizationMembership({ ...row, organizationName: organization.name });
     await recordEvent(tx, scope, 'organization_membership.created', membership);
     return membership;
   });
@@ -145,21 +89,11 @@ export async function setMembershipStatus(
   status: 'active' | 'inactive',
 ): Promise<OrganizationMembership> {
   return scope.db.transaction(async (tx) => {
-    const [current] = await tx
-      .select({ id: organizationMemberships.id, status: organizationMemberships.status })
-      .from(organizationMemberships)
-      .where(inEnvironment(scope, id))
-      .for('update')
-      .limit(1);
-    if (!current) throw notFound('organization_membership', id);
-    if (current.status !== status) {
-      await tx
-        .update(organizationMemberships)
-        .set({ status, updatedAt: scope.now() })
-        .where(eq(organizationMemberships.id, current.id));
-    }
-    const membership = toOrganizationMembership(await requireMembership(tx, scope, id));
-    if (current.status !== status) await recordEvent(tx, scope, 'organization_membership.updated', membership);
+    const current = await lockMembership(tx, scope.env.id, id);
+    const changed = current.status !== status;
+    if (changed) await updateMembershipStatus(tx, current.id, status, scope.now());
+    const membership = toOrganizationMembership(await findMembership(tx, scope.env.id, id));
+    if (changed) await recordEvent(tx, scope, 'organization_membership.updated', membership);
     return membership;
   });
 }
@@ -167,12 +101,8 @@ export async function setMembershipStatus(
 /** Deletes the membership; its group links go with it by foreign key, in the same statement. */
 export async function deleteOrganizationMembership(scope: Scope, id: string): Promise<void> {
   await scope.db.transaction(async (tx) => {
-    const current = await requireMembership(tx, scope, id);
-    const deleted = await tx
-      .delete(organizationMemberships)
-      .where(inEnvironment(scope, id))
-      .returning({ id: organizationMemberships.id });
-    if (deleted.length === 0) throw notFound('organization_membership', id);
+    const current = await findMembership(tx, scope.env.id, id);
+    if (!(await deleteMembership(tx, scope.env.id, id))) throw notFound('organization_membership', id);
     await recordEvent(tx, scope, 'organization_membership.deleted', toOrganizationMembership(current));
   });
 }

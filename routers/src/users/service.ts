@@ -1,14 +1,21 @@
-import { newId, organizationMemberships, paginate, users } from '@atrium/db';
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
-import { emailTaken, userExternalIdTaken as externalIdTaken, notFound } from '../errors.ts';
+import { emailTaken, userExternalIdTaken as externalIdTaken } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
-import { findMemberships, toOrganizationMembership } from '../organization-memberships/service.ts';
+import { toOrganizationMembership } from '../organization-memberships/service.ts';
+import { membershipsOfUser } from '../organization-memberships/store.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, User } from './schemas.ts';
-
-type UserRow = typeof users.$inferSelect;
+import {
+  deleteUserRow,
+  findUser,
+  insertUser,
+  pageOfUsers,
+  type UserChanges,
+  type UserRow,
+  updateUserRow,
+} from './store.ts';
 
 /** The single place that turns a user row into its wire shape. */
 export function toUser(row: UserRow): User {
@@ -28,65 +35,31 @@ export function toUser(row: UserRow): User {
   };
 }
 
-const inEnvironment = (scope: Scope, id: string) => and(eq(users.environmentId, scope.env.id), eq(users.id, id));
-
 export async function getUser(scope: Scope, id: string): Promise<User> {
-  const [row] = await scope.db.select().from(users).where(inEnvironment(scope, id)).limit(1);
-  if (!row) throw notFound('user', id);
-  return toUser(row);
+  return toUser(await findUser(scope.db, scope.env.id, id));
 }
 
 export async function listUsers(scope: Scope, input: z.infer<typeof ListUsersInput>) {
-  const params = pageParams(input);
-  const byEmail = input.email ? eq(sql`lower(${users.email})`, input.email.toLowerCase()) : undefined;
-  const byOrganization = input.organization_id
-    ? inArray(
-        users.id,
-        scope.db
-          .select({ id: organizationMemberships.userId })
-          .from(organizationMemberships)
-          .where(
-            and(
-              eq(organizationMemberships.environmentId, scope.env.id),
-              eq(organizationMemberships.organizationId, input.organization_id),
-            ),
-          ),
-      )
-    : undefined;
-  const page = await paginate(
-    params,
-    users.id,
-    (q) =>
-      scope.db
-        .select()
-        .from(users)
-        .where(and(eq(users.environmentId, scope.env.id), byEmail, byOrganization, q.keyset))
-        .orderBy(q.orderBy)
-        .limit(q.limit),
-    (row) => row.id,
-  );
-  return asList(page, toUser);
+  const filter = { email: input.email, organizationId: input.organization_id };
+  return asList(await pageOfUsers(scope.db, scope.env.id, pageParams(input), filter), toUser);
 }
 
 export async function createUser(scope: Scope, input: z.infer<typeof CreateUserInput>): Promise<User> {
   return scope.db.transaction(async (tx) => {
     const now = scope.now();
-    const [row] = await tx
-      .insert(users)
-      .values({
-        id: newId('user'),
-        environmentId: scope.env.id,
-        email: input.email,
-        emailVerified: input.email_verified ?? false,
-        firstName: input.first_name ?? null,
-        lastName: input.last_name ?? null,
-        externalId: input.external_id ?? null,
-        metadata: input.metadata ?? {},
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
-    const user = toUser(row as UserRow);
+    const row = await insertUser(tx, {
+      id: newId('user'),
+      environmentId: scope.env.id,
+      email: input.email,
+      emailVerified: input.email_verified ?? false,
+      firstName: input.first_name ?? null,
+      lastName: input.last_name ?? null,
+      externalId: input.external_id ?? null,
+      metadata: input.metadata ?? {},
+      createdAt: now,
+      updatedAt: now,
+    });
+    const user = toUser(row);
     await recordEvent(tx, scope, 'user.created', user);
     return user;
   });
@@ -95,9 +68,8 @@ export async function createUser(scope: Scope, input: z.infer<typeof CreateUserI
 /** Fields absent from the body stay as they are; `null` clears a nullable field. */
 export async function updateUser(scope: Scope, input: z.infer<typeof UpdateUserInput>): Promise<User> {
   return scope.db.transaction(async (tx) => {
-    const [current] = await tx.select().from(users).where(inEnvironment(scope, input.id)).for('update').limit(1);
-    if (!current) throw notFound('user', input.id);
-    const changes: Partial<typeof users.$inferInsert> = { updatedAt: scope.now() };
+    const current = await findUser(tx, scope.env.id, input.id, 'update');
+    const changes: UserChanges = { updatedAt: scope.now() };
     if (input.email !== undefined) changes.email = input.email;
     if (input.email_verified !== undefined) changes.emailVerified = input.email_verified;
     if (input.first_name !== undefined) changes.firstName = input.first_name;
@@ -109,8 +81,7 @@ export async function updateUser(scope: Scope, input: z.infer<typeof UpdateUserI
       for (const [key, value] of Object.entries(input.metadata)) if (value !== null) next[key] = value;
       changes.metadata = next;
     }
-    const [row] = await tx.update(users).set(changes).where(eq(users.id, current.id)).returning();
-    const user = toUser(row as UserRow);
+    const user = toUser(await updateUserRow(tx, current.id, changes));
     await recordEvent(tx, scope, 'user.updated', user);
     return user;
   });
@@ -122,13 +93,9 @@ export async function updateUser(scope: Scope, input: z.infer<typeof UpdateUserI
  */
 export async function deleteUser(scope: Scope, id: string): Promise<void> {
   await scope.db.transaction(async (tx) => {
-    const [current] = await tx.select().from(users).where(inEnvironment(scope, id)).for('update').limit(1);
-    if (!current) throw notFound('user', id);
-    const memberships = await findMemberships(
-      tx,
-      and(eq(organizationMemberships.environmentId, scope.env.id), eq(organizationMemberships.userId, id)),
-    );
-    await tx.delete(users).where(eq(users.id, current.id));
+    const current = await findUser(tx, scope.env.id, id, 'update');
+    const memberships = await membershipsOfUser(tx, scope.env.id, id);
+    await deleteUserRow(tx, current.id);
     for (const membership of memberships) {
       await recordEvent(tx, scope, 'organization_membership.deleted', toOrganizationMembership(membership));
     }

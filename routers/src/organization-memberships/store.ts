@@ -1,0 +1,128 @@
+import {
+  type Db,
+  type MembershipStatus,
+  organizationMemberships,
+  organizations,
+  type PageParams,
+  paginate,
+  users,
+} from '@atrium/db';
+import { and, eq, getTableColumns, inArray, type SQL } from 'drizzle-orm';
+import { loadScoped, orNotFound, scopedId } from '../common/store.ts';
+
+export type MembershipRow = typeof organizationMemberships.$inferSelect & { organizationName: string };
+export type NewMembership = typeof organizationMemberships.$inferInsert;
+
+/** Membership columns plus the organization's current name, for every read of a membership. */
+export const membershipColumns = { ...getTableColumns(organizationMemberships), organizationName: organizations.name };
+
+/** Memberships matching `where` (which must carry the environment), with their organization's name. */
+function findMemberships(db: Db, where: SQL | undefined) {
+  return db
+    .select(membershipColumns)
+    .from(organizationMemberships)
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .where(where);
+}
+
+/**
+ * One membership of the environment, or 404. `lock` holds it FOR KEY SHARE: a concurrent delete
+ * (or cascade) waits, so a row written that references it never meets a foreign-key violation.
+ */
+export async function findMembership(db: Db, environmentId: string, id: string, lock = false): Promise<MembershipRow> {
+  const query = findMemberships(db, scopedId(organizationMemberships, environmentId, id));
+  const [row] = lock ? await query.for('key share', { of: organizationMemberships }) : await query;
+  return orNotFound(row, 'organization_membership', id);
+}
+
+/** The membership row alone, held FOR UPDATE, to change it. */
+export function lockMembership(tx: Db, environmentId: string, id: string) {
+  return loadScoped(tx, organizationMemberships, 'organization_membership', environmentId, id, 'update');
+}
+
+/** Every membership of a user, read before the user's deletion takes them by cascade. */
+export function membershipsOfUser(db: Db, environmentId: string, userId: string): Promise<MembershipRow[]> {
+  return findMemberships(
+    db,
+    and(eq(organizationMemberships.environmentId, environmentId), eq(organizationMemberships.userId, userId)),
+  );
+}
+
+export interface MembershipFilter {
+  userId?: string | undefined;
+  organizationId?: string | undefined;
+  statuses?: MembershipStatus[] | undefined;
+}
+
+/** One page of the environment's memberships, keyset on their id. */
+export function pageOfMemberships(db: Db, environmentId: string, params: PageParams, filter: MembershipFilter) {
+  const filters = and(
+    eq(organizationMemberships.environmentId, environmentId),
+    filter.userId ? eq(organizationMemberships.userId, filter.userId) : undefined,
+    filter.organizationId ? eq(organizationMemberships.organizationId, filter.organizationId) : undefined,
+    filter.statuses && filter.statuses.length > 0
+      ? inArray(organizationMemberships.status, filter.statuses)
+      : undefined,
+  );
+  return paginate(
+    params,
+    organizationMemberships.id,
+    (q) => findMemberships(db, and(filters, q.keyset)).orderBy(q.orderBy).limit(q.limit),
+    (row) => row.id,
+  );
+}
+
+/** The status of the user's membership of the organization, if any; `lock` holds it FOR KEY SHARE. */
+export async function membershipStatus(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string,
+  lock = false,
+): Promise<MembershipStatus | undefined> {
+  const query = db
+    .select({ status: organizationMemberships.status })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.organizationId, organizationId),
+        eq(organizationMemberships.userId, userId),
+      ),
+    )
+    .limit(1);
+  const [row] = lock ? await query.for('key share') : await query;
+  return row?.status;
+}
+
+/**
+ * The user a membership is created for, held FOR NO KEY UPDATE, or 404. Here, not in users/,
+ * because users/ reads memberships (a user's deletion records theirs): resources form a tree.
+ */
+export async function lockUser(tx: Db, environmentId: string, userId: string): Promise<{ id: string }> {
+  const [row] = await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(scopedId(users, environmentId, userId))
+    .for('no key update')
+    .limit(1);
+  return orNotFound(row, 'user', userId);
+}
+
+export async function insertMembership(tx: Db, values: NewMembership) {
+  const [row] = await tx.insert(organizationMemberships).values(values).returning();
+  return row as typeof organizationMemberships.$inferSelect;
+}
+
+export async function updateMembershipStatus(tx: Db, id: string, status: MembershipStatus, now: Date): Promise<void> {
+  await tx.update(organizationMemberships).set({ status, updatedAt: now }).where(eq(organizationMemberships.id, id));
+}
+
+/** Deletes the membership (its group links go with it by foreign key); false if it was gone. */
+export async function deleteMembership(tx: Db, environmentId: string, id: string): Promise<boolean> {
+  const deleted = await tx
+    .delete(organizationMemberships)
+    .where(scopedId(organizationMemberships, environmentId, id))
+    .returning({ id: organizationMemberships.id });
+  return deleted.length > 0;
+}

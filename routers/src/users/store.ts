@@ -1,0 +1,63 @@
+import { type Db, organizationMemberships, type PageParams, paginate, users } from '@atrium/db';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { loadScoped, type RowLock } from '../common/store.ts';
+
+export type UserRow = typeof users.$inferSelect;
+export type NewUser = typeof users.$inferInsert;
+export type UserChanges = Partial<NewUser>;
+
+/** The user of the environment, or 404; `lock` holds it in the caller's transaction. */
+export function findUser(db: Db, environmentId: string, id: string, lock?: RowLock): Promise<UserRow> {
+  return loadScoped(db, users, 'user', environmentId, id, lock);
+}
+
+export interface UserFilter {
+  email?: string | undefined;
+  organizationId?: string | undefined;
+}
+
+/** One page of the environment's users, by email (case-insensitive) and by organization. */
+export function pageOfUsers(db: Db, environmentId: string, params: PageParams, filter: UserFilter) {
+  const byEmail = filter.email ? eq(sql`lower(${users.email})`, filter.email.toLowerCase()) : undefined;
+  const byOrganization = filter.organizationId
+    ? inArray(
+        users.id,
+        db
+          .select({ id: organizationMemberships.userId })
+          .from(organizationMemberships)
+          .where(
+            and(
+              eq(organizationMemberships.environmentId, environmentId),
+              eq(organizationMemberships.organizationId, filter.organizationId),
+            ),
+          ),
+      )
+    : undefined;
+  return paginate(
+    params,
+    users.id,
+    (q) =>
+      db
+        .select()
+        .from(users)
+        .where(and(eq(users.environmentId, environmentId), byEmail, byOrganization, q.keyset))
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+}
+
+export async function insertUser(tx: Db, values: NewUser): Promise<UserRow> {
+  const [row] = await tx.insert(users).values(values).returning();
+  return row as UserRow;
+}
+
+export async function updateUserRow(tx: Db, id: string, changes: UserChanges): Promise<UserRow> {
+  const [row] = await tx.update(users).set(changes).where(eq(users.id, id)).returning();
+  return row as UserRow;
+}
+
+/** Deletes the user; their memberships (and their group links) go with them by foreign key. */
+export async function deleteUserRow(tx: Db, id: string): Promise<void> {
+  await tx.delete(users).where(eq(users.id, id));
+}
