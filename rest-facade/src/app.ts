@@ -5,16 +5,10 @@ import {
   appRouter,
   asTRPCError,
   authenticateAdmin,
-  authenticateApiKey,
-  beginIdempotentRequest,
-  completeIdempotentRequest,
   contractError,
   createInnerContext,
   type Deps,
   jwksOfClient,
-  releaseIdempotentRequest,
-  requestHash,
-  requireIdempotencyKey,
 } from '@atrium/routers';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { getErrorShape } from '@trpc/server/unstable-core-do-not-import';
@@ -35,7 +29,6 @@ type ApiRequest = IncomingMessage & {
   body?: unknown;
   query?: unknown;
   requestId?: string;
-  idempotency?: { environmentId: string; key: string };
   /** The request's percent-encoded path parameters and their decodings (see path-params.ts). */
   pathParams?: PathParams;
   /** Refused a turn by the in-flight limit (its 503 is not the database's). */
@@ -139,7 +132,9 @@ function trpcErrorBody(pathname: string, search: string): (error: ApiError) => s
   };
 }
 
-function headerValue(value: string | string[] | undefined): string | undefined {
+/** The raw `Idempotency-Key` header, for the procedures' idempotency step (routers/src/idempotency). */
+function idempotencyKeyOf(req: IncomingMessage): string | undefined {
+  const value = req.headers['idempotency-key'];
   return Array.isArray(value) ? value[0] : value;
 }
 
@@ -186,16 +181,17 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
         deps,
         req.headers.authorization,
         (req as ApiRequest).requestId,
-        (req as ApiRequest).idempotency,
+        idempotencyKeyOf(req),
       );
       const params = (req as ApiRequest).pathParams;
       if (params && params.size > 0) pathParamsOfContext.set(ctx, params);
       return ctx;
     },
-    responseMeta: ({ paths, errors }) => {
-      if (errors.length > 0) return { status: contractError(errors[0]).status };
+    responseMeta: ({ ctx, paths, errors }) => {
+      const headers = ctx?.responseHeaders;
+      if (errors.length > 0) return { status: contractError(errors[0]).status, headers };
       const status = paths?.[0] ? statuses.get(paths[0]) : undefined;
-      return status ? { status } : {};
+      return status ? { status, headers } : { headers };
     },
     onError: ({ error, path }) => {
       const { status } = contractError(error);
@@ -301,40 +297,14 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
         res.setHeader('Retry-After', String(turn.retryAfter));
         throw asTRPCError(turn.error);
       }
-      return createInnerContext(deps, req.headers.authorization, (req as ApiRequest).requestId);
+      return createInnerContext(deps, req.headers.authorization, (req as ApiRequest).requestId, idempotencyKeyOf(req));
     },
+    responseMeta: ({ ctx }) => ({ headers: ctx?.responseHeaders }),
     onError: ({ error, path }) => {
       if (contractError(error).status >= 500)
         deps.log.error({ err: error.cause ?? error, path }, 'trpc request failed');
     },
   });
-
-  /**
-   * `Idempotency-Key` on a POST: claims the key for this request, or answers at once with the
-   * stored first response (byte for byte) or 409. Returns the claim to settle when the
-   * response is written, or undefined when the request is not idempotent or was answered.
-   */
-  async function idempotency(
-    req: ApiRequest,
-    res: ServerResponse,
-    pathname: string,
-  ): Promise<{ environmentId: string; key: string } | 'answered' | undefined> {
-    const header = headerValue(req.headers['idempotency-key']);
-    if (req.method !== 'POST' || header === undefined) return undefined;
-    const env = await authenticateApiKey(deps, req.headers.authorization);
-    const key = requireIdempotencyKey(header);
-    const hash = requestHash('POST', pathname, JSON.stringify(req.body));
-    const begun = await beginIdempotentRequest(deps, env.id, key, hash);
-    if (begun.kind === 'proceed') return { environmentId: env.id, key };
-    res.statusCode = begun.status;
-    res.setHeader('Idempotent-Replayed', 'true');
-    if (begun.body !== '') {
-      res.setHeader('Content-Type', 'application/json');
-      res.setHeader('Content-Length', Buffer.byteLength(begun.body));
-    }
-    res.end(begun.body);
-    return 'answered';
-  }
 
   /**
    * `GET /sso/jwks/:clientId` is public, cacheable and the hottest read of all (every token
@@ -408,9 +378,6 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     } else {
       req.resume();
     }
-    const claim = await idempotency(req, res, pathname);
-    if (claim === 'answered') return;
-    if (claim) req.idempotency = claim;
     req.query = query;
     req.pathParams = pathParamsOf(template, pathname);
     // The bridge renders errors in tRPC's shape; put the contract's body in its place.
@@ -428,22 +395,9 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
         }
       }
       if (typeof chunk === 'string') res.setHeader('Content-Length', Buffer.byteLength(chunk));
-      if (!claim) return end(chunk);
-      // Store the first response before acknowledging it, so a retry can only ever replay it.
-      // A 5xx frees the key instead: the request may not have happened, a retry may run it.
-      const status = res.statusCode;
-      const body: unknown = chunk;
-      const text = typeof body === 'string' ? body : Buffer.isBuffer(body) ? body.toString('utf8') : '';
-      const settle =
-        status >= 500
-          ? releaseIdempotentRequest(deps, claim.environmentId, claim.key)
-          : completeIdempotentRequest(deps, claim.environmentId, claim.key, status, text);
-      settle
-        .catch((error: unknown) => deps.log.warn({ err: error }, 'could not store the idempotent response'))
-        .finally(() => end(chunk));
-      return res;
+      return end(chunk);
     }) as typeof res.end;
-    // Over it, the body is never sent; checked before the idempotent store above sees it.
+    // Over it, the body is never sent.
     boundResponse(res, maxResponseBytes, (error) => JSON.stringify(contractError(error).body));
     await bridge(req, res);
   }

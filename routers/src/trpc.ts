@@ -3,7 +3,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { authenticateAdmin, authenticateApiKey } from './auth/service.ts';
 import { type Context, DEFAULT_CONFIG, type Scope } from './context.ts';
 import { asTRPCError, contractError, forbidden, serviceUnavailable, toApiError } from './errors.ts';
-import { idempotentDb } from './idempotency/service.ts';
+import { idempotencyStep } from './idempotency/middleware.ts';
 
 export type Meta = OpenApiMeta<{
   /** The HTTP status of a success on the REST surface (default 200). */
@@ -65,12 +65,17 @@ async function scopeOfApiKey(ctx: Context, flag?: string): Promise<Scope> {
   if (flag !== undefined && !env.flags[flag]) {
     throw forbidden('feature_not_enabled', `The '${flag}' feature is not enabled for this environment.`);
   }
-  const db = ctx.idempotency ? idempotentDb(ctx.deps.db, ctx.idempotency) : ctx.deps.db;
-  return { db, env, now: ctx.deps.now, deps: ctx.deps, idempotency: ctx.idempotency };
+  return { db: ctx.deps.db, env, now: ctx.deps.now, deps: ctx.deps };
 }
 
+/** The caller's Scope, then the call, through the idempotency step (idempotency/middleware.ts). */
 const apiGuard = (flag?: string) =>
-  t.middleware(({ ctx, next }) => guarded(ctx, async () => next({ ctx: { scope: await scopeOfApiKey(ctx, flag) } })));
+  t.middleware((opts) =>
+    guarded(opts.ctx, async () => {
+      const scope = await scopeOfApiKey(opts.ctx, flag);
+      return idempotencyStep(opts, scope, (called) => opts.next({ ctx: { scope: called } }));
+    }),
+  );
 
 /** Authenticated by an environment's API key; services get a Scope for that environment. */
 export const apiProcedure = t.procedure.use(apiGuard());
