@@ -79,7 +79,7 @@ describe('/docs', () => {
     const { url } = await getWorld();
     const html = await (await fetch(`${url}/docs`)).text();
     const src = html.match(/src="(\/docs\/assets\/[^"]+\/standalone\.js)"/)?.[1];
-    expect(src).toBeDefined();
+    expect(src).toMatch(/^\/docs\/assets\/.+\/standalone\.js$/);
     const bundle = await fetch(`${url}${src}`);
     expect(bundle.status).toBe(200);
     expect(bundle.headers.get('content-type')).toMatch(/javascript/);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { eventNamesSince, storedEvents } from './helpers/events.ts';
+import { failure } from './helpers/people.ts';
 import { newEnvironment, uniqueDomain } from './helpers/world.ts';
 
 describe('events of organization and domain writes', () => {
@@ -57,17 +58,23 @@ describe('events of organization and domain writes', () => {
   });
 
   it.each([
-    ['a consumer domain', (orgId: string) => ({ organization_id: orgId, domain: 'gmail.com' })],
+    [
+      'a consumer domain',
+      (orgId: string) => ({ organization_id: orgId, domain: 'gmail.com' }),
+      { status: 422, code: 'consumer_domain' },
+    ],
     [
       'an unknown organization',
       (_orgId: string) => ({ organization_id: 'org_01JUNKNOWN0000000000000000', domain: uniqueDomain() }),
+      { status: 404, code: 'entity_not_found' },
     ],
-  ])('appends nothing when a write fails (%s)', async (_label, input) => {
+  ])('appends nothing when a write fails (%s)', async (_label, input, refusal) => {
     const env = await newEnvironment();
     const org = await env.caller.organizations.create({ name: 'Acme' });
     const before = (await storedEvents(env)).length;
-    await expect(env.caller.organizationDomains.create(input(org.id))).rejects.toBeDefined();
+    expect(await failure(env.caller.organizationDomains.create(input(org.id)))).toEqual(refusal);
     expect((await storedEvents(env)).length).toBe(before);
+    expect((await env.caller.organizations.get({ id: org.id })).domains).toEqual([]);
   });
 
   it('appends nothing when a transaction fails after it recorded events (rolled back with the write)', async () => {

@@ -71,7 +71,7 @@ describe('official @workos-inc/node SDK: organizations', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnprocessableEntityException);
     expect((error as UnprocessableEntityException).status).toBe(422);
-    expect((error as UnprocessableEntityException).requestID).toBeTruthy();
+    expect((error as UnprocessableEntityException).requestID).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 
@@ -89,8 +89,8 @@ describe('official @workos-inc/node SDK: organization domains', () => {
       state: 'pending',
       verificationStrategy: 'dns',
     });
-    expect(created.verificationToken).toBeTruthy();
-    expect(created.verificationPrefix).toBeTruthy();
+    expect(created.verificationToken).toMatch(/^[0-9A-Za-z]{32}$/);
+    expect(created.verificationPrefix).toMatch(/^atrium-domain-verification-/);
     expect(await workos.organizationDomains.getOrganizationDomain(created.id)).toEqual(created);
     const verifying = await workos.organizationDomains.verifyOrganizationDomain(created.id);
     expect(verifying.state).toBe('pending');

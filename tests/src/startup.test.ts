@@ -89,8 +89,8 @@ describe('npm start on embedded storage', () => {
     const first = await start();
     const apiKey = /WORKOS_API_KEY=(sk_test_\w+)/.exec(first.stdout)?.[1];
     const clientId = /WORKOS_CLIENT_ID=(client_\w+)/.exec(first.stdout)?.[1];
-    expect(apiKey).toBeDefined();
-    expect(clientId).toBeDefined();
+    expect(apiKey).toMatch(/^sk_test_\w+$/);
+    expect(clientId).toMatch(/^client_\w+$/);
     expect(first.stdout).toMatch(/ATRIUM_ADMIN_TOKEN=atrium_admin_\w{40}/);
     const res = await fetch(`${first.url}/organizations`, {
       method: 'POST',
