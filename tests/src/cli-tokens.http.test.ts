@@ -1,5 +1,5 @@
+import { runCli } from '@atrium/server';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../server/src/cli.ts';
 import { adminTokenOf, makeOrganization } from './helpers/tokens.ts';
 import { newEnvironment, type TestEnvironment } from './helpers/world.ts';
 

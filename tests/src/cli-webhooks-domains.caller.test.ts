@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { webhookEndpoints } from '@atrium/db';
 import { ensureAdminToken, openWebhookSecret } from '@atrium/routers';
+import { runCli } from '@atrium/server';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../server/src/cli.ts';
 import { storedEvents } from './helpers/events.ts';
 import { getWorld, newEnvironment, uniqueDomain } from './helpers/world.ts';
 

@@ -1,9 +1,8 @@
 import { type DbHandle, events, openDb, organizationDomains } from '@atrium/db';
 import { type Deps, newCaches } from '@atrium/routers';
+import { createTxtResolver, type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type DevDnsServer, startDevDns } from '../../server/src/dev-dns.ts';
-import { createTxtResolver, VerificationWorker } from '../../server/src/workers/verification.ts';
 import { newEnvironment, uniqueDomain } from './helpers/world.ts';
 
 const databaseUrl = inject('databaseUrl');

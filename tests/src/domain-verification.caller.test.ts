@@ -1,9 +1,8 @@
 import { organizationDomains } from '@atrium/db';
 import { createCaller, createInnerContext, VERIFICATION_PERIOD_MS } from '@atrium/routers';
+import { type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevDnsServer, startDevDns } from '../../server/src/dev-dns.ts';
-import { VerificationWorker } from '../../server/src/workers/verification.ts';
 import { eventNamesSince, storedEvents } from './helpers/events.ts';
 import { newEnvironment, type TestEnvironment, uniqueDomain } from './helpers/world.ts';
 

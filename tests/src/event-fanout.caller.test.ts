@@ -9,9 +9,9 @@ import {
   webhookEndpoints,
 } from '@atrium/db';
 import { type Deps, newCaches } from '@atrium/routers';
+import { WebhookWorker } from '@atrium/server';
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { WebhookWorker } from '../../server/src/workers/webhooks.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { newEnvironment, type TestEnvironment, uniqueDomain } from './helpers/world.ts';
 

@@ -1,9 +1,7 @@
 import { organizationDomains, webhookDeliveries } from '@atrium/db';
+import { loadConfig, VerificationWorker, WebhookWorker } from '@atrium/server';
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/src/config.ts';
-import { VerificationWorker } from '../../server/src/workers/verification.ts';
-import { WebhookWorker } from '../../server/src/workers/webhooks.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { newEnvironment, type TestEnvironment, uniqueDomain } from './helpers/world.ts';
 

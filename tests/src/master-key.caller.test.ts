@@ -5,11 +5,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { signingKeys } from '@atrium/db';
-import { parseMasterKey } from '@atrium/routers';
+import { decryptPrivateKey, parseMasterKey } from '@atrium/routers';
+import { resolveMasterKey } from '@atrium/server';
 import { eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decryptPrivateKey } from '../../routers/src/signing/material.ts';
-import { resolveMasterKey } from '../../server/src/config.ts';
 import { newEnvironment } from './helpers/world.ts';
 
 const dirs: string[] = [];

@@ -1,8 +1,7 @@
 import { organizationDomains, organizations } from '@atrium/db';
+import { isoOfJson, toOrganization } from '@atrium/routers';
 import { asc, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { isoOfJson } from '../../routers/src/common/schemas.ts';
-import { toOrganization } from '../../routers/src/organizations/service.ts';
 import { newEnvironment } from './helpers/world.ts';
 
 /**

@@ -14,10 +14,10 @@ import {
 } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
 import { createCaller, createInnerContext, DEFAULT_QUOTAS, type Deps, type Quotas } from '@atrium/routers';
+import { loadConfig } from '@atrium/server';
 import { and, count, eq, isNotNull, type SQL, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/src/config.ts';
 import { failure, uniqueEmail } from './helpers/people.ts';
 import { adminTokenOf } from './helpers/tokens.ts';
 import { getWorld, HttpClient, newEnvironment, uniqueDomain } from './helpers/world.ts';

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createAdminClient } from '@atrium/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdminClient } from '../../server/src/cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), 'atrium-start-'));

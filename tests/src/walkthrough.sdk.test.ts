@@ -1,8 +1,6 @@
+import { type DevDnsServer, startDevDns, VerificationWorker, WebhookWorker } from '@atrium/server';
 import { WorkOS } from '@workos-inc/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevDnsServer, startDevDns } from '../../server/src/dev-dns.ts';
-import { VerificationWorker } from '../../server/src/workers/verification.ts';
-import { WebhookWorker } from '../../server/src/workers/webhooks.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { newEnvironment, uniqueDomain } from './helpers/world.ts';
 

@@ -1,9 +1,9 @@
 import { webhookAttempts, webhookDeliveries } from '@atrium/db';
 import { createCaller, createInnerContext } from '@atrium/routers';
+import { WebhookWorker, type WebhookWorkerOptions } from '@atrium/server';
 import { WorkOS } from '@workos-inc/node';
 import { asc, eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebhookWorker, type WebhookWorkerOptions } from '../../server/src/workers/webhooks.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { newEnvironment, type TestEnvironment } from './helpers/world.ts';
 

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { webhookEndpoints } from '@atrium/db';
 import { openWebhookSecret, sealLegacyWebhookSecrets } from '@atrium/routers';
+import { WebhookWorker } from '@atrium/server';
 import { WorkOS } from '@workos-inc/node';
 import { eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebhookWorker } from '../../server/src/workers/webhooks.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { newEnvironment, type TestEnvironment } from './helpers/world.ts';
 

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { webhookEndpoints } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
 import { isPublicAddress } from '@atrium/routers';
+import { postSigned } from '@atrium/server';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postSigned } from '../../server/src/workers/webhooks.ts';
 import { Receiver } from './helpers/receiver.ts';
 import { getWorld, HttpClient, newEnvironment, type TestEnvironment } from './helpers/world.ts';
 
