@@ -81,7 +81,7 @@ const MIGRATION_LOCK_KEY = 7_214_311_906;
  * A generic plan does not know its parameters, so statements whose best plan depends on them
  * are written not to: a condition that selects a partial index is a literal (`equalsLiteral`;
  * a generic plan cannot match `status = $1` to one), and the events purge deletes an array of
- * ids rather than `id in (select …)`. tests/src/generic-plans.pg.test.ts holds the hot reads,
+ * ids rather than `id in (select …)`. tests/src/db/generic-plans.pg.test.ts holds the hot reads,
  * the workers' queues and the purge to their indexes under generic plans.
  */
 function preparingEverything(sql: postgres.Sql): postgres.Sql {

@@ -1,12 +1,15 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { apiKeys, newId } from '@atrium/db';
-import { ensureAdminToken } from '@atrium/routers';
+import { apiKeys, newId, webhookEndpoints } from '@atrium/db';
+import { ensureAdminToken, openWebhookSecret } from '@atrium/routers';
 import { runCli } from '@atrium/server';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { storedEvents } from '../helpers/events.ts';
 import { freePort } from '../helpers/spawn-server.ts';
-import { getWorld, HttpClient } from '../helpers/world.ts';
+import { adminTokenOf, makeOrganization } from '../helpers/tokens.ts';
+import { getWorld, HttpClient, newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 const ADMIN_TOKEN = `atrium_admin_${'T'.repeat(20)}${process.pid.toString().padStart(20, '0')}`;
 
@@ -238,5 +241,237 @@ describe('admin CLI', () => {
     });
     expect(stdout).toContain('environments');
     expect(stdout).toContain('api-keys');
+  });
+});
+
+describe('admin CLI: agents, connections, signing keys', () => {
+  async function cli(env: TestEnvironment, ...argv: string[]) {
+    let out = '';
+    let err = '';
+    const code = await runCli(argv, {
+      out: (text) => {
+        out += text;
+      },
+      err: (text) => {
+        err += text;
+      },
+      env: { ATRIUM_URL: env.world.url, ATRIUM_ADMIN_TOKEN: await adminTokenOf() },
+    });
+    return { code, out, err, json: () => JSON.parse(out) };
+  }
+  it('agents register --json prints a registration id, an API key and an access token that validate', async () => {
+    const env = await newEnvironment();
+    const organizationId = await makeOrganization(env);
+    const registered = await cli(
+      env,
+      'agents',
+      'register',
+      '--environment',
+      env.environmentId,
+      '--organization',
+      organizationId,
+      '--json',
+    );
+    expect(registered.code).toBe(0);
+    const body = registered.json();
+    expect(Object.keys(body).sort()).toEqual(['access_token', 'api_key', 'registration_id']);
+    expect(body.registration_id).toMatch(/^agent_reg_/);
+    expect(body.api_key).toMatch(/^sk_agent_[0-9A-Za-z]{40}$/);
+    const valid = await env.http.post('/agents/credentials/validate', {
+      type: 'access_token',
+      credential: body.access_token,
+    });
+    expect(valid.body.valid).toBe(true);
+
+    const revoked = await cli(env, 'agents', 'revoke', '--registration', body.registration_id, '--json');
+    expect(revoked.code).toBe(0);
+    expect(revoked.json()).toMatchObject({ registration_id: body.registration_id, status: 'revoked' });
+    const after = await env.http.post('/agents/credentials/validate', { type: 'api_key', credential: body.api_key });
+    expect(after.body.valid).toBe(false);
+
+    const unknown = await cli(env, 'agents', 'revoke', '--registration', 'agent_reg_01HZZZZZZZZZZZZZZZZZZZZZZZ');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('entity_not_found');
+  });
+
+  it('connections create / deactivate / activate / delete', async () => {
+    const env = await newEnvironment();
+    const organizationId = await makeOrganization(env);
+    const created = await cli(
+      env,
+      'connections',
+      'create',
+      '--environment',
+      env.environmentId,
+      '--organization',
+      organizationId,
+      '--type',
+      'OktaSAML',
+      '--name',
+      'Okta',
+      '--json',
+    );
+    expect(created.code).toBe(0);
+    const connection = created.json();
+    expect(connection).toMatchObject({
+      object: 'connection',
+      connection_type: 'OktaSAML',
+      name: 'Okta',
+      state: 'active',
+    });
+    expect((await cli(env, 'connections', 'deactivate', '--connection', connection.id, '--json')).json().state).toBe(
+      'inactive',
+    );
+    expect((await cli(env, 'connections', 'activate', '--connection', connection.id, '--json')).json().state).toBe(
+      'active',
+    );
+    expect((await env.http.get('/connections')).body.data).toHaveLength(1);
+    expect((await cli(env, 'connections', 'delete', '--connection', connection.id)).code).toBe(0);
+    expect((await env.http.get('/connections')).body.data).toHaveLength(0);
+    const bad = await cli(
+      env,
+      'connections',
+      'create',
+      '--environment',
+      env.environmentId,
+      '--organization',
+      organizationId,
+      '--type',
+      'FaxSAML',
+      '--name',
+      'x',
+    );
+    expect(bad.code).toBe(1);
+  });
+
+  it('signing-keys rotate publishes a new key at once', async () => {
+    const env = await newEnvironment();
+    await env.http.get(`/sso/jwks/${env.clientId}`);
+    const rotated = await cli(env, 'signing-keys', 'rotate', '--environment', env.environmentId, '--json');
+    expect(rotated.code).toBe(0);
+    const { kid, active_from } = rotated.json();
+    expect(Date.parse(active_from) - Date.now()).toBeGreaterThan(4 * 60_000); // default delay: 5 minutes
+    const jwks = await env.http.get(`/sso/jwks/${env.clientId}`);
+    expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toContain(kid);
+    expect(jwks.body.keys).toHaveLength(2);
+    const listed = await cli(env, 'signing-keys', 'list', '--environment', env.environmentId, '--json');
+    expect(listed.json().find((k: { signing: boolean }) => k.signing).kid).not.toBe(kid);
+  });
+});
+
+describe('admin CLI: webhooks and domains', () => {
+  const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  const adminToken = `atrium_admin_${[...randomBytes(40)].map((b) => ALPHABET[b % 62]).join('')}`;
+
+  async function cli(...argv: string[]) {
+    const world = await getWorld();
+    let out = '';
+    let err = '';
+    const code = await runCli(argv, {
+      out: (t) => {
+        out += t;
+      },
+      err: (t) => {
+        err += t;
+      },
+      env: { ATRIUM_URL: world.url, ATRIUM_ADMIN_TOKEN: adminToken },
+    });
+    return { code, out, err };
+  }
+
+  beforeAll(async () => {
+    const world = await getWorld();
+    await ensureAdminToken(world.deps, adminToken);
+  });
+
+  describe('atrium webhooks', () => {
+    it('creates (printing id and secret), lists, disables and deletes endpoints', async () => {
+      const env = await newEnvironment();
+      const created = await cli(
+        'webhooks',
+        'create',
+        '--environment',
+        env.environmentId,
+        '--url',
+        'https://hooks.example.com/cli',
+        '--events',
+        'organization.created, organization_domain.verified',
+        '--json',
+      );
+      expect(created.code).toBe(0);
+      const body = JSON.parse(created.out);
+      expect(Object.keys(body).sort()).toEqual(['id', 'secret']);
+      expect(body.id).toMatch(/^we_/);
+      const [stored] = await env.deps.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, body.id));
+      expect(openWebhookSecret(env.deps.tokens.masterKey, body.id, stored?.secret as string)).toBe(body.secret);
+      expect(stored).toMatchObject({
+        environmentId: env.environmentId,
+        events: ['organization.created', 'organization_domain.verified'],
+      });
+
+      const all = await cli(
+        'webhooks',
+        'create',
+        '--environment',
+        env.environmentId,
+        '--url',
+        'https://a.example.com/',
+        '--json',
+      );
+      const allId = JSON.parse(all.out).id;
+      const listed = await cli('webhooks', 'list', '--environment', env.environmentId, '--json');
+      const rows = JSON.parse(listed.out);
+      expect(rows.map((r: { id: string }) => r.id)).toEqual([body.id, allId]);
+      expect(rows[1].events).toEqual(['*']);
+      expect(listed.out).not.toContain(body.secret);
+
+      const disabled = await cli('webhooks', 'disable', '--environment', env.environmentId, '--id', body.id, '--json');
+      expect(JSON.parse(disabled.out).status).toBe('disabled');
+      expect(
+        (await cli('webhooks', 'delete', '--environment', env.environmentId, '--id', body.id, '--json')).code,
+      ).toBe(0);
+      const missing = await cli('webhooks', 'delete', '--environment', env.environmentId, '--id', body.id);
+      expect(missing.code).toBe(1);
+      expect(missing.err).toContain('entity_not_found');
+    });
+
+    it('refuses a non-http URL and stores nothing', async () => {
+      const env = await newEnvironment();
+      const res = await cli(
+        'webhooks',
+        'create',
+        '--environment',
+        env.environmentId,
+        '--url',
+        'gopher://x.example.com/',
+      );
+      expect(res.code).toBe(1);
+      expect(
+        await env.deps.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.environmentId, env.environmentId)),
+      ).toEqual([]);
+    });
+  });
+
+  describe('atrium domains verify-manually', () => {
+    it('marks a domain verified with strategy manual through the state machine and its events', async () => {
+      const env = await newEnvironment();
+      const org = await env.caller.organizations.create({ name: 'Acme' });
+      const domain = await env.caller.organizationDomains.create({ organization_id: org.id, domain: uniqueDomain() });
+      const before = (await storedEvents(env)).length;
+      const res = await cli('domains', 'verify-manually', '--domain-id', domain.id, '--json');
+      expect(res.code).toBe(0);
+      expect(JSON.parse(res.out)).toMatchObject({ id: domain.id, state: 'verified', verification_strategy: 'manual' });
+      expect(res.out).not.toContain(domain.verification_token);
+      const read = await env.caller.organizationDomains.get({ id: domain.id });
+      expect(read).toMatchObject({ state: 'verified', verification_strategy: 'manual' });
+      expect((await storedEvents(env)).slice(before).map((e) => e.event)).toEqual(['organization_domain.verified']);
+
+      const again = await cli('domains', 'verify-manually', '--domain-id', domain.id);
+      expect(again.code).toBe(1);
+      expect(again.err).toContain('domain_already_verified');
+      const unknown = await cli('domains', 'verify-manually', '--domain-id', 'org_domain_01JUNKNOWN00000000000000000');
+      expect(unknown.code).toBe(1);
+      expect(unknown.err).toContain('entity_not_found');
+    });
   });
 });

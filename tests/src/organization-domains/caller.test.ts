@@ -1,9 +1,10 @@
-import { organizationDomains } from '@atrium/db';
-import { createCaller, createInnerContext, VERIFICATION_PERIOD_MS } from '@atrium/routers';
-import { type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
-import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DbHandle, events, openDb, organizationDomains } from '@atrium/db';
+import { createCaller, createInnerContext, type Deps, newCaches, VERIFICATION_PERIOD_MS } from '@atrium/routers';
+import { createTxtResolver, type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
+import { and, eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventNamesSince, storedEvents } from '../helpers/events.ts';
+import { storedCounts } from '../helpers/store.ts';
 import { newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 let dns: DevDnsServer;
@@ -286,5 +287,181 @@ describe('manual verification', () => {
         id: a.domain.id,
       }),
     ).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+const databaseUrl = inject('databaseUrl');
+
+// PGlite is one in-process connection: two workers on it cannot race. The guarantee under test
+// (FOR UPDATE SKIP LOCKED between processes) is PostgreSQL's, so this runs on PostgreSQL only.
+describe.skipIf(!databaseUrl)('two verification workers on one PostgreSQL', () => {
+  let dns: DevDnsServer;
+  let second: DbHandle;
+  beforeAll(async () => {
+    dns = await startDevDns();
+    second = await openDb({ databaseUrl, poolSize: 5 });
+  });
+  afterAll(async () => {
+    await dns.close();
+    await second.close();
+  });
+
+  it('check each of 200 due domains exactly once and emit no double events', async () => {
+    const env = await newEnvironment();
+    const names = Array.from({ length: 200 }, () => uniqueDomain('race'));
+    for (const chunk of [names.slice(0, 100), names.slice(100)]) {
+      await env.caller.organizations.create({
+        name: 'Racer',
+        domain_data: chunk.map((domain) => ({ domain, state: 'pending' as const })),
+      });
+    }
+    const rows = await env.deps.db
+      .select()
+      .from(organizationDomains)
+      .where(eq(organizationDomains.environmentId, env.environmentId));
+    expect(rows).toHaveLength(200);
+    // Every other domain publishes its token.
+    const matching = new Set<string>();
+    rows.forEach((row, i) => {
+      const name = `${row.verificationPrefix}.${row.domain}`;
+      if (i % 2 === 0) {
+        matching.add(row.id);
+        dns.set(name, { txt: [row.verificationToken] });
+      } else dns.set(name, 'nxdomain');
+    });
+    const now = new Date();
+    await env.deps.db
+      .update(organizationDomains)
+      .set({ nextCheckAt: now })
+      .where(eq(organizationDomains.environmentId, env.environmentId));
+
+    const lookups = new Map<string, number>();
+    const real = createTxtResolver([dns.address], 2_000);
+    const counting = {
+      resolveTxt: (name: string) => {
+        lookups.set(name, (lookups.get(name) ?? 0) + 1);
+        return real.resolveTxt(name);
+      },
+    };
+    const secondDeps: Deps = { ...env.deps, db: second.db, driver: second.driver, caches: newCaches() };
+    const options = { resolver: counting, batchSize: 7, concurrency: 4, environmentId: env.environmentId };
+    const a = new VerificationWorker(env.deps, options);
+    const b = new VerificationWorker(secondDeps, options);
+
+    let taken = 0;
+    for (let round = 0; round < 200; round++) {
+      const [x, y] = await Promise.all([a.tick(), b.tick()]);
+      taken += x + y;
+      if (x + y === 0) break;
+    }
+
+    expect(taken).toBe(200);
+    expect(lookups.size).toBe(200);
+    expect([...lookups.values()].every((n) => n === 1)).toBe(true);
+    const after = await env.deps.db
+      .select()
+      .from(organizationDomains)
+      .where(eq(organizationDomains.environmentId, env.environmentId));
+    expect(after.every((row) => row.checkAttempts === 1)).toBe(true);
+    expect(
+      after
+        .filter((row) => row.state === 'verified')
+        .map((row) => row.id)
+        .sort(),
+    ).toEqual([...matching].sort());
+    const verifiedEvents = await env.deps.db
+      .select({ domainId: sql<string>`${events.data}->>'id'` })
+      .from(events)
+      .where(and(eq(events.environmentId, env.environmentId), eq(events.event, 'organization_domain.verified')));
+    expect(verifiedEvents).toHaveLength(100);
+    expect(new Set(verifiedEvents.map((e) => e.domainId))).toEqual(matching);
+  });
+});
+
+describe('organization domains (caller)', () => {
+  it('creates, reads, verifies and deletes a domain', async () => {
+    const env = await newEnvironment();
+    const org = await env.caller.organizations.create({ name: 'Acme' });
+    const domain = uniqueDomain();
+    const created = await env.caller.organizationDomains.create({
+      organization_id: org.id,
+      domain: ` ${domain.toUpperCase()} `,
+    });
+    expect(created).toMatchObject({
+      object: 'organization_domain',
+      organization_id: org.id,
+      domain,
+      state: 'pending',
+      verification_strategy: 'dns',
+      verification_failed_reason: null,
+    });
+    expect(await env.caller.organizationDomains.get({ id: created.id })).toEqual(created);
+
+    const verifying = await env.caller.organizationDomains.verify({ id: created.id });
+    expect(verifying.state).toBe('pending');
+    const [row] = await env.deps.db.select().from(organizationDomains).where(eq(organizationDomains.id, created.id));
+    expect(row?.nextCheckAt).toBeInstanceOf(Date);
+
+    await env.caller.organizationDomains.delete({ id: created.id });
+    await expect(env.caller.organizationDomains.get({ id: created.id })).rejects.toMatchObject({ status: 404 });
+    expect((await env.caller.organizations.get({ id: org.id })).domains).toEqual([]);
+  });
+
+  it('answers 409 for a domain the organization already holds, and 400 when verifying a verified domain', async () => {
+    const env = await newEnvironment();
+    const domain = uniqueDomain();
+    const org = await env.caller.organizations.create({ name: 'Acme', domain_data: [{ domain, state: 'verified' }] });
+    await expect(env.caller.organizationDomains.create({ organization_id: org.id, domain })).rejects.toMatchObject({
+      status: 409,
+      apiCode: 'domain_already_exists',
+    });
+    await expect(env.caller.organizationDomains.verify({ id: org.domains[0]!.id })).rejects.toMatchObject({
+      status: 400,
+      apiCode: 'domain_already_verified',
+    });
+    const other = await env.caller.organizations.create({ name: 'Other' });
+    await expect(env.caller.organizationDomains.create({ organization_id: other.id, domain })).rejects.toMatchObject({
+      status: 409,
+      apiCode: 'domain_verified_by_other_organization',
+    });
+  });
+
+  it("answers 404 for a domain on an unknown organization or another environment's, storing nothing", async () => {
+    const env = await newEnvironment();
+    const elsewhere = await newEnvironment();
+    const before = await storedCounts(elsewhere);
+    const foreign = await elsewhere.caller.organizations.create({ name: 'Foreign' });
+    for (const organization_id of ['org_01HZZZZZZZZZZZZZZZZZZZZZZZ', foreign.id]) {
+      await expect(
+        env.caller.organizationDomains.create({ organization_id, domain: uniqueDomain() }),
+      ).rejects.toMatchObject({ status: 404, apiCode: 'entity_not_found' });
+    }
+    expect(await storedCounts(env)).toEqual({ organizations: 0, domains: 0, events: 0 });
+    expect(await storedCounts(elsewhere)).toEqual({ ...before, organizations: 1, events: before.events + 1 });
+  });
+
+  it('restarts verification of a failed claim', async () => {
+    const env = await newEnvironment();
+    const domain = uniqueDomain();
+    const loser = await env.caller.organizations.create({ name: 'L', domain_data: [{ domain, state: 'pending' }] });
+    const winner = await env.caller.organizations.create({ name: 'W', domain_data: [{ domain, state: 'verified' }] });
+    const claim = (await env.caller.organizations.get({ id: loser.id })).domains[0]!;
+    expect(claim.state).toBe('failed');
+    // While another organization holds it verified, a restart is refused.
+    await expect(env.caller.organizationDomains.verify({ id: claim.id })).rejects.toMatchObject({ status: 409 });
+    await env.caller.organizationDomains.delete({ id: winner.domains[0]!.id });
+    const restarted = await env.caller.organizationDomains.verify({ id: claim.id });
+    expect(restarted).toMatchObject({ state: 'pending', verification_failed_reason: null });
+  });
+
+  it('refuses a domain for an unknown organization and stores nothing', async () => {
+    const env = await newEnvironment();
+    await expect(
+      env.caller.organizationDomains.create({
+        organization_id: 'org_01HXXXXXXXXXXXXXXXXXXXXXXX',
+        domain: uniqueDomain(),
+      }),
+    ).rejects.toMatchObject({ status: 404, apiCode: 'entity_not_found' });
+    expect(await storedCounts(env)).toEqual({ organizations: 0, domains: 0, events: 0 });
   });
 });
