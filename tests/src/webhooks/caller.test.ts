@@ -23,7 +23,7 @@ import { WorkOS } from '@workos-inc/node';
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Receiver } from '../helpers/receiver.ts';
-import { newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
+import { getWorld, newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /**
  * A write records its event as one row, whatever the number of webhook endpoints; the webhook
@@ -85,6 +85,11 @@ async function deliveryCount(env: TestEnvironment) {
     .where(eq(webhookDeliveries.environmentId, env.environmentId));
   return rows.length;
 }
+
+// The worker's world (database, server) starts here, under the hook timeout, not in the first test.
+beforeAll(async () => {
+  await getWorld();
+});
 
 describe('webhook fan-out of an event', () => {
   it.each([
