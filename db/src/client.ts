@@ -66,8 +66,9 @@ const MIGRATION_LOCK_KEY = 7_214_311_906;
  * The postgres.js client as Drizzle should use it: every statement prepared (Drizzle prepares
  * only `.prepare(name)` queries; an unnamed statement costs two round trips and a plan each).
  * The connections plan once too (`plan_cache_mode = force_generic_plan`), so statements whose
- * best plan depends on a parameter are written not to (`equalsLiteral`); generic-plans.pg tests
- * hold the hot reads to their indexes. Figures: bench/README.md, "Where the design's speed comes from".
+ * best plan depends on a parameter are written not to (`equalsLiteral`), and
+ * tests/src/db/generic-plans.pg.test.ts holds the hot reads to their indexes. Figures:
+ * bench/README.md, "Where the design's speed comes from".
  */
 function preparingEverything(sql: postgres.Sql): postgres.Sql {
   return new Proxy(sql, {

@@ -1,3 +1,4 @@
+export { registerAgent } from './agents/service.ts';
 export { type AppRouter, appRouter, createCaller } from './app-router.ts';
 export {
   authenticateAdmin,
@@ -11,6 +12,8 @@ export {
   isKnownApiKey,
 } from './auth/service.ts';
 export { purgeExpiredSessions, SESSION_RETENTION_MS } from './client-tokens/service.ts';
+export { isoOfJson } from './common/schemas.ts';
+export { createConnection } from './connections/service.ts';
 export {
   type Config,
   type Context,
@@ -48,7 +51,8 @@ export {
   VERIFICATION_PERIOD_MS,
   verifyOrganizationDomainManually,
 } from './organization-domains/service.ts';
-export { parseMasterKey } from './signing/material.ts';
+export { toOrganization } from './organizations/service.ts';
+export { decryptPrivateKey, parseMasterKey } from './signing/material.ts';
 export {
   jwksOfClient,
   rotateSigningKey,

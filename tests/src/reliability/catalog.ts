@@ -263,6 +263,8 @@ export interface Operation {
     status?: number;
     /** Run again (after its key expired) it answers the same, adding nothing (an idempotent add). */
     sameWhenRerun?: boolean;
+    /** Run again with the same body, it is refused so, adding nothing (the record is unique). */
+    rerunRefused?: { status: number; code: string };
   };
 }
 
@@ -383,6 +385,7 @@ export const OPERATIONS: Operation[] = [
     creates: {
       table: 'organization_domains',
       validBody: (f) => ({ organization_id: f.organizationId, domain: uniqueDomain('idem') }),
+      rerunRefused: { status: 409, code: 'domain_already_exists' },
     },
   },
   {
@@ -417,7 +420,11 @@ export const OPERATIONS: Operation[] = [
     path: () => '/user_management/users',
     hasParam: false,
     body: () => userBody,
-    creates: { table: 'users', validBody: () => ({ email: uniqueEmail('idem'), first_name: 'Ida' }) },
+    creates: {
+      table: 'users',
+      validBody: () => ({ email: uniqueEmail('idem'), first_name: 'Ida' }),
+      rerunRefused: { status: 409, code: 'email_not_available' },
+    },
   },
   {
     name: 'update user',
@@ -464,6 +471,7 @@ export const OPERATIONS: Operation[] = [
     creates: {
       table: 'organization_memberships',
       validBody: (f) => ({ user_id: f.spareUserId, organization_id: f.organizationId }),
+      rerunRefused: { status: 409, code: 'organization_membership_already_exists' },
     },
   },
   {

@@ -147,27 +147,30 @@ describe('unicode', () => {
 
 describe('prototype pollution', () => {
   it.each([
-    ['string values', '{"name":"Proto","metadata":{"__proto__":"x","constructor":"y","prototype":"z"}}'],
-    ['an object under __proto__', '{"name":"Proto","metadata":{"__proto__":{"polluted":"yes"}}}'],
+    [
+      'string values',
+      '{"name":"Proto","metadata":{"__proto__":"x","constructor":"y","prototype":"z"}}',
+      { constructor: 'y', prototype: 'z' },
+    ],
+    ['an object under __proto__', '{"name":"Proto","metadata":{"__proto__":{"polluted":"yes"}}}', {}],
     [
       '__proto__ at the top',
       '{"name":"Proto","__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}}',
+      {},
     ],
-  ])('metadata with %s never pollutes prototypes and answers 201 or 422', async (_label, raw) => {
+  ])('metadata with %s never pollutes prototypes and stores only plain string data', async (_label, raw, metadata) => {
     const env = await newEnvironment();
     const res = await env.http.request('POST', '/organizations', {
       raw,
       headers: { 'Content-Type': 'application/json' },
     });
-    expect([201, 422]).toContain(res.status);
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.metadata).toEqual(metadata);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect((Object.prototype as Record<string, unknown>).polluted).toBeUndefined();
-    if (res.status === 201) {
-      const read = await env.http.get(`/organizations/${res.body.id}`);
-      // Whatever is stored is plain string data, returned as stored.
-      for (const value of Object.values(read.body.metadata)) expect(typeof value).toBe('string');
-      expect(read.body.metadata).toEqual(res.body.metadata);
-    }
+    // What is stored is what was answered: `__proto__` is dropped, never set as a prototype.
+    const read = await env.http.get(`/organizations/${res.body.id}`);
+    expect(read.body.metadata).toEqual(metadata);
   });
 });
 
@@ -185,8 +188,8 @@ describe('SQL metacharacters', () => {
     expect(found.id).toBe(res.body.id);
     // A wildcard matches nothing else.
     const list = await env.http.get(`/organizations?domains=${encodeURIComponent(value)}`);
-    expect([200, 422]).toContain(list.status);
-    if (list.status === 200) expect(list.body.data).toEqual([]);
+    expect(list.status, list.text).toBe(200);
+    expect(list.body).toEqual({ object: 'list', data: [], list_metadata: { before: null, after: null } });
   });
 
   // trpc-to-openapi hands path parameters over still percent-encoded; the facade decodes them

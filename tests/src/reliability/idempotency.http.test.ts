@@ -168,15 +168,21 @@ describe.each(creates)('Idempotency-Key on $name', (op) => {
     await expire(env, key, 'expiresAt');
     const before = await snapshot(env);
     const again = await env.http.post(op.path(f), body, { 'Idempotency-Key': key });
-    // Run anew (a second domain claim of one organization is a 409 of its own; never a replay).
+    // Run anew, never a replay.
     expect(again.headers.get('idempotent-replayed')).toBeNull();
     if (op.creates!.sameWhenRerun) {
       // An idempotent add answers the same again and adds nothing.
       expect(again.status).toBe(success);
       expect((await snapshot(env))[table]).toBe(before[table]);
+    } else if (op.creates!.rerunRefused) {
+      // The record is unique: the run anew is refused and stores nothing.
+      expect(again.status, again.text).toBe(op.creates!.rerunRefused.status);
+      expect(again.body.code).toBe(op.creates!.rerunRefused.code);
+      expect((await snapshot(env))[table]).toBe(before[table]);
     } else {
+      expect(again.status, again.text).toBe(success);
       expect(again.text).not.toBe(first.text);
-      if (again.status === success) expect((await snapshot(env))[table]).toBe((before[table] ?? 0) + 1);
+      expect((await snapshot(env))[table]).toBe((before[table] ?? 0) + 1);
     }
     await expire(env, key, 'expiresAt');
     expect(await purgeExpiredIdempotencyKeys(env.deps)).toBeGreaterThanOrEqual(1);

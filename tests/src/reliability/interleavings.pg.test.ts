@@ -1,10 +1,8 @@
 import type { Db } from '@atrium/db';
 import { agentRegistrations, connections, events, webhookDeliveries } from '@atrium/db';
-import { contractError, fanOutEvents, scopeOf } from '@atrium/routers';
+import { contractError, createConnection, fanOutEvents, registerAgent, scopeOf } from '@atrium/routers';
 import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, inject, it } from 'vitest';
-import { registerAgent } from '../../../routers/src/agents/service.ts';
-import { createConnection } from '../../../routers/src/connections/service.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+import { storedCounts } from '../helpers/store.ts';
+import { newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 import { type Fixture, makeFixture, snapshot, uniqueEmail } from './catalog.ts';
 
 /**
@@ -118,8 +119,8 @@ describe('environment isolation of every resource', () => {
 
   it.each(LISTS)('B’s list of %s shows nothing of A', async (_label, path) => {
     const res = await b.http.get(path(a));
-    expect([200, 404]).toContain(res.status);
-    if (res.status === 200) expect(res.body.data).toEqual([]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ data: [], list_metadata: { before: null, after: null } });
   });
 
   it('B cannot validate A’s agent credential, nor add its own membership to A’s group', async () => {
@@ -148,5 +149,53 @@ describe('environment isolation of every resource', () => {
     // Runs after the attempts above (vitest runs a file's tests in order).
     expect(await snapshot(a.env)).toEqual(before);
     for (const read of READS) expect((await a.env.http.get(read(a))).text, read(a)).toBe(readsOfA[read(a)]);
+  });
+});
+
+describe('environment isolation of organizations and domains', () => {
+  it('makes everything of environment A a 404 through a key of environment B, writes included', async () => {
+    const a = await newEnvironment();
+    const b = await newEnvironment();
+    const domain = uniqueDomain();
+    const org = (
+      await a.http.post('/organizations', {
+        name: 'A',
+        external_id: 'iso-1',
+        domain_data: [{ domain, state: 'pending' }],
+      })
+    ).body;
+    const domainId = org.domains[0].id as string;
+    const before = await storedCounts(a);
+
+    const attempts: [string, string, unknown?][] = [
+      ['GET', `/organizations/${org.id}`],
+      ['GET', '/organizations/external_id/iso-1'],
+      ['PUT', `/organizations/${org.id}`, { name: 'stolen' }],
+      ['DELETE', `/organizations/${org.id}`],
+      ['GET', `/organization_domains/${domainId}`],
+      ['POST', `/organization_domains/${domainId}/verify`, {}],
+      ['DELETE', `/organization_domains/${domainId}`],
+      ['POST', '/organization_domains', { organization_id: org.id, domain: uniqueDomain() }],
+    ];
+    for (const [method, path, body] of attempts) {
+      const res = await b.http.request(method, path, body === undefined ? {} : { body });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.body.code).toBe('entity_not_found');
+    }
+    const message = (await b.http.get(`/organizations/${org.id}`)).body.message;
+    const missing = (await b.http.get('/organizations/org_01J00000000000000000000000')).body.message;
+    expect(message.replace(org.id, 'ID')).toBe(missing.replace('org_01J00000000000000000000000', 'ID'));
+
+    // Lists and filters of B never show A's data.
+    expect((await b.http.get('/organizations')).body.data).toEqual([]);
+    expect((await b.http.get(`/organizations?domains=${domain}`)).body.data).toEqual([]);
+    // B may claim the same domain name for itself: claims are per environment.
+    const own = await b.http.post('/organizations', { name: 'B', domain_data: [{ domain, state: 'verified' }] });
+    expect(own.status).toBe(201);
+
+    // Nothing of A changed.
+    expect(await storedCounts(a)).toEqual(before);
+    expect((await a.http.get(`/organizations/${org.id}`)).body).toEqual(org);
+    expect((await b.caller.organizations.list({ limit: 10, order: 'desc' })).data.map((o) => o.name)).toEqual(['B']);
   });
 });

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
+import { createLogger } from '@atrium/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../server/src/runtime.ts';
 import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { snapshot } from './catalog.ts';
 import { startOwnApp } from './own-app.ts';

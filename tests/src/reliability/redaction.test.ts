@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { ensureAdminToken } from '@atrium/routers';
+import { createLogger } from '@atrium/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../server/src/runtime.ts';
 import { adminCaller } from '../helpers/tokens.ts';
 import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { adminTokenFor, startOwnApp } from './own-app.ts';

@@ -1,0 +1,91 @@
+import chromium from '@sparticuz/chromium';
+import { type Browser, chromium as playwright } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getWorld } from '../helpers/world.ts';
+
+// The API reference in a real headless Chromium (shipped inside @sparticuz/chromium, so nothing
+// is downloaded), against the worker's server on loopback. Every request to another host is
+// recorded and refused: /docs must render from this process alone.
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await playwright.launch({
+    executablePath: await chromium.executablePath(),
+    args: chromium.args,
+    headless: true,
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('/docs', () => {
+  it('shows the operations with no request leaving the machine and no CSP violation', async () => {
+    const { url } = await getWorld();
+    const context = await browser.newContext();
+    const outside: string[] = [];
+    const served: string[] = [];
+    await context.route('**/*', (route) => {
+      const target = new URL(route.request().url());
+      if (target.protocol === 'data:' || target.protocol === 'blob:' || LOOPBACK.has(target.hostname)) {
+        served.push(target.pathname);
+        return route.continue();
+      }
+      outside.push(target.href);
+      return route.abort();
+    });
+    // WebSockets bypass route(): record them too.
+    const page = await context.newPage();
+    page.on('websocket', (ws) => {
+      if (!LOOPBACK.has(new URL(ws.url()).hostname)) outside.push(ws.url());
+    });
+    const violations: string[] = [];
+    await page.exposeFunction('reportCspViolation', (v: string) => violations.push(v));
+    await page.addInitScript(
+      "document.addEventListener('securitypolicyviolation', (e) => reportCspViolation(e.violatedDirective + ' ' + e.blockedURI));",
+    );
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+
+    const response = await page.goto(`${url}/docs`);
+    expect(response?.status()).toBe(200);
+    const csp = response?.headers()['content-security-policy'] ?? '';
+    expect(csp).toMatch(/script-src 'self'(;|$)/);
+    expect(csp).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline/);
+
+    // Scalar renders the OpenAPI document's summaries and paths.
+    await page.getByText('Create an organization').first().waitFor({ timeout: 15_000 });
+    const text = await page.locator('body').innerText();
+    for (const summary of ['Create an organization', 'List organizations', 'Get an organization by external id'])
+      expect(text).toContain(summary);
+    expect(text).toContain('/organizations/{id}');
+
+    await page.close();
+    await context.close();
+    expect(outside).toEqual([]);
+    // The one refusal expected: zod (inside the bundle) probes `Function('')` once to see whether
+    // it may compile validators, and falls back to interpreting them. Nothing else is blocked.
+    expect(violations.filter((v) => v !== 'script-src eval')).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    expect(served).toContain('/openapi.json');
+    expect(served.some((p) => /^\/docs\/assets\/[^/]+\/standalone\.js$/.test(p))).toBe(true);
+  });
+
+  it('serves the bundle from the installed package with a year-long cache', async () => {
+    const { url } = await getWorld();
+    const html = await (await fetch(`${url}/docs`)).text();
+    const src = html.match(/src="(\/docs\/assets\/[^"]+\/standalone\.js)"/)?.[1];
+    expect(src).toMatch(/^\/docs\/assets\/.+\/standalone\.js$/);
+    const bundle = await fetch(`${url}${src}`);
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-type')).toMatch(/javascript/);
+    expect(bundle.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect((await bundle.text()).length).toBeGreaterThan(100_000);
+    expect(html).not.toMatch(/https?:\/\//);
+    expect((await fetch(`${url}/docs/assets/0.0.0/standalone.js`)).status).toBe(404);
+  });
+});
