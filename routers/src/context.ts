@@ -124,12 +124,10 @@ export interface Context {
   /** The raw `Authorization` header, resolved lazily by the procedures that need it. */
   authorization: string | undefined;
   requestId?: string | undefined;
-  /**
-   * The `Idempotency-Key` claim of this request, when it carries one: the request's
-   * transactions mark the key `committed` before they commit, so a write whose response was
-   * lost (the process died) is never run a second time.
-   */
-  idempotency?: IdempotencyClaim | undefined;
+  /** The raw `Idempotency-Key` header; the idempotency step (idempotency/middleware.ts) reads it. */
+  idempotencyKey?: string | undefined;
+  /** Headers the procedures ask the transport to send (`Idempotent-Replayed: true` on a replay). */
+  responseHeaders: Record<string, string>;
 }
 
 export interface IdempotencyClaim {
@@ -143,7 +141,10 @@ export interface Scope {
   env: EnvironmentInfo;
   now: () => Date;
   deps: Deps;
-  /** The request's Idempotency-Key claim, when it has one (its writes go through transactions). */
+  /**
+   * The request's Idempotency-Key claim, when it has one: its writes mark the key `committed`
+   * as they commit (see idempotency/service.ts `markingDb` and events/record.ts `writeWithEvent`).
+   */
   idempotency?: IdempotencyClaim | undefined;
 }
 
@@ -151,9 +152,9 @@ export function createInnerContext(
   deps: Deps,
   authorization?: string,
   requestId?: string,
-  idempotency?: IdempotencyClaim,
+  idempotencyKey?: string,
 ): Context {
-  return { deps, authorization, requestId, idempotency };
+  return { deps, authorization, requestId, idempotencyKey, responseHeaders: {} };
 }
 
 export const DEFAULT_CONFIG: Config = { apiKeyCacheTtlMs: 2_000, requestTimeoutMs: 15_000 };

@@ -32,17 +32,12 @@ export { recordEvent } from './events/record.ts';
 export { EVENT_RETENTION_MS, purgeExpiredEvents, toEvent } from './events/service.ts';
 export {
   beginIdempotentRequest,
-  completeIdempotentRequest,
   countExpiredIdempotencyKeys,
   IDEMPOTENCY_LOCK_MS,
   IDEMPOTENCY_TTL_MS,
   type IdempotencyBegin,
-  idempotentDb,
-  markIdempotentWrite,
   purgeExpiredIdempotencyKeys,
-  releaseIdempotentRequest,
-  requestHash,
-  requireIdempotencyKey,
+  requestFingerprint,
 } from './idempotency/service.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
 export {

@@ -11,7 +11,7 @@ import {
   malformedInput,
   serviceUnavailable,
 } from './errors.ts';
-import { idempotentDb } from './idempotency/service.ts';
+import { idempotencyStep } from './idempotency/middleware.ts';
 
 export type Meta = OpenApiMeta<{
   /** The HTTP status of a success on the REST surface (default 200). */
@@ -98,13 +98,16 @@ async function scopeOfApiKey(ctx: Context, flag?: string): Promise<Scope> {
   if (flag !== undefined && !env.flags[flag]) {
     throw forbidden('feature_not_enabled', `The '${flag}' feature is not enabled for this environment.`);
   }
-  const db = ctx.idempotency ? idempotentDb(ctx.deps.db, ctx.idempotency) : ctx.deps.db;
-  return { db, env, now: ctx.deps.now, deps: ctx.deps, idempotency: ctx.idempotency };
+  return { db: ctx.deps.db, env, now: ctx.deps.now, deps: ctx.deps };
 }
 
+/** The caller's Scope, then the call, through the idempotency step (idempotency/middleware.ts). */
 const apiGuard = (flag?: string) =>
-  t.middleware(({ ctx, next }) =>
-    guarded(ctx, async () => next({ ctx: { scope: await authenticated(() => scopeOfApiKey(ctx, flag)) } })),
+  t.middleware((opts) =>
+    guarded(opts.ctx, async () => {
+      const scope = await authenticated(() => scopeOfApiKey(opts.ctx, flag));
+      return idempotencyStep(opts, scope, (called) => opts.next({ ctx: { scope: called } }));
+    }),
   );
 
 /** Authenticated by an environment's API key; services get a Scope for that environment. */

@@ -90,7 +90,7 @@ describe('domains per organization', () => {
     const refused = await http.post('/organization_domains', { organization_id: org, domain: uniqueDomain() });
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual(quotaBody('domains_per_organization', 3));
-    // The transactional path (an Idempotency-Key takes it) answers the same.
+    // With an Idempotency-Key it answers the same.
     const keyed = await http.request('POST', '/organization_domains', {
       body: { organization_id: org, domain: uniqueDomain() },
       headers: { 'Idempotency-Key': `quota-${Date.now()}` },

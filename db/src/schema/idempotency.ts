@@ -6,9 +6,9 @@ export const IDEMPOTENCY_STATES = ['in_flight', 'committed', 'completed'] as con
 export type IdempotencyState = (typeof IDEMPOTENCY_STATES)[number];
 
 /**
- * The first response to a POST that carried an `Idempotency-Key`, per (environment, key):
- * replayed byte for byte for 24 h. `request_hash` is the SHA-256 of method, path and body, so
- * the key reused for another request is told apart. A row is `in_flight` while its first
+ * The first result of a call that carried an `Idempotency-Key`, per (environment, key):
+ * replayed byte for byte for 24 h. `request_hash` is the SHA-256 of the procedure's path and its
+ * raw input, so the key reused for another request is told apart. A row is `in_flight` while its first
  * request runs; `locked_until` bounds how long a crashed request can hold the key.
  */
 export const idempotencyKeys = pgTable(

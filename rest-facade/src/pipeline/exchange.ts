@@ -40,3 +40,9 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse): Exchan
     shed: false,
   };
 }
+
+/** The raw `Idempotency-Key` header, for the procedures' idempotency step (routers/src/idempotency). */
+export function idempotencyKeyOf(ex: Exchange): string | undefined {
+  const value = ex.req.headers['idempotency-key'];
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -2,8 +2,7 @@ import { createInnerContext, type Deps } from '@atrium/routers';
 import { parseQuery, readJsonBody } from './body.ts';
 import type { RestDispatcher } from './dispatch.ts';
 import { takesBody } from './dispatch.ts';
-import type { Exchange } from './exchange.ts';
-import { claimKey, settleKey } from './idempotency.ts';
+import { type Exchange, idempotencyKeyOf } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
 import type { Limits, Refusal } from './limits.ts';
 import { bounded, errorOutcome, logFailure, type Outcome, writeError, writeOutcome } from './render.ts';
@@ -43,9 +42,7 @@ export function restTransport(options: RestOptions): (ex: Exchange, template: st
     let body: Record<string, unknown> | undefined;
     if (takesBody(ex.method)) body = await readJsonBody(ex.req);
     else ex.req.resume();
-    const key = await claimKey(deps, ex, body);
-    if (key && 'replay' in key) return writeOutcome(ex.res, key.replay);
-    const ctx = createInnerContext(deps, ex.req.headers.authorization, ex.requestId, key?.claim);
+    const ctx = createInnerContext(deps, ex.req.headers.authorization, ex.requestId, idempotencyKeyOf(ex));
     let outcome: Outcome;
     try {
       outcome = bounded(await dispatch({ ex, query, body, ctx }), maxResponseBytes);
@@ -53,7 +50,7 @@ export function restTransport(options: RestOptions): (ex: Exchange, template: st
       outcome = errorOutcome(error);
       if (outcome.status >= 500) logFailure(deps, error, ex);
     }
-    if (key) await settleKey(deps, key.claim, outcome);
-    writeOutcome(ex.res, outcome);
+    // Headers the procedures ask for (`Idempotent-Replayed: true` on a replay).
+    writeOutcome(ex.res, outcome, ctx.responseHeaders);
   };
 }

@@ -4,7 +4,7 @@ import type { TRPCRequestInfo } from '@trpc/server/http';
 import { resolveResponse } from '@trpc/server/http';
 import { getErrorShape } from '@trpc/server/unstable-core-do-not-import';
 import { MAX_BODY_BYTES } from './body.ts';
-import type { Exchange } from './exchange.ts';
+import { type Exchange, idempotencyKeyOf } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
 import type { Limits } from './limits.ts';
 import { logFailure, MAX_BATCH_CALLS, type Outcome, responseTooLarge, writeOutcome } from './render.ts';
@@ -77,7 +77,7 @@ async function admitBatch(deps: Deps, limits: Limits, ex: Exchange, info: TRPCRe
     ex.res.setHeader('Retry-After', String(waited.retryAfter));
     throw waited.error;
   }
-  return createInnerContext(deps, ex.req.headers.authorization, ex.requestId);
+  return createInnerContext(deps, ex.req.headers.authorization, ex.requestId, idempotencyKeyOf(ex));
 }
 
 /** The response's body, or undefined when it would pass `maxBytes` (then it is not read further). */
@@ -115,6 +115,8 @@ export function trpcTransport(deps: Deps, limits: Limits, maxBytes: number): (ex
         path,
         error: null,
         createContext: ({ info }) => admitBatch(deps, limits, ex, info),
+        // Headers the procedures ask for (`Idempotent-Replayed: true` on a replay).
+        responseMeta: ({ ctx }) => ({ headers: ctx?.responseHeaders }),
         onError: ({ error }) => {
           if (contractError(error).status >= 500) logFailure(deps, error, ex);
         },

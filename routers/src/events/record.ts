@@ -1,10 +1,14 @@
 import { type Db, events, newId, renderedOnce } from '@atrium/db';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Scope } from '../context.ts';
+import { markCommittedEntry } from '../idempotency/store.ts';
 
 /** The values of an event's WITH entry, as `eventValues` makes them (or placeholders for them). */
 const EVENT_VALUES = ['eventEnvironment', 'eventId', 'eventName', 'eventOrganization', 'eventData', 'eventAt'] as const;
-type EventValues = Record<(typeof EVENT_VALUES)[number], unknown>;
+type EventValue = (typeof EVENT_VALUES)[number];
+type EventValues = Record<EventValue, unknown>;
+/** The Idempotency-Key claim's values, filled when the scope carries one. */
+const CLAIM_VALUES = ['claimEnvironment', 'claimKey'] as const;
 
 function eventValues(
   scope: Scope,
@@ -60,24 +64,26 @@ export async function recordEvent(
  * `names`, as placeholders. The returned function resolves true when the change was written,
  * false otherwise: the caller then takes its transactional path (which answers 404, 409 or 422).
  * `before`, when given, adds WITH entries (`name as (…)`) that `change` may read, e.g. a parent
- * row it updates.
+ * row it updates. When the scope carries an Idempotency-Key claim, the same statement also marks
+ * the key `committed` if it wrote (so a lost answer is never run twice): the one write path.
  */
 export function writeWithEvent<K extends string>(
   names: readonly K[],
   change: (values: Record<K, unknown>) => SQL,
   before?: (values: Record<K, unknown>) => SQL,
 ) {
-  const run = renderedOnce(
-    [...names, ...EVENT_VALUES],
-    (v) =>
-      sql`with ${before ? sql`${before(v)},` : sql``} changed as (${change(v)}),
+  const build = (v: Record<K | EventValue, unknown>, mark: SQL) =>
+    sql`with ${before ? sql`${before(v)},` : sql``} changed as (${change(v)}),
     recorded as (
       insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending)
       select ${v.eventId}, ${v.eventEnvironment}, ${v.eventName}, ${v.eventOrganization}, ${v.eventData}::jsonb, ${v.eventAt}::timestamptz, true
       from changed
       returning id
-    )
-    select count(*)::int as written from changed`,
+    )${mark}
+    select count(*)::int as written from changed`;
+  const plain = renderedOnce([...names, ...EVENT_VALUES], (v) => build(v, sql``));
+  const marking = renderedOnce([...names, ...EVENT_VALUES, ...CLAIM_VALUES], (v) =>
+    build(v, sql`, ${markCommittedEntry(v.claimEnvironment, v.claimKey)}`),
   );
   return async (
     scope: Scope,
@@ -91,7 +97,13 @@ export function writeWithEvent<K extends string>(
       values,
       eventValues(scope, event.id, event.name, event.data, event.organizationId, event.now),
     );
-    const rows = await run<{ written: number }>(scope.db, all);
+    const claim = scope.idempotency;
+    const rows = claim
+      ? await marking<{ written: number }>(
+          scope.db,
+          Object.assign(all, { claimEnvironment: claim.environmentId, claimKey: claim.key }),
+        )
+      : await plain<{ written: number }>(scope.db, all);
     return Number(rows[0]?.written ?? 0) > 0;
   };
 }

@@ -1,8 +1,18 @@
-import { type Db, idempotencyKeys } from '@atrium/db';
-import { and, count, eq, inArray, lte } from 'drizzle-orm';
+import type { Db } from '@atrium/db';
 import type { Deps, IdempotencyClaim } from '../context.ts';
 import { conflict, invalid } from '../errors.ts';
 import { sameDigest, sha256Hex } from '../lib/random.ts';
+import {
+  countExpired,
+  deleteExpired,
+  deleteIfExpired,
+  deleteInFlight,
+  findKey,
+  insertClaim,
+  markCommitted,
+  storeResponse,
+  takeOver,
+} from './store.ts';
 
 /** How long a first response is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -31,9 +41,21 @@ export function requireIdempotencyKey(value: string): string {
   return value;
 }
 
-/** The fingerprint a key is bound to: SHA-256 of method, path and body. */
-export function requestHash(method: string, path: string, body: string): string {
-  return sha256Hex(`${method}\n${path}\n${body}`);
+/** JSON.stringify's replacer that writes an object's keys in sorted order. */
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const object = value as Record<string, unknown>;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(object).sort()) sorted[key] = object[key];
+  return sorted;
+}
+
+/**
+ * The fingerprint a key is bound to: SHA-256 of the procedure's path and its raw input (keys
+ * sorted, so every transport that builds the same input gets the same fingerprint).
+ */
+export function requestFingerprint(procedurePath: string, rawInput: unknown): string {
+  return sha256Hex(`${procedurePath}\n${JSON.stringify(rawInput, sortedKeys) ?? ''}`);
 }
 
 const reused = () =>
@@ -57,28 +79,17 @@ export async function beginIdempotentRequest(
   key: string,
   hash: string,
 ): Promise<IdempotencyBegin> {
+  const claim = { environmentId, key };
   for (let attempt = 0; attempt < 3; attempt++) {
     const now = deps.now();
-    const claimed = await deps.db
-      .insert(idempotencyKeys)
-      .values({
-        environmentId,
-        key,
-        requestHash: hash,
-        state: 'in_flight',
-        lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS),
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-      })
-      .onConflictDoNothing()
-      .returning({ key: idempotencyKeys.key });
-    if (claimed.length > 0) return { kind: 'proceed' };
+    const lockedUntil = new Date(now.getTime() + IDEMPOTENCY_LOCK_MS);
+    const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
+    if (await insertClaim(deps.db, claim, hash, now, lockedUntil, expiresAt)) return { kind: 'proceed' };
 
-    const where = and(eq(idempotencyKeys.environmentId, environmentId), eq(idempotencyKeys.key, key));
-    const [row] = await deps.db.select().from(idempotencyKeys).where(where).limit(1);
+    const row = await findKey(deps.db, claim);
     if (!row) continue; // purged between the two statements: claim again
     if (row.expiresAt <= now) {
-      await deps.db.delete(idempotencyKeys).where(and(where, lte(idempotencyKeys.expiresAt, now)));
+      await deleteIfExpired(deps.db, claim, now);
       continue;
     }
     if (!sameDigest(row.requestHash, hash)) throw reused();
@@ -88,12 +99,7 @@ export async function beginIdempotentRequest(
     if (row.lockedUntil > now) throw inFlight();
     if (row.state === 'committed') throw lost();
     // The first request's process died holding the key: take it over, once.
-    const taken = await deps.db
-      .update(idempotencyKeys)
-      .set({ lockedUntil: new Date(now.getTime() + IDEMPOTENCY_LOCK_MS) })
-      .where(and(where, eq(idempotencyKeys.state, 'in_flight'), lte(idempotencyKeys.lockedUntil, now)))
-      .returning({ key: idempotencyKeys.key });
-    if (taken.length > 0) return { kind: 'proceed' };
+    if (await takeOver(deps.db, claim, now, lockedUntil)) return { kind: 'proceed' };
     throw inFlight();
   }
   throw inFlight();
@@ -102,92 +108,46 @@ export async function beginIdempotentRequest(
 /** Stores the first response of a claimed key, to be replayed until the key expires. */
 export async function completeIdempotentRequest(
   deps: Deps,
-  environmentId: string,
-  key: string,
+  claim: IdempotencyClaim,
   status: number,
   body: string,
 ): Promise<void> {
-  await deps.db
-    .update(idempotencyKeys)
-    .set({ state: 'completed', responseStatus: status, responseBody: body, lockedUntil: deps.now() })
-    .where(
-      and(
-        eq(idempotencyKeys.environmentId, environmentId),
-        eq(idempotencyKeys.key, key),
-        inArray(idempotencyKeys.state, ['in_flight', 'committed']),
-      ),
-    );
+  await storeResponse(deps.db, claim, status, body, deps.now());
 }
 
 /**
  * Frees a claimed key without storing the response (a 5xx: the request may not have run, so
  * a retry with the same key must be allowed to run it). A key whose write committed stays.
  */
-export async function releaseIdempotentRequest(deps: Deps, environmentId: string, key: string): Promise<void> {
-  await deps.db
-    .delete(idempotencyKeys)
-    .where(
-      and(
-        eq(idempotencyKeys.environmentId, environmentId),
-        eq(idempotencyKeys.key, key),
-        eq(idempotencyKeys.state, 'in_flight'),
-      ),
-    );
+export async function releaseIdempotentRequest(deps: Deps, claim: IdempotencyClaim): Promise<void> {
+  await deleteInFlight(deps.db, claim);
 }
 
 /**
- * Marks a claimed key `committed` inside the request's write transaction, so the mark and the
- * write commit together.
+ * The database handle of an idempotent request: each transaction it opens marks the key
+ * `committed` as its last statement, so the mark commits exactly when the write does.
+ * One-statement writes carry the mark themselves (`writeWithEvent`).
  */
-export async function markIdempotentWrite(tx: Db, claim: IdempotencyClaim): Promise<void> {
-  await tx
-    .update(idempotencyKeys)
-    .set({ state: 'committed' })
-    .where(
-      and(
-        eq(idempotencyKeys.environmentId, claim.environmentId),
-        eq(idempotencyKeys.key, claim.key),
-        eq(idempotencyKeys.state, 'in_flight'),
-      ),
-    );
-}
-
-/**
- * The database handle of an idempotent request: every transaction it opens marks the key
- * `committed` as its last statement.
- */
-export function idempotentDb(db: Db, claim: IdempotencyClaim): Db {
-  return new Proxy(db, {
-    get(target, prop, receiver) {
-      if (prop !== 'transaction') return Reflect.get(target, prop, receiver);
-      const transaction = target.transaction.bind(target) as Db['transaction'];
-      return ((run, config) =>
-        transaction(async (tx) => {
-          const result = await run(tx);
-          await markIdempotentWrite(tx as unknown as Db, claim);
-          return result;
-        }, config)) as Db['transaction'];
-    },
-  });
+export function markingDb(db: Db, claim: IdempotencyClaim): Db {
+  const marking = Object.create(db) as Db;
+  marking.transaction = ((run, config) =>
+    db.transaction(async (tx) => {
+      const result = await run(tx);
+      await markCommitted(tx as unknown as Db, claim);
+      return result;
+    }, config)) as Db['transaction'];
+  return marking;
 }
 
 /**
  * Deletes expired keys of every environment (a maintenance sweep, run by a server worker);
  * returns how many went.
  */
-export async function purgeExpiredIdempotencyKeys(deps: Deps): Promise<number> {
-  const gone = await deps.db
-    .delete(idempotencyKeys)
-    .where(lte(idempotencyKeys.expiresAt, deps.now()))
-    .returning({ key: idempotencyKeys.key });
-  return gone.length;
+export function purgeExpiredIdempotencyKeys(deps: Deps): Promise<number> {
+  return deleteExpired(deps.db, deps.now());
 }
 
 /** How many expired keys wait for the purge (the purge worker's queue depth, for metrics). */
-export async function countExpiredIdempotencyKeys(deps: Deps): Promise<number> {
-  const [row] = await deps.db
-    .select({ n: count() })
-    .from(idempotencyKeys)
-    .where(lte(idempotencyKeys.expiresAt, deps.now()));
-  return Number(row?.n ?? 0);
+export function countExpiredIdempotencyKeys(deps: Deps): Promise<number> {
+  return countExpired(deps.db, deps.now());
 }

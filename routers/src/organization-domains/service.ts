@@ -314,12 +314,9 @@ export async function createOrganizationDomain(
   input: { organization_id: string; domain: string },
 ): Promise<OrganizationDomain> {
   const domain = requireValidDomain(input.domain, 'domain');
-  // One statement for the usual claim; an idempotent request takes the transaction (it marks
-  // its key committed inside it), and so does every claim the statement does not write.
-  if (!scope.idempotency) {
-    const created = await createInOneStatement(scope, input.organization_id, domain);
-    if (created) return created;
-  }
+  // One statement for the usual claim; a claim the statement does not write takes the transaction.
+  const created = await createInOneStatement(scope, input.organization_id, domain);
+  if (created) return created;
   return scope.db.transaction(async (tx) => {
     const organization = await requireOrganization(tx, scope, input.organization_id, 'update');
     const row = await claimDomain(tx, scope, organization.id, domain, 'pending', 'dns');

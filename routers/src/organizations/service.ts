@@ -297,9 +297,8 @@ export async function createOrganization(
   input: z.infer<typeof CreateOrganizationInput>,
 ): Promise<Organization> {
   const domainData = normalizeDomainData(input.domain_data ?? []);
-  // Without domain data, one statement: the organization and its event. An idempotent request
-  // takes the transaction (it marks its key committed inside it).
-  if (domainData.length === 0 && !scope.idempotency) {
+  // Without domain data, one statement: the organization and its event.
+  if (domainData.length === 0) {
     const created = await createInOneStatement(scope, input);
     if (created) return created;
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { idempotencyKeys } from '@atrium/db';
-import { beginIdempotentRequest, purgeExpiredIdempotencyKeys, requestHash } from '@atrium/routers';
+import { beginIdempotentRequest, purgeExpiredIdempotencyKeys, requestFingerprint } from '@atrium/routers';
 import { WorkOS } from '@workos-inc/node';
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +15,67 @@ async function expire(env: TestEnvironment, key: string, field: 'expiresAt' | 'l
     .update(idempotencyKeys)
     .set({ [field]: new Date(Date.now() - 1_000) })
     .where(and(eq(idempotencyKeys.environmentId, env.environmentId), eq(idempotencyKeys.key, key)));
+}
+
+/**
+ * The fingerprint the key of a REST POST is bound to: its procedure's path (the operation id of
+ * the OpenAPI document) and the procedure's raw input (the body and the path parameters).
+ */
+async function fingerprintOf(env: TestEnvironment, path: string, body: Record<string, unknown>): Promise<string> {
+  const document = (await env.http.get('/openapi.json')).body as {
+    paths: Record<string, { post?: { operationId: string } }>;
+  };
+  for (const [template, operations] of Object.entries(document.paths)) {
+    if (!operations.post) continue;
+    const names: string[] = [];
+    const pattern = template.replace(/\{(\w+)\}/g, (_, name: string) => {
+      names.push(name);
+      return '([^/]+)';
+    });
+    const match = new RegExp(`^${pattern}$`).exec(path);
+    if (!match) continue;
+    const params = Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(match[i + 1] ?? '')]));
+    return requestFingerprint(operations.post.operationId.replaceAll('-', '.'), { ...body, ...params });
+  }
+  throw new Error(`no POST route matches ${path}`);
+}
+
+type Fault = 'refused' | 'lost';
+
+/**
+ * The worker's database, failing every write as a database that has gone away does: `refused`
+ * before the write, `lost` after it committed (the connection dies before the answer, as a crash
+ * would). Both write paths fail: transactions, and one-statement writes on the driver's client.
+ */
+function faulty(db: TestEnvironment['deps']['db'], fault: Fault): TestEnvironment['deps']['db'] {
+  const error = () =>
+    fault === 'refused'
+      ? Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
+      : Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+  const failing =
+    <A extends unknown[]>(run: (...args: A) => Promise<unknown>) =>
+    async (...args: A) => {
+      if (fault === 'lost') await run(...args);
+      throw error();
+    };
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop === 'transaction') return failing(target.transaction.bind(target) as never);
+      if (prop === '$client') {
+        const client = Reflect.get(target, prop, receiver) as Record<string, unknown>;
+        return new Proxy(client, {
+          get(c, name) {
+            const method = Reflect.get(c, name);
+            if ((name === 'unsafe' || name === 'query') && typeof method === 'function') {
+              return failing(async (...args: unknown[]) => await method.apply(c, args));
+            }
+            return method;
+          },
+        });
+      }
+      return Reflect.get(target, prop, receiver);
+    },
+  });
 }
 
 describe.each(creates)('Idempotency-Key on $name', (op) => {
@@ -62,7 +123,7 @@ describe.each(creates)('Idempotency-Key on $name', (op) => {
       env.deps,
       env.environmentId,
       key,
-      requestHash('POST', op.path(f), JSON.stringify(body)),
+      await fingerprintOf(env, op.path(f), body),
     );
     expect(begun.kind).toBe('proceed');
     const before = await snapshot(env);
@@ -130,17 +191,8 @@ describe.each(creates)('Idempotency-Key on $name', (op) => {
 describe('Idempotency-Key rules', () => {
   it('frees the key when the answer is a 5xx, so a retry with it runs the request', async () => {
     const env = await newEnvironment();
-    // A facade whose database refuses every transaction (as when it has just gone away) answers 503.
-    const db = new Proxy(env.deps.db, {
-      get(target, prop, receiver) {
-        if (prop === 'transaction') {
-          return async () => {
-            throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-          };
-        }
-        return Reflect.get(target, prop, receiver);
-      },
-    });
+    // A facade whose database refuses every write (as when it has just gone away) answers 503.
+    const db = faulty(env.deps.db, 'refused');
     const own = await startOwnApp({ ...env.deps, db });
     try {
       const key = randomUUID();
@@ -159,18 +211,8 @@ describe('Idempotency-Key rules', () => {
 
   it('never runs a write twice when it committed but its response was lost', async () => {
     const env = await newEnvironment();
-    // The transaction commits, then the connection dies before the answer (as a crash would).
-    const db = new Proxy(env.deps.db, {
-      get(target, prop, receiver) {
-        if (prop === 'transaction') {
-          return async (...args: Parameters<typeof target.transaction>) => {
-            await target.transaction(...args);
-            throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
-          };
-        }
-        return Reflect.get(target, prop, receiver);
-      },
-    });
+    // The write commits, then the connection dies before the answer (as a crash would).
+    const db = faulty(env.deps.db, 'lost');
     const own = await startOwnApp({ ...env.deps, db });
     try {
       const key = randomUUID();
