@@ -68,3 +68,8 @@ export async function authenticate(
     throw error;
   }
 }
+
+/** The environment of a caller authenticated by its API key, for the procedures' context. */
+export function environmentOf(identity: Identity | undefined): EnvironmentInfo | undefined {
+  return identity?.kind === 'key' ? identity.env : undefined;
+}

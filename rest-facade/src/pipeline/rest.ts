@@ -1,4 +1,5 @@
 import { createInnerContext, type Deps } from '@atrium/routers';
+import { environmentOf } from './authenticate.ts';
 import { parseQuery, readJsonBody } from './body.ts';
 import type { RestDispatcher } from './dispatch.ts';
 import { takesBody } from './dispatch.ts';
@@ -42,7 +43,8 @@ export function restTransport(options: RestOptions): (ex: Exchange, template: st
     let body: Record<string, unknown> | undefined;
     if (takesBody(ex.method)) body = await readJsonBody(ex.req);
     else ex.req.resume();
-    const ctx = createInnerContext(deps, ex.req.headers.authorization, ex.requestId, idempotencyKeyOf(ex));
+    const { authorization } = ex.req.headers;
+    const ctx = createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
     let outcome: Outcome;
     try {
       outcome = bounded(await dispatch({ ex, query, body, ctx }), maxResponseBytes);

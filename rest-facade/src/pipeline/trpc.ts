@@ -3,6 +3,7 @@ import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import type { TRPCRequestInfo } from '@trpc/server/http';
 import { resolveResponse } from '@trpc/server/http';
 import { getErrorShape } from '@trpc/server/unstable-core-do-not-import';
+import { environmentOf } from './authenticate.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import { type Exchange, idempotencyKeyOf } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
@@ -77,7 +78,8 @@ async function admitBatch(deps: Deps, limits: Limits, ex: Exchange, info: TRPCRe
     ex.res.setHeader('Retry-After', String(waited.retryAfter));
     throw waited.error;
   }
-  return createInnerContext(deps, ex.req.headers.authorization, ex.requestId, idempotencyKeyOf(ex));
+  const { authorization } = ex.req.headers;
+  return createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
 }
 
 /** The response's body, or undefined when it would pass `maxBytes` (then it is not read further). */
