@@ -53,11 +53,13 @@ export interface AppOptions {
 
 function limitsOf(deps: Deps, options: AppOptions, metrics: Metrics): Limits {
   const rate =
-    options.rateLimit === false ? undefined : new RateLimits({ ...DEFAULT_RATE_LIMITS, ...options.rateLimit });
+    options.rateLimit === false ? undefined : new RateLimits(Object.assign({}, DEFAULT_RATE_LIMITS, options.rateLimit));
   const inFlight =
     options.inFlight === false
       ? undefined
-      : new InFlightLimit({ ...DEFAULT_IN_FLIGHT, ...options.inFlight }, (reason) => metrics.shed.inc({ reason }));
+      : new InFlightLimit(Object.assign({}, DEFAULT_IN_FLIGHT, options.inFlight), (reason) =>
+          metrics.shed.inc({ reason }),
+        );
   if (inFlight) metrics.registerInFlight(() => inFlight.load);
   return new Limits(deps, rate, inFlight);
 }

@@ -88,7 +88,7 @@ export function operationFinder(): (
 function inputOf(op: Operation, call: RestCall, params: Record<string, string>): unknown {
   if (op.voidInput) return undefined;
   const useBody = takesBody(call.ex.method);
-  const input: Record<string, unknown> = { ...(useBody ? call.body : queryInput(call.query)), ...params };
+  const input: Record<string, unknown> = Object.assign({}, useBody ? call.body : queryInput(call.query), params);
   if (op.schema && !useBody) {
     for (const key of op.arrayKeys) {
       if (input[key] !== undefined && !Array.isArray(input[key])) input[key] = [input[key]];
