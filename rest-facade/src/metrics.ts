@@ -46,6 +46,11 @@ export class Metrics {
       labelNames: ['reason'],
       registers: [this.registry],
     });
+    this.registerGauges(options);
+  }
+
+  /** Gauges read at scrape time: the pool size, whether the database answers, the workers' queues. */
+  private registerGauges(options: { dbPoolSize?: number; dbUp?: () => Promise<boolean> }): void {
     new Gauge({
       name: 'atrium_db_pool_max_connections',
       help: 'Configured size of the database connection pool (1 for embedded PGlite).',

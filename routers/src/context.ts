@@ -126,6 +126,8 @@ export interface Context {
   requestId?: string | undefined;
   /** The raw `Idempotency-Key` header; the idempotency step (idempotency/middleware.ts) reads it. */
   idempotencyKey?: string | undefined;
+  /** The environment of `authorization`, when the transport has resolved it already (once per request). */
+  environment?: EnvironmentInfo | undefined;
   /** Headers the procedures ask the transport to send (`Idempotent-Replayed: true` on a replay). */
   responseHeaders: Record<string, string>;
 }
@@ -153,8 +155,9 @@ export function createInnerContext(
   authorization?: string,
   requestId?: string,
   idempotencyKey?: string,
+  environment?: EnvironmentInfo,
 ): Context {
-  return { deps, authorization, requestId, idempotencyKey, responseHeaders: {} };
+  return { deps, authorization, requestId, idempotencyKey, environment, responseHeaders: {} };
 }
 
 export const DEFAULT_CONFIG: Config = { apiKeyCacheTtlMs: 2_000, requestTimeoutMs: 15_000 };

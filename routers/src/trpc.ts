@@ -61,7 +61,7 @@ export const publicProcedure = t.procedure.use(({ ctx, next }) => guarded(ctx, (
 
 /** The caller's environment from its API key, and the Scope services work in. */
 async function scopeOfApiKey(ctx: Context, flag?: string): Promise<Scope> {
-  const env = await authenticateApiKey(ctx.deps, ctx.authorization);
+  const env = ctx.environment ?? (await authenticateApiKey(ctx.deps, ctx.authorization));
   if (flag !== undefined && !env.flags[flag]) {
     throw forbidden('feature_not_enabled', `The '${flag}' feature is not enabled for this environment.`);
   }

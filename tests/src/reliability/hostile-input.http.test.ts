@@ -192,8 +192,8 @@ describe('SQL metacharacters', () => {
     expect(list.body).toEqual({ object: 'list', data: [], list_metadata: { before: null, after: null } });
   });
 
-  // trpc-to-openapi hands path parameters over still percent-encoded; the facade decodes them
-  // (rest-facade/src/path-params.ts), so an external_id with reserved characters is readable by path.
+  // The pipeline's path step decodes path parameters after routing
+  // (rest-facade/src/pipeline/path-params.ts), so an external_id with reserved characters is readable by path.
   it.each([
     ['a space and a percent sign', 'a b%c'],
     ['UTF-8', 'Zürich-東京-🏳️‍🌈'],

@@ -7,9 +7,9 @@ interface Route {
 }
 
 /**
- * The REST surface's path table, compiled once from the OpenAPI document: tells an API path
- * (for the bridge) from everything else (for Express), and a wrong verb (405) from an unknown
- * path (404).
+ * The route step: the REST surface's path table, compiled once from the OpenAPI document. It
+ * tells an API path (for the pipeline) from everything else (for Express), and a wrong verb
+ * (405) from an unknown path (404); its template labels metrics and logs.
  */
 export class RouteTable {
   private readonly routes: Route[] = [];

@@ -1,13 +1,6 @@
-import { hash } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  ApiError,
-  authenticateAdmin,
-  authenticateApiKeyWithId,
-  bearer,
-  type Deps,
-  isKnownApiKey,
-} from '@atrium/routers';
+import type { ServerResponse } from 'node:http';
+import { ApiError } from '@atrium/routers';
+import type { Identity } from './authenticate.ts';
 
 export interface RateLimitOptions {
   /** Requests per API key (or admin token) per window (default 6,000). */
@@ -41,9 +34,6 @@ export interface Cost {
   requests: number;
   organizationDeletes: number;
 }
-
-/** Where a request arrives: a REST path, or `/trpc` (admin tokens too). */
-export type Surface = 'api' | 'trpc';
 
 /** What a request may do: go on, or stop here with a 429 (already sent). */
 export type Admission = { ok: true } | { ok: false; error: ApiError; retryAfter: number };
@@ -108,28 +98,6 @@ export class FixedWindows {
 }
 
 /**
- * One bucket per client address: an IPv4 address (IPv4-mapped IPv6 included), or the /64 of an
- * IPv6 address, the block one host is usually given (so it cannot mint a bucket per address).
- */
-export function addressKey(address: string | undefined): string {
-  if (!address) return 'unknown';
-  const plain = address.split('%')[0] ?? address;
-  if (!plain.includes(':')) return plain;
-  if (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(plain)) return plain.slice(7);
-  const [head = '', tail] = plain.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
-}
-
-/** Who a request counts against: an authenticated key, or its client address. */
-type Caller = { kind: 'key'; key: string } | { kind: 'address'; key: string };
-
-/**
  * Fixed-window limits, counted in this process. The caller is authenticated first: an API key
  * counts against its key id (however its header is spelled), an admin token over `/trpc` against
  * the token; requests whose credentials are missing or fail count against the client address with the stricter `unauthenticated` limit, in a store capped at `maxAddresses`.
@@ -143,10 +111,7 @@ export class RateLimits {
   private readonly deletesPolicy: string;
   private readonly addressPolicy: string;
 
-  constructor(
-    private readonly deps: Deps,
-    readonly options: RateLimitOptions = DEFAULT_RATE_LIMITS,
-  ) {
+  constructor(readonly options: RateLimitOptions = DEFAULT_RATE_LIMITS) {
     const windowMs = options.windowSeconds * 1000;
     this.keys = new FixedWindows(options.requests, windowMs, MAX_KEYS);
     this.deletes = new FixedWindows(options.organizationDeletes, windowMs, MAX_KEYS);
@@ -166,35 +131,13 @@ export class RateLimits {
     return this.keys.size;
   }
 
-  /**
-   * The caller's bucket. Authentication is the procedures' own (cached for live keys, never for
-   * failures); a credential that fails counts against the address. An address that has used up
-   * its failures gets no more lookups: only a key this process has seen live goes on (so a flood
-   * of bogus keys costs no query each, and a key in use is not locked out by its neighbours).
-   * Other failures (the database is down) propagate and answer as they would from the procedure.
-   */
-  private async callerOf(req: IncomingMessage, surface: Surface): Promise<Caller> {
-    const address: Caller = { kind: 'address', key: addressKey(req.socket.remoteAddress) };
-    const header = req.headers.authorization;
-    if (!header) return address;
-    if (this.addresses.exhausted(address.key) && !isKnownApiKey(this.deps, header)) return address;
-    try {
-      const secret = bearer(header);
-      if (surface === 'trpc' && secret?.startsWith('atrium_admin_')) {
-        await authenticateAdmin(this.deps, header);
-        return { kind: 'key', key: `admin:${hash('sha256', secret, 'base64url')}` };
-      }
-      const { keyId } = await authenticateApiKeyWithId(this.deps, header);
-      return { kind: 'key', key: keyId };
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 401) return address;
-      throw error;
-    }
+  /** May the address still have its credentials looked up (it has not used up its failures)? */
+  mayLookUp(address: string): boolean {
+    return !this.addresses.exhausted(address);
   }
 
   /** Counts the request against its caller's limits and sets the `RateLimit-*` headers. */
-  async admit(req: IncomingMessage, res: ServerResponse, cost: Cost, surface: Surface): Promise<Admission> {
-    const caller = await this.callerOf(req, surface);
+  admit(caller: Identity, res: ServerResponse, cost: Cost): Admission {
     const requests = Math.max(1, cost.requests);
     let policy: string;
     let limit: number;

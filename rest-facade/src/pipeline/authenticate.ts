@@ -1,0 +1,75 @@
+import { hash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import {
+  ApiError,
+  authenticateAdmin,
+  authenticateApiKeyWithId,
+  bearer,
+  type Deps,
+  type EnvironmentInfo,
+  isKnownApiKey,
+} from '@atrium/routers';
+
+/** Where a request arrives: a REST path, or `/trpc` (admin tokens too). */
+export type Surface = 'api' | 'trpc';
+
+/** Who is calling: a live API key, an admin token (over `/trpc`), or a client address. */
+export type Identity =
+  | { kind: 'key'; key: string; env: EnvironmentInfo }
+  | { kind: 'admin'; key: string }
+  | { kind: 'address'; key: string };
+
+/**
+ * One bucket per client address: an IPv4 address (IPv4-mapped IPv6 included), or the /64 of an
+ * IPv6 address, the block one host is usually given (so it cannot mint a bucket per address).
+ */
+export function addressKey(address: string | undefined): string {
+  if (!address) return 'unknown';
+  const plain = address.split('%')[0] ?? address;
+  if (!plain.includes(':')) return plain;
+  if (/^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(plain)) return plain.slice(7);
+  const [head = '', tail] = plain.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
+
+/**
+ * The authenticate step: the caller's identity, with the procedures' own authentication (cached
+ * for live keys, never for failures). A credential that fails (401) leaves the client address.
+ * An address that `mayLookUp` refuses (it has used up its failures) gets no lookup: only a key
+ * this process has seen live goes on, so a flood of bogus keys costs no query each. Other
+ * failures (the database is down) propagate and answer as they would from the procedure.
+ */
+export async function authenticate(
+  deps: Deps,
+  req: IncomingMessage,
+  surface: Surface,
+  mayLookUp: (address: string) => boolean,
+): Promise<Identity> {
+  const address: Identity = { kind: 'address', key: addressKey(req.socket.remoteAddress) };
+  const header = req.headers.authorization;
+  if (!header) return address;
+  if (!mayLookUp(address.key) && !isKnownApiKey(deps, header)) return address;
+  try {
+    const secret = bearer(header);
+    if (surface === 'trpc' && secret?.startsWith('atrium_admin_')) {
+      await authenticateAdmin(deps, header);
+      return { kind: 'admin', key: `admin:${hash('sha256', secret, 'base64url')}` };
+    }
+    const { keyId, env } = await authenticateApiKeyWithId(deps, header);
+    return { kind: 'key', key: keyId, env };
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return address;
+    throw error;
+  }
+}
+
+/** The environment of a caller authenticated by its API key, for the procedures' context. */
+export function environmentOf(identity: Identity | undefined): EnvironmentInfo | undefined {
+  return identity?.kind === 'key' ? identity.env : undefined;
+}

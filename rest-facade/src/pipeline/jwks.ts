@@ -1,0 +1,46 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Deps, jwksOfClient } from '@atrium/routers';
+import { decodeSegment } from './path-params.ts';
+
+export const JWKS_TEMPLATE = '/sso/jwks/{clientId}';
+
+/** The JWKS documents as sent, serialised once per cached key set. */
+const serialisedJwks = new WeakMap<object, string>();
+
+/** Does an `If-None-Match` header name the response's ETag (or `*`)? Weak comparison. */
+function etagMatches(ifNoneMatch: string | string[] | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  const strip = (tag: string) => tag.trim().replace(/^W\//, '');
+  const wanted = (Array.isArray(ifNoneMatch) ? ifNoneMatch.join(',') : ifNoneMatch).split(',').map(strip);
+  return wanted.includes('*') || wanted.includes(strip(etag));
+}
+
+/**
+ * `GET /sso/jwks/:clientId` is public, cacheable and the hottest read of all (every token
+ * verifier polls it), so it is answered from the signing service's in-memory key set (the same
+ * `jwksOfClient` the procedure returns), serialised once per key set. Refusing it would cost as
+ * much as serving it, so it takes neither a rate-limit count nor an in-flight turn.
+ */
+export async function serveJwks(deps: Deps, req: IncomingMessage, res: ServerResponse, pathname: string) {
+  req.resume();
+  const raw = pathname.slice(pathname.lastIndexOf('/') + 1);
+  // Decoded as the other path parameters are; a malformed escape is looked up as sent (404).
+  const clientId = decodeSegment(raw) ?? raw;
+  const { body, etag } = await jwksOfClient(deps, clientId);
+  res.setHeader('Cache-Control', 'public, max-age=300');
+  res.setHeader('ETag', etag);
+  if (etagMatches(req.headers['if-none-match'], etag)) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  let text = serialisedJwks.get(body);
+  if (text === undefined) {
+    text = JSON.stringify(body);
+    serialisedJwks.set(body, text);
+  }
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}

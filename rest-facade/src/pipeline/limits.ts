@@ -1,0 +1,44 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiError, Deps } from '@atrium/routers';
+import { authenticate, type Identity, type Surface } from './authenticate.ts';
+import type { InFlightLimit } from './in-flight.ts';
+import type { Cost, RateLimits } from './rate-limit.ts';
+
+/** A request the limits turned away: its error and `Retry-After`, or nothing to answer (it left). */
+export type Refusal = { error: ApiError; retryAfter: number; silent: boolean };
+
+/**
+ * The limits step, one for every transport: the caller's identity (the authenticate step) is
+ * counted against its rate limit, then the request takes a turn to run (in-flight.ts), after
+ * the rate limit so a refused key never waits. REST counts one request per call, `/trpc` one per
+ * procedure of a batch; both count `organizations.delete` against the delete limit too.
+ */
+export class Limits {
+  constructor(
+    private readonly deps: Deps,
+    readonly rate: RateLimits | undefined,
+    readonly inFlight: InFlightLimit | undefined,
+  ) {}
+
+  /** The caller, when a rate limit needs it (else the procedures authenticate on their own). */
+  identify(req: IncomingMessage, surface: Surface): Promise<Identity> | undefined {
+    const rate = this.rate;
+    if (!rate) return undefined;
+    return authenticate(this.deps, req, surface, (address) => rate.mayLookUp(address));
+  }
+
+  /** Counts the request against its caller's rate limit (setting the `RateLimit-*` headers). */
+  count(identity: Identity | undefined, res: ServerResponse, cost: Cost): Refusal | undefined {
+    if (!this.rate || !identity) return undefined;
+    const admission = this.rate.admit(identity, res, cost);
+    return admission.ok ? undefined : { error: admission.error, retryAfter: admission.retryAfter, silent: false };
+  }
+
+  /** A turn to run for a request of `weight` (pages weigh more), now or when one frees up. */
+  async turn(res: ServerResponse, weight: number): Promise<Refusal | undefined> {
+    const entered = this.inFlight?.enter(res, weight);
+    const turn = entered instanceof Promise ? await entered : entered;
+    if (!turn || turn.ok) return undefined;
+    return { error: turn.error, retryAfter: turn.retryAfter, silent: turn.reason === 'closed' };
+  }
+}

@@ -1,0 +1,59 @@
+import { ApiError, authenticateAdmin, contractError, type Deps } from '@atrium/routers';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { OpenAPIObject } from 'trpc-to-openapi';
+import { DOCS_ASSETS, docsHandlers } from '../docs.ts';
+import type { Metrics } from '../metrics.ts';
+import { applyHeaders, PAGE_SECURITY_HEADERS } from '../security.ts';
+import { writeError } from './render.ts';
+
+/** `/readyz`: the database answers a trivial query within 2 s. */
+async function ready(deps: Deps, res: Response): Promise<void> {
+  try {
+    await Promise.race([
+      deps.db.execute('select 1'),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2_000).unref()),
+    ]);
+    res.json({ status: 'ready', database: deps.driver });
+  } catch {
+    res.status(503).json({ code: 'service_unavailable', message: 'The database is not reachable.' });
+  }
+}
+
+/**
+ * The outer shell, for what is not a hot path: health, readiness, metrics, the OpenAPI document,
+ * the API reference, and the 404 of any other path (errors rendered by the render step).
+ */
+export function pagesApp(deps: Deps, metrics: Metrics, document: OpenAPIObject, baseUrl: string): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use((_req, res, next) => {
+    applyHeaders(res, PAGE_SECURITY_HEADERS);
+    next();
+  });
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res) => ready(deps, res));
+  // Prometheus metrics, behind the admin token (a scraper sends it as a bearer token).
+  app.get('/metrics', async (req, res) => {
+    await authenticateAdmin(deps, req.headers.authorization);
+    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
+  });
+  app.get('/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  const docs = docsHandlers(baseUrl);
+  app.get('/docs', docs.page);
+  app.get(`${DOCS_ASSETS}/init.js`, docs.init);
+  app.get(`${DOCS_ASSETS}/standalone.js`, docs.standalone);
+  app.use((_req, res) => {
+    writeError(res, new ApiError(404, 'route_not_found', 'No such route.'));
+  });
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (contractError(error).status >= 500) deps.log.error({ err: error }, 'unhandled error');
+    writeError(res, error);
+  });
+  return app;
+}

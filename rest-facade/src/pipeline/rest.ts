@@ -1,0 +1,58 @@
+import { createInnerContext, type Deps } from '@atrium/routers';
+import { environmentOf } from './authenticate.ts';
+import { parseQuery, readJsonBody } from './body.ts';
+import type { RestDispatcher } from './dispatch.ts';
+import { takesBody } from './dispatch.ts';
+import { type Exchange, idempotencyKeyOf } from './exchange.ts';
+import { weightOfPage } from './in-flight.ts';
+import type { Limits, Refusal } from './limits.ts';
+import { bounded, errorOutcome, logFailure, type Outcome, writeError, writeOutcome } from './render.ts';
+
+export interface RestOptions {
+  deps: Deps;
+  limits: Limits;
+  dispatch: RestDispatcher;
+  maxResponseBytes: number;
+  /** Is this REST call an organization delete (it counts against that limit too)? */
+  isOrganizationDelete: (method: string, template: string) => boolean;
+}
+
+/** A refusal of the limits, answered (unless its caller left) with `Retry-After`. */
+function refuse(ex: Exchange, refusal: Refusal): void {
+  ex.req.resume();
+  if (!refusal.silent) writeError(ex.res, refusal.error, { 'Retry-After': String(refusal.retryAfter) });
+}
+
+/**
+ * The REST transport: authenticate → limits → body → dispatch → render. The body stays in the
+ * socket until the request has its turn; every error is rendered by the render step.
+ */
+export function restTransport(options: RestOptions): (ex: Exchange, template: string) => Promise<void> {
+  const { deps, limits, dispatch, maxResponseBytes } = options;
+  return async (ex, template) => {
+    const identity = await limits.identify(ex.req, 'api');
+    const deletes = options.isOrganizationDelete(ex.method, template) ? 1 : 0;
+    const limited = limits.count(identity, ex.res, { requests: 1, organizationDeletes: deletes });
+    if (limited) return refuse(ex, limited);
+    const query = parseQuery(ex.search);
+    const waited = await limits.turn(ex.res, weightOfPage(query.limit));
+    if (waited) {
+      ex.shed = true;
+      return refuse(ex, waited);
+    }
+    let body: Record<string, unknown> | undefined;
+    if (takesBody(ex.method)) body = await readJsonBody(ex.req);
+    else ex.req.resume();
+    const { authorization } = ex.req.headers;
+    const ctx = createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
+    let outcome: Outcome;
+    try {
+      outcome = bounded(await dispatch({ ex, query, body, ctx }), maxResponseBytes);
+    } catch (error) {
+      outcome = errorOutcome(error);
+      if (outcome.status >= 500) logFailure(deps, error, ex);
+    }
+    // Headers the procedures ask for (`Idempotent-Replayed: true` on a replay).
+    writeOutcome(ex.res, outcome, ctx.responseHeaders);
+  };
+}
