@@ -129,18 +129,9 @@ function prepareReads(db: Db) {
     .prepare('organizations_get');
   const lists = new Map<string, ReturnType<typeof prepareList>>();
   // The domains filter: organizations owning any of the (normalised) domains, as one array parameter.
-  const ownsDomain = inArray(
-    organizations.id,
-    db
-      .select({ id: organizationDomains.organizationId })
-      .from(organizationDomains)
-      .where(
-        and(
-          eq(organizationDomains.environmentId, env),
-          sql`${organizationDomains.domain} = any(${sql.placeholder('domains')}::text[])`,
-        ),
-      ),
-  );
+  const ownsDomain = sql`${organizations.id} = any(array(
+    select ${organizationDomains.organizationId} from ${organizationDomains}
+    where ${organizationDomains.environmentId} = ${env} and ${organizationDomains.domain} = any(${sql.placeholder('domains')}::text[])))`;
   function prepareList(ascending: boolean, op: KeysetOp | undefined, filtered: boolean) {
     return (
       db
