@@ -40,29 +40,12 @@ export async function createOrganizationDomain(
   const domain = requireValidDomain(input.domain, 'domain');
   const limit = quotaLimit(scope.deps, 'domainsPerOrganization');
   for (let attempt = 1; attempt <= CLAIM_TRIES; attempt++) {
-    const now = scope.now();
-    const created = toOrganizationDomain(newClaim(scope, input.organization_id, domain, 'pending', now));
-    const written = await claimWithEvent(
-      scope,
-      {
-        id: created.id,
-        environmentId: scope.env.id,
-        organizationId: input.organization_id,
-        domain,
-        prefix: created.verification_prefix,
-        token: created.verification_token,
-        at: now.toISOString(),
-        limit,
-      },
-      {
-        id: newId('event'),
-        name: 'organization_domain.created',
-        data: created,
-        organizationId: created.organization_id,
-        now,
-      },
-    );
-    if (written) return created;
+    // Until `writeWithEvent` marks an idempotency claim itself, an idempotent request runs the
+    // statement in a transaction, which marks it (`idempotentDb`).
+    const created = scope.idempotency
+      ? await scope.db.transaction((tx) => claimOnce({ ...scope, db: tx }, input.organization_id, domain, limit))
+      : await claimOnce(scope, input.organization_id, domain, limit);
+    if (created) return created;
     const why = await whyClaimRefused(scope.db, scope.env.id, input.organization_id, domain);
     if (!why.organization) throw notFound('organization', input.organization_id);
     if (why.verifiedElsewhere) throw verifiedByOther(domain);
@@ -70,6 +53,29 @@ export async function createOrganizationDomain(
     if (why.domainCount >= limit) throw quotaError(scope.deps, 'domainsPerOrganization');
   }
   throw conflict('conflict', 'The request conflicted with a concurrent request; retry it.');
+}
+
+/** One run of the create statement; undefined when it wrote nothing. */
+async function claimOnce(
+  scope: Scope,
+  organizationId: string,
+  domain: string,
+  limit: number,
+): Promise<OrganizationDomain | undefined> {
+  const now = scope.now();
+  const created = toOrganizationDomain(newClaim(scope, organizationId, domain, 'pending', now));
+  const values = {
+    id: created.id,
+    environmentId: scope.env.id,
+    organizationId,
+    domain,
+    prefix: created.verification_prefix,
+    token: created.verification_token,
+    at: now.toISOString(),
+    limit,
+  };
+  const event = { id: newId('event'), name: 'organization_domain.created', data: created, organizationId, now };
+  return (await claimWithEvent(scope, values, event)) ? created : undefined;
 }
 
 export async function getOrganizationDomain(scope: Scope, id: string): Promise<OrganizationDomain> {

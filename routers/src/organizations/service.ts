@@ -106,7 +106,11 @@ export async function createOrganization(
     // The pending claims a verified entry fails, read first: their events carry them.
     const verified = entries.filter((entry) => entry.state === 'verified').map((entry) => entry.domain);
     const competing = await pendingClaimsOn(scope.db, scope.env.id, verified);
-    const created = await createOnce(scope, input, entries, competing, limit);
+    // Until `writeWithEvent` marks an idempotency claim itself, an idempotent request runs the
+    // statement in a transaction, which marks it (`idempotentDb`).
+    const created = scope.idempotency
+      ? await scope.db.transaction((tx) => createOnce({ ...scope, db: tx }, input, entries, competing, limit))
+      : await createOnce(scope, input, entries, competing, limit);
     if (created) return created;
     const held = await verifiedAmong(
       scope.db,
