@@ -104,5 +104,25 @@ describe.skipIf(!databaseUrl)('the domains filter (PostgreSQL only)', () => {
       const domainScans = plan.filter((node) => node['Relation Name'] === 'organization_domains');
       expect(domainScans.map((s) => s['Index Name'])).toContain('organization_domains_environment_domain_idx');
     }
+
+    // Create organization's one statement checks its claims against the same index, with or
+    // without domain data: no scan of the environment's domains or organizations either.
+    for (const domain_data of [[], [{ domain: `planned-${Date.now()}.com`, state: 'verified' as const }]]) {
+      sent.length = 0;
+      await caller.organizations.create({ name: 'Planned', domain_data });
+      const create = sent.find((s) => s.sql.includes('jsonb_to_recordset'));
+      expect(create).toBeDefined();
+      const name = `create_probe_${Math.random().toString(36).slice(2)}`;
+      // EXPLAIN without ANALYZE plans the statement without running it.
+      const plan = await client!.begin(async (tx) => {
+        await tx.unsafe(`prepare ${name} as ${create!.sql}`);
+        const args = create!.params.map(literal).join(', ');
+        const explained = await tx.unsafe(`explain (format json) execute ${name}(${args})`);
+        await tx.unsafe(`deallocate ${name}`);
+        return planNodes(explained) as Node[];
+      });
+      const scans = plan.filter((node) => node['Node Type'].includes('Seq Scan'));
+      expect(scans.map((node) => node['Relation Name'])).toEqual([]);
+    }
   });
 });
