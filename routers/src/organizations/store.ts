@@ -30,7 +30,7 @@ export type OrganizationRecord = Omit<OrganizationRow, 'environmentId' | 'domain
 /**
  * An organization with its domains as one JSON object, built by PostgreSQL: the reads get one
  * JSON value per organization instead of Drizzle's per-field row mapping and a Date per
- * timestamp (see bench/README.md, "organization reads select one json_build_array").
+ * timestamp (see bench/README.md, "Organization reads as JSON").
  */
 const organizationJson = sql<OrganizationRecord>`json_build_object('id', ${q(organizations.id)}, 'name', ${q(organizations.name)}, 'metadata', ${q(organizations.metadata)}, 'externalId', ${q(organizations.externalId)}, 'billingCustomerId', ${q(organizations.billingCustomerId)}, 'allowProfilesOutsideOrganization', ${q(organizations.allowProfilesOutsideOrganization)}, 'createdAt', ${q(organizations.createdAt)}, 'updatedAt', ${q(organizations.updatedAt)}, 'domains', (
   select coalesce(json_agg(${domainRecordJson} order by ${q(organizationDomains.id)}), '[]'::json)
