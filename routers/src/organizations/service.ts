@@ -189,7 +189,7 @@ function claimEvents(claims: DomainRow[], competing: DomainRow[], now: Date): Cl
     if (claim.state !== 'verified') continue;
     event('organization_domain.verified', claim.organizationId, wire);
     for (const lost of competing.filter((row) => row.domain === claim.domain)) {
-      const failed = { ...lost, ...lostToVerified(now) };
+      const failed = Object.assign({}, lost, lostToVerified(now));
       event('organization_domain.verification_failed', lost.organizationId, verificationFailedData(failed), lost.id);
     }
   }
