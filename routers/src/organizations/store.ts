@@ -59,10 +59,12 @@ function prepareReads(db: Db) {
       .where(
         and(
           // A range rather than `=`, so the plan keeps environment_id in its order and walks
-          // organizations_environment_id_idx (environment_id, id) without a sort.
-          gte(organizations.environmentId, env),
-          lte(organizations.environmentId, env),
-          filtered ? ownsDomain : undefined,
+          // organizations_environment_id_idx (environment_id, id) without a sort. Filtered, the
+          // ids come from the environment's domains: the environment is checked on each row
+          // (an expression no index serves), so no plan reads the environment's index entries.
+          ...(filtered
+            ? [ownsDomain, sql`(${organizations.environmentId} || '') = ${env}`]
+            : [gte(organizations.environmentId, env), lte(organizations.environmentId, env)]),
           keysetCondition(organizations.id, op, sql.placeholder('cursor')),
         ),
       )
