@@ -75,6 +75,20 @@ export function evaluateTargets(results: BenchResults): Target[] {
     });
   }
 
+  // Real tenants share domains: the filter must stay near a first page at every size.
+  for (const size of sizes) {
+    const shared = find(results, 'list_domains_shared', size);
+    const page = find(results, 'list_first_page', size);
+    if (!shared || !page) continue;
+    const ratio = (shared.rps ?? 0) / (page.rps ?? 1);
+    targets.push({
+      name: `domains filter, 5 organizations per domain, at ${sizeLabel(size)} orgs`,
+      target: 'within 20% of a first page',
+      measured: `${fmt(shared.rps)} vs ${fmt(page.rps)} req/s = ${fmt(ratio * 100)}%`,
+      met: ratio >= 0.8,
+    });
+  }
+
   const page1 = find(results, 'list_page1_limit100', largest);
   const deep = find(results, 'list_deep_page', largest);
   if (page1 && deep) {

@@ -28,6 +28,7 @@ import {
   seededOrganizationId,
   seedGroup,
   seedOrganizations,
+  sharedDomain,
 } from './seed.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -348,6 +349,8 @@ interface BenchContext {
   apiKey: string;
   /** The writes go to an environment of their own, so they never change what the reads see. */
   writeApiKey: string;
+  /** An environment of its own whose organizations share domains, five to a domain. */
+  sharedApiKey: string;
   clientId: string;
   group: GroupSeed | undefined;
   groupReason: string | undefined;
@@ -384,6 +387,8 @@ const writing = (ctx: BenchContext) => ({
 /** The write environment's organizations: seeded numbers far above any read table size. */
 const WRITE_BASE = 10_000_000;
 const WRITE_ORGS = 1_000;
+/** The shared-domains environment's organizations: seeded numbers above the write environment's. */
+const SHARED_BASE = 20_000_000;
 
 const SCENARIOS: Scenario[] = [
   {
@@ -437,6 +442,16 @@ const SCENARIOS: Scenario[] = [
       method: 'GET',
       paths: sample(ctx.size).map((n) => `/organizations?domains=${seededDomain(n)}`),
       headers: authed(ctx),
+    }),
+  },
+  {
+    name: 'list_domains_shared',
+    title: 'list with a domains filter, 5 organizations per domain',
+    // Its own environment of `size` organizations, so the other scenarios read what they always did.
+    build: (ctx) => ({
+      method: 'GET',
+      paths: sample(ctx.size).map((n) => `/organizations?domains=${sharedDomain(SHARED_BASE + n)}`),
+      headers: { Authorization: `Bearer ${ctx.sharedApiKey}` },
     }),
   },
   {
@@ -672,6 +687,7 @@ async function main(): Promise<void> {
     }).admin;
     const env = await client.environments.create.mutate({ name: 'bench' });
     const writeEnv = await client.environments.create.mutate({ name: 'bench-writes' });
+    const sharedEnv = await client.environments.create.mutate({ name: 'bench-shared-domains' });
     const token = await agentToken(env.client_id);
 
     const exec: Exec = (text, params) => sql.unsafe(text, params as never[]);
@@ -689,6 +705,9 @@ async function main(): Promise<void> {
     for (const size of sizes) {
       const t0 = performance.now();
       await seedOrganizations(exec, env.environment_id, seeded, size);
+      if (!only || only.has('list_domains_shared')) {
+        await seedOrganizations(exec, sharedEnv.environment_id, SHARED_BASE + seeded, SHARED_BASE + size, true);
+      }
       seeded = size;
       if (!group && !groupReason) {
         const seededGroup = await seedGroup(exec, env.environment_id, 1_000);
@@ -705,13 +724,15 @@ async function main(): Promise<void> {
       const [{ count } = { count: 0 }] = await sql<{ count: number }[]>`
         select count(*)::int as count from organizations where environment_id = ${env.environment_id}`;
       log(
-        `seeded ${size} organizations (+1 domain each) in ${Math.round(performance.now() - t0)} ms; ${count} in table`,
+        `seeded ${size} organizations (+1 domain each; as many again sharing domains when list_domains_shared runs) in ` +
+          `${Math.round(performance.now() - t0)} ms; ${count} in table`,
       );
 
       const ctx: BenchContext = {
         size,
         apiKey: env.api_key,
         writeApiKey: writeEnv.api_key,
+        sharedApiKey: sharedEnv.api_key,
         clientId: env.client_id,
         group,
         groupReason,

@@ -43,6 +43,14 @@ export function seededDomain(n: number): string {
   return `o${n}.bench-atrium.com`;
 }
 
+/** Organizations per domain when seeding shared domains (`seedOrganizations`' `shared`). */
+export const SHARED_BY = 5;
+
+/** The shared domain of organization number `n`: organizations 1–5 hold s1, 6–10 s2, and so on. */
+export function sharedDomain(n: number): string {
+  return `s${Math.floor((n - 1) / SHARED_BY) + 1}.bench-atrium.com`;
+}
+
 /** The id of seeded organization number `n`, computed the way the SQL does it. */
 export function seededOrganizationId(n: number): string {
   return seededId('org_', n);
@@ -62,10 +70,21 @@ function b32(value: bigint, length: number): string {
 
 /**
  * Grows the environment's seeded organizations from `from` (exclusive) to `to` (inclusive),
- * each with one domain (every other one verified), in batches so one statement never holds
- * a million rows in memory.
+ * each with one domain, in batches so one statement never holds a million rows in memory.
+ * Each has its own domain (`seededDomain`, every other one verified), or with `shared` one of
+ * `SHARED_BY` organizations' domain (`sharedDomain`, the first of each five verified).
  */
-export async function seedOrganizations(exec: Exec, environmentId: string, from: number, to: number): Promise<void> {
+export async function seedOrganizations(
+  exec: Exec,
+  environmentId: string,
+  from: number,
+  to: number,
+  shared = false,
+): Promise<void> {
+  const domain = shared
+    ? `'s' || ((n - 1) / ${SHARED_BY} + 1) || '.bench-atrium.com'`
+    : `'o' || n || '.bench-atrium.com'`;
+  const verified = shared ? `(n - 1) % ${SHARED_BY} = 0` : 'n % 2 = 0';
   const batch = 100_000;
   for (let start = from + 1; start <= to; start += batch) {
     const end = Math.min(to, start + batch - 1);
@@ -81,9 +100,9 @@ export async function seedOrganizations(exec: Exec, environmentId: string, from:
     await exec(
       `insert into organization_domains (id, environment_id, organization_id, domain, state,
               verification_strategy, verification_prefix, verification_token, created_at, updated_at)
-       select bench_id('org_domain_', n), $1, bench_id('org_', n), 'o' || n || '.bench-atrium.com',
-              case when n % 2 = 0 then 'verified' else 'pending' end,
-              case when n % 2 = 0 then 'manual' else 'dns' end,
+       select bench_id('org_domain_', n), $1, bench_id('org_', n), ${domain},
+              case when ${verified} then 'verified' else 'pending' end,
+              case when ${verified} then 'manual' else 'dns' end,
               'workos-domain-verification', 'benchtoken' || md5(n::text), bench_ts(n), bench_ts(n)
        from generate_series($2::bigint, $3::bigint) as n`,
       params,

@@ -1,7 +1,7 @@
-import { type Db, organizations } from '@atrium/db';
-import { and, eq } from 'drizzle-orm';
+import type { Db } from '@atrium/db';
+import type { RowLock } from '../common/store.ts';
 import type { Scope } from '../context.ts';
-import { notFound } from '../errors.ts';
+import { loadOrganization } from './store.ts';
 
 /**
  * The organization a request names, in the caller's environment, or 404 — the one check every
@@ -15,14 +15,8 @@ export async function requireOrganization(
   db: Db,
   scope: Scope,
   id: string,
-  lock?: 'key share' | 'share' | 'no key update' | 'update',
+  lock?: RowLock,
 ): Promise<{ id: string; name: string }> {
-  const query = db
-    .select({ id: organizations.id, name: organizations.name })
-    .from(organizations)
-    .where(and(eq(organizations.environmentId, scope.env.id), eq(organizations.id, id)))
-    .limit(1);
-  const [row] = lock ? await query.for(lock) : await query;
-  if (!row) throw notFound('organization', id);
-  return row;
+  const row = await loadOrganization(db, scope.env.id, id, lock);
+  return { id: row.id, name: row.name };
 }

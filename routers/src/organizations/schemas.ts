@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Id, ListParams, listOf, Metadata, QueryList, StrictBoolean, Timestamp } from '../common/schemas.ts';
-import { DomainDataEntry, OrganizationDomain } from '../organization-domains/schemas.ts';
+import { DomainDataEntry, OrganizationDomain } from '../domain-claims/schemas.ts';
 
 export const Organization = z
   .object({

@@ -1,0 +1,130 @@
+import { type Db, organizationDomains as d, organizations } from '@atrium/db';
+import { and, asc, eq, getTableName, inArray, ne, type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+
+export type DomainRow = typeof d.$inferSelect;
+export type NewDomainRow = typeof d.$inferInsert;
+export type DomainChanges = Partial<NewDomainRow>;
+
+/**
+ * A domain claim as the stores give it: a row, or the JSON record of one that the organization
+ * reads build (`domainRecordJson`; timestamps then in PostgreSQL's JSON encoding).
+ */
+export type DomainRecord = Pick<
+  DomainRow,
+  | 'id'
+  | 'organizationId'
+  | 'domain'
+  | 'state'
+  | 'verificationStrategy'
+  | 'verificationPrefix'
+  | 'verificationToken'
+  | 'verificationFailedReason'
+> & { createdAt: Date | string; updatedAt: Date | string };
+
+/** A column qualified by its table, for subqueries that must name the outer row. */
+export const qualified = (column: AnyPgColumn): SQL =>
+  sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
+
+/**
+ * A domain row as one JSON object with the row's field names (timestamps in PostgreSQL's JSON
+ * encoding), the shape `toOrganizationDomain` reads on the organization reads' JSON path.
+ */
+export const domainRecordJson = sql`json_build_object('id', ${qualified(d.id)}, 'organizationId', ${qualified(d.organizationId)}, 'domain', ${qualified(d.domain)}, 'state', ${qualified(d.state)}, 'verificationStrategy', ${qualified(d.verificationStrategy)}, 'verificationPrefix', ${qualified(d.verificationPrefix)}, 'verificationToken', ${qualified(d.verificationToken)}, 'verificationFailedReason', ${qualified(d.verificationFailedReason)}, 'createdAt', ${qualified(d.createdAt)}, 'updatedAt', ${qualified(d.updatedAt)})`;
+
+/** Whether an organization of the environment other than `organizationId` holds `domain` verified. */
+export async function isVerifiedElsewhere(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  domain: string,
+): Promise<boolean> {
+  const [holder] = await db
+    .select({ id: d.id })
+    .from(d)
+    .where(
+      and(
+        eq(d.environmentId, environmentId),
+        eq(d.domain, domain),
+        eq(d.state, 'verified'),
+        ne(d.organizationId, organizationId),
+      ),
+    )
+    .limit(1);
+  return holder !== undefined;
+}
+
+/** Which of `domains` an organization of the environment holds verified. */
+export async function verifiedAmong(db: Db, environmentId: string, domains: string[]): Promise<Set<string>> {
+  if (domains.length === 0) return new Set();
+  const rows = await db
+    .select({ domain: d.domain })
+    .from(d)
+    .where(and(eq(d.environmentId, environmentId), inArray(d.domain, domains), eq(d.state, 'verified')));
+  return new Set(rows.map((row) => row.domain));
+}
+
+/** The pending claims of the environment on any of `domains`, by id. */
+export async function pendingClaimsOn(db: Db, environmentId: string, domains: string[]): Promise<DomainRow[]> {
+  if (domains.length === 0) return [];
+  return db
+    .select()
+    .from(d)
+    .where(and(eq(d.environmentId, environmentId), inArray(d.domain, domains), eq(d.state, 'pending')))
+    .orderBy(asc(d.id));
+}
+
+/** The organization's claim on `domain`, if it has one. */
+export async function findClaim(db: Db, organizationId: string, domain: string): Promise<DomainRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(d)
+    .where(and(eq(d.organizationId, organizationId), eq(d.domain, domain)))
+    .limit(1);
+  return row;
+}
+
+export async function insertClaim(db: Db, row: NewDomainRow): Promise<DomainRow | undefined> {
+  const [inserted] = await db.insert(d).values(row).returning();
+  return inserted;
+}
+
+export async function updateClaim(db: Db, id: string, changes: DomainChanges): Promise<DomainRow | undefined> {
+  const [updated] = await db.update(d).set(changes).where(eq(d.id, id)).returning();
+  return updated;
+}
+
+/** Applies `changes` to the environment's pending claims on `domain` other than `exceptId`. */
+export async function updatePendingClaims(
+  db: Db,
+  environmentId: string,
+  domain: string,
+  exceptId: string,
+  changes: DomainChanges,
+): Promise<DomainRow[]> {
+  return db
+    .update(d)
+    .set(changes)
+    .where(and(eq(d.environmentId, environmentId), eq(d.domain, domain), eq(d.state, 'pending'), ne(d.id, exceptId)))
+    .returning();
+}
+
+/**
+ * Counts one more domain of the organization unless it holds `limit` already; false when it
+ * does. The condition is re-checked on the newest row after a concurrent writer commits.
+ */
+export async function countDomain(db: Db, organizationId: string, limit: number): Promise<boolean> {
+  const counted = await db
+    .update(organizations)
+    .set({ domainCount: sql`${organizations.domainCount} + 1` })
+    .where(and(eq(organizations.id, organizationId), sql`${organizations.domainCount} < ${limit}`))
+    .returning({ id: organizations.id });
+  return counted.length > 0;
+}
+
+export async function uncountDomain(db: Db, organizationId: string): Promise<void> {
+  await db
+    .update(organizations)
+    .set({ domainCount: sql`${organizations.domainCount} - 1` })
+    .where(eq(organizations.id, organizationId));
+}

@@ -1,0 +1,166 @@
+import {
+  claimRoundRobin,
+  type Db,
+  organizationDomains as d,
+  environmentsWith,
+  equalsLiteral,
+  type FairTake,
+  interleaveByEnvironment,
+  organizations,
+  rawRows,
+} from '@atrium/db';
+import { and, eq, inArray, isNotNull, lte, type SQL, sql } from 'drizzle-orm';
+import { loadScoped, type RowLock, scopedId } from '../common/store.ts';
+import type { Deps } from '../context.ts';
+import type { DomainRow } from '../domain-claims/store.ts';
+import { writeWithEvent } from '../events/record.ts';
+import { assertBelowQuota } from '../quotas.ts';
+
+/** The domain with this id in the environment, or the contract's 404. */
+export const loadDomain = (db: Db, environmentId: string, id: string, lock?: RowLock) =>
+  loadScoped(db, d, 'organization_domain', environmentId, id, lock);
+
+/** The domain with this id in the environment, locked for update, if it is still there. */
+export async function findDomainForUpdate(db: Db, environmentId: string, id: string): Promise<DomainRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(d)
+    .where(scopedId(d, environmentId, id))
+    .for('update')
+    .limit(1);
+  return row;
+}
+
+export async function deleteDomain(db: Db, environmentId: string, id: string): Promise<DomainRow | undefined> {
+  const [deleted] = await db
+    .delete(d)
+    .where(scopedId(d, environmentId, id))
+    .returning();
+  return deleted;
+}
+
+/**
+ * Refuses one more scheduled DNS check in the environment at its pending-verifications quota;
+ * the caller holds the environment's lock. The state is a literal: the generic plan then uses
+ * organization_domains_due_idx (partial on it).
+ */
+export async function assertBelowPendingChecks(tx: Db, deps: Deps, environmentId: string): Promise<void> {
+  await assertBelowQuota(
+    tx,
+    deps,
+    'pendingVerificationsPerEnvironment',
+    d,
+    and(eq(d.environmentId, environmentId), equalsLiteral(d.state, 'pending'), isNotNull(d.nextCheckAt)),
+  );
+}
+
+/**
+ * Create domain as one autocommit statement (see `writeWithEvent`): the claim and its event.
+ * `counted` bumps the organization's domain count, which also locks the organization's row. It
+ * writes nothing when the organization is not there, is at its domain quota, another
+ * organization holds the domain verified, or this one has it already (`whyClaimRefused` then
+ * says which). The quota condition is re-checked on the newest row after a concurrent create
+ * commits; the other checks read the statement's snapshot, and a claim made meanwhile loses at
+ * the unique index, mapped to the same 409.
+ */
+export const claimWithEvent = writeWithEvent(
+  ['id', 'environmentId', 'organizationId', 'domain', 'prefix', 'token', 'at', 'limit'],
+  (
+    v,
+  ) => sql`insert into ${d} (id, environment_id, organization_id, domain, state, verification_strategy, verification_prefix, verification_token, verification_started_at, created_at, updated_at)
+      select ${v.id}, o.environment_id, o.id, ${v.domain}, 'pending', 'dns', ${v.prefix}, ${v.token}, ${v.at}::timestamptz, ${v.at}::timestamptz, ${v.at}::timestamptz
+      from counted as o
+      returning id`,
+  (v) => sql`counted as (
+      update ${organizations} as o set domain_count = o.domain_count + 1
+      where o.environment_id = ${v.environmentId} and o.id = ${v.organizationId} and o.domain_count < ${v.limit}::int
+        and not exists (select 1 from ${d} where environment_id = ${v.environmentId} and domain = ${v.domain} and state = 'verified' and organization_id <> o.id)
+        and not exists (select 1 from ${d} where organization_id = o.id and domain = ${v.domain})
+      returning o.id, o.environment_id
+    )`,
+);
+
+/** What `claimWithEvent` found in the way, read after it wrote nothing. */
+export interface ClaimObstacles {
+  organization: boolean;
+  verifiedElsewhere: boolean;
+  claimed: boolean;
+  domainCount: number;
+}
+
+export async function whyClaimRefused(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  domain: string,
+): Promise<ClaimObstacles> {
+  const [row] = await rawRows<{ domain_count: number | null; verified_elsewhere: boolean; claimed: boolean }>(
+    db,
+    sql`select (select domain_count from ${organizations} where environment_id = ${environmentId} and id = ${organizationId}) as domain_count,
+      exists (select 1 from ${d} where environment_id = ${environmentId} and domain = ${domain} and state = 'verified' and organization_id <> ${organizationId}) as verified_elsewhere,
+      exists (select 1 from ${d} where organization_id = ${organizationId} and domain = ${domain}) as claimed`,
+  );
+  return {
+    organization: row?.domain_count !== null && row?.domain_count !== undefined,
+    verifiedElsewhere: row?.verified_elsewhere === true,
+    claimed: row?.claimed === true,
+    domainCount: Number(row?.domain_count ?? 0),
+  };
+}
+
+/** The environment a domain belongs to, named by its id alone (the admin surface). */
+export async function environmentIdOfDomain(db: Db, id: string): Promise<string | undefined> {
+  const [row] = await db.select({ environmentId: d.environmentId }).from(d).where(eq(d.id, id)).limit(1);
+  return row?.environmentId;
+}
+
+/**
+ * Takes and leases up to `limit` due pending domains, round-robin by environment (at most
+ * `fair.perEnvironment` of each, after `fair.cursor`), in one short transaction: the rows are
+ * locked `FOR UPDATE SKIP LOCKED` and their `next_check_at` moved to `leaseUntil`. Returns the
+ * leased rows interleaved by environment, and the cursor for the next round.
+ */
+export async function leaseDueDomains(
+  db: Db,
+  now: Date,
+  limit: number,
+  leaseUntil: Date,
+  fair: FairTake,
+): Promise<{ rows: DomainRow[]; cursor: string }> {
+  // The environments are found by the index's own predicate (a literal, so the generic plan
+  // uses organization_domains_due_idx): one probe each, however many checks wait for later.
+  const pending = and(
+    equalsLiteral(d.state, 'pending'),
+    isNotNull(d.nextCheckAt),
+    fair.environments ? inArray(d.environmentId, fair.environments) : undefined,
+  ) as SQL;
+  const due = and(pending, lte(d.nextCheckAt, now)) as SQL;
+  return db.transaction(async (tx) => {
+    const claim = (after: string, upto: string, n: number) =>
+      rawRows<{ id: string; environmentId: string }>(
+        tx,
+        sql`with recursive ${environmentsWith(d, d.environmentId, pending, after, upto)}
+        select taken.id, taken.environment_id as "environmentId" from envs cross join lateral (
+          select ${d.id} as id, ${d.environmentId} as environment_id from ${d}
+          where ${due} and ${d.environmentId} = envs.environment_id
+          order by ${d.nextCheckAt} limit ${fair.perEnvironment}
+          for update skip locked
+        ) as taken
+        limit ${n}`,
+      );
+    const { rows, cursor } = await claimRoundRobin(fair.cursor ?? '', limit, claim);
+    if (rows.length === 0) return { rows: [], cursor };
+    const leased = await tx
+      .update(d)
+      .set({ nextCheckAt: leaseUntil })
+      .where(
+        inArray(
+          d.id,
+          rows.map((row) => row.id),
+        ),
+      )
+      .returning();
+    const byId = new Map(leased.map((row) => [row.id, row]));
+    return { rows: interleaveByEnvironment(rows).flatMap(({ id }) => byId.get(id) ?? []), cursor };
+  });
+}

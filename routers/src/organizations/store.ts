@@ -1,0 +1,231 @@
+import {
+  type Db,
+  events,
+  type KeysetOp,
+  keysetCondition,
+  organizationDomains,
+  organizations,
+  type PageParams,
+  type PageQuery,
+  paginate,
+  perHandle,
+} from '@atrium/db';
+import { and, asc, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
+import { loadScoped, type RowLock, scopedId } from '../common/store.ts';
+import { type DomainRecord, domainRecordJson, qualified as q } from '../domain-claims/store.ts';
+import { writeWithEvent } from '../events/record.ts';
+
+type OrganizationRow = typeof organizations.$inferSelect;
+
+/**
+ * An organization with its domains as the stores give it: a row, or the JSON record of one that
+ * the reads build (timestamps then in PostgreSQL's JSON encoding).
+ */
+export type OrganizationRecord = Omit<OrganizationRow, 'environmentId' | 'domainCount' | 'createdAt' | 'updatedAt'> & {
+  createdAt: Date | string;
+  updatedAt: Date | string;
+  domains: DomainRecord[];
+};
+
+/**
+ * An organization with its domains as one JSON object, built by PostgreSQL: the reads get one
+ * JSON value per organization instead of Drizzle's per-field row mapping and a Date per
+ * timestamp (see bench/README.md, "Organization reads as JSON").
+ */
+const organizationJson = sql<OrganizationRecord>`json_build_object('id', ${q(organizations.id)}, 'name', ${q(organizations.name)}, 'metadata', ${q(organizations.metadata)}, 'externalId', ${q(organizations.externalId)}, 'billingCustomerId', ${q(organizations.billingCustomerId)}, 'allowProfilesOutsideOrganization', ${q(organizations.allowProfilesOutsideOrganization)}, 'createdAt', ${q(organizations.createdAt)}, 'updatedAt', ${q(organizations.updatedAt)}, 'domains', (
+  select coalesce(json_agg(${domainRecordJson} order by ${q(organizationDomains.id)}), '[]'::json)
+  from ${organizationDomains} where ${q(organizationDomains.organizationId)} = ${q(organizations.id)}))`;
+
+/**
+ * The hot reads as prepared statements, built once per database handle (`perHandle`): Drizzle's
+ * query builder costs more CPU per request than the query itself.
+ */
+function prepareReads(db: Db) {
+  const env = sql.placeholder('env');
+  const byId = db
+    .select({ o: organizationJson })
+    .from(organizations)
+    .where(and(eq(organizations.environmentId, env), eq(organizations.id, sql.placeholder('id'))))
+    .prepare('organizations_get');
+  // The domains filter: the organizations holding any of the domains, found from the domain index
+  // as an array computed once (an initplan), so that every plan reads them by key.
+  const ownsDomain = sql`${organizations.id} = any(array(
+    select ${organizationDomains.organizationId} from ${organizationDomains}
+    where ${organizationDomains.environmentId} = ${env} and ${organizationDomains.domain} = any(${sql.placeholder('domains')}::text[])))`;
+  const prepareList = (ascending: boolean, op: KeysetOp | undefined, filtered: boolean) =>
+    db
+      .select({ o: organizationJson })
+      .from(organizations)
+      .where(
+        and(
+          // A range rather than `=`, so the plan keeps environment_id in its order and walks
+          // organizations_environment_id_idx (environment_id, id) without a sort. Filtered, the
+          // ids come from the environment's domains: the environment is checked on each row
+          // (an expression no index serves), so no plan reads the environment's index entries.
+          ...(filtered
+            ? [ownsDomain, sql`(${organizations.environmentId} || '') = ${env}`]
+            : [gte(organizations.environmentId, env), lte(organizations.environmentId, env)]),
+          keysetCondition(organizations.id, op, sql.placeholder('cursor')),
+        ),
+      )
+      // The same order as by id alone within one environment.
+      .orderBy(
+        ...(ascending
+          ? [asc(organizations.environmentId), asc(organizations.id)]
+          : [desc(organizations.environmentId), desc(organizations.id)]),
+      )
+      .limit(sql.placeholder('limit'))
+      .prepare(`organizations_list_${ascending ? 'asc' : 'desc'}_${op ?? 'first'}${filtered ? '_domains' : ''}`);
+  const lists = new Map<string, ReturnType<typeof prepareList>>();
+  return {
+    byId,
+    /** One page (or probe) of the list; `domains` given means the domains filter. */
+    async list(q: PageQuery, environmentId: string, domains: string[] | undefined): Promise<OrganizationRecord[]> {
+      const { ascending, cursor } = q.shape;
+      const name = `${ascending}:${cursor?.op ?? ''}:${domains !== undefined}`;
+      let statement = lists.get(name);
+      if (!statement) {
+        statement = prepareList(ascending, cursor?.op, domains !== undefined);
+        lists.set(name, statement);
+      }
+      const rows = await statement.execute({ env: environmentId, cursor: cursor?.value, limit: q.limit, domains });
+      return rows.map((row) => row.o);
+    },
+  };
+}
+
+const reads = perHandle(prepareReads);
+
+/** The organization with this id in the environment, with its domains. */
+export async function getById(db: Db, environmentId: string, id: string): Promise<OrganizationRecord | undefined> {
+  const [row] = await reads(db).byId.execute({ env: environmentId, id });
+  return row?.o;
+}
+
+/** A page of the environment's organizations by id, optionally only those holding `domains`. */
+export const listPage = (db: Db, params: PageParams, environmentId: string, domains: string[] | undefined) =>
+  paginate(
+    params,
+    organizations.id,
+    (q) => reads(db).list(q, environmentId, domains),
+    (organization) => organization.id,
+  );
+
+/** One organization of the environment matching `where`, with its domains (one round trip). */
+async function findOne(db: Db, environmentId: string, where: SQL): Promise<OrganizationRecord | undefined> {
+  const [row] = await db
+    .select({ o: organizationJson })
+    .from(organizations)
+    .where(and(eq(organizations.environmentId, environmentId), where))
+    .limit(1);
+  return row?.o;
+}
+
+export const findByExternalId = (db: Db, environmentId: string, externalId: string) =>
+  findOne(db, environmentId, eq(organizations.externalId, externalId));
+
+/** Reads in the caller's transaction (a transaction is a handle without prepared statements). */
+export const findById = (db: Db, environmentId: string, id: string) =>
+  findOne(db, environmentId, eq(organizations.id, id));
+
+/** The organization's row, or the contract's 404; `lock` locks it in the caller's transaction. */
+export const loadOrganization = (db: Db, environmentId: string, id: string, lock?: RowLock) =>
+  loadScoped(db, organizations, 'organization', environmentId, id, lock);
+
+export async function updateRow(
+  db: Db,
+  id: string,
+  changes: Partial<typeof organizations.$inferInsert>,
+): Promise<void> {
+  await db.update(organizations).set(changes).where(eq(organizations.id, id));
+}
+
+/** Deletes the organization; its domains and everything it owns go with it (foreign keys). */
+export async function deleteRow(db: Db, environmentId: string, id: string): Promise<boolean> {
+  const deleted = await db
+    .delete(organizations)
+    .where(scopedId(organizations, environmentId, id))
+    .returning({ id: organizations.id });
+  return deleted.length > 0;
+}
+
+/** A claim of a new organization, as `createWithEvent` takes it (`claims`, JSON). */
+export interface NewClaim {
+  id: string;
+  domain: string;
+  state: 'pending' | 'verified';
+  strategy: 'dns' | 'manual';
+  prefix: string;
+  token: string;
+}
+
+/** An event of a new organization's claims (`events`, JSON); `claim` names a claim it fails. */
+export interface ClaimEvent {
+  id: string;
+  event: string;
+  organization: string;
+  data: Record<string, unknown>;
+  claim: string | null;
+}
+
+/**
+ * Create organization as one autocommit statement (see `writeWithEvent`): the organization,
+ * its domain claims (`claims`), the claims' events, the other organizations' pending claims on
+ * its verified domains turned `failed` (exactly those named by the events' `claim`), and
+ * `organization.created`. It writes nothing when a domain is verified in the environment, when
+ * there are more claims than `limit`, or when a pending claim on a verified domain is not among
+ * those named (one made meanwhile); `verifiedAmong` then tells the caller why.
+ */
+export const createWithEvent = writeWithEvent(
+  [
+    'id',
+    'environmentId',
+    'name',
+    'externalId',
+    'metadata',
+    'allowProfilesOutsideOrganization',
+    'at',
+    'limit',
+    'claims',
+    'events',
+  ],
+  () => sql`select id from created`,
+  (v) => sql`claims as (
+      select * from jsonb_to_recordset(${v.claims}::jsonb) as c(id text, domain text, state text, strategy text, prefix text, token text)
+    ),
+    claim_events as (
+      select * from jsonb_to_recordset(${v.events}::jsonb) as e(id text, event text, organization text, data jsonb, claim text)
+    ),
+    obstacles as (
+      select 1 from ${organizationDomains} as d
+      where d.environment_id = ${v.environmentId} and d.domain = any(array(select domain from claims))
+        and (d.state = 'verified' or (d.state = 'pending'
+          and d.domain = any(array(select domain from claims where state = 'verified'))
+          and d.id <> all(array(select claim from claim_events where claim is not null))))
+      limit 1
+    ),
+    created as (
+      insert into ${organizations} (id, environment_id, name, external_id, metadata, billing_customer_id, allow_profiles_outside_organization, domain_count, created_at, updated_at)
+      select ${v.id}, ${v.environmentId}, ${v.name}, ${v.externalId}, ${v.metadata}::jsonb, null, ${v.allowProfilesOutsideOrganization}, (select count(*) from claims), ${v.at}::timestamptz, ${v.at}::timestamptz
+      where (select count(*) from claims) <= ${v.limit}::int and not exists (select 1 from obstacles)
+      returning id
+    ),
+    claimed as (
+      insert into ${organizationDomains} (id, environment_id, organization_id, domain, state, verification_strategy, verification_prefix, verification_token, verification_started_at, created_at, updated_at)
+      select c.id, ${v.environmentId}, created.id, c.domain, c.state, c.strategy, c.prefix, c.token, ${v.at}::timestamptz, ${v.at}::timestamptz, ${v.at}::timestamptz
+      from created, claims as c
+      returning id
+    ),
+    failed as (
+      update ${organizationDomains} set state = 'failed', verification_failed_reason = 'domain_verified_by_other_organization', next_check_at = null, updated_at = ${v.at}::timestamptz
+      where id = any(array(select claim from claim_events where claim is not null)) and state = 'pending' and exists (select 1 from created)
+      returning id
+    ),
+    claims_recorded as (
+      insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending)
+      select e.id, ${v.environmentId}, e.event, e.organization, e.data, ${v.at}::timestamptz, true
+      from created, claim_events as e
+      where e.claim is null or e.claim in (select id from failed)
+      returning id
+    )`,
+);
