@@ -1,11 +1,13 @@
 import { type Db, events, newId, renderedOnce } from '@atrium/db';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Scope } from '../context.ts';
+import { insertEvent } from './store.ts';
 
-/** The values of an event's WITH entry, as `eventValues` makes them (or placeholders for them). */
+/** The names of the event's values in `writeWithEvent`'s statement. */
 const EVENT_VALUES = ['eventEnvironment', 'eventId', 'eventName', 'eventOrganization', 'eventData', 'eventAt'] as const;
 type EventValues = Record<(typeof EVENT_VALUES)[number], unknown>;
 
+/** The event's values for `writeWithEvent`'s statement, by the names of EVENT_VALUES. */
 function eventValues(
   scope: Scope,
   eventId: string,
@@ -39,7 +41,7 @@ export async function recordEvent(
 ): Promise<string> {
   const id = newId('event');
   const organization = organizationId ?? (typeof data.organization_id === 'string' ? data.organization_id : null);
-  await tx.insert(events).values({
+  await insertEvent(tx, {
     id,
     environmentId: scope.env.id,
     event,
@@ -52,15 +54,10 @@ export async function recordEvent(
 }
 
 /**
- * A change and its event in one autocommit statement — no BEGIN/COMMIT round trips, which is
- * most of what a small durable write costs (measured on create organization: ~1.1k → ~2.1k req/s
- * in short runs, 1,699–1,937 in a full run). `change` builds the change as a data-modifying
- * statement with RETURNING; the event is written once per row it returns (so not at all when it
- * wrote nothing). The statement is rendered once (`renderedOnce`): `change` gets the values by
- * `names`, as placeholders. The returned function resolves true when the change was written,
- * false otherwise: the caller then takes its transactional path (which answers 404, 409 or 422).
- * `before`, when given, adds WITH entries (`name as (…)`) that `change` may read, e.g. a parent
- * row it updates.
+ * A change and its event in one autocommit statement, rendered once (bench/README.md, "Second
+ * pass"). `change(values)` is a data-modifying statement with RETURNING, one event per row it
+ * returns; the writer resolves false when it wrote nothing, and the caller's transactional path
+ * then answers 404, 409 or 422. `before` adds WITH entries (`name as (…)`) `change` may read.
  */
 export function writeWithEvent<K extends string>(
   names: readonly K[],
