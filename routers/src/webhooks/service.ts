@@ -100,6 +100,18 @@ export async function updateWebhookEndpoint(
   return toWebhookEndpoint(row, scope.deps.tokens.masterKey);
 }
 
+/** Every endpoint of the environment without its secret, oldest first (the admin CLI's list). */
+export async function listAllWebhookEndpoints(scope: Scope): Promise<Omit<WebhookEndpoint, 'secret'>[]> {
+  const all: Omit<WebhookEndpoint, 'secret'>[] = [];
+  let after: string | undefined;
+  do {
+    const page = await listWebhookEndpoints(scope, { limit: 100, order: 'asc', after });
+    all.push(...page.data.map(({ secret: _secret, ...rest }) => rest));
+    after = page.list_metadata.after ?? undefined;
+  } while (after);
+  return all;
+}
+
 /** Deletes the endpoint; its queued deliveries go with it (foreign key cascade). */
 export function deleteWebhookEndpoint(scope: Scope, id: string): Promise<void> {
   return deleteEndpoint(scope.db, scope.env.id, id);
