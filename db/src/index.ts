@@ -1,4 +1,5 @@
 export * from './client.ts';
+export { countUpTo, lockEnvironment } from './counting.ts';
 export { DataDirInUseError, LOCK_FILE } from './data-dir.ts';
 export { claimRoundRobin, environmentsWith, type FairTake, interleaveByEnvironment, LAST_ENVIRONMENT } from './fair.ts';
 export { ID_PREFIXES, type IdKind, newId, ulidOf } from './ids.ts';

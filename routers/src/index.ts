@@ -64,12 +64,11 @@ export {
 export type { Meta } from './trpc.ts';
 export {
   type AttemptOutcome,
-  type BusyTargets,
   type DueDelivery,
   fanOutEvents,
   recordDeliveryAttempt,
-  releaseDeliveries,
   takeDueDeliveries,
 } from './webhooks/deliveries.ts';
 export { openWebhookSecret, sealLegacyWebhookSecrets } from './webhooks/service.ts';
+export { type BusyTargets, releaseDeliveries } from './webhooks/store.ts';
 export { hostOf, isPublicAddress, parseWebhookUrl } from './webhooks/url-policy.ts';

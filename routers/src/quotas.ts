@@ -1,8 +1,8 @@
-import { type Db, environments, rawRows } from '@atrium/db';
-import { eq, type SQL, sql } from 'drizzle-orm';
-import type { PgTable } from 'drizzle-orm/pg-core';
+import { countUpTo, type Db } from '@atrium/db';
 import { DEFAULT_QUOTAS, type Deps, type Quotas } from './context.ts';
 import { quotaExceeded } from './errors.ts';
+
+export { lockEnvironment } from '@atrium/db';
 
 export type QuotaName = keyof Quotas;
 
@@ -31,35 +31,18 @@ export function quotaError(deps: Deps, name: QuotaName) {
 }
 
 /**
- * Refuses a create that would take the rows matching `where` in `table` past the quota. The
- * caller holds the lock that serialises these creates (the parent row), so the count, a new
- * statement in READ COMMITTED, sees every create committed before it. Counts at most limit rows.
+ * Refuses a create that would take the rows matching `where` in `table` past the quota. Called
+ * by stores, under the lock that serialises these creates (the parent row): the count, a new
+ * statement in READ COMMITTED, then sees every create committed before it.
  */
 export async function assertBelowQuota(
   tx: Db,
   deps: Deps,
   name: QuotaName,
-  table: PgTable,
-  where: SQL | undefined,
+  table: Parameters<typeof countUpTo>[1],
+  where: Parameters<typeof countUpTo>[2],
   adding = 1,
 ): Promise<void> {
   const limit = quotaLimit(deps, name);
-  const [row] = await rawRows<{ n: number }>(
-    tx,
-    sql`select count(*)::int as n from (select 1 from ${table} where ${where} limit ${limit}) as counted`,
-  );
-  if ((row?.n ?? 0) + adding > limit) throw quotaError(deps, name);
-}
-
-/**
- * Locks the environment's row until the transaction ends, serialising creates counted against
- * an environment quota. NO KEY UPDATE: inserts elsewhere (their foreign keys take KEY SHARE on
- * this row) are not blocked.
- */
-export async function lockEnvironment(tx: Db, environmentId: string): Promise<void> {
-  await tx
-    .select({ id: environments.id })
-    .from(environments)
-    .where(eq(environments.id, environmentId))
-    .for('no key update');
+  if ((await countUpTo(tx, table, where, limit)) + adding > limit) throw quotaError(deps, name);
 }

@@ -27,7 +27,7 @@ import { CreateWebhookEndpointInput } from '../webhooks/schemas.ts';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
-  listWebhookEndpoints,
+  listAllWebhookEndpoints,
   updateWebhookEndpoint,
 } from '../webhooks/service.ts';
 
@@ -157,17 +157,9 @@ export const adminRouter = router({
         const scope = await scopeOf(ctx.deps, input.environment);
         return createWebhookEndpoint(scope, { endpoint_url: input.url, events: input.events ?? ['*'] });
       }),
-    list: adminProcedure.input(z.object({ environment: EnvironmentRef })).query(async ({ ctx, input }) => {
-      const scope = await scopeOf(ctx.deps, input.environment);
-      const all = [];
-      let after: string | undefined;
-      do {
-        const page = await listWebhookEndpoints(scope, { limit: 100, order: 'asc', after });
-        all.push(...page.data.map(({ secret: _secret, ...rest }) => rest));
-        after = page.list_metadata.after ?? undefined;
-      } while (after);
-      return all;
-    }),
+    list: adminProcedure
+      .input(z.object({ environment: EnvironmentRef }))
+      .query(async ({ ctx, input }) => listAllWebhookEndpoints(await scopeOf(ctx.deps, input.environment))),
     disable: adminProcedure
       .input(z.object({ environment: EnvironmentRef, id: z.string().min(1).max(128) }))
       .mutation(async ({ ctx, input }) => {

@@ -1,8 +1,15 @@
-import { adminTokens, apiKeys, environments, newId } from '@atrium/db';
-import { and, asc, eq, isNull, ne } from 'drizzle-orm';
 import type { Deps, EnvironmentInfo } from '../context.ts';
 import { conflict, notFound, unauthorized } from '../errors.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
+import {
+  adminTokenIdByHash,
+  allAdminTokens,
+  deleteAdminToken,
+  hasAdminToken,
+  insertAdminToken,
+  keepOnlyAdminToken,
+  liveApiKeyByHash,
+} from './store.ts';
 
 const API_KEY = /^sk_(test|live)_[0-9A-Za-z]{40}$/;
 const ADMIN_TOKEN = /^atrium_admin_[0-9A-Za-z]{40}$/;
@@ -52,18 +59,7 @@ export async function authenticateApiKeyWithId(
   const nowMs = Date.now();
   if (cached && cached.expiresAt > nowMs) return cached;
 
-  const [row] = await deps.db
-    .select({
-      keyId: apiKeys.id,
-      id: environments.id,
-      name: environments.name,
-      clientId: environments.clientId,
-      flags: environments.flags,
-    })
-    .from(apiKeys)
-    .innerJoin(environments, eq(environments.id, apiKeys.environmentId))
-    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
-    .limit(1);
+  const row = await liveApiKeyByHash(deps.db, hash);
   if (!row) {
     deps.caches.apiKeys.delete(hash);
     throw unauthorized();
@@ -95,13 +91,9 @@ export function forgetEnvironment(deps: Deps, environmentId: string): void {
 export async function authenticateAdmin(deps: Deps, header: string | undefined): Promise<string> {
   const secret = bearer(header);
   if (!secret || !ADMIN_TOKEN.test(secret)) throw unauthorized('Unauthorized: a valid admin token is required.');
-  const [row] = await deps.db
-    .select({ id: adminTokens.id })
-    .from(adminTokens)
-    .where(eq(adminTokens.tokenHash, sha256Hex(secret)))
-    .limit(1);
-  if (!row) throw unauthorized('Unauthorized: a valid admin token is required.');
-  return row.id;
+  const id = await adminTokenIdByHash(deps.db, sha256Hex(secret));
+  if (!id) throw unauthorized('Unauthorized: a valid admin token is required.');
+  return id;
 }
 
 function checkAdminTokenShape(token: string): void {
@@ -113,10 +105,7 @@ function checkAdminTokenShape(token: string): void {
 /** Registers a known admin token by its hash (idempotent); the other admin tokens stay valid. */
 export async function ensureAdminToken(deps: Deps, token: string): Promise<void> {
   checkAdminTokenShape(token);
-  await deps.db
-    .insert(adminTokens)
-    .values({ id: newId('adminToken'), tokenHash: sha256Hex(token) })
-    .onConflictDoNothing();
+  await insertAdminToken(deps.db, sha256Hex(token));
 }
 
 /**
@@ -131,43 +120,25 @@ export async function configureAdminToken(
 ): Promise<{ generated?: string; revoked: number }> {
   if (configured) {
     checkAdminTokenShape(configured);
-    const hash = sha256Hex(configured);
-    return deps.db.transaction(async (tx) => {
-      await tx
-        .insert(adminTokens)
-        .values({ id: newId('adminToken'), tokenHash: hash })
-        .onConflictDoNothing();
-      const revoked = await tx
-        .delete(adminTokens)
-        .where(ne(adminTokens.tokenHash, hash))
-        .returning({ id: adminTokens.id });
-      return { revoked: revoked.length };
-    });
+    return { revoked: await keepOnlyAdminToken(deps.db, sha256Hex(configured)) };
   }
-  const existing = await deps.db.select({ id: adminTokens.id }).from(adminTokens).limit(1);
-  if (existing.length > 0) return { revoked: 0 };
+  if (await hasAdminToken(deps.db)) return { revoked: 0 };
   const token = newAdminTokenSecret();
-  await deps.db.insert(adminTokens).values({ id: newId('adminToken'), tokenHash: sha256Hex(token) });
+  await insertAdminToken(deps.db, sha256Hex(token));
   return { generated: token, revoked: 0 };
 }
 
 /** A new admin token (`atrium admin-tokens create`): its secret is returned once, only its hash is kept. */
 export async function createAdminToken(deps: Deps): Promise<{ id: string; token: string; created_at: string }> {
   const token = newAdminTokenSecret();
-  const [row] = await deps.db
-    .insert(adminTokens)
-    .values({ id: newId('adminToken'), tokenHash: sha256Hex(token) })
-    .returning({ id: adminTokens.id, createdAt: adminTokens.createdAt });
+  const row = await insertAdminToken(deps.db, sha256Hex(token));
   if (!row) throw new Error('admin token insert returned no row');
   return { id: row.id, token, created_at: row.createdAt.toISOString() };
 }
 
 /** Every admin token by id, oldest first; `current` marks the one making the request. */
 export async function listAdminTokens(deps: Deps, callerId: string) {
-  const rows = await deps.db
-    .select({ id: adminTokens.id, createdAt: adminTokens.createdAt })
-    .from(adminTokens)
-    .orderBy(asc(adminTokens.id));
+  const rows = await allAdminTokens(deps.db);
   return rows.map((row) => ({ id: row.id, created_at: row.createdAt.toISOString(), current: row.id === callerId }));
 }
 
@@ -183,7 +154,6 @@ export async function revokeAdminToken(deps: Deps, id: string, callerId: string)
       'This is the admin token making the request; revoke it with another admin token (atrium admin-tokens create).',
     );
   }
-  const [row] = await deps.db.delete(adminTokens).where(eq(adminTokens.id, id)).returning({ id: adminTokens.id });
-  if (!row) throw notFound('admin_token', id);
-  return { id: row.id, revoked: true };
+  if (!(await deleteAdminToken(deps.db, id))) throw notFound('admin_token', id);
+  return { id, revoked: true };
 }

@@ -1,24 +1,26 @@
-import { apiKeys, type Db, environments, type FeatureFlags, newId } from '@atrium/db';
-import { and, asc, eq, isNull, or } from 'drizzle-orm';
+import { type Db, type FeatureFlags, newId } from '@atrium/db';
 import { forgetEnvironment, KEY_PREFIX_LENGTH, keyPrefixOf, newApiKeySecret } from '../auth/service.ts';
 import type { Deps, Scope } from '../context.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { sha256Hex } from '../lib/random.ts';
-import { assertBelowQuota, lockEnvironment } from '../quotas.ts';
+import {
+  allEnvironments,
+  apiKeysOf,
+  type EnvironmentRow,
+  environmentsNamed,
+  insertApiKey,
+  insertEnvironment,
+  type NewApiKey,
+  revokeLiveApiKey,
+  setFlags,
+} from './store.ts';
 
 export const KNOWN_FLAGS = ['groups', 'agents'] as const;
 export const DEFAULT_FLAGS: FeatureFlags = { groups: true, agents: true };
 
-type EnvironmentRow = typeof environments.$inferSelect;
-
 /** An environment is named by its id or, when unambiguous, by its name. */
 export async function resolveEnvironment(db: Db, ref: string): Promise<EnvironmentRow> {
-  const rows = await db
-    .select()
-    .from(environments)
-    .where(or(eq(environments.id, ref), eq(environments.name, ref)))
-    .orderBy(asc(environments.id))
-    .limit(2);
+  const rows = await environmentsNamed(db, ref);
   const exact = rows.find((row) => row.id === ref);
   if (exact) return exact;
   if (rows.length !== 1 || !rows[0]) throw notFound('environment', ref);
@@ -36,41 +38,38 @@ export async function scopeOf(deps: Deps, ref: string, now: () => Date = deps.no
   };
 }
 
-async function insertApiKey(db: Db, environmentId: string, live: boolean): Promise<string> {
+/** A new API key of the environment: the secret (shown once) and the row that keeps its hash. */
+function newApiKey(environmentId: string, live: boolean): { secret: string; row: NewApiKey } {
   const secret = newApiKeySecret(live);
-  await db.insert(apiKeys).values({
-    id: newId('apiKey'),
-    environmentId,
-    keyHash: sha256Hex(secret),
-    keyPrefix: keyPrefixOf(secret),
-    live,
-  });
-  return secret;
+  const row = { id: newId('apiKey'), environmentId, keyHash: sha256Hex(secret), keyPrefix: keyPrefixOf(secret), live };
+  return { secret, row };
 }
 
 export async function createEnvironment(
   deps: Deps,
   input: { name: string; flags?: FeatureFlags | undefined },
 ): Promise<{ environment_id: string; client_id: string; api_key: string }> {
-  return deps.db.transaction(async (tx) => {
-    const now = deps.now();
-    const id = newId('environment');
-    const clientId = newId('client');
-    await tx.insert(environments).values({
+  const now = deps.now();
+  const id = newId('environment');
+  const clientId = newId('client');
+  const apiKey = newApiKey(id, false);
+  await insertEnvironment(
+    deps.db,
+    {
       id,
       name: input.name,
       clientId,
       flags: Object.assign({}, DEFAULT_FLAGS, input.flags),
       createdAt: now,
       updatedAt: now,
-    });
-    const apiKey = await insertApiKey(tx, id, false);
-    return { environment_id: id, client_id: clientId, api_key: apiKey };
-  });
+    },
+    apiKey.row,
+  );
+  return { environment_id: id, client_id: clientId, api_key: apiKey.secret };
 }
 
 export async function listEnvironments(deps: Deps) {
-  const rows = await deps.db.select().from(environments).orderBy(asc(environments.id));
+  const rows = await allEnvironments(deps.db);
   return rows.map((row) => ({
     id: row.id,
     name: row.name,
@@ -80,20 +79,17 @@ export async function listEnvironments(deps: Deps) {
   }));
 }
 
+/** A new API key; the admin CLI lists every key of an environment, so at most the quota, revoked ones included. */
 export async function createApiKey(deps: Deps, input: { environment: string; live?: boolean | undefined }) {
   const env = await resolveEnvironment(deps.db, input.environment);
-  // The admin CLI lists every key of an environment: at most the quota, revoked ones included.
-  const apiKey = await deps.db.transaction(async (tx) => {
-    await lockEnvironment(tx, env.id);
-    await assertBelowQuota(tx, deps, 'apiKeysPerEnvironment', apiKeys, eq(apiKeys.environmentId, env.id));
-    return insertApiKey(tx, env.id, input.live ?? false);
-  });
-  return { environment_id: env.id, api_key: apiKey, key_prefix: keyPrefixOf(apiKey) };
+  const apiKey = newApiKey(env.id, input.live ?? false);
+  await insertApiKey(deps.db, deps, apiKey.row);
+  return { environment_id: env.id, api_key: apiKey.secret, key_prefix: keyPrefixOf(apiKey.secret) };
 }
 
 export async function listApiKeys(deps: Deps, input: { environment: string }) {
   const env = await resolveEnvironment(deps.db, input.environment);
-  const rows = await deps.db.select().from(apiKeys).where(eq(apiKeys.environmentId, env.id)).orderBy(asc(apiKeys.id));
+  const rows = await apiKeysOf(deps.db, env.id);
   return rows.map((row) => ({
     id: row.id,
     key_prefix: row.keyPrefix,
@@ -127,27 +123,16 @@ export async function revokeApiKey(
   }
   const env = await resolveEnvironment(deps.db, input.environment);
   const match =
-    input.id !== undefined
-      ? eq(apiKeys.id, input.id)
-      : eq(apiKeys.keyPrefix, (input.key_prefix as string).slice(0, KEY_PREFIX_LENGTH));
-  const [revoked] = await deps.db.transaction(async (tx) => {
-    const live = and(eq(apiKeys.environmentId, env.id), isNull(apiKeys.revokedAt), match);
-    const matched = await tx.select({ id: apiKeys.id }).from(apiKeys).where(live);
-    if (matched.length === 0) throw notFound('api_key', input.id ?? (input.key_prefix as string));
-    if (matched.length > 1) {
-      throw conflict(
-        'ambiguous_key_prefix',
-        `${matched.length} API keys match the prefix '${input.key_prefix}'; revoke one by id (api-keys list shows ids).`,
-      );
-    }
-    return tx
-      .update(apiKeys)
-      .set({ revokedAt: deps.now() })
-      .where(and(live, eq(apiKeys.id, (matched[0] as { id: string }).id)))
-      .returning({ id: apiKeys.id, keyPrefix: apiKeys.keyPrefix, revokedAt: apiKeys.revokedAt });
-  });
-  forgetEnvironment(deps, env.id);
+    input.id !== undefined ? { id: input.id } : { keyPrefix: (input.key_prefix as string).slice(0, KEY_PREFIX_LENGTH) };
+  const { matched, revoked } = await revokeLiveApiKey(deps.db, env.id, match, deps.now());
+  if (matched > 1) {
+    throw conflict(
+      'ambiguous_key_prefix',
+      `${matched} API keys match the prefix '${input.key_prefix}'; revoke one by id (api-keys list shows ids).`,
+    );
+  }
   if (!revoked) throw notFound('api_key', input.id ?? (input.key_prefix as string));
+  forgetEnvironment(deps, env.id);
   return {
     environment_id: env.id,
     id: revoked.id,
@@ -168,7 +153,7 @@ export async function setFlag(deps: Deps, input: { environment: string; flag: st
   }
   const env = await resolveEnvironment(deps.db, input.environment);
   const flags = { ...env.flags, [input.flag]: input.enabled };
-  await deps.db.update(environments).set({ flags, updatedAt: deps.now() }).where(eq(environments.id, env.id));
+  await setFlags(deps.db, env.id, flags, deps.now());
   forgetEnvironment(deps, env.id);
   return { environment_id: env.id, flags };
 }

@@ -13,7 +13,7 @@ import {
 import { and, asc, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock, scopedId } from '../common/store.ts';
 import { type DomainRecord, domainRecordJson, qualified as q } from '../domain-claims/store.ts';
-import { writeWithEvent } from '../events/record.ts';
+import { writeWithEvent } from '../events/store.ts';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 

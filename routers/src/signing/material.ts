@@ -14,9 +14,9 @@ import type { X509CertificateCreateSelfSignedParams } from '@peculiar/x509';
 let x509: Promise<typeof import('@peculiar/x509')> | undefined;
 
 /**
- * @peculiar/x509 (with reflect-metadata, which its dependency injection needs) loads with the
- * first key generated: ~3.6 MB of V8 heap that a process serving keys it already has (a
- * restarted or added API process) never needs.
+ * @peculiar/x509 (and the reflect-metadata it needs) loads with the first key generated: a
+ * process serving keys it already has never pays its heap
+ * (bench/README.md, "Sixth pass: RSS margin").
  */
 function loadX509(): Promise<typeof import('@peculiar/x509')> {
   x509 ??= (async () => {

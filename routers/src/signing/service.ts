@@ -1,25 +1,24 @@
 import { createHash } from 'node:crypto';
-import { environments, newId, signingKeys } from '@atrium/db';
-import { and, desc, eq, gt, isNull, or } from 'drizzle-orm';
+import { newId } from '@atrium/db';
 import { decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { iso } from '../common/schemas.ts';
 import type { Deps, KeyCacheEntry, LoadedSigningKey } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { decryptPrivateKey, encryptPrivateKey, generateKeyMaterial, publicKeyOf } from './material.ts';
 import type { Jwks } from './schemas.ts';
-
-type KeyRow = typeof signingKeys.$inferSelect;
+import {
+  environmentIdOfClient,
+  insertFirstKey,
+  insertRotatedKey,
+  type KeyRow,
+  keysOf,
+  type NewKey,
+  publishedKeys,
+} from './store.ts';
 
 /** The longest lifetime of anything a key signs: a retiring key stays published this long. */
 function longestTokenMs(deps: Deps): number {
   return Math.max(deps.tokens.clientTokenTtlSeconds, deps.tokens.agentAccessTokenTtlSeconds) * 1000;
-}
-
-function publishedWhere(environmentId: string, now: Date) {
-  return and(
-    eq(signingKeys.environmentId, environmentId),
-    or(isNull(signingKeys.retiresAt), gt(signingKeys.retiresAt, now)),
-  );
 }
 
 function jwkOf(row: KeyRow) {
@@ -35,30 +34,26 @@ function jwkOf(row: KeyRow) {
   };
 }
 
+/** A new key row: fresh material, the private key sealed under the master key. */
+async function newKey(deps: Deps, environmentId: string, now: Date, activeFrom: Date): Promise<NewKey> {
+  const id = newId('signingKey');
+  const material = await generateKeyMaterial(id, now);
+  return {
+    id,
+    environmentId,
+    publicJwk: material.publicJwk,
+    certificate: material.certificate,
+    thumbprint: material.thumbprint,
+    privateKeyEncrypted: encryptPrivateKey(deps.tokens.masterKey, id, material.privateKeyDer),
+    activeFrom,
+    createdAt: now,
+  };
+}
+
 /** Makes the first key of an environment when it has no published key (serialised per environment). */
 async function ensureFirstKey(deps: Deps, environmentId: string): Promise<void> {
   const now = deps.now();
-  const kid = newId('signingKey');
-  const material = await generateKeyMaterial(kid, now);
-  await deps.db.transaction(async (tx) => {
-    await tx.select({ id: environments.id }).from(environments).where(eq(environments.id, environmentId)).for('update');
-    const [existing] = await tx
-      .select({ id: signingKeys.id })
-      .from(signingKeys)
-      .where(publishedWhere(environmentId, now))
-      .limit(1);
-    if (existing) return;
-    await tx.insert(signingKeys).values({
-      id: kid,
-      environmentId,
-      publicJwk: material.publicJwk,
-      certificate: material.certificate,
-      thumbprint: material.thumbprint,
-      privateKeyEncrypted: encryptPrivateKey(deps.tokens.masterKey, kid, material.privateKeyDer),
-      activeFrom: now,
-      createdAt: now,
-    });
-  });
+  await insertFirstKey(deps.db, await newKey(deps, environmentId, now, now), now);
 }
 
 /**
@@ -73,12 +68,7 @@ export async function loadKeys(deps: Deps, environmentId: string, clientId: stri
   const cached = deps.caches.signingKeys.get(environmentId);
   if (cached && cached.expiresAt > nowMs) return cached;
 
-  const read = () =>
-    deps.db
-      .select()
-      .from(signingKeys)
-      .where(publishedWhere(environmentId, new Date(nowMs)))
-      .orderBy(desc(signingKeys.id));
+  const read = () => publishedKeys(deps.db, environmentId, new Date(nowMs));
   let rows = await read();
   if (rows.length === 0) {
     await ensureFirstKey(deps, environmentId);
@@ -105,14 +95,10 @@ export async function loadKeys(deps: Deps, environmentId: string, clientId: stri
 async function environmentOfClient(deps: Deps, clientId: string): Promise<string> {
   const cached = deps.caches.clients.get(clientId);
   if (cached) return cached;
-  const [row] = await deps.db
-    .select({ id: environments.id })
-    .from(environments)
-    .where(eq(environments.clientId, clientId))
-    .limit(1);
-  if (!row) throw notFound('client', clientId);
-  deps.caches.clients.set(clientId, row.id);
-  return row.id;
+  const id = await environmentIdOfClient(deps.db, clientId);
+  if (!id) throw notFound('client', clientId);
+  deps.caches.clients.set(clientId, id);
+  return id;
 }
 
 /** Operation 21: every published key of the client's environment, and its ETag. */
@@ -236,11 +222,7 @@ function toSigningKey(row: KeyRow, nowMs: number) {
 /** Every key of an environment (published or not), newest first; marks the one that signs now. */
 export async function listSigningKeys(deps: Deps, environmentId: string) {
   const nowMs = deps.now().getTime();
-  const rows = await deps.db
-    .select()
-    .from(signingKeys)
-    .where(eq(signingKeys.environmentId, environmentId))
-    .orderBy(desc(signingKeys.id));
+  const rows = await keysOf(deps.db, environmentId);
   const listed = rows.map((row) => toSigningKey(row, nowMs));
   // Rows are newest first: the first published, activated one signs (as in signingKeyOf).
   const active = listed.find((k) => k.published && Date.parse(k.active_from) <= nowMs);
@@ -255,27 +237,15 @@ export async function listSigningKeys(deps: Deps, environmentId: string) {
  */
 export async function rotateSigningKey(deps: Deps, environmentId: string, delayMs = deps.tokens.rotationDelayMs) {
   const now = deps.now();
-  const kid = newId('signingKey');
-  const material = await generateKeyMaterial(kid, now);
   const activeFrom = new Date(now.getTime() + delayMs);
   const retiresAt = new Date(activeFrom.getTime() + longestTokenMs(deps));
-  await deps.db.transaction(async (tx) => {
-    await tx.select({ id: environments.id }).from(environments).where(eq(environments.id, environmentId)).for('update');
-    await tx
-      .update(signingKeys)
-      .set({ retiresAt })
-      .where(and(eq(signingKeys.environmentId, environmentId), isNull(signingKeys.retiresAt)));
-    await tx.insert(signingKeys).values({
-      id: kid,
-      environmentId,
-      publicJwk: material.publicJwk,
-      certificate: material.certificate,
-      thumbprint: material.thumbprint,
-      privateKeyEncrypted: encryptPrivateKey(deps.tokens.masterKey, kid, material.privateKeyDer),
-      activeFrom,
-      createdAt: now,
-    });
-  });
+  const key = await newKey(deps, environmentId, now, activeFrom);
+  await insertRotatedKey(deps.db, key, retiresAt);
   deps.caches.signingKeys.delete(environmentId);
-  return { environment_id: environmentId, kid, active_from: iso(activeFrom), previous_keys_retire_at: iso(retiresAt) };
+  return {
+    environment_id: environmentId,
+    kid: key.id,
+    active_from: iso(activeFrom),
+    previous_keys_retire_at: iso(retiresAt),
+  };
 }

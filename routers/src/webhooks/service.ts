@@ -1,11 +1,9 @@
-import { newId, paginate, webhookEndpoints } from '@atrium/db';
-import { and, asc, eq, gt, notLike } from 'drizzle-orm';
+import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Deps, Scope } from '../context.ts';
-import { invalid, notFound } from '../errors.ts';
+import { invalid } from '../errors.ts';
 import { randomBase62 } from '../lib/random.ts';
-import { assertBelowQuota, lockEnvironment } from '../quotas.ts';
 import { isSealed, seal, unseal } from '../signing/material.ts';
 import type {
   CreateWebhookEndpointInput,
@@ -13,9 +11,18 @@ import type {
   UpdateWebhookEndpointInput,
   WebhookEndpoint,
 } from './schemas.ts';
+import {
+  deleteEndpoint,
+  type EndpointRow,
+  endpointsWithPlainSecrets,
+  insertEndpoint,
+  loadEndpoint,
+  type NewEndpoint,
+  pageOfEndpoints,
+  replaceSecret,
+  updateEndpoint,
+} from './store.ts';
 import { checkWebhookUrl } from './url-policy.ts';
-
-type EndpointRow = typeof webhookEndpoints.$inferSelect;
 
 /** A webhook secret at rest: sealed under the master key, bound to its endpoint id. */
 export function sealWebhookSecret(masterKey: Buffer, endpointId: string, secret: string): string {
@@ -59,85 +66,55 @@ export async function createWebhookEndpoint(
   const url = await requireAllowedUrl(scope, input.endpoint_url);
   const now = scope.now();
   const id = newId('webhookEndpoint');
-  const row = await scope.db.transaction(async (tx) => {
-    // Every event fans out to the endpoints: at most the quota, counted under the environment's lock.
-    await lockEnvironment(tx, scope.env.id);
-    await assertBelowQuota(
-      tx,
-      scope.deps,
-      'webhookEndpointsPerEnvironment',
-      webhookEndpoints,
-      eq(webhookEndpoints.environmentId, scope.env.id),
-    );
-    const [inserted] = await tx
-      .insert(webhookEndpoints)
-      .values({
-        id,
-        environmentId: scope.env.id,
-        url,
-        secret: sealWebhookSecret(scope.deps.tokens.masterKey, id, randomBase62(40)),
-        status: 'enabled',
-        events: unique(input.events),
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
-    return inserted;
+  const row = await insertEndpoint(scope.db, scope.deps, {
+    id,
+    environmentId: scope.env.id,
+    url,
+    secret: sealWebhookSecret(scope.deps.tokens.masterKey, id, randomBase62(40)),
+    status: 'enabled',
+    events: unique(input.events),
+    createdAt: now,
+    updatedAt: now,
   });
-  if (!row) throw new Error('insert returned no row');
   return toWebhookEndpoint(row, scope.deps.tokens.masterKey);
 }
 
 export async function listWebhookEndpoints(scope: Scope, input: z.infer<typeof ListWebhookEndpointsInput>) {
-  const page = await paginate(
-    pageParams(input),
-    webhookEndpoints.id,
-    (q) =>
-      scope.db
-        .select()
-        .from(webhookEndpoints)
-        .where(and(eq(webhookEndpoints.environmentId, scope.env.id), q.keyset))
-        .orderBy(q.orderBy)
-        .limit(q.limit),
-    (row) => row.id,
-  );
+  const page = await pageOfEndpoints(scope.db, scope.env.id, pageParams(input));
   return asList(page, (row) => toWebhookEndpoint(row, scope.deps.tokens.masterKey));
 }
 
 export async function getWebhookEndpoint(scope: Scope, id: string): Promise<WebhookEndpoint> {
-  const [row] = await scope.db
-    .select()
-    .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.environmentId, scope.env.id)))
-    .limit(1);
-  if (!row) throw notFound('webhook_endpoint', id);
-  return toWebhookEndpoint(row, scope.deps.tokens.masterKey);
+  return toWebhookEndpoint(await loadEndpoint(scope.db, scope.env.id, id), scope.deps.tokens.masterKey);
 }
 
 export async function updateWebhookEndpoint(
   scope: Scope,
   input: z.infer<typeof UpdateWebhookEndpointInput>,
 ): Promise<WebhookEndpoint> {
-  const changes: Partial<typeof webhookEndpoints.$inferInsert> = { updatedAt: scope.now() };
+  const changes: Partial<NewEndpoint> = { updatedAt: scope.now() };
   if (input.endpoint_url !== undefined) changes.url = await requireAllowedUrl(scope, input.endpoint_url);
   if (input.status !== undefined) changes.status = input.status;
   if (input.events !== undefined) changes.events = unique(input.events);
-  const [row] = await scope.db
-    .update(webhookEndpoints)
-    .set(changes)
-    .where(and(eq(webhookEndpoints.id, input.id), eq(webhookEndpoints.environmentId, scope.env.id)))
-    .returning();
-  if (!row) throw notFound('webhook_endpoint', input.id);
+  const row = await updateEndpoint(scope.db, scope.env.id, input.id, changes);
   return toWebhookEndpoint(row, scope.deps.tokens.masterKey);
 }
 
+/** Every endpoint of the environment without its secret, oldest first (the admin CLI's list). */
+export async function listAllWebhookEndpoints(scope: Scope): Promise<Omit<WebhookEndpoint, 'secret'>[]> {
+  const all: Omit<WebhookEndpoint, 'secret'>[] = [];
+  let after: string | undefined;
+  do {
+    const page = await listWebhookEndpoints(scope, { limit: 100, order: 'asc', after });
+    all.push(...page.data.map(({ secret: _secret, ...rest }) => rest));
+    after = page.list_metadata.after ?? undefined;
+  } while (after);
+  return all;
+}
+
 /** Deletes the endpoint; its queued deliveries go with it (foreign key cascade). */
-export async function deleteWebhookEndpoint(scope: Scope, id: string): Promise<void> {
-  const deleted = await scope.db
-    .delete(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.environmentId, scope.env.id)))
-    .returning({ id: webhookEndpoints.id });
-  if (deleted.length === 0) throw notFound('webhook_endpoint', id);
+export function deleteWebhookEndpoint(scope: Scope, id: string): Promise<void> {
+  return deleteEndpoint(scope.db, scope.env.id, id);
 }
 
 /**
@@ -149,19 +126,10 @@ export async function sealLegacyWebhookSecrets(deps: Deps, pageSize = 500): Prom
   let sealed = 0;
   let after = '';
   for (;;) {
-    const rows = await deps.db
-      .select({ id: webhookEndpoints.id, secret: webhookEndpoints.secret })
-      .from(webhookEndpoints)
-      .where(and(gt(webhookEndpoints.id, after), notLike(webhookEndpoints.secret, 'v1.%')))
-      .orderBy(asc(webhookEndpoints.id))
-      .limit(pageSize);
+    const rows = await endpointsWithPlainSecrets(deps.db, after, pageSize);
     for (const row of rows) {
-      const updated = await deps.db
-        .update(webhookEndpoints)
-        .set({ secret: sealWebhookSecret(deps.tokens.masterKey, row.id, row.secret) })
-        .where(and(eq(webhookEndpoints.id, row.id), eq(webhookEndpoints.secret, row.secret)))
-        .returning({ id: webhookEndpoints.id });
-      sealed += updated.length;
+      const sealedSecret = sealWebhookSecret(deps.tokens.masterKey, row.id, row.secret);
+      if (await replaceSecret(deps.db, row.id, row.secret, sealedSecret)) sealed += 1;
     }
     if (rows.length < pageSize) return sealed;
     after = (rows.at(-1) as { id: string }).id;

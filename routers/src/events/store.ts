@@ -1,0 +1,135 @@
+import { type Db, events, type PageParams, paginate, renderedOnce } from '@atrium/db';
+import { and, eq, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
+import type { Scope } from '../context.ts';
+import { markCommittedEntry } from '../idempotency/store.ts';
+
+export type EventRow = typeof events.$inferSelect;
+export type NewEvent = typeof events.$inferInsert;
+
+/** Which events a list returns, besides the environment's. */
+export interface EventFilter {
+  /** The oldest creation time listed (the retention period's start). */
+  since: Date;
+  names?: string[] | undefined;
+  organizationId?: string | undefined;
+  rangeStart?: Date | undefined;
+  rangeEnd?: Date | undefined;
+}
+
+/** Appends one event row in the caller's transaction. */
+export async function insertEvent(db: Db, row: NewEvent): Promise<void> {
+  await db.insert(events).values(row);
+}
+
+/** One page of the environment's events matching `filter`, by id. */
+export function pageOfEvents(db: Db, environmentId: string, filter: EventFilter, params: PageParams) {
+  const where = and(
+    eq(events.environmentId, environmentId),
+    gte(events.createdAt, filter.since),
+    filter.names && filter.names.length > 0 ? inArray(events.event, filter.names) : undefined,
+    filter.organizationId ? eq(events.organizationId, filter.organizationId) : undefined,
+    filter.rangeStart ? gte(events.createdAt, filter.rangeStart) : undefined,
+    filter.rangeEnd ? lte(events.createdAt, filter.rangeEnd) : undefined,
+  );
+  return paginate(
+    params,
+    events.id,
+    (q) => db.select().from(events).where(and(where, q.keyset)).orderBy(q.orderBy).limit(q.limit),
+    (row) => row.id,
+  );
+}
+
+/**
+ * Deletes up to `batchSize` of the oldest events created before `cutoff` (their deliveries go
+ * by cascade); returns how many it deleted.
+ */
+export async function deleteEventsBefore(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  // The ids as an array, so the delete finds them by primary key: `id in (select …)` gets a
+  // generic plan that hash-joins over the whole table.
+  const expired = db
+    .select({ id: events.id })
+    .from(events)
+    .where(lt(events.createdAt, cutoff))
+    .orderBy(events.createdAt)
+    .limit(batchSize);
+  // A transaction, though one statement: on PostgreSQL it then runs on a transaction
+  // connection, not queued ahead of the requests' statements (see openPostgres).
+  const deleted = await db.transaction((tx) =>
+    tx.delete(events).where(sql`${events.id} = any(array(${expired}))`).returning({ id: events.id }),
+  );
+  return deleted.length;
+}
+
+/** The names of the event's values in `writeWithEvent`'s statement. */
+const EVENT_VALUES = ['eventEnvironment', 'eventId', 'eventName', 'eventOrganization', 'eventData', 'eventAt'] as const;
+type EventValue = (typeof EVENT_VALUES)[number];
+type EventValues = Record<EventValue, unknown>;
+/** The Idempotency-Key claim's values, filled when the scope carries one. */
+const CLAIM_VALUES = ['claimEnvironment', 'claimKey'] as const;
+
+/** The event's values for `writeWithEvent`'s statement, by the names of EVENT_VALUES. */
+function eventValues(
+  scope: Scope,
+  eventId: string,
+  event: string,
+  data: Record<string, unknown>,
+  organizationId: string | null,
+  now: Date,
+): EventValues {
+  return {
+    eventEnvironment: scope.env.id,
+    eventId,
+    eventName: event,
+    eventOrganization: organizationId,
+    eventData: JSON.stringify(data),
+    eventAt: now.toISOString(),
+  };
+}
+
+/**
+ * A change and its event in one autocommit statement, rendered once (bench/README.md, "Second
+ * pass"). `change(values)` is a data-modifying statement with RETURNING, one event per row it
+ * returns; the writer resolves false when it wrote nothing, and the caller explains the refusal
+ * (404, 409 or 422). `before` adds WITH entries (`name as (…)`) `change` may read. With an
+ * Idempotency-Key claim in the scope, the statement also marks the key `committed` if it wrote.
+ */
+export function writeWithEvent<K extends string>(
+  names: readonly K[],
+  change: (values: Record<K, unknown>) => SQL,
+  before?: (values: Record<K, unknown>) => SQL,
+) {
+  const build = (v: Record<K | EventValue, unknown>, mark: SQL) =>
+    sql`with ${before ? sql`${before(v)},` : sql``} changed as (${change(v)}),
+    recorded as (
+      insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending)
+      select ${v.eventId}, ${v.eventEnvironment}, ${v.eventName}, ${v.eventOrganization}, ${v.eventData}::jsonb, ${v.eventAt}::timestamptz, true
+      from changed
+      returning id
+    )${mark}
+    select count(*)::int as written from changed`;
+  const plain = renderedOnce([...names, ...EVENT_VALUES], (v) => build(v, sql``));
+  const marking = renderedOnce([...names, ...EVENT_VALUES, ...CLAIM_VALUES], (v) =>
+    build(v, sql`, ${markCommittedEntry(v.claimEnvironment, v.claimKey)}`),
+  );
+  return async (
+    scope: Scope,
+    values: Record<K, unknown>,
+    event: { id: string; name: string; data: Record<string, unknown>; organizationId: string | null; now: Date },
+  ): Promise<boolean> => {
+    // Object.assign, not `{ ...values, ...eventValues() }`: on Node 20 a literal of two spreads
+    // left each write's objects to be promoted by V8's scavenges (bench/README.md, tenth pass).
+    const all = Object.assign(
+      {},
+      values,
+      eventValues(scope, event.id, event.name, event.data, event.organizationId, event.now),
+    );
+    const claim = scope.idempotency;
+    const rows = claim
+      ? await marking<{ written: number }>(
+          scope.db,
+          Object.assign(all, { claimEnvironment: claim.environmentId, claimKey: claim.key }),
+        )
+      : await plain<{ written: number }>(scope.db, all);
+    return Number(rows[0]?.written ?? 0) > 0;
+  };
+}
