@@ -39,16 +39,19 @@ describe('the patched tRPC object spread', () => {
     const router = t.router({
       read: t.procedure
         .use(({ next }) => next({ ctx: { extra: 5 } }))
-        .query(({ ctx: seen }) => ({
-          a: seen.a,
-          symbol: seen[symbol],
-          g: seen.g,
-          hidden: seen.hidden,
-          extra: seen.extra,
-          ownProto: Object.hasOwn(seen, '__proto__'),
-          prototypeKept: Object.getPrototypeOf(seen) === Object.prototype,
-          polluted: ({} as Record<string, unknown>).polluted,
-        })),
+        .query(({ ctx }) => {
+          const seen = ctx as Record<PropertyKey, unknown>;
+          return {
+            a: seen.a,
+            symbol: seen[symbol],
+            g: seen.g,
+            hidden: seen.hidden,
+            extra: seen.extra,
+            ownProto: Object.hasOwn(seen, '__proto__'),
+            prototypeKept: Object.getPrototypeOf(seen) === Object.prototype,
+            polluted: ({} as Record<string, unknown>).polluted,
+          };
+        }),
     });
     expect(await router.createCaller(ctx).read()).toEqual({
       a: 1,
