@@ -12,7 +12,10 @@ import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).flatMap((name) => [name, `${name}/*`]);
+// The workspaces (@atrium/*) are TypeScript sources: bundled, never external.
+const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })
+  .filter((name) => !name.startsWith('@atrium/'))
+  .flatMap((name) => [name, `${name}/*`]);
 
 export const outfile = join(root, 'server', 'dist', 'main.mjs');
 

@@ -10,7 +10,6 @@ export const Timestamp = z
   .meta({ description: 'ISO 8601 UTC, millisecond precision', example: '2026-11-22T18:49:52.123Z' });
 
 export const iso = (value: Date): string => value.toISOString();
-export const isoOrNull = (value: Date | null): string | null => (value ? value.toISOString() : null);
 
 /**
  * A timestamptz as PostgreSQL's JSON encoding writes it (`2026-11-22T18:49:52.12+00:00`: the

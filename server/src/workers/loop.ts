@@ -14,10 +14,11 @@ export class TickLoop {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  start(): void {
+  /** Starts the loop: the first tick after `delayMs` (at once by default). */
+  start(delayMs = 0): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.schedule(0);
+    this.schedule(delayMs);
   }
 
   private schedule(delay: number): void {

@@ -24,11 +24,54 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<numb
 }
 
 /**
- * What patches/@trpc+server+11.25.2.patch must keep of tRPC's behaviour: the Fetch `Request` of
- * a `/trpc` call carries a signal that aborts when the client leaves (and not when the response
- * ends), and combined signals abort when any of theirs does.
+ * What patches/@trpc+server+11.25.2.patch must keep: its object-spread helper copies a context
+ * through middlewares as the generic one did (getters read, enumerable symbols, an own
+ * `__proto__` key kept as data, the prototype untouched).
  */
-describe('the patched tRPC adapter', () => {
+describe('the patched tRPC object spread', () => {
+  it('passes every kind of context property through a middleware unchanged', async () => {
+    const symbol = Symbol('s');
+    const ctx: Record<PropertyKey, unknown> = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}');
+    ctx[symbol] = 2;
+    Object.defineProperty(ctx, 'g', { get: () => 3, enumerable: true });
+    Object.defineProperty(ctx, 'hidden', { value: 4, enumerable: false });
+    const t = initTRPC.context<Record<PropertyKey, unknown>>().create();
+    const router = t.router({
+      read: t.procedure
+        .use(({ next }) => next({ ctx: { extra: 5 } }))
+        .query(({ ctx }) => {
+          const seen = ctx as Record<PropertyKey, unknown>;
+          return {
+            a: seen.a,
+            symbol: seen[symbol],
+            g: seen.g,
+            hidden: seen.hidden,
+            extra: seen.extra,
+            ownProto: Object.hasOwn(seen, '__proto__'),
+            prototypeKept: Object.getPrototypeOf(seen) === Object.prototype,
+            polluted: ({} as Record<string, unknown>).polluted,
+          };
+        }),
+    });
+    expect(await router.createCaller(ctx).read()).toEqual({
+      a: 1,
+      symbol: 2,
+      g: 3,
+      hidden: undefined,
+      extra: 5,
+      ownProto: true,
+      prototypeKept: true,
+      polluted: undefined,
+    });
+  });
+});
+
+/**
+ * tRPC's own adapter behaviour that `/trpc` relies on (its signal hunks were dropped from the
+ * patch, patches/README.md): the Fetch `Request` of a call carries a signal that aborts when the
+ * client leaves (and not when the response ends), and combined signals abort when any of theirs does.
+ */
+describe('the tRPC adapter', () => {
   it('gives the request its own signal, aborted when the client leaves before the answer', async () => {
     let seen: Request | undefined;
     const aborted = new Promise<boolean>((resolve) => {
