@@ -4,7 +4,7 @@ import type { Deps, Scope } from '../context.ts';
 import { conflict, notFound } from '../errors.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quota-counts.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 import { signToken, verifyToken } from '../signing/service.ts';
 import type { AgentCredentialValidation, AgentRegistration } from './schemas.ts';
 import {

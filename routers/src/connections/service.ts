@@ -5,7 +5,7 @@ import { orNotFound } from '../common/store.ts';
 import type { Scope } from '../context.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quota-counts.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 import type { Connection, CreateConnectionInput, ListConnectionsInput } from './schemas.ts';
 import {
   type ConnectionRow,

@@ -8,7 +8,7 @@ import type { OrganizationMembership } from '../organization-memberships/schemas
 import { toOrganizationMembership } from '../organization-memberships/service.ts';
 import { findMembership } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quota-counts.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 import type {
   CreateGroupInput,
   Group,

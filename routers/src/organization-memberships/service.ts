@@ -5,7 +5,7 @@ import type { Scope } from '../context.ts';
 import { alreadyMember, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quota-counts.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 import type {
   CreateOrganizationMembershipInput,
   ListOrganizationMembershipsInput,

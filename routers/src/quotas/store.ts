@@ -1,7 +1,7 @@
 import { agentRegistrations, connections, type Db, groups, organizationMemberships } from '@atrium/db';
 import { and, eq } from 'drizzle-orm';
-import type { Scope } from './context.ts';
-import { assertBelowQuota } from './quotas.ts';
+import type { Scope } from '../context.ts';
+import { assertBelowQuota } from '../quotas.ts';
 
 /** The quotas counted per parent row: the table each counts, and the column naming the parent. */
 const COUNTED = {
