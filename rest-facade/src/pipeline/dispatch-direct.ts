@@ -76,6 +76,7 @@ export function operationFinder(): (
   const table = operationsByMethod();
   return (method, pathname) => {
     const path = normalisedPath(pathname);
+    if (path === undefined) return undefined;
     for (const op of table.get(method) ?? []) {
       const match = op.pattern.exec(path);
       if (match) return { op, groups: match.groups ?? {} };

@@ -17,8 +17,16 @@ export function decodeSegment(raw: string): string | undefined {
 /** Paths the URL parser leaves exactly as they are (no escapes, no dots, nothing to escape). */
 const PLAIN_PATH = /^[A-Za-z0-9_\-/]*$/;
 
-/** The request's path as the URL parser normalises it, without a trailing slash. */
-export function normalisedPath(pathname: string): string {
+/** A `.` or `..` segment, also percent-encoded. */
+export const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
+
+/**
+ * The request's path as the URL parser normalises it, without a trailing slash; undefined for a
+ * path with dot segments, which names no resource (`/organizations/X/groups/..` would otherwise
+ * route to the organization itself).
+ */
+export function normalisedPath(pathname: string): string | undefined {
+  if (DOT_SEGMENT.test(pathname)) return undefined;
   let path = pathname;
   if (!PLAIN_PATH.test(pathname)) {
     try {

@@ -1,4 +1,5 @@
 import type { OpenAPIObject } from 'trpc-to-openapi';
+import { DOT_SEGMENT } from './path-params.ts';
 
 interface Route {
   template: string;
@@ -37,6 +38,7 @@ export class RouteTable {
     method: string,
     pathname: string,
   ): { kind: 'match'; template: string } | { kind: 'method'; allow: string[] } | { kind: 'none' } {
+    if (DOT_SEGMENT.test(pathname)) return { kind: 'none' };
     const allow = new Set<string>();
     for (const route of this.routes) {
       if (!route.pattern.test(pathname)) continue;
