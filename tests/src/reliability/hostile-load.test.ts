@@ -18,8 +18,8 @@ import { scratchDatabase } from '../helpers/scratch-database.ts';
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const databaseUrl = inject('databaseUrl');
 
-/** The whole test's budget; each phase checks it so that a slow machine fails, never hangs. */
-const BUDGET_MS = 55_000;
+/** A hang guard, not a speed target (this VM does the bogus keys in 12–26 s): each phase checks it. */
+const BUDGET_MS = 150_000;
 const RSS_GROWTH_LIMIT_MB = 50;
 const BOGUS_REQUESTS = 100_000;
 const DOMAIN_QUOTA = 1_000;
