@@ -9,7 +9,6 @@ import {
   takeDueDomains,
 } from '@atrium/routers';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import {
   type Exec,
@@ -19,7 +18,7 @@ import {
   seedOrganizations,
 } from '../../../bench/seed.ts';
 import { newMember } from '../helpers/people.ts';
-import { planNodes, scansOf } from '../helpers/plans.ts';
+import { literal, planNodes, recordingClient, type Sent, scansOf } from '../helpers/plans.ts';
 import { newEnvironment } from '../helpers/world.ts';
 
 /**
@@ -32,29 +31,9 @@ import { newEnvironment } from '../helpers/world.ts';
  */
 const databaseUrl = inject('databaseUrl');
 
-type Sent = { sql: string; params: unknown[] };
-
-/** A SQL literal for a captured parameter, for `EXECUTE name(…)`. */
-function literal(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
-  if (Array.isArray(value)) return literal(`{${value.map((v) => `"${String(v).replaceAll('"', '\\"')}"`).join(',')}}`);
-  if (value instanceof Date) return literal(value.toISOString());
-  return `'${String(value).replaceAll("'", "''")}'`;
-}
-
 describe.skipIf(!databaseUrl)('generic plans (PostgreSQL only)', () => {
   const sent: Sent[] = [];
-  // A client that records what is sent, planned the way openDb plans.
-  const client = databaseUrl
-    ? postgres(databaseUrl, {
-        max: 1,
-        prepare: true,
-        onnotice: () => {},
-        connection: { plan_cache_mode: 'force_generic_plan' },
-        debug: (_connection, query, params) => sent.push({ sql: query, params: params as unknown[] }),
-      })
-    : undefined;
+  const client = databaseUrl ? recordingClient(databaseUrl, sent) : undefined;
   afterAll(async () => {
     await client?.end({ timeout: 5 });
   });

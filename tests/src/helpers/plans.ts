@@ -1,3 +1,31 @@
+import postgres from 'postgres';
+
+/** A statement a recording client sent, with its parameters. */
+export type Sent = { sql: string; params: unknown[] };
+
+/**
+ * A one-connection client planned the way openDb plans (prepared, generic plans) that records
+ * every statement it sends into `sent`.
+ */
+export function recordingClient(databaseUrl: string, sent: Sent[]) {
+  return postgres(databaseUrl, {
+    max: 1,
+    prepare: true,
+    onnotice: () => {},
+    connection: { plan_cache_mode: 'force_generic_plan' },
+    debug: (_connection, query, params) => sent.push({ sql: query, params: params as unknown[] }),
+  });
+}
+
+/** A SQL literal for a captured parameter, for `EXECUTE name(…)`. */
+export function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (Array.isArray(value)) return literal(`{${value.map((v) => `"${String(v).replaceAll('"', '\\"')}"`).join(',')}}`);
+  if (value instanceof Date) return literal(value.toISOString());
+  return `'${String(value).replaceAll("'", "''")}'`;
+}
+
 /** A PostgreSQL `EXPLAIN (FORMAT JSON)` plan node, as far as the tests read it. */
 export interface PlanNode {
   'Node Type': string;

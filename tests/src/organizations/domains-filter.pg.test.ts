@@ -1,7 +1,6 @@
 import { schema } from '@atrium/db';
 import { createCaller, createInnerContext } from '@atrium/routers';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import {
   type Exec,
@@ -11,26 +10,17 @@ import {
   seedOrganizations,
   sharedDomain,
 } from '../../../bench/seed.ts';
-import { type PlanNode, planNodes } from '../helpers/plans.ts';
+import { literal, type PlanNode, planNodes, recordingClient, type Sent } from '../helpers/plans.ts';
 import { newEnvironment } from '../helpers/world.ts';
 
 const databaseUrl = inject('databaseUrl');
 
-type Sent = { sql: string; params: unknown[] };
 type Node = PlanNode & {
   'Index Cond'?: string;
   'Recheck Cond'?: string;
   'Actual Rows'?: number;
   'Rows Removed by Filter'?: number;
 };
-
-/** A SQL literal for a captured parameter, for `EXECUTE name(…)`. */
-function literal(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  if (typeof value === 'number') return String(value);
-  if (Array.isArray(value)) return literal(`{${value.map((v) => `"${String(v)}"`).join(',')}}`);
-  return `'${String(value).replaceAll("'", "''")}'`;
-}
 
 /**
  * `GET /organizations?domains=…` where real tenants share domains (five organizations per
@@ -39,15 +29,7 @@ function literal(value: unknown): string {
  */
 describe.skipIf(!databaseUrl)('the domains filter (PostgreSQL only)', () => {
   const sent: Sent[] = [];
-  const client = databaseUrl
-    ? postgres(databaseUrl, {
-        max: 1,
-        prepare: true,
-        onnotice: () => {},
-        connection: { plan_cache_mode: 'force_generic_plan' },
-        debug: (_connection, query, params) => sent.push({ sql: query, params: params as unknown[] }),
-      })
-    : undefined;
+  const client = databaseUrl ? recordingClient(databaseUrl, sent) : undefined;
   afterAll(async () => {
     await client?.end({ timeout: 5 });
   });

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { events, idempotencyKeys } from '@atrium/db';
+import { events } from '@atrium/db';
 import { contractError, createCaller, createInnerContext, type Deps } from '@atrium/routers';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { idempotencyKeyRow } from '../helpers/store.ts';
 import { newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 import { snapshot } from './catalog.ts';
 
@@ -43,14 +44,6 @@ function callerWith(env: TestEnvironment, db: Db, key?: string) {
   return createCaller(createInnerContext({ ...env.deps, db }, `Bearer ${env.apiKey}`, undefined, key));
 }
 
-async function keyRow(env: TestEnvironment, key: string) {
-  const [row] = await env.deps.db
-    .select()
-    .from(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.environmentId, env.environmentId), eq(idempotencyKeys.key, key)));
-  return row;
-}
-
 describe('one write path with or without an Idempotency-Key', () => {
   it('creates an organization in the one statement, key or not, and stores the answer', async () => {
     const env = await newEnvironment();
@@ -59,7 +52,7 @@ describe('one write path with or without an Idempotency-Key', () => {
       const created = await callerWith(env, db, key).organizations.create({ name: `One path ${key ?? 'plain'}` });
       expect(seen.transactions).toBe(0);
       if (key) {
-        const row = await keyRow(env, key);
+        const row = await idempotencyKeyRow(env, key);
         expect(row).toMatchObject({ state: 'completed', responseStatus: 201 });
         expect(JSON.parse(row?.responseBody ?? '')).toEqual(created);
       }
@@ -77,8 +70,8 @@ describe('one write path with or without an Idempotency-Key', () => {
       domain: uniqueDomain(),
     });
     expect(seen.transactions).toBe(0);
-    expect(await keyRow(env, key)).toMatchObject({ state: 'completed', responseStatus: 201 });
-    expect(JSON.parse((await keyRow(env, key))?.responseBody ?? '')).toEqual(domain);
+    expect(await idempotencyKeyRow(env, key)).toMatchObject({ state: 'completed', responseStatus: 201 });
+    expect(JSON.parse((await idempotencyKeyRow(env, key))?.responseBody ?? '')).toEqual(domain);
   });
 
   it('marks the key committed in the same statement as the write, so a lost answer is never run again', async () => {
@@ -90,7 +83,7 @@ describe('one write path with or without an Idempotency-Key', () => {
       .catch((error: unknown) => error);
     expect(contractError(lost).status).toBe(503);
     // The 503 frees only a key still in flight: this one's write committed with its mark.
-    expect(await keyRow(env, key)).toMatchObject({ state: 'committed', responseStatus: null });
+    expect(await idempotencyKeyRow(env, key)).toMatchObject({ state: 'committed', responseStatus: null });
     const written = await env.deps.db.select().from(events).where(eq(events.environmentId, env.environmentId));
     expect(written.map((e) => e.event)).toEqual(['organization.created']);
     expect((await snapshot(env)).organizations).toBe(1);
@@ -105,13 +98,13 @@ describe('one write path with or without an Idempotency-Key', () => {
       .organizationDomains.create(input)
       .catch((error: unknown) => error);
     expect(contractError(lost).status).toBe(503);
-    expect(await keyRow(env, key)).toBeUndefined();
+    expect(await idempotencyKeyRow(env, key)).toBeUndefined();
     // The retry runs: the statement writes nothing, the transaction answers 404, and that is stored.
     const missing = await callerWith(env, env.deps.db, key)
       .organizationDomains.create(input)
       .catch((error: unknown) => error);
     expect(contractError(missing)).toMatchObject({ status: 404, body: { code: 'entity_not_found' } });
-    expect(await keyRow(env, key)).toMatchObject({ state: 'completed', responseStatus: 404 });
+    expect(await idempotencyKeyRow(env, key)).toMatchObject({ state: 'completed', responseStatus: 404 });
     expect((await snapshot(env)).organization_domains).toBe(0);
   });
 });

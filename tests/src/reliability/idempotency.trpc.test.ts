@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { idempotencyKeys } from '@atrium/db';
 import { contractError, createCaller, createInnerContext } from '@atrium/routers';
-import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { idempotencyKeyRow } from '../helpers/store.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { snapshot } from './catalog.ts';
 
@@ -15,14 +14,6 @@ async function trpcCall(env: TestEnvironment, procedure: string, input: unknown,
   });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, body: JSON.parse(text) };
-}
-
-async function keyRow(env: TestEnvironment, key: string) {
-  const [row] = await env.deps.db
-    .select()
-    .from(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.environmentId, env.environmentId), eq(idempotencyKeys.key, key)));
-  return row;
 }
 
 describe('Idempotency-Key on /trpc mutations', () => {
@@ -38,7 +29,7 @@ describe('Idempotency-Key on /trpc mutations', () => {
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect((await snapshot(env)).organizations).toBe(1);
     // What is stored is the procedure's result as REST answers it: 201 and the organization's JSON.
-    const row = await keyRow(env, key);
+    const row = await idempotencyKeyRow(env, key);
     expect(row).toMatchObject({ state: 'completed', responseStatus: 201 });
     expect(JSON.parse(row?.responseBody ?? '')).toEqual(first.body.result.data);
   });
@@ -77,7 +68,7 @@ describe('Idempotency-Key on /trpc mutations', () => {
     expect(second.status).toBe(422);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(second.body.error.data.contract).toEqual(first.body.error.data.contract);
-    expect(await keyRow(env, key)).toMatchObject({ state: 'completed', responseStatus: 422 });
+    expect(await idempotencyKeyRow(env, key)).toMatchObject({ state: 'completed', responseStatus: 422 });
     expect((await snapshot(env)).organizations).toBe(0);
   });
 
