@@ -4,6 +4,7 @@ import { clientTokensRouter } from './client-tokens/router.ts';
 import { connectionsRouter } from './connections/router.ts';
 import { eventsRouter } from './events/router.ts';
 import { groupsRouter } from './groups/router.ts';
+import { invitationsRouter } from './invitations/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
@@ -18,6 +19,7 @@ export const appRouter = router({
   organizationDomains: organizationDomainsRouter,
   users: usersRouter,
   organizationMemberships: organizationMembershipsRouter,
+  invitations: invitationsRouter,
   groups: groupsRouter,
   agents: agentsRouter,
   clientTokens: clientTokensRouter,

@@ -50,6 +50,7 @@ const ENTITY_LABELS = {
   agent_registration: 'Agent registration',
   client: 'Client',
   webhook_endpoint: 'Webhook endpoint',
+  invitation: 'Invitation',
 } as const;
 
 /** The kinds of record a 404 can name. */
@@ -104,6 +105,8 @@ const CONSTRAINTS: Readonly<Record<string, () => ApiError>> = {
   users_email_unique: emailTaken,
   users_external_id_unique: userExternalIdTaken,
   organization_memberships_user_org_unique: alreadyMember,
+  invitations_pending_unique: () =>
+    conflict('invitation_already_exists', 'A pending invitation for this e-mail and organization already exists.'),
 };
 
 interface PgErrorLike {

@@ -16,6 +16,7 @@ const WHAT: Record<QuotaName, string> = {
   connectionsPerOrganization: 'an organization may have connections',
   agentRegistrationsPerOrganization: 'an organization may have agent registrations',
   membershipsPerUser: 'a user may have organization memberships',
+  pendingInvitationsPerOrganization: 'an organization may have pending invitations',
 };
 
 /** `domainsPerOrganization` → `domains_per_organization` (its setting is ATRIUM_QUOTA_ + upper case). */

@@ -32,6 +32,7 @@ const QUOTAS: Quotas = {
   connectionsPerOrganization: 2,
   agentRegistrationsPerOrganization: 2,
   membershipsPerUser: 2,
+  pendingInvitationsPerOrganization: 2,
 };
 
 let deps: Deps;
