@@ -81,13 +81,21 @@ export function toInvitation(scope: Scope, row: InvitationRow): Invitation {
   return { ...fields, token, accept_invitation_url: acceptUrl(scope, token), created_at, updated_at };
 }
 
-/** Accept, revoke and resend act on pending invitations only: 400 naming the state it is in. */
+const NOT_PENDING: Partial<Record<InvitationState, [code: string, message: string]>> = {
+  accepted: ['invitation_already_accepted', 'The invitation was accepted already.'],
+  revoked: ['invitation_revoked', 'The invitation was revoked.'],
+  expired: ['invitation_expired', 'The invitation has expired.'],
+};
+
+/**
+ * Accept, revoke and resend act on pending invitations only: 400 naming the state it is in. The
+ * body carries `errors` too, which is what makes the SDK throw its `BadRequestException`.
+ */
 function assertPending(row: InvitationRow, now: Date): void {
-  const state = stateOf(row, now);
-  if (state === 'accepted')
-    throw new ApiError(400, 'invitation_already_accepted', 'The invitation was accepted already.');
-  if (state === 'revoked') throw new ApiError(400, 'invitation_revoked', 'The invitation was revoked.');
-  if (state === 'expired') throw new ApiError(400, 'invitation_expired', 'The invitation has expired.');
+  const refusal = NOT_PENDING[stateOf(row, now)];
+  if (!refusal) return;
+  const [code, message] = refusal;
+  throw new ApiError(400, code, message, [{ field: 'state', code, message }]);
 }
 
 export async function getInvitation(scope: Scope, id: string): Promise<Invitation> {
