@@ -1,4 +1,12 @@
-import { events, groupMemberships, organizationDomains, organizationMemberships, sessions, users } from '@atrium/db';
+import {
+  events,
+  groupMemberships,
+  invitations,
+  organizationDomains,
+  organizationMemberships,
+  sessions,
+  users,
+} from '@atrium/db';
 import { and, count, eq, sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type HttpResponse, newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
@@ -247,6 +255,47 @@ const RACES: Race[] = [
           ),
         );
       expect(rows).toHaveLength(1);
+    },
+  },
+  {
+    name: 'concurrent accepts of one invitation (the user and the membership are made once)',
+    setup: async (env) => {
+      const organization = await env.http.post('/organizations', { name: 'Invited' });
+      const email = uniqueEmail('race-invitee');
+      const invitation = await env.http.post('/user_management/invitations', {
+        email,
+        organization_id: organization.body.id,
+      });
+      return { organizationId: organization.body.id, email, invitationId: invitation.body.id };
+    },
+    fire: (env, ctx) => env.http.post(`/user_management/invitations/${ctx.invitationId}/accept`, {}),
+    win: 200,
+    loser: { status: [400], codes: ['invitation_already_accepted'] },
+    verify: async (env, ctx, responses) => {
+      const memberships = await env.deps.db
+        .select()
+        .from(organizationMemberships)
+        .where(
+          and(
+            eq(organizationMemberships.environmentId, env.environmentId),
+            eq(organizationMemberships.organizationId, ctx.organizationId),
+          ),
+        );
+      expect(memberships).toHaveLength(1);
+      const made = await env.deps.db
+        .select()
+        .from(users)
+        .where(and(eq(users.environmentId, env.environmentId), eq(users.email, ctx.email)));
+      expect(made.map((u) => u.id)).toEqual([memberships[0]?.userId]);
+      const [row] = await env.deps.db.select().from(invitations).where(eq(invitations.id, ctx.invitationId));
+      expect(row).toMatchObject({ state: 'accepted', acceptedUserId: memberships[0]?.userId });
+      const winner = responses.find((r) => r.status === 200);
+      expect(winner?.body.accepted_user_id).toBe(memberships[0]?.userId);
+      const [accepted] = await env.deps.db
+        .select({ n: count() })
+        .from(events)
+        .where(and(eq(events.environmentId, env.environmentId), eq(events.event, 'invitation.accepted')));
+      expect(Number(accepted?.n)).toBe(1);
     },
   },
   {
