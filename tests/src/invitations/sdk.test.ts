@@ -2,10 +2,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
-import { createSmtpMailer } from '@atrium/server';
+import { createSmtpMailer, type DevSmtpServer, startDevSmtp } from '@atrium/server';
 import { BadRequestException, ConflictException, NotFoundException, WorkOS } from '@workos-inc/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Mailbox, startMailbox } from '../helpers/mailbox.ts';
 import { uniqueEmail } from '../helpers/people.ts';
 import { getWorld, newEnvironment } from '../helpers/world.ts';
 
@@ -13,7 +12,7 @@ import { getWorld, newEnvironment } from '../helpers/world.ts';
  * Invitations through the official SDK against a server whose deps send real e-mail over SMTP
  * (nodemailer) to an SMTP server on loopback (smtp-server), which parses what arrives.
  */
-let mailbox: Mailbox;
+let mailbox: DevSmtpServer;
 let server: Server;
 let port: number;
 
@@ -21,7 +20,7 @@ const TEMPLATE = 'https://app.example.com/invite?invitation_token={token}';
 
 beforeAll(async () => {
   const world = await getWorld();
-  mailbox = await startMailbox();
+  mailbox = await startDevSmtp();
   const deps: Deps = {
     ...world.deps,
     mailer: createSmtpMailer({ url: mailbox.url, from: 'Acme <no-reply@acme.test>', timeoutMs: 5_000 }),
