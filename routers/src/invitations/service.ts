@@ -2,7 +2,7 @@ import { type Db, type InvitationState, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
-import { ApiError, alreadyMember, invalid } from '../errors.ts';
+import { ApiError, alreadyMember, conflict, invalid } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { addMembership } from '../organization-memberships/service.ts';
@@ -11,7 +11,7 @@ import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 import { seal, unseal } from '../signing/material.ts';
 import { toUser } from '../users/service.ts';
-import { findUser, insertUser } from '../users/store.ts';
+import { findUser } from '../users/store.ts';
 import { invitationMessage } from './mail.ts';
 import {
   DEFAULT_EXPIRES_IN_DAYS,
@@ -27,6 +27,7 @@ import {
   findInvitationByTokenHash,
   type InvitationRow,
   insertInvitation,
+  insertUserUnlessTaken,
   pageOfInvitations,
   updateInvitationRow,
   userIdByEmail,
@@ -218,10 +219,13 @@ export async function acceptInvitation(scope: Scope, id: string): Promise<Invita
   return toInvitation(scope, row);
 }
 
-/** The invitee's user, made on acceptance: the accepted token proves the e-mail address. */
+/**
+ * The invitee's user, made on acceptance (the accepted token proves the e-mail address), or the
+ * one a concurrent accept of another invitation for the same address has just made.
+ */
 async function createInvitedUser(tx: Db, scope: Scope, invitation: InvitationRow): Promise<string> {
   const now = scope.now();
-  const row = await insertUser(tx, {
+  const row = await insertUserUnlessTaken(tx, {
     id: newId('user'),
     environmentId: scope.env.id,
     email: invitation.email,
@@ -229,6 +233,11 @@ async function createInvitedUser(tx: Db, scope: Scope, invitation: InvitationRow
     createdAt: now,
     updatedAt: now,
   });
+  if (!row) {
+    const existing = await userIdByEmail(tx, scope.env.id, invitation.email);
+    if (!existing) throw conflict('conflict', 'The request conflicted with a concurrent request; retry it.');
+    return existing;
+  }
   await recordEvent(tx, scope, 'user.created', toUser(row));
   return row.id;
 }

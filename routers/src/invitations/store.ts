@@ -79,6 +79,16 @@ export async function userIdByEmail(tx: Db, environmentId: string, email: string
   return row?.id;
 }
 
+/**
+ * Creates the invitee's user unless a user with the e-mail exists by now: a concurrent accept of
+ * another invitation for the same address may have made it (the insert waits for that
+ * transaction, then does nothing). Undefined when it did nothing; the caller reads the user then.
+ */
+export async function insertUserUnlessTaken(tx: Db, values: typeof users.$inferInsert) {
+  const [row] = await tx.insert(users).values(values).onConflictDoNothing().returning();
+  return row;
+}
+
 export async function insertInvitation(tx: Db, values: NewInvitation): Promise<InvitationRow> {
   const [row] = await tx.insert(invitations).values(values).returning();
   return row as InvitationRow;

@@ -299,6 +299,44 @@ const RACES: Race[] = [
     },
   },
   {
+    name: 'concurrent accepts of invitations of one new e-mail into many organizations (one user, a membership each)',
+    setup: async (env) => {
+      const email = uniqueEmail('race-many');
+      const invitationIds: string[] = [];
+      for (let i = 0; i < N; i++) {
+        const organization = await env.http.post('/organizations', { name: `Inviting ${i}` });
+        const invitation = await env.http.post('/user_management/invitations', {
+          email,
+          organization_id: organization.body.id,
+        });
+        invitationIds.push(invitation.body.id);
+      }
+      return { email, invitationIds };
+    },
+    fire: (env, ctx, i) => env.http.post(`/user_management/invitations/${ctx.invitationIds[i]}/accept`, {}),
+    win: 200,
+    winners: () => N,
+    loser: { status: [], codes: [] },
+    verify: async (env, ctx, responses) => {
+      const made = await env.deps.db
+        .select()
+        .from(users)
+        .where(and(eq(users.environmentId, env.environmentId), eq(users.email, ctx.email)));
+      expect(made).toHaveLength(1);
+      expect(new Set(responses.map((r) => r.body.accepted_user_id))).toEqual(new Set([made[0]?.id]));
+      const memberships = await env.deps.db
+        .select()
+        .from(organizationMemberships)
+        .where(
+          and(
+            eq(organizationMemberships.environmentId, env.environmentId),
+            eq(organizationMemberships.userId, made[0]?.id as string),
+          ),
+        );
+      expect(memberships).toHaveLength(N);
+    },
+  },
+  {
     name: 'a user deleted while memberships and client tokens are made for them',
     setup: async (env) => {
       const f = await makeFixture(env);
