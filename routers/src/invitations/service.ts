@@ -205,7 +205,11 @@ export async function acceptInvitation(scope: Scope, id: string): Promise<Invita
     const userId =
       (await userIdByEmail(tx, scope.env.id, current.email)) ?? (await createInvitedUser(tx, scope, current));
     if (current.organizationId && !(await membershipStatus(tx, scope.env.id, current.organizationId, userId))) {
-      await addMembership(tx, scope, { userId, organizationId: current.organizationId, roleSlug: current.roleSlug });
+      await addMembership(tx, scope, {
+        userId,
+        organizationId: current.organizationId,
+        roleSlug: current.roleSlug ?? undefined,
+      });
     }
     const accepted = await updateInvitationRow(tx, current.id, {
       state: 'accepted',

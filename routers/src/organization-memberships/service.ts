@@ -66,7 +66,7 @@ export async function createOrganizationMembership(
 export interface AddMembership {
   userId: string;
   organizationId: string;
-  roleSlug?: string | null | undefined;
+  roleSlug?: string | undefined;
   roleSlugs?: string[] | undefined;
 }
 
