@@ -1,0 +1,240 @@
+import { randomBytes } from 'node:crypto';
+import { type DbHandle, openDb, ReadReplica } from '@atrium/db';
+import {
+  createCaller,
+  createEnvironment,
+  createInnerContext,
+  DEFAULT_TOKEN_SETTINGS,
+  type Deps,
+  ensureAdminToken,
+  newCaches,
+} from '@atrium/routers';
+import pino from 'pino';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { OwnPostgres } from '../helpers/own-postgres.ts';
+import { HttpClient } from '../helpers/world.ts';
+import { adminTokenFor, startOwnApp } from '../reliability/own-app.ts';
+
+/**
+ * Reads from a real streaming replica: a primary cluster of the test's own (the machine's
+ * PostgreSQL 15 binaries) and a replica made of it with `pg_basebackup`, started on another
+ * loopback port. The shared server is left alone: a base backup of it would copy every other
+ * test run's databases, and would need its replication settings changed.
+ */
+const onPostgres = Boolean(inject('databaseUrl'));
+
+/** Polls `probe` (each call runs a check or a query, no timers) until it holds, for at most `ms`. */
+async function until(probe: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** One sample of a Prometheus text exposition, or undefined when absent. */
+function sample(text: string, name: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+describe.skipIf(!onPostgres)(
+  'read replica (PostgreSQL only: PGlite streams no WAL, so there is no replica to read from)',
+  () => {
+    let primary: OwnPostgres;
+    let standby: OwnPostgres;
+    let handle: DbHandle;
+    let replica: ReadReplica;
+    let deps: Deps;
+    let own: Awaited<ReturnType<typeof startOwnApp>>;
+    let onStandby: postgres.Sql;
+    let writer: HttpClient;
+    let reader: HttpClient;
+    let metrics: HttpClient;
+
+    beforeAll(async () => {
+      primary = await OwnPostgres.create();
+      handle = await openDb({ databaseUrl: primary.url, poolSize: 4, connectTimeoutSeconds: 2 });
+      await handle.migrate();
+      standby = await OwnPostgres.replicaOf(primary);
+      // Checked by hand below (`check()`), so the test sees each change without waiting.
+      replica = new ReadReplica(handle.db, {
+        url: standby.url,
+        maxLagMs: 60_000,
+        checkEveryMs: 60_000,
+        connectTimeoutSeconds: 2,
+        statementTimeoutMs: 2_000,
+      });
+      await replica.start();
+      deps = {
+        db: handle.db,
+        driver: handle.driver,
+        replica,
+        now: () => new Date(),
+        log: pino({ level: 'silent' }),
+        config: { apiKeyCacheTtlMs: 60_000, requestTimeoutMs: 10_000 },
+        tokens: { ...DEFAULT_TOKEN_SETTINGS, masterKey: randomBytes(32), issuer: 'http://127.0.0.1' },
+        caches: newCaches(),
+      };
+      const env = await createEnvironment(deps, { name: 'replica' });
+      const token = adminTokenFor('replica');
+      await ensureAdminToken(deps, token);
+      const admin = createCaller(createInnerContext(deps, `Bearer ${token}`)).admin;
+      const second = await admin.apiKeys.create({ environment: env.environment_id });
+      own = await startOwnApp(deps, { rateLimit: false });
+      writer = new HttpClient(own.url, { Authorization: `Bearer ${env.api_key}` });
+      reader = new HttpClient(own.url, { Authorization: `Bearer ${second.api_key}` });
+      metrics = new HttpClient(own.url, { Authorization: `Bearer ${token}` });
+      onStandby = postgres(standby.url, { max: 1, onnotice: () => {} });
+    }, 120_000);
+
+    afterAll(async () => {
+      await own?.close();
+      await onStandby?.end({ timeout: 1 }).catch(() => {});
+      await replica?.close().catch(() => {});
+      await handle?.close().catch(() => {});
+      standby?.destroy();
+      primary?.destroy();
+    });
+
+    /** Checks until the replica has replayed everything the primary had written. */
+    const caughtUp = () =>
+      until(async () => {
+        await replica.check();
+        return replica.status().state === 'up' && replica.status().lagBytes === 0;
+      });
+
+    /** Index scans of `organizations` on the replica, as its own statistics count them. */
+    async function organizationScansOnStandby(): Promise<number> {
+      const [row] = await onStandby<{ scans: string }[]>`
+        select coalesce(idx_scan, 0) + coalesce(seq_scan, 0) as scans
+        from pg_stat_user_tables where relname = 'organizations'`;
+      return Number(row?.scans ?? 0);
+    }
+
+    it('serves reads from the replica once it has caught up, as its statistics and the metric show', async () => {
+      const created = await writer.post('/organizations', { name: 'Replicated' });
+      expect(created.status).toBe(201);
+      await caughtUp();
+      const scansBefore = await organizationScansOnStandby();
+      const servedBefore = replica.status().reads.replica;
+
+      const read = await reader.get(`/organizations/${created.body.id}`);
+      expect(read.status, read.text).toBe(200);
+      expect(read.body.name).toBe('Replicated');
+      const list = await reader.get('/organizations?limit=100');
+      expect(list.status).toBe(200);
+      expect(list.body.data.map((o: { id: string }) => o.id)).toContain(created.body.id);
+
+      expect(replica.status().reads.replica).toBe(servedBefore + 2);
+      // The replica's own counters flush within about a second of the reads.
+      await until(async () => (await organizationScansOnStandby()) > scansBefore);
+      const scraped = await metrics.get('/metrics');
+      expect(scraped.status).toBe(200);
+      expect(sample(scraped.text, 'atrium_replica_up')).toBe(1);
+      expect(sample(scraped.text, 'atrium_replica_lag_bytes')).toBe(0);
+      expect(sample(scraped.text, 'atrium_replica_reads_total{served_by="replica"}')).toBeGreaterThanOrEqual(2);
+    });
+
+    it('reads a key its own writes from the primary until the replica has replayed them; the lag metric moves', async () => {
+      await caughtUp();
+      await onStandby`select pg_wal_replay_pause()`;
+      try {
+        const created = await writer.post('/organizations', { name: 'Written while replay is paused' });
+        expect(created.status).toBe(201);
+        const id = created.body.id as string;
+
+        // Another key reads the replica, which has not replayed the write: it is not there yet.
+        const elsewhere = await reader.get(`/organizations/${id}`);
+        expect(elsewhere.status).toBe(404);
+
+        // The writing key reads its write, from the primary.
+        const ryw = replica.status().reads.readYourWrites;
+        const own = await writer.get(`/organizations/${id}`);
+        expect(own.status, own.text).toBe(200);
+        expect(own.body.name).toBe('Written while replay is paused');
+        const ownList = await writer.get('/organizations?limit=100');
+        expect(ownList.body.data.map((o: { id: string }) => o.id)).toContain(id);
+        expect(replica.status().reads.readYourWrites).toBe(ryw + 2);
+
+        // The lag shows: bytes at once, seconds from the second check on.
+        await until(async () => {
+          await replica.check();
+          return (replica.status().lagSeconds ?? 0) > 0;
+        });
+        const lagging = await metrics.get('/metrics');
+        expect(sample(lagging.text, 'atrium_replica_lag_bytes')).toBeGreaterThan(0);
+        expect(sample(lagging.text, 'atrium_replica_lag_seconds')).toBeGreaterThan(0);
+      } finally {
+        await onStandby`select pg_wal_replay_resume()`;
+      }
+      await caughtUp();
+      const caught = await metrics.get('/metrics');
+      expect(sample(caught.text, 'atrium_replica_lag_bytes')).toBe(0);
+      expect(sample(caught.text, 'atrium_replica_lag_seconds')).toBe(0);
+
+      // Replayed: the writing key is back on the replica, and the other key sees the write.
+      const served = replica.status().reads.replica;
+      const list = await writer.get('/organizations?limit=100');
+      expect(list.status).toBe(200);
+      expect(replica.status().reads.replica).toBe(served + 1);
+      expect(replica.status().pendingKeys).toBe(0);
+    });
+
+    it('reads from the primary while the replica lags past the bound', async () => {
+      await caughtUp();
+      const strict = new ReadReplica(handle.db, { url: standby.url, maxLagMs: 100, checkEveryMs: 60_000 });
+      await strict.start();
+      const app = await startOwnApp({ ...deps, replica: strict }, { rateLimit: false });
+      const client = new HttpClient(app.url, reader.defaultHeaders);
+      await onStandby`select pg_wal_replay_pause()`;
+      try {
+        const created = await writer.post('/organizations', { name: 'Behind the bound' });
+        expect(created.status).toBe(201);
+        await until(async () => {
+          await strict.check();
+          return strict.status().state === 'lagging';
+        });
+        const read = await client.get(`/organizations/${created.body.id}`);
+        expect(read.status, read.text).toBe(200);
+        expect(strict.status().reads).toMatchObject({ replica: 0, primary: 1 });
+      } finally {
+        await onStandby`select pg_wal_replay_resume()`;
+        await app.close();
+        await strict.close();
+      }
+    });
+
+    it('falls back to the primary with no error when the replica stops, and returns to it when it is back', async () => {
+      const created = await writer.post('/organizations', { name: 'Survives the replica' });
+      await caughtUp();
+      await onStandby.end({ timeout: 1 });
+      standby.stop('fast');
+
+      // No check has run yet: the first read finds the replica gone and is served by the primary.
+      const first = await reader.get(`/organizations/${created.body.id}`);
+      expect(first.status, first.text).toBe(200);
+      const reads = await Promise.all([
+        reader.get(`/organizations/${created.body.id}`),
+        reader.get('/organizations?limit=5'),
+        writer.get(`/organizations/${created.body.id}`),
+      ]);
+      for (const res of reads) expect(res.status, res.text).toBe(200);
+      expect(replica.status().reads.fallbacks).toBeGreaterThanOrEqual(1);
+      await replica.check();
+      expect(replica.status().state).toBe('down');
+      const down = await metrics.get('/metrics');
+      expect(sample(down.text, 'atrium_replica_up')).toBe(0);
+      expect(sample(down.text, 'atrium_replica_lag_seconds')).toBeNaN();
+
+      standby.start();
+      onStandby = postgres(standby.url, { max: 1, onnotice: () => {} });
+      await caughtUp();
+      const served = replica.status().reads.replica;
+      const back = await reader.get(`/organizations/${created.body.id}`);
+      expect(back.status).toBe(200);
+      expect(replica.status().reads.replica).toBe(served + 1);
+    });
+  },
+);
