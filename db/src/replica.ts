@@ -15,9 +15,11 @@ import * as schema from './schema/index.ts';
  * - the primary for everything else: writes, transactions, and reads while the replica is down
  *   or lagging.
  *
- * The per-key positions are kept in this process (at most `maxKeys`; an evicted position still
- * holds as a floor every key waits for), so read-your-writes holds for reads this process serves.
- * docs/scaling.md says what that means with several processes.
+ * The per-key positions are kept in memory (at most `maxKeys`; an evicted position still holds
+ * as a floor every key waits for). With `primaryUrl`, every process also learns the others'
+ * positions: the statement that reads a write's position also `pg_notify`s it, and each process
+ * LISTENs; while its LISTEN connection is (re)connecting, a process waits for everything the
+ * primary had written. docs/scaling.md states what holds across processes.
  */
 export interface ReplicaOptions extends Pick<DbOptions, 'prepare' | 'connectTimeoutSeconds' | 'statementTimeoutMs'> {
   /** The replica's connection string. */
@@ -30,6 +32,11 @@ export interface ReplicaOptions extends Pick<DbOptions, 'prepare' | 'connectTime
   checkEveryMs?: number;
   /** Keys whose last write position is remembered (default 10,000). */
   maxKeys?: number;
+  /**
+   * The primary's connection string: with it, write positions are shared between processes
+   * (NOTIFY on channel `atrium_replica_writes`, one LISTEN connection per process).
+   */
+  primaryUrl?: string;
   /** Where a change of the replica's state is reported (up, lagging, down). */
   log?: (state: ReplicaState, detail: Record<string, unknown>) => void;
 }
@@ -55,8 +62,16 @@ export function parseLsn(text: string): bigint {
   return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
 }
 
+/** The channel write positions are shared on: `<key> <lsn>` per write. */
+export const WRITES_CHANNEL = 'atrium_replica_writes';
+
 /** A replica check that does not answer within this long counts as the replica being down. */
 const CHECK_TIMEOUT_MS = 2_000;
+/**
+ * A position past any real one: a key whose write position could not be read waits for the
+ * primary's position at the next check (see `compare`).
+ */
+const UNKNOWN = 2n ** 64n;
 /** Samples of the primary's position kept to time the lag (older unreplayed ones are merged). */
 const MAX_SAMPLES = 1_000;
 
@@ -79,6 +94,7 @@ export class ReadReplica {
   private floor = -1n;
   private readonly reads = { replica: 0, primary: 0, readYourWrites: 0, fallbacks: 0 };
   private timer: NodeJS.Timeout | undefined;
+  private listener: postgres.Sql | undefined;
   private checking: Promise<void> | undefined;
   private closed = false;
 
@@ -108,11 +124,37 @@ export class ReadReplica {
     });
   }
 
-  /** Starts the periodic check (the first one at once); resolves when that one is done. */
+  /**
+   * Starts the periodic check (the first one at once) and, with `primaryUrl`, the LISTEN for other
+   * processes' write positions; resolves when both have started.
+   */
   async start(): Promise<void> {
     this.timer = setInterval(() => void this.check(), this.checkEveryMs);
     this.timer.unref();
+    if (this.options.primaryUrl) await this.listen(this.options.primaryUrl);
     await this.check();
+  }
+
+  /**
+   * One LISTEN connection to the primary (postgres.js reconnects it and listens again). Each time
+   * it starts listening, notifications may have been missed: every key then waits for what the
+   * primary had written by then.
+   */
+  private async listen(url: string): Promise<void> {
+    this.listener = postgres(url, {
+      max: 1,
+      onnotice: () => {},
+      connect_timeout: this.options.connectTimeoutSeconds ?? 5,
+      connection: { application_name: 'atrium-replica-writes' },
+    });
+    await this.listener.listen(
+      WRITES_CHANNEL,
+      (payload) => {
+        const [key, lsn] = payload.split(' ');
+        if (key && lsn && /^[0-9A-F]+\/[0-9A-F]+$/i.test(lsn)) this.remember(key, parseLsn(lsn));
+      },
+      () => void this.primaryPosition().then((lsn) => this.raiseFloor(lsn)),
+    );
   }
 
   /**
@@ -142,17 +184,44 @@ export class ReadReplica {
   async wrote(key: string): Promise<void> {
     let lsn: bigint;
     try {
-      const [row] = await rawRows<{ lsn: string }>(this.primary, sql`select pg_current_wal_lsn()::text as lsn`);
-      lsn = row ? parseLsn(row.lsn) : 2n ** 64n;
+      // The position and, when shared, its notification: one statement, one round trip.
+      const query = this.listener
+        ? sql`select lsn::text as lsn, pg_notify(${WRITES_CHANNEL}::text, ${key}::text || ' ' || lsn::text)
+            from pg_current_wal_lsn() as lsn`
+        : sql`select pg_current_wal_lsn()::text as lsn`;
+      const [row] = await rawRows<{ lsn: string }>(this.primary, query);
+      lsn = row ? parseLsn(row.lsn) : UNKNOWN;
     } catch {
-      lsn = 2n ** 64n;
+      lsn = UNKNOWN;
     }
+    this.remember(key, lsn);
+  }
+
+  /** Keeps `lsn` as `key`'s position (if later than the one kept), evicting the least recent past `maxKeys`. */
+  private remember(key: string, lsn: bigint): void {
+    const known = this.written.get(key);
+    if (known !== undefined && known >= lsn) return;
     this.written.delete(key);
     this.written.set(key, lsn);
     while (this.written.size > this.maxKeys) {
       const [oldestKey, oldest] = this.written.entries().next().value as [string, bigint];
       this.written.delete(oldestKey);
-      if (oldest > this.replayed && oldest > this.floor) this.floor = oldest;
+      this.raiseFloor(oldest);
+    }
+  }
+
+  /** Every key waits for `lsn` (a position no longer kept per key, or one that may have been missed). */
+  private raiseFloor(lsn: bigint): void {
+    if (lsn > this.replayed && lsn > this.floor) this.floor = lsn;
+  }
+
+  /** The primary's WAL position now; UNKNOWN (every key waits until a check learns it) if it cannot be read. */
+  private async primaryPosition(): Promise<bigint> {
+    try {
+      const [row] = await rawRows<{ lsn: string }>(this.primary, sql`select pg_current_wal_lsn()::text as lsn`);
+      return row ? parseLsn(row.lsn) : UNKNOWN;
+    } catch {
+      return UNKNOWN;
     }
   }
 
@@ -184,7 +253,7 @@ export class ReadReplica {
     this.closed = true;
     clearInterval(this.timer);
     await this.checking?.catch(() => {});
-    await this.client.end({ timeout: 5 });
+    await Promise.all([this.client.end({ timeout: 5 }), this.listener?.end({ timeout: 5 })]);
   }
 
   /**
@@ -228,7 +297,11 @@ export class ReadReplica {
     const oldest = this.samples[0];
     this.lagSeconds = oldest ? (Date.now() - oldest.at) / 1000 : 0;
     this.lagBytes = Number(primaryLsn > this.replayed ? primaryLsn - this.replayed : 0n);
-    for (const [key, lsn] of this.written) if (lsn <= this.replayed) this.written.delete(key);
+    for (const [key, lsn] of this.written) {
+      if (lsn <= this.replayed) this.written.delete(key);
+      else if (lsn === UNKNOWN) this.written.set(key, primaryLsn);
+    }
+    if (this.floor === UNKNOWN) this.floor = primaryLsn;
     if (this.lagSeconds * 1000 > this.maxLagMs) this.setState('lagging', { lagSeconds: this.lagSeconds });
     else this.setState('up', { lagSeconds: this.lagSeconds });
   }

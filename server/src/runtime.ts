@@ -139,6 +139,8 @@ async function openReplica(handle: DbHandle, config: ServerConfig, log: Logger):
   const settings = config.replica as NonNullable<ServerConfig['replica']>;
   const replica = new ReadReplica(handle.db, {
     url: settings.url,
+    // Write positions are shared between the processes on this primary (NOTIFY/LISTEN).
+    primaryUrl: config.databaseUrl,
     maxLagMs: settings.maxLagMs,
     checkEveryMs: settings.checkEveryMs,
     connections: config.dbStatementConnections,

@@ -61,6 +61,7 @@ describe.skipIf(!onPostgres)(
       // Checked by hand below (`check()`), so the test sees each change without waiting.
       replica = new ReadReplica(handle.db, {
         url: standby.url,
+        primaryUrl: primary.url,
         maxLagMs: 60_000,
         checkEveryMs: 60_000,
         connectTimeoutSeconds: 2,
@@ -179,6 +180,30 @@ describe.skipIf(!onPostgres)(
       expect(list.status).toBe(200);
       expect(replica.status().reads.replica).toBe(served + 1);
       expect(replica.status().pendingKeys).toBe(0);
+    });
+
+    it('reads a key its own writes in another process too, once that process has heard of them', async () => {
+      await caughtUp();
+      // A second process: its own replica router (hearing write positions over LISTEN), its own caches.
+      const other = new ReadReplica(handle.db, { url: standby.url, primaryUrl: primary.url, checkEveryMs: 60_000 });
+      await other.start();
+      const app = await startOwnApp({ ...deps, replica: other, caches: newCaches() }, { rateLimit: false });
+      const writerThere = new HttpClient(app.url, writer.defaultHeaders);
+      const readerThere = new HttpClient(app.url, reader.defaultHeaders);
+      await onStandby`select pg_wal_replay_pause()`;
+      try {
+        const created = await writer.post('/organizations', { name: 'Written in the first process' });
+        expect(created.status).toBe(201);
+        await until(async () => other.status().pendingKeys > 0, 2_000);
+        const there = await writerThere.get(`/organizations/${created.body.id}`);
+        expect(there.status, there.text).toBe(200);
+        expect(other.status().reads.readYourWrites).toBe(1);
+        expect((await readerThere.get(`/organizations/${created.body.id}`)).status).toBe(404);
+      } finally {
+        await onStandby`select pg_wal_replay_resume()`;
+        await app.close();
+        await other.close();
+      }
     });
 
     it('reads from the primary while the replica lags past the bound', async () => {
