@@ -13,7 +13,8 @@ import pino from 'pino';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OwnPostgres } from '../helpers/own-postgres.ts';
-import { HttpClient } from '../helpers/world.ts';
+import { HttpClient, uniqueDomain } from '../helpers/world.ts';
+import { type Fixture, OPERATIONS, uniqueEmail } from '../reliability/catalog.ts';
 import { adminTokenFor, startOwnApp } from '../reliability/own-app.ts';
 
 /**
@@ -52,6 +53,9 @@ describe.skipIf(!onPostgres)(
     let writer: HttpClient;
     let reader: HttpClient;
     let metrics: HttpClient;
+    let adminToken: string;
+    let environmentId: string;
+    let clientId: string;
 
     beforeAll(async () => {
       primary = await OwnPostgres.create();
@@ -81,6 +85,9 @@ describe.skipIf(!onPostgres)(
       const env = await createEnvironment(deps, { name: 'replica' });
       const token = adminTokenFor('replica');
       await ensureAdminToken(deps, token);
+      adminToken = token;
+      environmentId = env.environment_id;
+      clientId = env.client_id;
       const admin = createCaller(createInnerContext(deps, `Bearer ${token}`)).admin;
       const second = await admin.apiKeys.create({ environment: env.environment_id });
       own = await startOwnApp(deps, { rateLimit: false });
@@ -135,6 +142,70 @@ describe.skipIf(!onPostgres)(
       expect(sample(scraped.text, 'atrium_replica_up')).toBe(1);
       expect(sample(scraped.text, 'atrium_replica_lag_bytes')).toBe(0);
       expect(sample(scraped.text, 'atrium_replica_reads_total{served_by="replica"}')).toBeGreaterThanOrEqual(2);
+    });
+
+    it('answers every GET of the catalogue from the replica exactly as from the primary', async () => {
+      // One of everything, made through the API (and the admin surface for what only it creates).
+      const admin = createCaller(createInnerContext(deps, `Bearer ${adminToken}`)).admin;
+      const made = async (path: string, body: unknown, status = 201) => {
+        const res = await writer.post(path, body);
+        expect(res.status, res.text).toBe(status);
+        return res.body;
+      };
+      const org = await made('/organizations', {
+        name: 'Everything',
+        external_id: 'ext-1',
+        domain_data: [{ domain: uniqueDomain('replica'), state: 'pending' }],
+      });
+      const user = await made('/user_management/users', { email: uniqueEmail('replica') });
+      const membership = await made('/user_management/organization_memberships', {
+        user_id: user.id,
+        organization_id: org.id,
+      });
+      const group = await made(`/organizations/${org.id}/groups`, { name: 'Readers' });
+      await made(
+        `/organizations/${org.id}/groups/${group.id}/organization-memberships`,
+        { organization_membership_id: membership.id },
+        200,
+      );
+      const endpoint = await made('/webhook_endpoints', { endpoint_url: 'https://hooks.example.com/r', events: ['*'] });
+      const connection = await admin.connections.create({
+        environment: environmentId,
+        organization_id: org.id,
+        connection_type: 'OktaSAML',
+        name: 'Replicated connection',
+      });
+      const agent = await admin.agents.register({ environment: environmentId, organization_id: org.id });
+      const fixture = {
+        organizationId: org.id,
+        domainId: org.domains[0].id,
+        userId: user.id,
+        membershipId: membership.id,
+        groupId: group.id,
+        connectionId: connection.id,
+        registrationId: agent.registration_id,
+        webhookEndpointId: endpoint.id,
+        clientId,
+      } as Fixture;
+      await caughtUp();
+
+      const onPrimary = await startOwnApp({ ...deps, replica: undefined }, { rateLimit: false });
+      try {
+        const primaryReader = new HttpClient(onPrimary.url, reader.defaultHeaders);
+        const gets = OPERATIONS.filter((op) => op.method === 'GET');
+        const served = replica.status().reads.replica;
+        for (const op of gets) {
+          const path = op.path(fixture);
+          const [fromReplica, fromPrimary] = [await reader.get(path), await primaryReader.get(path)];
+          expect(fromReplica.status, `${op.name}: ${fromReplica.text}`).toBe(200);
+          expect(fromReplica.text, op.name).toBe(fromPrimary.text);
+        }
+        // Every API-key GET was served by the replica (the JWKS is public: it reads the primary).
+        const routed = gets.filter((op) => !op.path(fixture).startsWith('/sso/jwks/')).length;
+        expect(replica.status().reads.replica - served).toBe(routed);
+      } finally {
+        await onPrimary.close();
+      }
     });
 
     it('reads a key its own writes from the primary until the replica has replayed them; the lag metric moves', async () => {
