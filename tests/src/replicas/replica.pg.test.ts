@@ -9,6 +9,7 @@ import {
   ensureAdminToken,
   newCaches,
 } from '@atrium/routers';
+import { createLogger, loadConfig, startRuntime } from '@atrium/server';
 import pino from 'pino';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -330,6 +331,29 @@ describe.skipIf(!onPostgres)(
       const back = await reader.get(`/organizations/${created.body.id}`);
       expect(back.status).toBe(200);
       expect(replica.status().reads.replica).toBe(served + 1);
+    });
+
+    it('is set up by the server from DATABASE_REPLICA_URL, and closed with it', async () => {
+      const config = loadConfig({
+        DATABASE_URL: primary.url,
+        DATABASE_REPLICA_URL: standby.url,
+        DATABASE_REPLICA_CHECK_MS: '50',
+        ATRIUM_MASTER_KEY: randomBytes(32).toString('base64'),
+        PORT: '0',
+        ATRIUM_WORKERS: 'false',
+        RATE_LIMIT: 'off',
+      });
+      expect(config.replica).toEqual({ url: standby.url, maxLagMs: 5_000, checkEveryMs: 50 });
+      const runtime = await startRuntime(config, createLogger('silent'));
+      try {
+        const started = runtime.deps.replica;
+        expect(started?.status().state).toBe('up');
+        const res = await new HttpClient(runtime.url, reader.defaultHeaders).get('/organizations?limit=1');
+        expect(res.status, res.text).toBe(200);
+        expect(started?.status().reads.replica).toBe(1);
+      } finally {
+        await runtime.close();
+      }
     });
   },
 );
