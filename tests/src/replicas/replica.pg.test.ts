@@ -278,6 +278,33 @@ describe.skipIf(!onPostgres)(
       }
     });
 
+    it('keeps at most maxKeys positions: an evicted one holds for every key until replayed', async () => {
+      await caughtUp();
+      const small = new ReadReplica(handle.db, { url: standby.url, maxKeys: 2, checkEveryMs: 60_000 });
+      await small.start();
+      await onStandby`select pg_wal_replay_pause()`;
+      try {
+        expect((await writer.post('/organizations', { name: 'Moves the WAL' })).status).toBe(201);
+        await small.wrote('a');
+        await small.wrote('b');
+        await small.wrote('c');
+        expect(small.status().pendingKeys).toBe(2);
+        // 'a' was evicted unreplayed: every key, 'a' and one that never wrote too, reads the primary.
+        expect(small.readerFor('a')).toBe(handle.db);
+        expect(small.readerFor('never-wrote')).toBe(handle.db);
+      } finally {
+        await onStandby`select pg_wal_replay_resume()`;
+      }
+      await until(async () => {
+        await small.check();
+        return small.status().lagBytes === 0;
+      });
+      expect(small.readerFor('never-wrote')).toBe(small.db);
+      expect(small.readerFor('a')).toBe(small.db);
+      expect(small.status().pendingKeys).toBe(0);
+      await small.close();
+    });
+
     it('reads from the primary while the replica lags past the bound', async () => {
       await caughtUp();
       const strict = new ReadReplica(handle.db, { url: standby.url, maxLagMs: 100, checkEveryMs: 60_000 });
