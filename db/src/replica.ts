@@ -30,6 +30,11 @@ export interface ReplicaOptions extends Pick<DbOptions, 'prepare' | 'connectTime
   maxLagMs?: number;
   /** How often the replica's position and the primary's are compared (milliseconds; default 250). */
   checkEveryMs?: number;
+  /**
+   * A read on the replica that has not answered within this long (milliseconds; default 2,000)
+   * is run on the primary instead, and the replica counts as down until a check finds it up.
+   */
+  readTimeoutMs?: number;
   /** Keys whose last write position is remembered (default 10,000). */
   maxKeys?: number;
   /**
@@ -82,6 +87,8 @@ export class ReadReplica {
   private readonly maxLagMs: number;
   private readonly checkEveryMs: number;
   private readonly maxKeys: number;
+  /** See `ReplicaOptions.readTimeoutMs`. */
+  readonly readTimeoutMs: number;
   private state: ReplicaState = 'starting';
   private replayed = -1n;
   private lagSeconds: number | null = null;
@@ -105,6 +112,7 @@ export class ReadReplica {
     this.maxLagMs = options.maxLagMs ?? 5_000;
     this.checkEveryMs = Math.max(10, options.checkEveryMs ?? 250);
     this.maxKeys = Math.max(1, options.maxKeys ?? 10_000);
+    this.readTimeoutMs = Math.max(1, options.readTimeoutMs ?? 2_000);
     const prepare = options.prepare ?? true;
     const base = connectionOptionsOf(options);
     this.client = postgres(options.url, {
@@ -225,10 +233,10 @@ export class ReadReplica {
     }
   }
 
-  /** A read on the replica failed because the replica is unreachable: it is down until a check says otherwise. */
-  failed(): void {
+  /** A read on the replica failed (or hung) because of the replica: it is down until a check says otherwise. */
+  failed(reason: string): void {
     this.reads.fallbacks += 1;
-    this.setState('down', { reason: 'a read failed' });
+    this.setState('down', { reason });
   }
 
   status(): ReplicaStatus {

@@ -81,7 +81,8 @@ async function scopeOfApiKey(ctx: Context, flag?: string): Promise<Scope> {
  * With a read replica (`deps.replica`), where an API-key call reads and writes. A query runs on
  * the handle `readerFor` names for the caller's key: the replica, unless it is down, lagging, or
  * has not replayed this key's last write (read-your-writes); a query that fails there because
- * the replica cannot answer runs once more on the primary. Anything else (mutations, and every
+ * the replica cannot answer, or has no answer within `readTimeoutMs` (a replica that hangs
+ * without an error), runs once more on the primary. Anything else (mutations, and every
  * transaction wherever it starts) runs on the primary, and then the key's position is recorded.
  * The key is the SHA-256 of the API key, as in the key cache.
  */
@@ -102,16 +103,29 @@ async function routedReads<R extends { ok: boolean; error?: TRPCError }>(
   }
   const db = replica.readerFor(key);
   if (db === scope.db) return run(scope);
-  let result: R;
+  const attempt = run({ ...scope, db });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), replica.readTimeoutMs);
+  });
+  let result: R | 'late';
   try {
-    result = await run({ ...scope, db });
+    result = await Promise.race([attempt, late]);
   } catch (error) {
     if (!isDatabaseUnreachable(error)) throw error;
-    replica.failed();
+    replica.failed('a read could not reach the replica');
+    return run(scope);
+  } finally {
+    clearTimeout(timer);
+  }
+  if (result === 'late') {
+    // A query only reads, so the primary may run it too; the replica's answer, if any, is dropped.
+    attempt.catch(() => {});
+    replica.failed('a read did not answer in time');
     return run(scope);
   }
   if (result.ok || !isDatabaseUnreachable(result.error)) return result;
-  replica.failed();
+  replica.failed('a read could not reach the replica');
   return run(scope);
 }
 

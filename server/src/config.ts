@@ -12,9 +12,10 @@ export interface ServerConfig {
   /**
    * A streaming replica of DATABASE_URL (DATABASE_REPLICA_URL): API reads go to it while it lags
    * less than `maxLagMs` (DATABASE_REPLICA_MAX_LAG_MS), checked every `checkEveryMs`
-   * (DATABASE_REPLICA_CHECK_MS).
+   * (DATABASE_REPLICA_CHECK_MS); a read it has not answered within `readTimeoutMs`
+   * (DATABASE_REPLICA_READ_TIMEOUT_MS) runs on the primary.
    */
-  replica: { url: string; maxLagMs: number; checkEveryMs: number } | undefined;
+  replica: { url: string; maxLagMs: number; checkEveryMs: number; readTimeoutMs: number } | undefined;
   dataDir: string;
   adminToken: string | undefined;
   publicUrl: string;
@@ -183,6 +184,7 @@ function replica(env: NodeJS.ProcessEnv): ServerConfig['replica'] {
     url,
     maxLagMs: integer('DATABASE_REPLICA_MAX_LAG_MS', 5_000, env),
     checkEveryMs: Math.max(10, integer('DATABASE_REPLICA_CHECK_MS', 250, env)),
+    readTimeoutMs: Math.max(1, integer('DATABASE_REPLICA_READ_TIMEOUT_MS', 2_000, env)),
   };
 }
 

@@ -143,6 +143,7 @@ async function openReplica(handle: DbHandle, config: ServerConfig, log: Logger):
     primaryUrl: config.databaseUrl,
     maxLagMs: settings.maxLagMs,
     checkEveryMs: settings.checkEveryMs,
+    readTimeoutMs: settings.readTimeoutMs,
     connections: config.dbStatementConnections,
     connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
     statementTimeoutMs: config.dbStatementTimeoutMs,

@@ -1,4 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { type DbHandle, openDb, ReadReplica } from '@atrium/db';
 import {
   createCaller,
@@ -113,6 +116,16 @@ describe.skipIf(!onPostgres)(
         await replica.check();
         return replica.status().state === 'up' && replica.status().lagBytes === 0;
       });
+
+    /** The replica's postmaster and its children (backends, startup, WAL receiver). */
+    function standbyProcesses(): number[] {
+      const postmaster = Number(readFileSync(join(standby.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)], { encoding: 'utf8' })
+        .split('\n')
+        .map((line) => Number(line.trim()))
+        .filter((pid) => pid > 0);
+      return [postmaster, ...children];
+    }
 
     /** The last statement of each of Atrium's connections to the replica, as the replica reports them. */
     async function lastQueriesOnStandby(): Promise<string[]> {
@@ -360,6 +373,36 @@ describe.skipIf(!onPostgres)(
       expect(replica.status().reads.replica).toBe(served + 1);
     });
 
+    it('runs a read on the primary when the replica hangs without an error', async () => {
+      const created = await writer.post('/organizations', { name: 'Read past a hung replica' });
+      await caughtUp();
+      const hung = new ReadReplica(handle.db, { url: standby.url, readTimeoutMs: 300, checkEveryMs: 60_000 });
+      await hung.start();
+      const app = await startOwnApp({ ...deps, replica: hung }, { rateLimit: false });
+      const client = new HttpClient(app.url, reader.defaultHeaders);
+      // Every process of the replica stopped (SIGSTOP): connections stay open, nothing answers.
+      const pids = standbyProcesses();
+      for (const pid of pids) process.kill(pid, 'SIGSTOP');
+      try {
+        const started = Date.now();
+        const read = await client.get(`/organizations/${created.body.id}`);
+        expect(read.status, read.text).toBe(200);
+        expect(Date.now() - started).toBeLessThan(5_000);
+        expect(hung.status()).toMatchObject({ state: 'down', reads: { replica: 1, fallbacks: 1 } });
+        // Down now: the next read goes to the primary at once.
+        expect((await client.get(`/organizations/${created.body.id}`)).status).toBe(200);
+        expect(hung.status().reads.primary).toBe(1);
+      } finally {
+        for (const pid of pids) process.kill(pid, 'SIGCONT');
+      }
+      await until(async () => {
+        await hung.check();
+        return hung.status().state === 'up';
+      });
+      await app.close();
+      await hung.close();
+    });
+
     it('is set up by the server from DATABASE_REPLICA_URL, and closed with it', async () => {
       const config = loadConfig({
         DATABASE_URL: primary.url,
@@ -370,7 +413,7 @@ describe.skipIf(!onPostgres)(
         ATRIUM_WORKERS: 'false',
         RATE_LIMIT: 'off',
       });
-      expect(config.replica).toEqual({ url: standby.url, maxLagMs: 5_000, checkEveryMs: 50 });
+      expect(config.replica).toEqual({ url: standby.url, maxLagMs: 5_000, checkEveryMs: 50, readTimeoutMs: 2_000 });
       const runtime = await startRuntime(config, createLogger('silent'));
       try {
         const started = runtime.deps.replica;
