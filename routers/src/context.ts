@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import type { Db, DbDriver, FeatureFlags } from '@atrium/db';
+import type { Db, DbDriver, FeatureFlags, ReadReplica } from '@atrium/db';
 import type { Logger } from 'pino';
 
 /** What an authenticated request knows about its environment. */
@@ -103,6 +103,11 @@ export interface LoadedSigningKey {
 export interface Deps {
   db: Db;
   driver: DbDriver;
+  /**
+   * A streaming read replica (`DATABASE_REPLICA_URL`): API-key queries read from it when it is
+   * up and has replayed the key's own writes (see trpc.ts `routedReads`); everything else uses `db`.
+   */
+  replica?: ReadReplica | undefined;
   now: () => Date;
   log: Logger;
   config: Config;

@@ -161,6 +161,21 @@ export function fromDatabaseError(error: unknown): ApiError | undefined {
   return undefined;
 }
 
+/**
+ * Did this error come from a database that could not be reached or could not answer (a
+ * connection error, a shutdown, a statement cancelled by a timeout or by a replica's recovery
+ * conflict, 40001)? A read that failed so on the replica is retried on the primary.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const code = (current as PgErrorLike).code;
+    if (code && (UNAVAILABLE_CODES.has(code) || code === '40001')) return true;
+    current = (current as PgErrorLike).cause;
+  }
+  return false;
+}
+
 interface ZodIssueLike {
   code: string;
   path: PropertyKey[];
