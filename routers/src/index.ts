@@ -47,6 +47,7 @@ export {
   purgeExpiredIdempotencyKeys,
   requestFingerprint,
 } from './idempotency/service.ts';
+export { hashPassword, verifyPassword } from './lib/password.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
 export {
   applyDnsResult,
