@@ -114,7 +114,10 @@ describe('bad user input answers 422 with its code and stores nothing', () => {
     expect(res.status, res.text).toBe(422);
     expect(res.body.code).toBe('invalid_request_parameters');
     const fields: string[] = res.body.errors.map((e: { field: string }) => e.field);
-    expect(fields.some((f) => f === field || f.startsWith(`${field}.`)), fields.join()).toBe(true);
+    expect(
+      fields.some((f) => f === field || f.startsWith(`${field}.`)),
+      fields.join(),
+    ).toBe(true);
     expect(await storedUsers(env)).toEqual([]);
   });
 
