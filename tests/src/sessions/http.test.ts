@@ -46,6 +46,17 @@ describe('POST /user_management/sessions/revoke', () => {
     expect(await revokedEvents(env)).toHaveLength(1);
   });
 
+  it('20 concurrent revokes of one session: all 200, one revocation, one event', async () => {
+    const env = await newEnvironment();
+    const { sessionId } = await issue(env);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => env.http.post('/user_management/sessions/revoke', { session_id: sessionId })),
+    );
+    expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(new Set(answers.map((r) => r.body.ended_at)).size).toBe(1);
+    expect(await revokedEvents(env)).toHaveLength(1);
+  });
+
   it.each([
     ['no session_id', {}, 422, 'invalid_request_parameters'],
     ['a numeric session_id', { session_id: 42 }, 422, 'invalid_request_parameters'],
