@@ -80,7 +80,8 @@ export interface ClientTokenGrant {
 /**
  * The one check every surface that accepts client tokens must use: the signature, `typ`, `iss`,
  * `aud` and `exp` (signing/service.ts), then the stored session it names (`sid`): of this
- * environment, for the token's user and organization, not revoked, not expired. The session is
+ * environment, for the token's user and organization, not revoked, not expired, its user still an
+ * active member of the organization (a deactivated or removed member's token stops). The session is
  * read on every call, on the primary (`deps.db`), with no cache, so a revocation committed by
  * any process refuses the token from its next use on. Returns null for anything invalid.
  */

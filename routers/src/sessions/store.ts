@@ -1,4 +1,4 @@
-import { type Db, type PageParams, paginate, sessions } from '@atrium/db';
+import { type Db, organizationMemberships, type PageParams, paginate, sessions } from '@atrium/db';
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import { loadScoped, type RowLock } from '../common/store.ts';
 
@@ -37,8 +37,9 @@ export async function markSessionRevoked(tx: Db, id: string, at: Date): Promise<
 }
 
 /**
- * The session if it is live at `now` (in the environment, not revoked, not expired), else
- * undefined. One primary-key read, never cached: a revocation counts from its commit.
+ * The session if it is live at `now` (in the environment, not revoked, not expired) and its
+ * user still holds an active membership of its organization, else undefined. One primary-key
+ * read joined to the membership's unique index, never cached: a revocation counts from its commit.
  */
 export async function liveSession(
   db: Db,
@@ -47,8 +48,16 @@ export async function liveSession(
   now: Date,
 ): Promise<SessionRow | undefined> {
   const [row] = await db
-    .select()
+    .select({ session: sessions })
     .from(sessions)
+    .innerJoin(
+      organizationMemberships,
+      and(
+        eq(organizationMemberships.organizationId, sessions.organizationId),
+        eq(organizationMemberships.userId, sessions.userId),
+        eq(organizationMemberships.status, 'active'),
+      ),
+    )
     .where(
       and(
         eq(sessions.id, id),
@@ -58,5 +67,5 @@ export async function liveSession(
       ),
     )
     .limit(1);
-  return row;
+  return row?.session;
 }

@@ -89,7 +89,24 @@ describe('a client token is accepted only while its stored session is live', () 
     expect(await verifyClientToken(env.deps, envOf(env), live.token)).not.toBeNull();
   });
 
-  it('refuses tampered and foreign tokens without touching the database', async () => {
+  it('refuses the token while its user is not an active member of the organization', async () => {
+    const env = await newEnvironment();
+    const { token, userId, organizationId } = await issue(env);
+    const [membership] = (
+      await env.http.get(
+        `/user_management/organization_memberships?user_id=${userId}&organization_id=${organizationId}`,
+      )
+    ).body.data;
+    const off = await env.http.put(`/user_management/organization_memberships/${membership.id}/deactivate`, {});
+    expect(off.body.status, off.text).toBe('inactive');
+    expect(await verifyClientToken(other, envOf(env), token)).toBeNull();
+    await env.http.put(`/user_management/organization_memberships/${membership.id}/reactivate`, {});
+    expect(await verifyClientToken(other, envOf(env), token)).not.toBeNull();
+    await env.http.delete(`/user_management/organization_memberships/${membership.id}`);
+    expect(await verifyClientToken(other, envOf(env), token)).toBeNull();
+  });
+
+  it('refuses tampered and foreign tokens', async () => {
     const env = await newEnvironment();
     const { token } = await issue(env);
     const [header, payload, signature] = token.split('.') as [string, string, string];
