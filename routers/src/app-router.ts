@@ -7,6 +7,7 @@ import { groupsRouter } from './groups/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
+import { sessionsRouter } from './sessions/router.ts';
 import { jwksRouter } from './signing/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
 import { usersRouter } from './users/router.ts';
@@ -17,6 +18,7 @@ export const appRouter = router({
   organizations: organizationsRouter,
   organizationDomains: organizationDomainsRouter,
   users: usersRouter,
+  sessions: sessionsRouter,
   organizationMemberships: organizationMembershipsRouter,
   groups: groupsRouter,
   agents: agentsRouter,

@@ -50,6 +50,7 @@ const ENTITY_LABELS = {
   agent_registration: 'Agent registration',
   client: 'Client',
   webhook_endpoint: 'Webhook endpoint',
+  session: 'Session',
 } as const;
 
 /** The kinds of record a 404 can name. */

@@ -27,8 +27,8 @@ import { adminCaller } from '../helpers/tokens.ts';
 import { type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /**
- * The catalogue the reliability suites run over: every REST operation (41: organizations,
- * domains, users, memberships, groups and their members, client token, agents, JWKS,
+ * The catalogue the reliability suites run over: every REST operation (44: organizations,
+ * domains, users, sessions, memberships, groups and their members, client token, agents, JWKS,
  * connections, events, webhook endpoints), every table an environment writes to, every POST
  * that creates. A new endpoint is a new row here (and a new table a row of SCOPED_TABLES): the
  * fuzz, idempotency, race and isolation suites then cover it without further code. A test in
@@ -91,6 +91,10 @@ export interface Fixture {
   spareMembershipId: string;
   /** A user without any membership (for membership creates). */
   spareUserId: string;
+  /** The external id of `userId`. */
+  userExternalId: string;
+  /** A session of `userId` (a client token was issued for it). */
+  sessionId: string;
 }
 
 /** A fresh e-mail address (users' e-mails are unique per environment). */
@@ -117,7 +121,11 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     }),
     'organization',
   );
-  const user = await created(env.http.post('/user_management/users', { email: uniqueEmail('fx') }), 'user');
+  const userExternalId = `fx-${randomUUID().slice(0, 12)}`;
+  const user = await created(
+    env.http.post('/user_management/users', { email: uniqueEmail('fx'), external_id: userExternalId }),
+    'user',
+  );
   const membership = await created(
     env.http.post('/user_management/organization_memberships', { user_id: user.id, organization_id: org.id }),
     'membership',
@@ -148,6 +156,11 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     env.http.post('/webhook_endpoints', { endpoint_url: 'https://hooks.example.com/fixture', events: ['*'] }),
     'webhook endpoint',
   );
+  const token = await created(
+    env.http.post('/client/token', { organization_id: org.id, user_id: user.id }),
+    'client token',
+  );
+  const sessionId = JSON.parse(Buffer.from(token.token.split('.')[1], 'base64url').toString()).sid as string;
   return {
     env,
     organizationId: org.id,
@@ -162,6 +175,8 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     clientId: env.clientId,
     spareMembershipId: spareMembership.id,
     spareUserId: loner.id,
+    userExternalId,
+    sessionId,
   };
 }
 
@@ -299,6 +314,11 @@ const userBody = {
   external_id: fc.oneof(hostileString, anyJson),
   metadata: metadataArb,
   password: fc.oneof(hostileString, anyJson),
+  name: nameArb,
+  locale: fc.oneof(fc.constantFrom('en', 'pt-BR', 'zz-ZZZZZZZZZ', 'en_US'), hostileString, anyJson),
+  profile_picture_url: fc.oneof(fc.webUrl(), hostileString, anyJson),
+  password_hash: fc.oneof(hostileString, anyJson),
+  password_hash_type: fc.oneof(fc.constantFrom('bcrypt', 'scrypt', 'md5'), hostileString, anyJson),
 };
 const groupBody = {
   name: fc.oneof(fc.constant('Engineers'), hostileString, anyJson),
@@ -413,6 +433,26 @@ export const OPERATIONS: Operation[] = [
     method: 'GET',
     path: (f, param) => `/user_management/users/${p(param, f.userId)}`,
     hasParam: true,
+  },
+  {
+    name: 'get user by external id',
+    method: 'GET',
+    path: (f, param) => `/user_management/users/external_id/${p(param, f.userExternalId)}`,
+    hasParam: true,
+  },
+  {
+    name: "list a user's sessions",
+    method: 'GET',
+    path: (f, param) => `/user_management/users/${p(param, f.userId)}/sessions`,
+    hasParam: true,
+    query: listQuery,
+  },
+  {
+    name: 'revoke session',
+    method: 'POST',
+    path: () => '/user_management/sessions/revoke',
+    hasParam: false,
+    body: (f) => ({ session_id: fc.oneof(fc.constant(f.sessionId), hostileString, anyJson) }),
   },
   {
     name: 'create user',

@@ -29,6 +29,8 @@ const dummy: Fixture = {
   clientId: ':client',
   spareMembershipId: ':spare_membership',
   spareUserId: ':spare_user',
+  userExternalId: ':user_external_id',
+  sessionId: ':session',
 };
 
 type Attempt = [method: string, path: (f: Fixture) => string, body?: (f: Fixture) => unknown];
@@ -41,6 +43,9 @@ const ATTEMPTS: Attempt[] = [
   ['GET', (f) => `/user_management/users/${f.userId}`],
   ['PUT', (f) => `/user_management/users/${f.userId}`, () => ({ first_name: 'stolen' })],
   ['DELETE', (f) => `/user_management/users/${f.userId}`],
+  ['GET', (f) => `/user_management/users/external_id/${f.userExternalId}`],
+  ['GET', (f) => `/user_management/users/${f.userId}/sessions`],
+  ['POST', () => '/user_management/sessions/revoke', (f) => ({ session_id: f.sessionId })],
   ['GET', (f) => `/user_management/organization_memberships/${f.membershipId}`],
   ['PUT', (f) => `/user_management/organization_memberships/${f.membershipId}/deactivate`, () => ({})],
   ['PUT', (f) => `/user_management/organization_memberships/${f.membershipId}/reactivate`, () => ({})],
@@ -91,6 +96,7 @@ const LISTS: Array<[string, (f: Fixture) => string]> = [
 /** A's resources as A reads them (to check they did not change). */
 const READS: Array<(f: Fixture) => string> = [
   (f) => `/user_management/users/${f.userId}`,
+  (f) => `/user_management/users/${f.userId}/sessions`,
   (f) => `/user_management/organization_memberships/${f.membershipId}`,
   group,
   (f) => `${group(f)}/organization-memberships`,
