@@ -358,6 +358,7 @@ export const OPERATIONS: Operation[] = [
       external_id: fc.oneof(hostileString, anyJson),
       metadata: metadataArb,
       billing_customer_id: fc.oneof(hostileString, anyJson),
+      stripe_customer_id: fc.oneof(hostileString, anyJson),
       allow_profiles_outside_organization: anyJson,
     }),
   },
