@@ -618,6 +618,18 @@ export const OPERATIONS: Operation[] = [
     },
   },
   {
+    name: 'get connection',
+    method: 'GET',
+    path: (f, param) => `/connections/${p(param, f.connectionId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'delete connection',
+    method: 'DELETE',
+    path: (f, param) => `/connections/${p(param, `${f.connectionId}x`)}`,
+    hasParam: true,
+  },
+  {
     name: 'list events',
     method: 'GET',
     path: () => '/events',

@@ -61,6 +61,8 @@ const ATTEMPTS: Attempt[] = [
   ['DELETE', (f) => `${group(f)}/organization-memberships/${f.membershipId}`],
   ['POST', () => '/client/token', (f) => ({ organization_id: f.organizationId, user_id: f.userId })],
   ['GET', (f) => `/agents/registrations/${f.registrationId}`],
+  ['GET', (f) => `/connections/${f.connectionId}`],
+  ['DELETE', (f) => `/connections/${f.connectionId}`],
   ['GET', (f) => `/webhook_endpoints/${f.webhookEndpointId}`],
   [
     'PATCH',
