@@ -16,6 +16,8 @@ export const ID_PREFIXES = {
   organizationMembership: 'om_',
   group: 'group_',
   connection: 'conn_',
+  itContact: 'it_contact_',
+  organizationApiKey: 'api_key_',
   agentRegistration: 'agent_reg_',
   agentIdentity: 'agent_identity_',
   agentRegistrationClaim: 'agent_reg_claim_',

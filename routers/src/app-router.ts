@@ -4,6 +4,8 @@ import { clientTokensRouter } from './client-tokens/router.ts';
 import { connectionsRouter } from './connections/router.ts';
 import { eventsRouter } from './events/router.ts';
 import { groupsRouter } from './groups/router.ts';
+import { itContactsRouter } from './it-contacts/router.ts';
+import { organizationApiKeysRouter } from './organization-api-keys/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
@@ -25,6 +27,8 @@ export const appRouter = router({
   clientTokens: clientTokensRouter,
   jwks: jwksRouter,
   connections: connectionsRouter,
+  itContacts: itContactsRouter,
+  organizationApiKeys: organizationApiKeysRouter,
   events: eventsRouter,
   webhookEndpoints: webhookEndpointsRouter,
   admin: adminRouter,

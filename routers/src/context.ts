@@ -47,6 +47,10 @@ export interface Quotas {
   agentRegistrationsPerOrganization: number;
   /** Organization memberships of one user: deleted with the user in one transaction. */
   membershipsPerUser: number;
+  /** IT contacts of one organization: listed on one page (the SDK's listItContacts reads one). */
+  itContactsPerOrganization: number;
+  /** API keys of one organization: deleted with it in one transaction. */
+  organizationApiKeysPerOrganization: number;
 }
 
 export const DEFAULT_QUOTAS: Quotas = {
@@ -58,6 +62,8 @@ export const DEFAULT_QUOTAS: Quotas = {
   connectionsPerOrganization: 100,
   agentRegistrationsPerOrganization: 10_000,
   membershipsPerUser: 1_000,
+  itContactsPerOrganization: 100,
+  organizationApiKeysPerOrganization: 1_000,
 };
 
 /** Signing keys and the tokens they sign (see signing/service.ts). */

@@ -47,6 +47,7 @@ const ENTITY_LABELS = {
   organization_membership: 'Organization membership',
   group: 'Group',
   connection: 'Connection',
+  it_contact: 'IT contact',
   agent_registration: 'Agent registration',
   client: 'Client',
   webhook_endpoint: 'Webhook endpoint',
@@ -105,6 +106,13 @@ const CONSTRAINTS: Readonly<Record<string, () => ApiError>> = {
   users_email_unique: emailTaken,
   users_external_id_unique: userExternalIdTaken,
   organization_memberships_user_org_unique: alreadyMember,
+  it_contacts_organization_email_unique: () =>
+    conflict('it_contact_already_exists', 'The organization already has an IT contact with this email.'),
+  it_contacts_active_invitation_unique: () =>
+    conflict(
+      'it_contact_invitation_already_active',
+      'The organization already has an active Admin Portal invitation; revoke it first.',
+    ),
 };
 
 interface PgErrorLike {

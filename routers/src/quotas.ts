@@ -16,6 +16,8 @@ const WHAT: Record<QuotaName, string> = {
   connectionsPerOrganization: 'an organization may have connections',
   agentRegistrationsPerOrganization: 'an organization may have agent registrations',
   membershipsPerUser: 'a user may have organization memberships',
+  itContactsPerOrganization: 'an organization may have IT contacts',
+  organizationApiKeysPerOrganization: 'an organization may have API keys',
 };
 
 /** `domainsPerOrganization` → `domains_per_organization` (its setting is ATRIUM_QUOTA_ + upper case). */

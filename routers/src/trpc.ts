@@ -17,6 +17,11 @@ import { sha256Hex } from './lib/random.ts';
 export type Meta = OpenApiMeta<{
   /** The HTTP status of a success on the REST surface (default 200). */
   successStatus?: 200 | 201 | 204;
+  /**
+   * The success body carries a secret shown once (a new API key's value): an Idempotency-Key
+   * replay still answers it, so the stored response is sealed under the master key.
+   */
+  secretResponse?: true;
 }>;
 
 const t = initTRPC

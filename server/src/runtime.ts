@@ -80,6 +80,8 @@ const SECRET_FIELDS = [
   'privateKey',
   'password',
   'credential',
+  // An organization API key's value (its create answer, its validation request).
+  'value',
   'cookie',
   'idempotency-key',
 ];

@@ -1,4 +1,12 @@
-import { agentRegistrations, connections, type Db, groups, organizationMemberships } from '@atrium/db';
+import {
+  agentRegistrations,
+  connections,
+  type Db,
+  groups,
+  itContacts,
+  organizationApiKeys,
+  organizationMemberships,
+} from '@atrium/db';
 import { and, eq } from 'drizzle-orm';
 import type { Scope } from '../context.ts';
 import { assertBelowQuota } from '../quotas.ts';
@@ -9,6 +17,8 @@ const COUNTED = {
   connectionsPerOrganization: { table: connections, parent: connections.organizationId },
   agentRegistrationsPerOrganization: { table: agentRegistrations, parent: agentRegistrations.organizationId },
   membershipsPerUser: { table: organizationMemberships, parent: organizationMemberships.userId },
+  itContactsPerOrganization: { table: itContacts, parent: itContacts.organizationId },
+  organizationApiKeysPerOrganization: { table: organizationApiKeys, parent: organizationApiKeys.organizationId },
 };
 
 export type ParentQuota = keyof typeof COUNTED;
