@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { initTRPC } from '@trpc/server';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import { abortSignalsAnyPonyfill } from '@trpc/server/unstable-core-do-not-import';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -65,11 +65,12 @@ describe('the patched tRPC object spread', () => {
 });
 
 /**
- * tRPC's own adapter behaviour that `/trpc` relies on (its signal hunks were dropped from the
- * patch, patches/README.md): the Fetch `Request` of a call carries a signal that aborts when the
- * client leaves (and not when the response ends), and combined signals abort when any of theirs does.
+ * What the `/trpc` signal hunks of patches/@trpc+server+11.25.2.patch must keep of tRPC's
+ * adapter: the Fetch `Request` of a call carries a signal that aborts when the client leaves (and
+ * not when the response ends), now the adapter's own as a property rather than one undici ties to
+ * it; and combined signals abort when any of theirs does, without `AbortSignal.any`.
  */
-describe('the tRPC adapter', () => {
+describe('the patched tRPC adapter', () => {
   it('gives the request its own signal, aborted when the client leaves before the answer', async () => {
     let seen: Request | undefined;
     const aborted = new Promise<boolean>((resolve) => {
@@ -89,6 +90,8 @@ describe('the tRPC adapter', () => {
     });
     expect(await aborted).toBe(true);
     expect(seen?.signal.aborted).toBe(true);
+    // The adapter's own signal, an own property: undici was not handed it.
+    expect(Object.getOwnPropertyDescriptor(seen, 'signal')?.value).toBe(seen?.signal);
     expect(seen?.method).toBe('GET');
     expect(seen?.headers.get('x-probe')).toBe('yes');
     expect(new URL(seen?.url ?? '').pathname).toBe('/trpc/x');
@@ -109,12 +112,18 @@ describe('the tRPC adapter', () => {
   });
 
   it('combines signals: the result aborts when any source does, or at once if one already has', () => {
-    const a = new AbortController();
-    const b = new AbortController();
-    const combined = abortSignalsAnyPonyfill([a.signal, b.signal]);
-    expect(combined.aborted).toBe(false);
-    b.abort();
-    expect(combined.aborted).toBe(true);
-    expect(abortSignalsAnyPonyfill([new AbortController().signal, AbortSignal.abort()]).aborted).toBe(true);
+    const any = vi.spyOn(AbortSignal, 'any');
+    try {
+      const a = new AbortController();
+      const b = new AbortController();
+      const combined = abortSignalsAnyPonyfill([a.signal, b.signal]);
+      expect(combined.aborted).toBe(false);
+      b.abort();
+      expect(combined.aborted).toBe(true);
+      expect(abortSignalsAnyPonyfill([new AbortController().signal, AbortSignal.abort()]).aborted).toBe(true);
+      expect(any).not.toHaveBeenCalled();
+    } finally {
+      any.mockRestore();
+    }
   });
 });
