@@ -155,8 +155,8 @@ async function createOnce(
       allowProfilesOutsideOrganization: organization.allow_profiles_outside_organization,
       at: now.toISOString(),
       limit,
-      claims: JSON.stringify(claims.map(toNewClaim)),
-      events: JSON.stringify(claimEvents(claims, competing, now)),
+      claims: claims.map(toNewClaim),
+      events: claimEvents(claims, competing, now),
     },
     { id: newId('event'), name: 'organization.created', data: organization, organizationId: id, now },
   );
