@@ -70,7 +70,7 @@ const MIGRATION_LOCK_KEY = 7_214_311_906;
  * tests/src/db/generic-plans.pg.test.ts holds the hot reads to their indexes. Figures:
  * bench/README.md, "Where the design's speed comes from".
  */
-function preparingEverything(sql: postgres.Sql): postgres.Sql {
+export function preparingEverything(sql: postgres.Sql): postgres.Sql {
   return new Proxy(sql, {
     get(target, key, receiver) {
       if (key === 'unsafe') {
@@ -104,17 +104,10 @@ export async function openDb(options: DbOptions): Promise<DbHandle> {
   return openPglite(options.dataDir ?? 'memory://', options.warn ?? (() => {}));
 }
 
-/**
- * Two pools: single statements share a few connections on which postgres.js pipelines them
- * (one socket write per event-loop turn), and transactions, which hold a connection between
- * statements, get the others, so neither waits behind the other. A statement can queue behind
- * a slow one on its connection; `statement_timeout` bounds that.
- */
-function openPostgres(url: string, options: DbOptions): DbHandle {
+/** The settings of every PostgreSQL connection Atrium opens (the primary's pools and a replica's). */
+export function connectionOptionsOf(options: DbOptions) {
   const prepare = options.prepare ?? true;
-  const total = options.poolSize ?? 10;
-  const statementConnections = Math.max(1, Math.min(options.statementConnections ?? 2, total - 1));
-  const connectionOptions = {
+  return {
     prepare,
     connect_timeout: options.connectTimeoutSeconds ?? 5,
     idle_timeout: 30,
@@ -129,6 +122,19 @@ function openPostgres(url: string, options: DbOptions): DbHandle {
       ...(prepare ? { plan_cache_mode: 'force_generic_plan' } : {}),
     },
   } satisfies postgres.Options<Record<string, never>>;
+}
+
+/**
+ * Two pools: single statements share a few connections on which postgres.js pipelines them
+ * (one socket write per event-loop turn), and transactions, which hold a connection between
+ * statements, get the others, so neither waits behind the other. A statement can queue behind
+ * a slow one on its connection; `statement_timeout` bounds that.
+ */
+function openPostgres(url: string, options: DbOptions): DbHandle {
+  const prepare = options.prepare ?? true;
+  const total = options.poolSize ?? 10;
+  const statementConnections = Math.max(1, Math.min(options.statementConnections ?? 2, total - 1));
+  const connectionOptions = connectionOptionsOf(options);
   const client = postgres(url, { ...connectionOptions, max: statementConnections });
   const transactions = postgres(url, { ...connectionOptions, max: Math.max(1, total - statementConnections) });
   // Drizzle sets its own type parsers and serializers on the client it is given (timestamps and

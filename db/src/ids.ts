@@ -17,6 +17,8 @@ export const ID_PREFIXES = {
   invitation: 'invitation_',
   group: 'group_',
   connection: 'conn_',
+  itContact: 'it_contact_',
+  organizationApiKey: 'api_key_',
   agentRegistration: 'agent_reg_',
   agentIdentity: 'agent_identity_',
   agentRegistrationClaim: 'agent_reg_claim_',

@@ -5,5 +5,6 @@ export { claimRoundRobin, environmentsWith, type FairTake, interleaveByEnvironme
 export { ID_PREFIXES, type IdKind, newId, ulidOf } from './ids.ts';
 export { equalsLiteral } from './literal.ts';
 export * from './paginate.ts';
+export { parseLsn, ReadReplica, type ReplicaOptions, type ReplicaState, type ReplicaStatus } from './replica.ts';
 export * from './schema/index.ts';
 export * as schema from './schema/index.ts';

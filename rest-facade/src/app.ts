@@ -87,6 +87,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const accessLog = options.accessLog ?? true;
   const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const limits = limitsOf(deps, options, metrics);
+  const replica = deps.replica;
+  if (replica) metrics.registerReplica(() => replica.status());
   const deleteRoute = restRouteOf('organizations.delete');
   const rest = restTransport({
     deps,

@@ -1,5 +1,13 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
+/** What the replica gauges read (the `ReadReplica` status of @atrium/db). */
+export interface ReplicaMetrics {
+  state: string;
+  lagSeconds: number | null;
+  lagBytes: number | null;
+  reads: { replica: number; primary: number; readYourWrites: number; fallbacks: number };
+}
+
 /**
  * The service's Prometheus metrics, one registry per app. Workers add their queue depths with
  * `registerQueue` and count webhook failures on `webhookFailures`; the database gauges are
@@ -90,6 +98,53 @@ export class Metrics {
   /** Publishes a worker's queue depth as `atrium_worker_queue_depth{worker=name}`. */
   registerQueue(name: string, depth: () => Promise<number> | number): void {
     this.queues.set(name, depth);
+  }
+
+  /**
+   * Publishes a read replica's state at scrape time: `atrium_replica_up` (1 when reads may go
+   * to it), `atrium_replica_lag_seconds` and `atrium_replica_lag_bytes` (NaN while it cannot
+   * be reached), and `atrium_replica_reads_total{served_by}` (replica, primary,
+   * read_your_writes, fallback).
+   */
+  registerReplica(status: () => ReplicaMetrics): void {
+    new Gauge({
+      name: 'atrium_replica_up',
+      help: '1 when the read replica answers and lags less than DATABASE_REPLICA_MAX_LAG_MS; 0 when reads go to the primary.',
+      registers: [this.registry],
+      collect() {
+        this.set(status().state === 'up' ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'atrium_replica_lag_seconds',
+      help: 'Age of the oldest WAL position of the primary the replica has not replayed (0 when caught up).',
+      registers: [this.registry],
+      collect() {
+        this.set(status().lagSeconds ?? Number.NaN);
+      },
+    });
+    new Gauge({
+      name: 'atrium_replica_lag_bytes',
+      help: 'Bytes of WAL written on the primary and not yet replayed on the replica.',
+      registers: [this.registry],
+      collect() {
+        this.set(status().lagBytes ?? Number.NaN);
+      },
+    });
+    new Counter({
+      name: 'atrium_replica_reads_total',
+      help: 'API reads by where they were served: the replica, the primary (replica down or lagging), the primary for read-your-writes, or the primary after a failed replica read.',
+      labelNames: ['served_by'],
+      registers: [this.registry],
+      collect() {
+        const { reads } = status();
+        this.reset();
+        this.inc({ served_by: 'replica' }, reads.replica);
+        this.inc({ served_by: 'primary' }, reads.primary);
+        this.inc({ served_by: 'read_your_writes' }, reads.readYourWrites);
+        this.inc({ served_by: 'fallback' }, reads.fallbacks);
+      },
+    });
   }
 
   /** Publishes the in-flight limit's load as `atrium_http_in_flight` and `atrium_http_queued`. */

@@ -5,9 +5,12 @@ import { connectionsRouter } from './connections/router.ts';
 import { eventsRouter } from './events/router.ts';
 import { groupsRouter } from './groups/router.ts';
 import { invitationsRouter } from './invitations/router.ts';
+import { itContactsRouter } from './it-contacts/router.ts';
+import { organizationApiKeysRouter } from './organization-api-keys/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
+import { sessionsRouter } from './sessions/router.ts';
 import { jwksRouter } from './signing/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
 import { usersRouter } from './users/router.ts';
@@ -18,6 +21,7 @@ export const appRouter = router({
   organizations: organizationsRouter,
   organizationDomains: organizationDomainsRouter,
   users: usersRouter,
+  sessions: sessionsRouter,
   organizationMemberships: organizationMembershipsRouter,
   invitations: invitationsRouter,
   groups: groupsRouter,
@@ -25,6 +29,8 @@ export const appRouter = router({
   clientTokens: clientTokensRouter,
   jwks: jwksRouter,
   connections: connectionsRouter,
+  itContacts: itContactsRouter,
+  organizationApiKeys: organizationApiKeysRouter,
   events: eventsRouter,
   webhookEndpoints: webhookEndpointsRouter,
   admin: adminRouter,

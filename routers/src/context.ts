@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import type { Db, DbDriver, FeatureFlags } from '@atrium/db';
+import type { Db, DbDriver, FeatureFlags, ReadReplica } from '@atrium/db';
 import type { Logger } from 'pino';
 
 /** What an authenticated request knows about its environment. */
@@ -54,6 +54,10 @@ export interface Quotas {
   membershipsPerUser: number;
   /** Pending invitations into one organization: each is an e-mail sent on the tenant's behalf. */
   pendingInvitationsPerOrganization: number;
+  /** IT contacts of one organization: listed on one page (the SDK's listItContacts reads one). */
+  itContactsPerOrganization: number;
+  /** API keys of one organization: deleted with it in one transaction. */
+  organizationApiKeysPerOrganization: number;
 }
 
 export const DEFAULT_QUOTAS: Quotas = {
@@ -66,6 +70,8 @@ export const DEFAULT_QUOTAS: Quotas = {
   agentRegistrationsPerOrganization: 10_000,
   membershipsPerUser: 1_000,
   pendingInvitationsPerOrganization: 1_000,
+  itContactsPerOrganization: 100,
+  organizationApiKeysPerOrganization: 1_000,
 };
 
 /** Signing keys and the tokens they sign (see signing/service.ts). */
@@ -124,6 +130,11 @@ export interface Mailer {
 export interface Deps {
   db: Db;
   driver: DbDriver;
+  /**
+   * A streaming read replica (`DATABASE_REPLICA_URL`): API-key queries read from it when it is
+   * up and has replayed the key's own writes (see trpc.ts `routedReads`); everything else uses `db`.
+   */
+  replica?: ReadReplica | undefined;
   now: () => Date;
   log: Logger;
   config: Config;

@@ -47,10 +47,12 @@ const ENTITY_LABELS = {
   organization_membership: 'Organization membership',
   group: 'Group',
   connection: 'Connection',
+  it_contact: 'IT contact',
   agent_registration: 'Agent registration',
   client: 'Client',
   webhook_endpoint: 'Webhook endpoint',
   invitation: 'Invitation',
+  session: 'Session',
 } as const;
 
 /** The kinds of record a 404 can name. */
@@ -107,6 +109,13 @@ const CONSTRAINTS: Readonly<Record<string, () => ApiError>> = {
   organization_memberships_user_org_unique: alreadyMember,
   invitations_pending_unique: () =>
     conflict('invitation_already_exists', 'A pending invitation for this e-mail and organization already exists.'),
+  it_contacts_organization_email_unique: () =>
+    conflict('it_contact_already_exists', 'The organization already has an IT contact with this email.'),
+  it_contacts_active_invitation_unique: () =>
+    conflict(
+      'it_contact_invitation_already_active',
+      'The organization already has an active Admin Portal invitation; revoke it first.',
+    ),
 };
 
 interface PgErrorLike {
@@ -162,6 +171,21 @@ export function fromDatabaseError(error: unknown): ApiError | undefined {
     current = e.cause;
   }
   return undefined;
+}
+
+/**
+ * Did this error come from a database that could not be reached or could not answer (a
+ * connection error, a shutdown, a statement cancelled by a timeout or by a replica's recovery
+ * conflict, 40001)? A read that failed so on the replica is retried on the primary.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const code = (current as PgErrorLike).code;
+    if (code && (UNAVAILABLE_CODES.has(code) || code === '40001')) return true;
+    current = (current as PgErrorLike).cause;
+  }
+  return false;
 }
 
 interface ZodIssueLike {

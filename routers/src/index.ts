@@ -11,7 +11,12 @@ export {
   forgetEnvironment,
   isKnownApiKey,
 } from './auth/service.ts';
-export { purgeExpiredSessions, SESSION_RETENTION_MS } from './client-tokens/service.ts';
+export {
+  type ClientTokenGrant,
+  purgeExpiredSessions,
+  SESSION_RETENTION_MS,
+  verifyClientToken,
+} from './client-tokens/service.ts';
 export { isoOfJson } from './common/schemas.ts';
 export { createConnection } from './connections/service.ts';
 export {
@@ -44,6 +49,7 @@ export {
   purgeExpiredIdempotencyKeys,
   requestFingerprint,
 } from './idempotency/service.ts';
+export { hashPassword, verifyPassword } from './lib/password.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
 export {
   applyDnsResult,

@@ -17,6 +17,8 @@ const WHAT: Record<QuotaName, string> = {
   agentRegistrationsPerOrganization: 'an organization may have agent registrations',
   membershipsPerUser: 'a user may have organization memberships',
   pendingInvitationsPerOrganization: 'an organization may have pending invitations',
+  itContactsPerOrganization: 'an organization may have IT contacts',
+  organizationApiKeysPerOrganization: 'an organization may have API keys',
 };
 
 /** `domainsPerOrganization` → `domains_per_organization` (its setting is ATRIUM_QUOTA_ + upper case). */

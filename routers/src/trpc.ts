@@ -1,13 +1,27 @@
+import type { ReadReplica } from '@atrium/db';
 import { initTRPC, type TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { authenticateAdmin, authenticateApiKey } from './auth/service.ts';
+import { authenticateAdmin, authenticateApiKey, bearer } from './auth/service.ts';
 import { type Context, DEFAULT_CONFIG, type Scope } from './context.ts';
-import { asTRPCError, contractError, forbidden, serviceUnavailable, toApiError } from './errors.ts';
+import {
+  asTRPCError,
+  contractError,
+  forbidden,
+  isDatabaseUnreachable,
+  serviceUnavailable,
+  toApiError,
+} from './errors.ts';
 import { idempotencyStep } from './idempotency/middleware.ts';
+import { sha256Hex } from './lib/random.ts';
 
 export type Meta = OpenApiMeta<{
   /** The HTTP status of a success on the REST surface (default 200). */
   successStatus?: 200 | 201 | 204;
+  /**
+   * The success body carries a secret shown once (a new API key's value): an Idempotency-Key
+   * replay still answers it, so the stored response is sealed under the master key.
+   */
+  secretResponse?: true;
 }>;
 
 const t = initTRPC
@@ -68,12 +82,66 @@ async function scopeOfApiKey(ctx: Context, flag?: string): Promise<Scope> {
   return { db: ctx.deps.db, env, now: ctx.deps.now, deps: ctx.deps };
 }
 
+/**
+ * With a read replica (`deps.replica`), where an API-key call reads and writes. A query runs on
+ * the handle `readerFor` names for the caller's key: the replica, unless it is down, lagging, or
+ * has not replayed this key's last write (read-your-writes); a query that fails there because
+ * the replica cannot answer, or has no answer within `readTimeoutMs` (a replica that hangs
+ * without an error), runs once more on the primary. Anything else (mutations, and every
+ * transaction wherever it starts) runs on the primary, and then the key's position is recorded.
+ * The key is the SHA-256 of the API key, as in the key cache.
+ */
+async function routedReads<R extends { ok: boolean; error?: TRPCError }>(
+  replica: ReadReplica,
+  type: string,
+  authorization: string | undefined,
+  scope: Scope,
+  run: (scope: Scope) => Promise<R>,
+): Promise<R> {
+  const key = sha256Hex(bearer(authorization) ?? '');
+  if (type !== 'query') {
+    try {
+      return await run(scope);
+    } finally {
+      await replica.wrote(key);
+    }
+  }
+  const db = replica.readerFor(key);
+  if (db === scope.db) return run(scope);
+  const attempt = run({ ...scope, db });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), replica.readTimeoutMs);
+  });
+  let result: R | 'late';
+  try {
+    result = await Promise.race([attempt, late]);
+  } catch (error) {
+    if (!isDatabaseUnreachable(error)) throw error;
+    replica.failed('a read could not reach the replica');
+    return run(scope);
+  } finally {
+    clearTimeout(timer);
+  }
+  if (result === 'late') {
+    // A query only reads, so the primary may run it too; the replica's answer, if any, is dropped.
+    attempt.catch(() => {});
+    replica.failed('a read did not answer in time');
+    return run(scope);
+  }
+  if (result.ok || !isDatabaseUnreachable(result.error)) return result;
+  replica.failed('a read could not reach the replica');
+  return run(scope);
+}
+
 /** The caller's Scope, then the call, through the idempotency step (idempotency/middleware.ts). */
 const apiGuard = (flag?: string) =>
   t.middleware((opts) =>
     guarded(opts.ctx, async () => {
       const scope = await scopeOfApiKey(opts.ctx, flag);
-      return idempotencyStep(opts, scope, (called) => opts.next({ ctx: { scope: called } }));
+      const run = (called: Scope) => idempotencyStep(opts, called, (s) => opts.next({ ctx: { scope: s } }));
+      const replica = opts.ctx.deps.replica;
+      return replica ? routedReads(replica, opts.type, opts.ctx.authorization, scope, run) : run(scope);
     }),
   );
 

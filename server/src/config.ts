@@ -9,6 +9,13 @@ export interface ServerConfig {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /**
+   * A streaming replica of DATABASE_URL (DATABASE_REPLICA_URL): API reads go to it while it lags
+   * less than `maxLagMs` (DATABASE_REPLICA_MAX_LAG_MS), checked every `checkEveryMs`
+   * (DATABASE_REPLICA_CHECK_MS); a read it has not answered within `readTimeoutMs`
+   * (DATABASE_REPLICA_READ_TIMEOUT_MS) runs on the primary.
+   */
+  replica: { url: string; maxLagMs: number; checkEveryMs: number; readTimeoutMs: number } | undefined;
   dataDir: string;
   adminToken: string | undefined;
   publicUrl: string;
@@ -121,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     port,
     host,
     databaseUrl: env.DATABASE_URL || undefined,
+    replica: replica(env),
     dataDir: resolve(env.ATRIUM_DATA_DIR || './.atrium/data'),
     adminToken: env.ATRIUM_ADMIN_TOKEN || undefined,
     publicUrl: env.ATRIUM_PUBLIC_URL || `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
@@ -190,6 +198,19 @@ function invitationUrl(env: NodeJS.ProcessEnv): string | undefined {
     throw new Error(`ATRIUM_INVITATION_URL must be an http(s) URL containing {token}, got '${template}'.`);
   }
   return template;
+}
+
+function replica(env: NodeJS.ProcessEnv): ServerConfig['replica'] {
+  const url = env.DATABASE_REPLICA_URL || undefined;
+  if (!url) return undefined;
+  if (!env.DATABASE_URL)
+    throw new Error('DATABASE_REPLICA_URL needs DATABASE_URL: the replica follows a PostgreSQL primary.');
+  return {
+    url,
+    maxLagMs: integer('DATABASE_REPLICA_MAX_LAG_MS', 5_000, env),
+    checkEveryMs: Math.max(10, integer('DATABASE_REPLICA_CHECK_MS', 250, env)),
+    readTimeoutMs: Math.max(1, integer('DATABASE_REPLICA_READ_TIMEOUT_MS', 2_000, env)),
+  };
 }
 
 /** `domainsPerOrganization` is read from ATRIUM_QUOTA_DOMAINS_PER_ORGANIZATION, and so on. */

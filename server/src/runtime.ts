@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type DbHandle, openDb } from '@atrium/db';
+import { type DbHandle, openDb, ReadReplica } from '@atrium/db';
 import { type AtriumApp, createApp, Metrics } from '@atrium/rest-facade';
 import {
   configureAdminToken,
@@ -81,6 +81,8 @@ const SECRET_FIELDS = [
   'privateKey',
   'password',
   'credential',
+  // An organization API key's value (its create answer, its validation request).
+  'value',
   'cookie',
   'idempotency-key',
 ];
@@ -134,6 +136,30 @@ export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger):
   };
 }
 
+/**
+ * The read replica, checked once before the first request (a replica that is down then is
+ * logged, and reads go to the primary until a check finds it up).
+ */
+async function openReplica(handle: DbHandle, config: ServerConfig, log: Logger): Promise<ReadReplica> {
+  const settings = config.replica as NonNullable<ServerConfig['replica']>;
+  const replica = new ReadReplica(handle.db, {
+    url: settings.url,
+    // Write positions are shared between the processes on this primary (NOTIFY/LISTEN).
+    primaryUrl: config.databaseUrl,
+    maxLagMs: settings.maxLagMs,
+    checkEveryMs: settings.checkEveryMs,
+    readTimeoutMs: settings.readTimeoutMs,
+    connections: config.dbStatementConnections,
+    connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
+    prepare: config.dbPrepare,
+    log: (state, detail) =>
+      log[state === 'up' ? 'info' : 'warn']({ replica: state, ...detail }, `read replica ${state}`),
+  });
+  await replica.start();
+  return replica;
+}
+
 /** Opens storage, applies migrations, prepares first-run secrets, and listens. */
 export async function startRuntime(config: ServerConfig, log: Logger): Promise<Runtime> {
   const handle = await openDb({
@@ -148,6 +174,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   });
   await handle.migrate();
   const deps = createDeps(handle, config, log);
+  if (config.replica) deps.replica = await openReplica(handle, config, log);
   const sealedSecrets = await sealLegacyWebhookSecrets(deps);
   if (sealedSecrets > 0) log.info({ sealedSecrets }, 'webhook secrets stored in plaintext are now encrypted');
 
@@ -198,7 +225,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     workers,
     firstRun,
     close() {
-      closing ??= drain(server, workers, handle, config.shutdownDrainMs, log);
+      closing ??= drain(server, workers, handle, config.shutdownDrainMs, log, deps.replica);
       return closing;
     },
   };
@@ -208,7 +235,14 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
  * The shutdown order: stop accepting connections, let in-flight requests finish (at most
  * `drainMs`, then their connections are cut), stop the workers, close the database.
  */
-async function drain(server: Server, workers: Worker[], handle: DbHandle, drainMs: number, log: Logger) {
+async function drain(
+  server: Server,
+  workers: Worker[],
+  handle: DbHandle,
+  drainMs: number,
+  log: Logger,
+  replica?: ReadReplica,
+) {
   // Answers still to come tell keep-alive clients not to send more on this connection.
   server.on('request', (_req, res) => {
     if (!res.headersSent) res.setHeader('Connection', 'close');
@@ -230,5 +264,5 @@ async function drain(server: Server, workers: Worker[], handle: DbHandle, drainM
       worker.stop().catch((error: unknown) => log.error({ err: error, worker: worker.name }, 'worker stop failed')),
     ),
   );
-  await handle.close();
+  await Promise.all([handle.close(), replica?.close()]);
 }

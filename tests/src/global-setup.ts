@@ -8,13 +8,13 @@ declare module 'vitest' {
 }
 
 /** The caller's settings for a server, CLI or SDK; none of them may change what a test sees. */
-export const CALLER_ENV = /^(ATRIUM_|WORKOS_)|^DATABASE_URL$/;
+export const CALLER_ENV = /^(ATRIUM_|WORKOS_|DATABASE_REPLICA_)|^DATABASE_URL$/;
 
 /**
  * With DATABASE_URL set, the suite runs on PostgreSQL in a database made for this run (and
  * dropped after it); without it, every worker opens its own in-memory PGlite.
  *
- * DATABASE_URL is read here once; then it and every ATRIUM_* and WORKOS_* variable of the
+ * DATABASE_URL is read here once; then it and every ATRIUM_*, WORKOS_* and DATABASE_REPLICA_* variable of the
  * caller's shell (the README's walk-through exports several) leave this process's environment,
  * which the test workers, and the servers and CLIs they spawn, inherit. A test that wants one
  * sets it on purpose. (Vitest builds the workers' environment after the global setup has run.)

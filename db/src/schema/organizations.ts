@@ -79,3 +79,38 @@ export const organizationDomains = pgTable(
       .where(sql`${t.state} = 'pending' and ${t.nextCheckAt} is not null`),
   ],
 );
+
+/** Upstream's IT contact intents: the Admin Portal features an invited contact may configure. */
+export const IT_CONTACT_INTENTS = [
+  'sso',
+  'directory_sync',
+  'log_streams',
+  'domain_verification',
+  'bring_your_own_key',
+] as const;
+export type ItContactIntent = (typeof IT_CONTACT_INTENTS)[number];
+
+/**
+ * An organization's IT contacts (e-mail unique per organization, stored lower-cased). A contact
+ * may hold the organization's one active Admin Portal invitation (`invited_at` set, with its
+ * intents): the partial unique index keeps it to one per organization.
+ */
+export const itContacts = pgTable(
+  'it_contacts',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: environmentIdColumn(),
+    organizationId: idText('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    email: text('email').notNull(),
+    invitationIntents: jsonb('invitation_intents').$type<ItContactIntent[]>(),
+    invitedAt: ts('invited_at'),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex('it_contacts_organization_email_unique').on(t.organizationId, t.email),
+    uniqueIndex('it_contacts_active_invitation_unique').on(t.organizationId).where(sql`${t.invitedAt} is not null`),
+    index('it_contacts_organization_idx').on(t.environmentId, t.organizationId, t.id),
+  ],
+);

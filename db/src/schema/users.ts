@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { boolean, index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
-import { idText, timestamps } from './columns.ts';
+import { idText, timestamps, ts } from './columns.ts';
 import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
 
@@ -15,8 +15,16 @@ export const users = pgTable(
     firstName: text('first_name'),
     lastName: text('last_name'),
     profilePictureUrl: text('profile_picture_url'),
+    /** A BCP 47 tag as the caller sent it (upstream's `locale`). */
+    locale: text('locale'),
+    /** When a client token was last issued for the user (Atrium's sign-in). */
+    lastSignInAt: ts('last_sign_in_at'),
     externalId: text('external_id'),
     metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default(sql`'{}'::jsonb`),
+    /** A PHC-style hash string (`$scrypt$…` of our own, or an imported one); never returned. */
+    passwordHash: text('password_hash'),
+    /** Upstream's `password_hash_type` of `password_hash` (`scrypt` for our own). */
+    passwordHashType: text('password_hash_type'),
     ...timestamps,
   },
   (t) => [

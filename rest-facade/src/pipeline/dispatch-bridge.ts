@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { appRouter, type Context, contractError } from '@atrium/routers';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { MAX_BODY_BYTES } from './body.ts';
@@ -6,19 +7,26 @@ import { operationFinder } from './dispatch-direct.ts';
 import { decodedParams } from './path-params.ts';
 import type { Outcome } from './render.ts';
 
-/** What the bridge writes, kept instead of sent: the render step writes the outcome. */
-class Capture {
+/**
+ * What the bridge writes, kept instead of sent: the render step writes the outcome. An event
+ * emitter, as the bridge ties each call's signal to the response's `close` (`once`/`off`).
+ */
+class Capture extends EventEmitter {
   statusCode = 200;
   body: string | undefined;
   error: unknown;
+  writableEnded = false;
   constructor(
     readonly ctx: Context,
     readonly procedure: string | undefined,
     readonly pathname: string,
-  ) {}
+  ) {
+    super();
+  }
   setHeader(): void {}
   end(body?: string): void {
     this.body = body;
+    this.writableEnded = true;
   }
 }
 
@@ -77,6 +85,8 @@ export function bridgeDispatcher(): RestDispatcher {
       req.headers['content-type'] = 'application/json';
     }
     await bridge(req, capture as never);
+    // Closed as a sent response would be: the bridge's listeners on the request let go.
+    capture.emit('close');
     if (capture.statusCode >= 400) throw capture.error ?? new Error(capture.body);
     const outcome: Outcome = { status: found?.op.status ?? 200, body: capture.body, contentType: 'application/json' };
     return outcome.status === 204 ? { status: 204, body: undefined, contentType: undefined } : outcome;

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { type Db, newId } from '@atrium/db';
-import type { Scope } from '../context.ts';
+import type { Deps, Scope } from '../context.ts';
 import { ApiError } from '../errors.ts';
+import { recordEvent } from '../events/record.ts';
 import { membershipStatus } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { signToken } from '../signing/service.ts';
-import { findUser } from '../users/store.ts';
+import { toSession } from '../sessions/service.ts';
+import { insertSession, liveSession } from '../sessions/store.ts';
+import { signToken, verifyToken } from '../signing/service.ts';
+import { findUser, markSignedIn } from '../users/store.ts';
 import type { ClientToken } from './schemas.ts';
-import { insertSession, purgeSessionsBefore } from './store.ts';
+import { purgeSessionsBefore } from './store.ts';
 
 function membershipRequired(userId: string, organizationId: string): ApiError {
   const message = `User '${userId}' has no active membership of organization '${organizationId}'.`;
@@ -51,7 +54,7 @@ export async function createClientToken(
   await scope.db.transaction(async (tx) => {
     const held = await membershipStatus(tx, scope.env.id, organization.id, user.id, true);
     if (held !== 'active') throw membershipRequired(user.id, organization.id);
-    await insertSession(tx, {
+    const session = await insertSession(tx, {
       id: sessionId,
       environmentId: scope.env.id,
       userId: user.id,
@@ -59,8 +62,41 @@ export async function createClientToken(
       expiresAt: signed.expiresAt,
       createdAt: issuedAt,
     });
+    // Issuing a client token is how a user signs in to Atrium's client surfaces.
+    await markSignedIn(tx, scope.env.id, user.id, issuedAt);
+    await recordEvent(tx, scope, 'session.created', toSession(session, scope.now()));
   });
   return { token: signed.token };
+}
+
+/** What a verified client token grants: its user in its organization, for its session. */
+export interface ClientTokenGrant {
+  sessionId: string;
+  userId: string;
+  organizationId: string;
+  expiresAt: Date;
+}
+
+/**
+ * The one check every surface that accepts client tokens must use: the signature, `typ`, `iss`,
+ * `aud` and `exp` (signing/service.ts), then the stored session it names (`sid`): of this
+ * environment, for the token's user and organization, not revoked, not expired, its user still an
+ * active member of the organization (a deactivated or removed member's token stops). The session is
+ * read on every call, on the primary (`deps.db`), with no cache, so a revocation committed by
+ * any process refuses the token from its next use on. Returns null for anything invalid.
+ */
+export async function verifyClientToken(
+  deps: Deps,
+  env: { id: string; clientId: string },
+  token: string,
+): Promise<ClientTokenGrant | null> {
+  const payload = await verifyToken(deps, env, 'client', token);
+  if (!payload) return null;
+  const { sid, sub, org_id: organizationId } = payload;
+  if (typeof sid !== 'string' || typeof sub !== 'string' || typeof organizationId !== 'string') return null;
+  const session = await liveSession(deps.db, env.id, sid, deps.now());
+  if (!session || session.userId !== sub || session.organizationId !== organizationId) return null;
+  return { sessionId: session.id, userId: session.userId, organizationId, expiresAt: session.expiresAt };
 }
 
 /** A session is kept this long past its expiry (a record of who held a token), then purged. */

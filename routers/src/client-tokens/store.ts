@@ -1,14 +1,9 @@
 import { type Db, sessions } from '@atrium/db';
 import { lt, sql } from 'drizzle-orm';
 
-export type NewSession = typeof sessions.$inferInsert;
-
-export async function insertSession(tx: Db, values: NewSession): Promise<void> {
-  await tx.insert(sessions).values(values);
-}
-
 /**
- * Deletes up to `batchSize` sessions expired before `cutoff`; how many went. As the events purge:
+ * Deletes up to `batchSize` sessions expired before `cutoff`, revoked ones included (a revoked
+ * session keeps its `expires_at`, so it goes 7 days after it would have expired); how many went. As the events purge:
  * ids as an array (primary-key lookups under a generic plan), in a transaction (its own connection).
  */
 export async function purgeSessionsBefore(db: Db, cutoff: Date, batchSize: number): Promise<number> {

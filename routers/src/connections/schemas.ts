@@ -18,6 +18,8 @@ export const Connection = z
   .meta({ id: 'Connection' });
 export type Connection = z.infer<typeof Connection>;
 
+export const ConnectionIdInput = z.object({ id: Id });
+
 export const ListConnectionsInput = ListParams.extend({
   organization_id: Id.optional(),
   connection_type: z.enum(CONNECTION_TYPES).optional(),

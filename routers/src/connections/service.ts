@@ -12,6 +12,7 @@ import {
   deleteConnectionRow,
   environmentIdOfConnection,
   insertConnection,
+  loadConnection,
   lockConnection,
   pageOfConnections,
   updateConnectionState,
@@ -39,6 +40,11 @@ export async function listConnections(scope: Scope, input: z.infer<typeof ListCo
   // The specification shows the connection list without `object`, unlike every other list.
   const { object: _object, ...envelope } = asList(page, toConnection);
   return envelope;
+}
+
+/** `GET /connections/:id`: the connection of the caller's environment, or 404. */
+export async function getConnection(scope: Scope, id: string): Promise<Connection> {
+  return toConnection(await loadConnection(scope.db, scope.env.id, id));
 }
 
 /** Admin: stores a connection of an organization (event `connection.created`). */
@@ -83,7 +89,10 @@ export async function setConnectionState(scope: Scope, id: string, state: 'activ
   });
 }
 
-/** Admin: deletes a connection (event `connection.deleted` with the connection as it was). */
+/**
+ * Deletes a connection (`DELETE /connections/:id`, and the admin command): event
+ * `connection.deleted` with the connection as it was, in the same transaction.
+ */
 export async function deleteConnection(scope: Scope, id: string): Promise<Connection> {
   return scope.db.transaction(async (tx) => {
     const row = orNotFound(await deleteConnectionRow(tx, scope.env.id, id), 'connection', id);

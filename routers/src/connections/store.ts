@@ -33,6 +33,11 @@ export function pageOfConnections(db: Db, environmentId: string, params: PagePar
   );
 }
 
+/** The connection of the environment, or 404. */
+export function loadConnection(db: Db, environmentId: string, id: string): Promise<ConnectionRow> {
+  return loadScoped(db, connections, 'connection', environmentId, id);
+}
+
 /** The connection of the environment held FOR UPDATE, or 404. */
 export function lockConnection(tx: Db, environmentId: string, id: string): Promise<ConnectionRow> {
   return loadScoped(tx, connections, 'connection', environmentId, id, 'update');

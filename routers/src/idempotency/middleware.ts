@@ -1,7 +1,8 @@
 import type { TRPCError } from '@trpc/server';
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
-import type { Context, IdempotencyClaim, Scope } from '../context.ts';
+import type { Context, Deps, IdempotencyClaim, Scope } from '../context.ts';
 import { ApiError, contractError, type ErrorBody } from '../errors.ts';
+import { isSealed, seal, unseal } from '../signing/material.ts';
 import {
   beginIdempotentRequest,
   completeIdempotentRequest,
@@ -17,7 +18,7 @@ export interface IdempotentCall {
   ctx: Context;
   type: string;
   path: string;
-  meta?: { openapi?: { method?: string }; successStatus?: number } | undefined;
+  meta?: { openapi?: { method?: string }; successStatus?: number; secretResponse?: true } | undefined;
   getRawInput: () => Promise<unknown>;
 }
 
@@ -44,18 +45,30 @@ export async function idempotencyStep<R extends CallResult>(
   const claim: IdempotencyClaim = { environmentId: scope.env.id, key: requireIdempotencyKey(header) };
   const fingerprint = requestFingerprint(call.path, await call.getRawInput());
   const begun = await beginIdempotentRequest(scope.deps, claim.environmentId, claim.key, fingerprint);
-  if (begun.kind === 'replay') return replay(call.ctx, begun) as R;
+  if (begun.kind === 'replay') return replay(call.ctx, claim, begun) as R;
   const result = await run({ ...scope, db: markingDb(scope.db, claim), idempotency: claim });
   await settle(call, scope, claim, result);
   return result;
 }
 
+/** The stored body of a response with a secret, sealed to its environment and key (JSON never looks sealed). */
+const bodyContext = (claim: IdempotencyClaim) => `idempotency:${claim.environmentId}:${claim.key}`;
+const sealSecretBody = (deps: Deps, claim: IdempotencyClaim, body: string) =>
+  seal(deps.tokens.masterKey, bodyContext(claim), Buffer.from(body, 'utf8'));
+const openSecretBody = (deps: Deps, claim: IdempotencyClaim, sealed: string) =>
+  unseal(deps.tokens.masterKey, bodyContext(claim), sealed, 'A stored idempotent response').toString('utf8');
+
 /**
  * The stored first result, as the call's own: its output (the JSON text as stored, so the REST
  * body is byte for byte the first one) or its error, rebuilt from the contract's body.
  */
-function replay(ctx: Context, stored: Extract<IdempotencyBegin, { kind: 'replay' }>): CallResult {
+function replay(
+  ctx: Context,
+  claim: IdempotencyClaim,
+  stored: Extract<IdempotencyBegin, { kind: 'replay' }>,
+): CallResult {
   ctx.responseHeaders['Idempotent-Replayed'] = 'true';
+  if (isSealed(stored.body)) stored = { ...stored, body: openSecretBody(ctx.deps, claim, stored.body) };
   if (stored.status >= 400) {
     const body = JSON.parse(stored.body) as ErrorBody;
     throw new ApiError(stored.status, body.code, body.message, body.errors);
@@ -74,7 +87,8 @@ async function settle(call: IdempotentCall, scope: Scope, claim: IdempotencyClai
     if (result.ok) {
       const status = call.meta?.successStatus ?? 200;
       const body = status === 204 ? '' : (JSON.stringify(result.data) ?? '');
-      await completeIdempotentRequest(scope.deps, claim, status, body);
+      const stored = call.meta?.secretResponse ? sealSecretBody(scope.deps, claim, body) : body;
+      await completeIdempotentRequest(scope.deps, claim, status, stored);
       return;
     }
     const { status, body } = contractError(result.error);

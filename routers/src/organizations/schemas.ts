@@ -11,6 +11,8 @@ export const Organization = z
     metadata: z.record(z.string(), z.string()),
     external_id: z.string().nullable(),
     billing_customer_id: z.string().nullable(),
+    /** The same stored value under upstream's newer name, which the Node SDK reads. */
+    stripe_customer_id: z.string().nullable(),
     allow_profiles_outside_organization: z.boolean(),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -36,14 +38,17 @@ export const CreateOrganizationInput = z.object({
   allow_profiles_outside_organization: StrictBoolean.optional(),
 });
 
+const BillingCustomerId = z.string().max(256);
+
+/** Either name sets the one stored billing customer id; both, with different values, is 422. */
 export const UpdateOrganizationInput = z.object({
   id: Id,
   name: Name.optional(),
   allow_profiles_outside_organization: StrictBoolean.optional(),
   domain_data: z.array(DomainDataEntry).max(100).optional(),
-  billing_customer_id: z.string().max(256).nullish(),
+  billing_customer_id: BillingCustomerId.nullish(),
   /** Upstream's newer name for the billing customer id (the Node SDK sends it). */
-  stripe_customer_id: z.string().max(256).nullish(),
+  stripe_customer_id: BillingCustomerId.nullish(),
   metadata: z
     .record(z.string().min(1).max(40), z.string().max(600).nullable())
     .refine((value) => Object.keys(value).length <= 50, { message: 'metadata may hold at most 50 keys' })

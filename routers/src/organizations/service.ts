@@ -15,7 +15,7 @@ import {
   wireTime,
 } from '../domain-claims/service.ts';
 import { type DomainRow, pendingClaimsOn, verifiedAmong } from '../domain-claims/store.ts';
-import { conflict, notFound } from '../errors.ts';
+import { conflict, invalid, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { quotaError, quotaLimit } from '../quotas.ts';
 import type {
@@ -48,6 +48,7 @@ export function toOrganization(row: OrganizationRecord): Organization {
     metadata: row.metadata,
     external_id: row.externalId,
     billing_customer_id: row.billingCustomerId,
+    stripe_customer_id: row.billingCustomerId,
     allow_profiles_outside_organization: row.allowProfilesOutsideOrganization,
     created_at: wireTime(row.createdAt),
     updated_at: wireTime(row.updatedAt),
@@ -154,8 +155,8 @@ async function createOnce(
       allowProfilesOutsideOrganization: organization.allow_profiles_outside_organization,
       at: now.toISOString(),
       limit,
-      claims: JSON.stringify(claims.map(toNewClaim)),
-      events: JSON.stringify(claimEvents(claims, competing, now)),
+      claims: claims.map(toNewClaim),
+      events: claimEvents(claims, competing, now),
     },
     { id: newId('event'), name: 'organization.created', data: organization, organizationId: id, now },
   );
@@ -196,6 +197,25 @@ async function applyDomainData(tx: Scope['db'], scope: Scope, organizationId: st
   for (const entry of entries) await claimDomain(tx, scope, organizationId, entry.domain, entry.state);
 }
 
+/**
+ * The billing customer id an update sets, under either of its names (`billing_customer_id`, the
+ * specification's; `stripe_customer_id`, the SDK's); undefined when neither is sent. Both sent
+ * with different values is 422: there is one stored value.
+ */
+function billingCustomerIdOf(input: z.infer<typeof UpdateOrganizationInput>): string | null | undefined {
+  const { billing_customer_id: billing, stripe_customer_id: stripe } = input;
+  if (billing !== undefined && stripe !== undefined && billing !== stripe) {
+    throw invalid([
+      {
+        field: 'stripe_customer_id',
+        code: 'billing_customer_id_conflict',
+        message: 'billing_customer_id and stripe_customer_id name one value; send one, or the same in both',
+      },
+    ]);
+  }
+  return billing !== undefined ? billing : stripe;
+}
+
 /** The organization's changes an update asks for, as stored columns. */
 function changesOf(input: z.infer<typeof UpdateOrganizationInput>, now: Date) {
   const changes: Parameters<typeof updateRow>[2] = { updatedAt: now };
@@ -203,7 +223,7 @@ function changesOf(input: z.infer<typeof UpdateOrganizationInput>, now: Date) {
   if (input.allow_profiles_outside_organization !== undefined) {
     changes.allowProfilesOutsideOrganization = input.allow_profiles_outside_organization;
   }
-  const billing = input.billing_customer_id !== undefined ? input.billing_customer_id : input.stripe_customer_id;
+  const billing = billingCustomerIdOf(input);
   if (billing !== undefined) changes.billingCustomerId = billing;
   if (input.external_id !== undefined) changes.externalId = input.external_id;
   if (input.metadata !== undefined) {

@@ -12,14 +12,21 @@ import {
 } from '@atrium/db';
 import { and, asc, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock, scopedId } from '../common/store.ts';
-import { type DomainRecord, domainRecordJson, qualified as q } from '../domain-claims/store.ts';
+import type { Scope } from '../context.ts';
+import {
+  type DomainRecord,
+  type DomainTuple,
+  domainTuple,
+  fromDomainTuple,
+  qualified as q,
+} from '../domain-claims/store.ts';
 import { writeWithEvent } from '../events/store.ts';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 
 /**
- * An organization with its domains as the stores give it: a row, or the JSON record of one that
- * the reads build (timestamps then in PostgreSQL's JSON encoding).
+ * An organization with its domains as the stores give it: a row, or one the reads decode from
+ * `organizationTuple` (timestamps then in PostgreSQL's JSON encoding).
  */
 export type OrganizationRecord = Omit<OrganizationRow, 'environmentId' | 'domainCount' | 'createdAt' | 'updatedAt'> & {
   createdAt: Date | string;
@@ -27,14 +34,40 @@ export type OrganizationRecord = Omit<OrganizationRow, 'environmentId' | 'domain
   domains: DomainRecord[];
 };
 
+/** `organizationTuple` as JSON gives it: positional, in the order `fromTuple` reads. */
+type OrganizationTuple = [
+  id: string,
+  name: string,
+  metadata: OrganizationRow['metadata'],
+  externalId: string | null,
+  billingCustomerId: string | null,
+  allowProfilesOutsideOrganization: boolean,
+  createdAt: string,
+  updatedAt: string,
+  domains: DomainTuple[],
+];
+
 /**
- * An organization with its domains as one JSON object, built by PostgreSQL: the reads get one
- * JSON value per organization instead of Drizzle's per-field row mapping and a Date per
- * timestamp (see bench/README.md, "Organization reads as JSON").
+ * An organization with its domains as one JSON array built by PostgreSQL: one JSON value per
+ * organization instead of Drizzle's per-field row mapping and a Date per timestamp, and
+ * positional, so PostgreSQL writes no field names (bench/README.md, "Issue #20's leftovers").
  */
-const organizationJson = sql<OrganizationRecord>`json_build_object('id', ${q(organizations.id)}, 'name', ${q(organizations.name)}, 'metadata', ${q(organizations.metadata)}, 'externalId', ${q(organizations.externalId)}, 'billingCustomerId', ${q(organizations.billingCustomerId)}, 'allowProfilesOutsideOrganization', ${q(organizations.allowProfilesOutsideOrganization)}, 'createdAt', ${q(organizations.createdAt)}, 'updatedAt', ${q(organizations.updatedAt)}, 'domains', (
-  select coalesce(json_agg(${domainRecordJson} order by ${q(organizationDomains.id)}), '[]'::json)
+const organizationTuple = sql<OrganizationTuple>`json_build_array(${q(organizations.id)}, ${q(organizations.name)}, ${q(organizations.metadata)}, ${q(organizations.externalId)}, ${q(organizations.billingCustomerId)}, ${q(organizations.allowProfilesOutsideOrganization)}, ${q(organizations.createdAt)}, ${q(organizations.updatedAt)}, (
+  select coalesce(json_agg(${domainTuple} order by ${q(organizationDomains.id)}), '[]'::json)
   from ${organizationDomains} where ${q(organizationDomains.organizationId)} = ${q(organizations.id)}))`;
+
+/** The record of an `organizationTuple`: every read of an organization comes through here. */
+const fromTuple = (t: OrganizationTuple): OrganizationRecord => ({
+  id: t[0],
+  name: t[1],
+  metadata: t[2],
+  externalId: t[3],
+  billingCustomerId: t[4],
+  allowProfilesOutsideOrganization: t[5],
+  createdAt: t[6],
+  updatedAt: t[7],
+  domains: t[8].map(fromDomainTuple),
+});
 
 /**
  * The hot reads as prepared statements, built once per database handle (`perHandle`): Drizzle's
@@ -43,7 +76,7 @@ const organizationJson = sql<OrganizationRecord>`json_build_object('id', ${q(org
 function prepareReads(db: Db) {
   const env = sql.placeholder('env');
   const byId = db
-    .select({ o: organizationJson })
+    .select({ o: organizationTuple })
     .from(organizations)
     .where(and(eq(organizations.environmentId, env), eq(organizations.id, sql.placeholder('id'))))
     .prepare('organizations_get');
@@ -54,7 +87,7 @@ function prepareReads(db: Db) {
     where ${organizationDomains.environmentId} = ${env} and ${organizationDomains.domain} = any(${sql.placeholder('domains')}::text[])))`;
   const prepareList = (ascending: boolean, op: KeysetOp | undefined, filtered: boolean) =>
     db
-      .select({ o: organizationJson })
+      .select({ o: organizationTuple })
       .from(organizations)
       .where(
         and(
@@ -89,7 +122,7 @@ function prepareReads(db: Db) {
         lists.set(name, statement);
       }
       const rows = await statement.execute({ env: environmentId, cursor: cursor?.value, limit: q.limit, domains });
-      return rows.map((row) => row.o);
+      return rows.map((row) => fromTuple(row.o));
     },
   };
 }
@@ -99,7 +132,7 @@ const reads = perHandle(prepareReads);
 /** The organization with this id in the environment, with its domains. */
 export async function getById(db: Db, environmentId: string, id: string): Promise<OrganizationRecord | undefined> {
   const [row] = await reads(db).byId.execute({ env: environmentId, id });
-  return row?.o;
+  return row && fromTuple(row.o);
 }
 
 /** A page of the environment's organizations by id, optionally only those holding `domains`. */
@@ -114,11 +147,11 @@ export const listPage = (db: Db, params: PageParams, environmentId: string, doma
 /** One organization of the environment matching `where`, with its domains (one round trip). */
 async function findOne(db: Db, environmentId: string, where: SQL): Promise<OrganizationRecord | undefined> {
   const [row] = await db
-    .select({ o: organizationJson })
+    .select({ o: organizationTuple })
     .from(organizations)
     .where(and(eq(organizations.environmentId, environmentId), where))
     .limit(1);
-  return row?.o;
+  return row && fromTuple(row.o);
 }
 
 export const findByExternalId = (db: Db, environmentId: string, externalId: string) =>
@@ -168,27 +201,30 @@ export interface ClaimEvent {
   claim: string | null;
 }
 
-/**
- * Create organization as one autocommit statement (see `writeWithEvent`): the organization,
- * its domain claims (`claims`), the claims' events, the other organizations' pending claims on
- * its verified domains turned `failed` (exactly those named by the events' `claim`), and
- * `organization.created`. It writes nothing when a domain is verified in the environment, when
- * there are more claims than `limit`, or when a pending claim on a verified domain is not among
- * those named (one made meanwhile); `verifiedAmong` then tells the caller why.
- */
-export const createWithEvent = writeWithEvent(
-  [
-    'id',
-    'environmentId',
-    'name',
-    'externalId',
-    'metadata',
-    'allowProfilesOutsideOrganization',
-    'at',
-    'limit',
-    'claims',
-    'events',
-  ],
+/** The organization's own values in the create statements. */
+const ORGANIZATION_VALUES = [
+  'id',
+  'environmentId',
+  'name',
+  'externalId',
+  'metadata',
+  'allowProfilesOutsideOrganization',
+  'at',
+] as const;
+
+/** The create statement without domain data: the organization and `organization.created`. */
+const createAlone = writeWithEvent(
+  ORGANIZATION_VALUES,
+  (
+    v,
+  ) => sql`insert into ${organizations} (id, environment_id, name, external_id, metadata, billing_customer_id, allow_profiles_outside_organization, domain_count, created_at, updated_at)
+      values (${v.id}, ${v.environmentId}, ${v.name}, ${v.externalId}, ${v.metadata}::jsonb, null, ${v.allowProfilesOutsideOrganization}, 0, ${v.at}::timestamptz, ${v.at}::timestamptz)
+      returning id`,
+);
+
+/** The create statement with domain data: see `createWithEvent`. */
+const createClaiming = writeWithEvent(
+  [...ORGANIZATION_VALUES, 'limit', 'claims', 'events'],
   () => sql`select id from created`,
   (v) => sql`claims as (
       select * from jsonb_to_recordset(${v.claims}::jsonb) as c(id text, domain text, state text, strategy text, prefix text, token text)
@@ -229,3 +265,37 @@ export const createWithEvent = writeWithEvent(
       returning id
     )`,
 );
+
+/** A new organization's values for `createWithEvent`; `metadata` is JSON. */
+export interface NewOrganization {
+  id: string;
+  environmentId: string;
+  name: string;
+  externalId: string | null;
+  metadata: string;
+  allowProfilesOutsideOrganization: boolean;
+  at: string;
+  /** The domains-per-organization quota the claims must fit. */
+  limit: number;
+  claims: NewClaim[];
+  events: ClaimEvent[];
+}
+
+/**
+ * Create organization as one autocommit statement (see `writeWithEvent`): the organization,
+ * its domain claims (`claims`), the claims' events, the other organizations' pending claims on
+ * its verified domains turned `failed` (exactly those named by the events' `claim`), and
+ * `organization.created`. It writes nothing when a domain is verified in the environment, when
+ * there are more claims than `limit`, or when a pending claim on a verified domain is not among
+ * those named (one made meanwhile); `verifiedAmong` then tells the caller why. Without claims
+ * the statement is the same write without the claims' parts, which would find nothing to do.
+ */
+export function createWithEvent(
+  scope: Scope,
+  values: NewOrganization,
+  event: Parameters<typeof createAlone>[2],
+): Promise<boolean> {
+  if (values.claims.length === 0) return createAlone(scope, values, event);
+  const encoded = { claims: JSON.stringify(values.claims), events: JSON.stringify(values.events) };
+  return createClaiming(scope, Object.assign({}, values, encoded), event);
+}

@@ -1,19 +1,26 @@
-import { agentRegistrations, connections, type Db, groups, invitations, organizationMemberships } from '@atrium/db';
+import {
+  agentRegistrations,
+  connections,
+  type Db,
+  groups,
+  invitations,
+  itContacts,
+  organizationApiKeys,
+  organizationMemberships,
+} from '@atrium/db';
 import { and, eq, gt, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Scope } from '../context.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
-/**
- * The quotas counted per parent row: the table each counts, the column naming the parent, and
- * which of its rows count when not all do (`only`).
- */
 export type ParentQuota =
   | 'groupsPerOrganization'
   | 'connectionsPerOrganization'
   | 'agentRegistrationsPerOrganization'
   | 'membershipsPerUser'
-  | 'pendingInvitationsPerOrganization';
+  | 'pendingInvitationsPerOrganization'
+  | 'itContactsPerOrganization'
+  | 'organizationApiKeysPerOrganization';
 
 interface Counted {
   table: PgTable & { environmentId: AnyPgColumn };
@@ -21,6 +28,10 @@ interface Counted {
   only?: (scope: Scope) => SQL;
 }
 
+/**
+ * The quotas counted per parent row: the table each counts, the column naming the parent, and
+ * which of its rows count when not all do (`only`).
+ */
 const COUNTED: Record<ParentQuota, Counted> = {
   groupsPerOrganization: { table: groups, parent: groups.organizationId },
   connectionsPerOrganization: { table: connections, parent: connections.organizationId },
@@ -32,6 +43,8 @@ const COUNTED: Record<ParentQuota, Counted> = {
     parent: invitations.organizationId,
     only: (scope) => and(eq(invitations.state, 'pending'), gt(invitations.expiresAt, scope.now())) as SQL,
   },
+  itContactsPerOrganization: { table: itContacts, parent: itContacts.organizationId },
+  organizationApiKeysPerOrganization: { table: organizationApiKeys, parent: organizationApiKeys.organizationId },
 };
 
 /**

@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { apiProcedure, router } from '../trpc.ts';
-import { CreateUserInput, ListUsersInput, UpdateUserInput, User, UserIdInput, UserList } from './schemas.ts';
-import { createUser, deleteUser, getUser, listUsers, updateUser } from './service.ts';
+import {
+  CreateUserInput,
+  ListUsersInput,
+  UpdateUserInput,
+  User,
+  UserExternalIdInput,
+  UserIdInput,
+  UserList,
+} from './schemas.ts';
+import { createUser, deleteUser, getUser, getUserByExternalId, listUsers, updateUser } from './service.ts';
 
 const tags = ['Users'];
 
@@ -11,6 +19,20 @@ export const usersRouter = router({
     .input(ListUsersInput)
     .output(UserList)
     .query(({ ctx, input }) => listUsers(ctx.scope, input)),
+
+  // Before `get` and the sessions' `/users/{id}/sessions`: the literal segment wins.
+  getByExternalId: apiProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/user_management/users/external_id/{external_id}',
+        tags,
+        summary: 'Get a user by external id',
+      },
+    })
+    .input(UserExternalIdInput)
+    .output(User)
+    .query(({ ctx, input }) => getUserByExternalId(ctx.scope, input.external_id)),
 
   get: apiProcedure
     .meta({ openapi: { method: 'GET', path: '/user_management/users/{id}', tags, summary: 'Get a user' } })

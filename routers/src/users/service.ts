@@ -2,14 +2,16 @@ import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
-import { emailTaken, userExternalIdTaken as externalIdTaken } from '../errors.ts';
+import { emailTaken, userExternalIdTaken as externalIdTaken, type FieldError, invalid } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import { hashPassword } from '../lib/password.ts';
 import { toOrganizationMembership } from '../organization-memberships/service.ts';
 import { membershipsOfUser } from '../organization-memberships/store.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, User } from './schemas.ts';
 import {
   deleteUserRow,
   findUser,
+  findUserByExternalId,
   insertUser,
   pageOfUsers,
   type UserChanges,
@@ -24,10 +26,12 @@ export function toUser(row: UserRow): User {
     id: row.id,
     email: row.email,
     email_verified: row.emailVerified,
+    name: fullName(row.firstName, row.lastName),
     first_name: row.firstName,
     last_name: row.lastName,
     profile_picture_url: row.profilePictureUrl,
-    last_sign_in_at: null,
+    last_sign_in_at: row.lastSignInAt ? iso(row.lastSignInAt) : null,
+    locale: row.locale,
     external_id: row.externalId,
     metadata: row.metadata,
     created_at: iso(row.createdAt),
@@ -35,8 +39,81 @@ export function toUser(row: UserRow): User {
   };
 }
 
+/** Upstream's `name`: first and last name joined by a space, null when neither is set. */
+export function fullName(first: string | null, last: string | null): string | null {
+  return [first, last].filter((part) => part).join(' ') || null;
+}
+
+type NameInput = {
+  name?: string | null | undefined;
+  first_name?: string | null | undefined;
+  last_name?: string | null | undefined;
+};
+
+/**
+ * The first and last name a request sets (undefined: unchanged). `name` alone is split at its
+ * first space (`Ada King Lovelace` → `Ada` / `King Lovelace`), so it reads back as sent; sent
+ * with `first_name` or `last_name`, it must equal what they make (422 `name_mismatch`).
+ */
+function namesOf(input: NameInput, current?: { firstName: string | null; lastName: string | null }) {
+  let first = input.first_name;
+  let last = input.last_name;
+  if (input.name !== undefined) {
+    if (first === undefined && last === undefined) {
+      const name = input.name || null;
+      const space = name?.indexOf(' ') ?? -1;
+      first = name === null ? null : space < 0 ? name : name.slice(0, space);
+      last = name === null || space < 0 ? null : name.slice(space + 1) || null;
+    } else {
+      const made = fullName(
+        first !== undefined ? first : (current?.firstName ?? null),
+        last !== undefined ? last : (current?.lastName ?? null),
+      );
+      if (made !== (input.name || null)) {
+        const message = 'name must equal first_name and last_name joined by a space when sent with them.';
+        throw invalid([{ field: 'name', code: 'name_mismatch', message }]);
+      }
+    }
+  }
+  return { first, last };
+}
+
+type PasswordInput = {
+  password?: string | undefined;
+  password_hash?: string | undefined;
+  password_hash_type?: string | undefined;
+};
+
+/**
+ * The password a request sets, as the hash to store (undefined: unchanged). `password` is
+ * hashed with scrypt (lib/password.ts); `password_hash` with its `password_hash_type` is an
+ * imported hash, stored as given. Neither is ever returned.
+ */
+async function passwordOf(input: PasswordInput): Promise<{ hash: string; type: string } | undefined> {
+  const errors: FieldError[] = [];
+  if (input.password !== undefined && input.password_hash !== undefined) {
+    const message = 'Send either password or password_hash, not both.';
+    errors.push({ field: 'password_hash', code: 'password_conflict', message });
+  }
+  if ((input.password_hash === undefined) !== (input.password_hash_type === undefined)) {
+    const message = 'password_hash and password_hash_type go together.';
+    errors.push({ field: 'password_hash_type', code: 'password_hash_type_required', message });
+  }
+  if (errors.length > 0) throw invalid(errors);
+  if (input.password !== undefined) return { hash: await hashPassword(input.password), type: 'scrypt' };
+  if (input.password_hash !== undefined && input.password_hash_type !== undefined) {
+    return { hash: input.password_hash, type: input.password_hash_type };
+  }
+  return undefined;
+}
+
 export async function getUser(scope: Scope, id: string): Promise<User> {
   return toUser(await findUser(scope.db, scope.env.id, id));
+}
+
+/** `GET /user_management/users/external_id/:external_id` (the SDK's `getUserByExternalId`). */
+export async function getUserByExternalId(scope: Scope, externalId: string): Promise<User> {
+  return toUser(await findUserByExternalId(scope.db, scope.env.id, externalId));
 }
 
 export async function listUsers(scope: Scope, input: z.infer<typeof ListUsersInput>) {
@@ -45,6 +122,8 @@ export async function listUsers(scope: Scope, input: z.infer<typeof ListUsersInp
 }
 
 export async function createUser(scope: Scope, input: z.infer<typeof CreateUserInput>): Promise<User> {
+  const names = namesOf(input);
+  const password = await passwordOf(input);
   return scope.db.transaction(async (tx) => {
     const now = scope.now();
     const row = await insertUser(tx, {
@@ -52,10 +131,14 @@ export async function createUser(scope: Scope, input: z.infer<typeof CreateUserI
       environmentId: scope.env.id,
       email: input.email,
       emailVerified: input.email_verified ?? false,
-      firstName: input.first_name ?? null,
-      lastName: input.last_name ?? null,
+      firstName: names.first ?? null,
+      lastName: names.last ?? null,
+      locale: input.locale ?? null,
+      profilePictureUrl: input.profile_picture_url ?? null,
       externalId: input.external_id ?? null,
       metadata: input.metadata ?? {},
+      passwordHash: password?.hash ?? null,
+      passwordHashType: password?.type ?? null,
       createdAt: now,
       updatedAt: now,
     });
@@ -67,14 +150,22 @@ export async function createUser(scope: Scope, input: z.infer<typeof CreateUserI
 
 /** Fields absent from the body stay as they are; `null` clears a nullable field. */
 export async function updateUser(scope: Scope, input: z.infer<typeof UpdateUserInput>): Promise<User> {
+  const password = await passwordOf(input);
   return scope.db.transaction(async (tx) => {
     const current = await findUser(tx, scope.env.id, input.id, 'update');
+    const names = namesOf(input, current);
     const changes: UserChanges = { updatedAt: scope.now() };
     if (input.email !== undefined) changes.email = input.email;
     if (input.email_verified !== undefined) changes.emailVerified = input.email_verified;
-    if (input.first_name !== undefined) changes.firstName = input.first_name;
-    if (input.last_name !== undefined) changes.lastName = input.last_name;
+    if (names.first !== undefined) changes.firstName = names.first;
+    if (names.last !== undefined) changes.lastName = names.last;
+    if (input.locale !== undefined) changes.locale = input.locale;
+    if (input.profile_picture_url !== undefined) changes.profilePictureUrl = input.profile_picture_url;
     if (input.external_id !== undefined) changes.externalId = input.external_id;
+    if (password) {
+      changes.passwordHash = password.hash;
+      changes.passwordHashType = password.type;
+    }
     if (input.metadata !== undefined) {
       // As for organizations: the supplied object replaces the metadata; a null value drops its key.
       const next: Record<string, string> = {};

@@ -1,6 +1,6 @@
 import { type Db, organizationMemberships, type PageParams, paginate, users } from '@atrium/db';
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { loadScoped, type RowLock } from '../common/store.ts';
+import { loadScoped, orNotFound, type RowLock } from '../common/store.ts';
 
 export type UserRow = typeof users.$inferSelect;
 export type NewUser = typeof users.$inferInsert;
@@ -9,6 +9,24 @@ export type UserChanges = Partial<NewUser>;
 /** The user of the environment, or 404; `lock` holds it in the caller's transaction. */
 export function findUser(db: Db, environmentId: string, id: string, lock?: RowLock): Promise<UserRow> {
   return loadScoped(db, users, 'user', environmentId, id, lock);
+}
+
+/** The user of the environment with this external id, or 404 naming it. */
+export async function findUserByExternalId(db: Db, environmentId: string, externalId: string): Promise<UserRow> {
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.environmentId, environmentId), eq(users.externalId, externalId)))
+    .limit(1);
+  return orNotFound(row, 'user', externalId);
+}
+
+/** Records a sign-in (a client token issued for the user) in the caller's transaction. */
+export async function markSignedIn(tx: Db, environmentId: string, id: string, at: Date): Promise<void> {
+  await tx
+    .update(users)
+    .set({ lastSignInAt: at })
+    .where(and(eq(users.environmentId, environmentId), eq(users.id, id)));
 }
 
 export interface UserFilter {

@@ -51,6 +51,36 @@ export class OwnPostgres {
     return pg;
   }
 
+  /**
+   * A streaming replica of `primary` (a cluster of this class, whose initdb allows replication
+   * from 127.0.0.1): `pg_basebackup -R` into a new directory, started on its own free port. It
+   * follows the primary until stopped; `destroy` removes it.
+   */
+  static async replicaOf(primary: OwnPostgres): Promise<OwnPostgres> {
+    const dir = mkdtempSync(join(tmpdir(), 'atrium-pg-replica-'));
+    chmodSync(dir, 0o777);
+    OwnPostgres.run([
+      `${BIN}/pg_basebackup`,
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(primary.port),
+      '-U',
+      'postgres',
+      '-D',
+      join(dir, 'data'),
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '--no-sync',
+    ]);
+    const replica = new OwnPostgres(dir, await freePort());
+    replica.start();
+    return replica;
+  }
+
   start(): void {
     OwnPostgres.run([
       `${BIN}/pg_ctl`,

@@ -297,8 +297,8 @@ describe('organization create answers what was stored', () => {
 });
 
 /**
- * Organization reads come from one JSON array PostgreSQL builds (organizations/service.ts,
- * `organizationJson`), mapped without Drizzle's relational mapping or Dates. They must answer
+ * Organization reads come from one positional JSON array PostgreSQL builds (organizations/store.ts,
+ * `organizationTuple`), decoded without Drizzle's relational mapping or Dates. They must answer
  * exactly what mapping the stored rows through `toOrganization` answers (the create path's
  * mapping), timestamps of every fraction length included.
  */

@@ -11,6 +11,8 @@ import {
   groups,
   idempotencyKeys,
   invitations,
+  itContacts,
+  organizationApiKeys,
   organizationDomains,
   organizationMemberships,
   organizations,
@@ -28,9 +30,10 @@ import { adminCaller } from '../helpers/tokens.ts';
 import { type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /**
- * The catalogue the reliability suites run over: every REST operation (41: organizations,
- * domains, users, memberships, groups and their members, client token, agents, JWKS,
- * connections, events, webhook endpoints), every table an environment writes to, every POST
+ * The catalogue the reliability suites run over: every REST operation (organizations, domains,
+ * users, sessions, memberships, groups and their members, client token, agents, JWKS,
+ * connections, IT contacts, organization API keys, events, webhook endpoints), every table an
+ * environment writes to, every POST
  * that creates. A new endpoint is a new row here (and a new table a row of SCOPED_TABLES): the
  * fuzz, idempotency, race and isolation suites then cover it without further code. A test in
  * catalog.http.test.ts checks that no operation of the OpenAPI document is missing.
@@ -55,6 +58,8 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
   { name: 'agent_api_keys', table: agentApiKeys, environmentId: agentApiKeys.environmentId },
   { name: 'agent_access_tokens', table: agentAccessTokens, environmentId: agentAccessTokens.environmentId },
   { name: 'connections', table: connections, environmentId: connections.environmentId },
+  { name: 'it_contacts', table: itContacts, environmentId: itContacts.environmentId },
+  { name: 'organization_api_keys', table: organizationApiKeys, environmentId: organizationApiKeys.environmentId },
   { name: 'events', table: events, environmentId: events.environmentId },
   { name: 'webhook_endpoints', table: webhookEndpoints, environmentId: webhookEndpoints.environmentId },
   { name: 'webhook_deliveries', table: webhookDeliveries, environmentId: webhookDeliveries.environmentId },
@@ -96,6 +101,15 @@ export interface Fixture {
   /** A pending invitation into the organization, and its token. */
   invitationId: string;
   invitationToken: string;
+  /** The external id of `userId`. */
+  userExternalId: string;
+  /** A session of `userId` (a client token was issued for it). */
+  sessionId: string;
+  /** An IT contact of the organization. */
+  itContactId: string;
+  /** An API key of the organization, and its value. */
+  organizationApiKeyId: string;
+  organizationApiKey: string;
 }
 
 /** A fresh e-mail address (users' e-mails are unique per environment). */
@@ -122,7 +136,11 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     }),
     'organization',
   );
-  const user = await created(env.http.post('/user_management/users', { email: uniqueEmail('fx') }), 'user');
+  const userExternalId = `fx-${randomUUID().slice(0, 12)}`;
+  const user = await created(
+    env.http.post('/user_management/users', { email: uniqueEmail('fx'), external_id: userExternalId }),
+    'user',
+  );
   const membership = await created(
     env.http.post('/user_management/organization_memberships', { user_id: user.id, organization_id: org.id }),
     'membership',
@@ -149,6 +167,14 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     name: 'Fixture connection',
   });
   const agent = await admin.agents.register({ environment: env.environmentId, organization_id: org.id });
+  const itContact = await created(
+    env.http.post(`/organizations/${org.id}/it_contacts`, { email: uniqueEmail('it') }),
+    'IT contact',
+  );
+  const orgKey = await created(
+    env.http.post(`/organizations/${org.id}/api_keys`, { name: 'Fixture key', permissions: ['fixture:read'] }),
+    'organization API key',
+  );
   const endpoint = await created(
     env.http.post('/webhook_endpoints', { endpoint_url: 'https://hooks.example.com/fixture', events: ['*'] }),
     'webhook endpoint',
@@ -157,6 +183,11 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     env.http.post('/user_management/invitations', { email: uniqueEmail('invited'), organization_id: org.id }),
     'invitation',
   );
+  const token = await created(
+    env.http.post('/client/token', { organization_id: org.id, user_id: user.id }),
+    'client token',
+  );
+  const sessionId = JSON.parse(Buffer.from(token.token.split('.')[1], 'base64url').toString()).sid as string;
   return {
     env,
     organizationId: org.id,
@@ -173,6 +204,11 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     spareUserId: loner.id,
     invitationId: invitation.id,
     invitationToken: invitation.token,
+    userExternalId,
+    sessionId,
+    itContactId: itContact.id,
+    organizationApiKeyId: orgKey.id,
+    organizationApiKey: orgKey.value,
   };
 }
 
@@ -310,6 +346,11 @@ const userBody = {
   external_id: fc.oneof(hostileString, anyJson),
   metadata: metadataArb,
   password: fc.oneof(hostileString, anyJson),
+  name: nameArb,
+  locale: fc.oneof(fc.constantFrom('en', 'pt-BR', 'zz-ZZZZZZZZZ', 'en_US'), hostileString, anyJson),
+  profile_picture_url: fc.oneof(fc.webUrl(), hostileString, anyJson),
+  password_hash: fc.oneof(hostileString, anyJson),
+  password_hash_type: fc.oneof(fc.constantFrom('bcrypt', 'scrypt', 'md5'), hostileString, anyJson),
 };
 const groupBody = {
   name: fc.oneof(fc.constant('Engineers'), hostileString, anyJson),
@@ -369,6 +410,7 @@ export const OPERATIONS: Operation[] = [
       external_id: fc.oneof(hostileString, anyJson),
       metadata: metadataArb,
       billing_customer_id: fc.oneof(hostileString, anyJson),
+      stripe_customer_id: fc.oneof(hostileString, anyJson),
       allow_profiles_outside_organization: anyJson,
     }),
   },
@@ -424,6 +466,26 @@ export const OPERATIONS: Operation[] = [
     method: 'GET',
     path: (f, param) => `/user_management/users/${p(param, f.userId)}`,
     hasParam: true,
+  },
+  {
+    name: 'get user by external id',
+    method: 'GET',
+    path: (f, param) => `/user_management/users/external_id/${p(param, f.userExternalId)}`,
+    hasParam: true,
+  },
+  {
+    name: "list a user's sessions",
+    method: 'GET',
+    path: (f, param) => `/user_management/users/${p(param, f.userId)}/sessions`,
+    hasParam: true,
+    query: listQuery,
+  },
+  {
+    name: 'revoke session',
+    method: 'POST',
+    path: () => '/user_management/sessions/revoke',
+    hasParam: false,
+    body: (f) => ({ session_id: fc.oneof(fc.constant(f.sessionId), hostileString, anyJson) }),
   },
   {
     name: 'create user',
@@ -685,6 +747,95 @@ export const OPERATIONS: Operation[] = [
       organization_id: hostileString,
       connection_type: fc.oneof(fc.constantFrom('OktaSAML', 'GoogleOAuth', 'oktasaml'), hostileString),
     },
+  },
+  {
+    name: 'get connection',
+    method: 'GET',
+    path: (f, param) => `/connections/${p(param, f.connectionId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'delete connection',
+    method: 'DELETE',
+    path: (f, param) => `/connections/${p(param, `${f.connectionId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: "list an organization's IT contacts",
+    method: 'GET',
+    path: (f, param) => `/organizations/${p(param, f.organizationId)}/it_contacts`,
+    hasParam: true,
+    query: listQuery,
+  },
+  {
+    name: 'create IT contact',
+    method: 'POST',
+    path: (f, param) => `/organizations/${p(param, f.organizationId)}/it_contacts`,
+    hasParam: true,
+    body: () => ({ email: fc.oneof(fc.emailAddress(), hostileString, anyJson) }),
+    creates: {
+      table: 'it_contacts',
+      validBody: () => ({ email: 'idempotent-it@example.com' }),
+      rerunRefused: { status: 409, code: 'it_contact_already_exists' },
+    },
+  },
+  {
+    name: 'delete IT contact',
+    method: 'DELETE',
+    path: (f, param) => `/organizations/${segment(f.organizationId)}/it_contacts/${p(param, `${f.itContactId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: 'invite IT contact',
+    method: 'POST',
+    path: (f, param) => `/organizations/${segment(f.organizationId)}/it_contacts/${p(param, f.itContactId)}/invite`,
+    hasParam: true,
+    body: () => ({
+      intents: fc.oneof(
+        fc.array(fc.oneof(fc.constantFrom('sso', 'directory_sync', 'log_streams', 'SSO'), hostileString), {
+          maxLength: 6,
+        }),
+        anyJson,
+      ),
+    }),
+  },
+  {
+    name: 'revoke IT contact invitation',
+    method: 'POST',
+    path: (f, param) => `/organizations/${segment(f.organizationId)}/it_contacts/${p(param, f.itContactId)}/revoke`,
+    hasParam: true,
+    body: () => ({ anything: anyJson }),
+  },
+  {
+    name: "list an organization's API keys",
+    method: 'GET',
+    path: (f, param) => `/organizations/${p(param, f.organizationId)}/api_keys`,
+    hasParam: true,
+    query: listQuery,
+  },
+  {
+    name: 'create organization API key',
+    method: 'POST',
+    path: (f, param) => `/organizations/${p(param, f.organizationId)}/api_keys`,
+    hasParam: true,
+    body: () => ({
+      name: fc.oneof(fc.constant('CI'), hostileString, anyJson),
+      permissions: fc.oneof(fc.array(fc.oneof(fc.constant('posts:read'), hostileString), { maxLength: 4 }), anyJson),
+    }),
+    creates: { table: 'organization_api_keys', validBody: () => ({ name: 'Idempotent key', permissions: ['a:b'] }) },
+  },
+  {
+    name: 'delete API key',
+    method: 'DELETE',
+    path: (f, param) => `/api_keys/${p(param, `${f.organizationApiKeyId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: 'validate API key',
+    method: 'POST',
+    path: () => '/api_keys/validations',
+    hasParam: false,
+    body: (f) => ({ value: fc.oneof(fc.constant(f.organizationApiKey), hostileString, anyJson) }),
   },
   {
     name: 'list events',

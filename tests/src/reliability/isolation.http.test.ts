@@ -31,6 +31,11 @@ const dummy: Fixture = {
   spareUserId: ':spare_user',
   invitationId: ':invitation',
   invitationToken: ':invitation_token',
+  userExternalId: ':user_external_id',
+  sessionId: ':session',
+  itContactId: ':it_contact',
+  organizationApiKeyId: ':org_api_key',
+  organizationApiKey: ':org_api_key_value',
 };
 
 type Attempt = [method: string, path: (f: Fixture) => string, body?: (f: Fixture) => unknown];
@@ -43,6 +48,9 @@ const ATTEMPTS: Attempt[] = [
   ['GET', (f) => `/user_management/users/${f.userId}`],
   ['PUT', (f) => `/user_management/users/${f.userId}`, () => ({ first_name: 'stolen' })],
   ['DELETE', (f) => `/user_management/users/${f.userId}`],
+  ['GET', (f) => `/user_management/users/external_id/${f.userExternalId}`],
+  ['GET', (f) => `/user_management/users/${f.userId}/sessions`],
+  ['POST', () => '/user_management/sessions/revoke', (f) => ({ session_id: f.sessionId })],
   ['GET', (f) => `/user_management/organization_memberships/${f.membershipId}`],
   ['PUT', (f) => `/user_management/organization_memberships/${f.membershipId}/deactivate`, () => ({})],
   ['PUT', (f) => `/user_management/organization_memberships/${f.membershipId}/reactivate`, () => ({})],
@@ -73,6 +81,16 @@ const ATTEMPTS: Attempt[] = [
   ['DELETE', (f) => `${group(f)}/organization-memberships/${f.membershipId}`],
   ['POST', () => '/client/token', (f) => ({ organization_id: f.organizationId, user_id: f.userId })],
   ['GET', (f) => `/agents/registrations/${f.registrationId}`],
+  ['GET', (f) => `${org(f)}/it_contacts`],
+  ['POST', (f) => `${org(f)}/it_contacts`, () => ({ email: 'stolen@example.com' })],
+  ['DELETE', (f) => `${org(f)}/it_contacts/${f.itContactId}`],
+  ['POST', (f) => `${org(f)}/it_contacts/${f.itContactId}/invite`, () => ({ intents: ['sso'] })],
+  ['POST', (f) => `${org(f)}/it_contacts/${f.itContactId}/revoke`, () => ({})],
+  ['GET', (f) => `${org(f)}/api_keys`],
+  ['POST', (f) => `${org(f)}/api_keys`, () => ({ name: 'stolen' })],
+  ['DELETE', (f) => `/api_keys/${f.organizationApiKeyId}`],
+  ['GET', (f) => `/connections/${f.connectionId}`],
+  ['DELETE', (f) => `/connections/${f.connectionId}`],
   ['GET', (f) => `/webhook_endpoints/${f.webhookEndpointId}`],
   [
     'PATCH',
@@ -105,6 +123,7 @@ const LISTS: Array<[string, (f: Fixture) => string]> = [
 /** A's resources as A reads them (to check they did not change). */
 const READS: Array<(f: Fixture) => string> = [
   (f) => `/user_management/users/${f.userId}`,
+  (f) => `/user_management/users/${f.userId}/sessions`,
   (f) => `/user_management/organization_memberships/${f.membershipId}`,
   group,
   (f) => `${group(f)}/organization-memberships`,
@@ -112,6 +131,9 @@ const READS: Array<(f: Fixture) => string> = [
   (f) => `/webhook_endpoints/${f.webhookEndpointId}`,
   (f) => `/user_management/invitations/${f.invitationId}`,
   (f) => `/connections?organization_id=${f.organizationId}`,
+  (f) => `/connections/${f.connectionId}`,
+  (f) => `${org(f)}/it_contacts`,
+  (f) => `${org(f)}/api_keys`,
   () => '/events?limit=100',
 ];
 
@@ -158,6 +180,14 @@ describe('environment isolation of every resource', () => {
       organization_membership_id: bMembership,
     });
     expect(back.status).toBe(404);
+  });
+
+  it('B cannot validate A’s organization API key (null), which A still validates', async () => {
+    const theirs = await b.http.post('/api_keys/validations', { value: a.organizationApiKey });
+    expect(theirs.status).toBe(200);
+    expect(theirs.body).toEqual({ api_key: null });
+    const own = await a.env.http.post('/api_keys/validations', { value: a.organizationApiKey });
+    expect(own.body.api_key.id).toBe(a.organizationApiKeyId);
   });
 
   it('leaves everything of A as it was', async () => {

@@ -7,6 +7,8 @@ import {
   events,
   groups,
   invitations,
+  itContacts,
+  organizationApiKeys,
   organizationDomains,
   organizationMemberships,
   organizations,
@@ -34,6 +36,8 @@ const QUOTAS: Quotas = {
   agentRegistrationsPerOrganization: 2,
   membershipsPerUser: 2,
   pendingInvitationsPerOrganization: 2,
+  itContactsPerOrganization: 2,
+  organizationApiKeysPerOrganization: 2,
 };
 
 let deps: Deps;
@@ -289,6 +293,39 @@ describe('groups per organization', () => {
     // Another organization has its own quota.
     const other = await organization('Globex');
     expect((await http.post(`/organizations/${other}/groups`, { name: 'g' })).status).toBe(201);
+  });
+});
+
+describe('IT contacts and API keys per organization', () => {
+  it('refuses the IT contact over the quota, storing nothing; another organization has its own', async () => {
+    const { env, http, organization } = await tenant();
+    const org = await organization();
+    for (let i = 0; i < 2; i++) {
+      expect((await http.post(`/organizations/${org}/it_contacts`, { email: `it${i}@acme.com` })).status).toBe(201);
+    }
+    const refused = await http.post(`/organizations/${org}/it_contacts`, { email: 'it3@acme.com' });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual(quotaBody('it_contacts_per_organization', 2));
+    expect(await rows(itContacts, eq(itContacts.environmentId, env.environmentId))).toBe(2);
+    const other = await organization('Globex');
+    expect((await http.post(`/organizations/${other}/it_contacts`, { email: 'it@globex.com' })).status).toBe(201);
+  });
+
+  it('refuses the organization API key over the quota, storing nothing; a deleted key frees a place', async () => {
+    const { env, http, organization } = await tenant();
+    const org = await organization();
+    const made = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await http.post(`/organizations/${org}/api_keys`, { name: `k${i}` });
+      expect(res.status).toBe(201);
+      made.push(res.body.id as string);
+    }
+    const refused = await http.post(`/organizations/${org}/api_keys`, { name: 'k3' });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual(quotaBody('organization_api_keys_per_organization', 2));
+    expect(await rows(organizationApiKeys, eq(organizationApiKeys.environmentId, env.environmentId))).toBe(2);
+    expect((await http.delete(`/api_keys/${made[0]}`)).status).toBe(204);
+    expect((await http.post(`/organizations/${org}/api_keys`, { name: 'k3' })).status).toBe(201);
   });
 });
 

@@ -2,6 +2,8 @@ import {
   events,
   groupMemberships,
   invitations,
+  itContacts,
+  organizationApiKeys,
   organizationDomains,
   organizationMemberships,
   sessions,
@@ -217,6 +219,57 @@ const RACES: Race[] = [
           and(eq(users.environmentId, env.environmentId), sql`lower(${users.email}) = ${ctx.email.toLowerCase()}`),
         );
       expect(rows).toHaveLength(1);
+    },
+  },
+  {
+    name: 'concurrent creates of one IT contact e-mail in one organization (in varying case)',
+    setup: async (env) => ({
+      organizationId: (await env.http.post('/organizations', { name: 'Target' })).body.id,
+      email: uniqueEmail('it'),
+    }),
+    fire: (env, ctx, i) =>
+      env.http.post(`/organizations/${ctx.organizationId}/it_contacts`, {
+        email: i % 2 === 0 ? ctx.email : ctx.email.toUpperCase(),
+      }),
+    win: 201,
+    loser: { status: [409], codes: ['it_contact_already_exists'] },
+    verify: async (env) => {
+      const rows = await env.deps.db.select().from(itContacts).where(eq(itContacts.environmentId, env.environmentId));
+      expect(rows).toHaveLength(1);
+    },
+  },
+  {
+    name: 'concurrent validations of one organization API key change nothing while the key is deleted',
+    setup: async (env) => {
+      const org = (await env.http.post('/organizations', { name: 'Target' })).body.id;
+      const key = (await env.http.post(`/organizations/${org}/api_keys`, { name: 'k' })).body;
+      return { key };
+    },
+    // The last racer deletes the key; every other validates it, before or after.
+    fire: (env, ctx, i) =>
+      i === N - 1
+        ? env.http.delete(`/api_keys/${ctx.key.id}`)
+        : env.http.post('/api_keys/validations', { value: ctx.key.value }),
+    win: 200,
+    winners: () => N - 1,
+    loser: { status: [204], codes: [] },
+    verify: async (env, ctx, responses) => {
+      for (const res of responses.slice(0, -1)) {
+        expect(res.body.api_key === null || res.body.api_key.id === ctx.key.id).toBe(true);
+        if (res.body.api_key) expect(res.body.api_key.last_used_at).toBeNull();
+      }
+      expect(responses.at(-1)?.status).toBe(204);
+      const rows = await env.deps.db
+        .select()
+        .from(organizationApiKeys)
+        .where(eq(organizationApiKeys.environmentId, env.environmentId));
+      expect(rows).toEqual([]);
+      const revoked = await env.deps.db
+        .select()
+        .from(events)
+        .where(and(eq(events.environmentId, env.environmentId), eq(events.event, 'api_key.revoked')));
+      expect(revoked).toHaveLength(1);
+      expect(revoked[0]?.data).toMatchObject({ id: ctx.key.id, last_used_at: null, updated_at: ctx.key.updated_at });
     },
   },
   {

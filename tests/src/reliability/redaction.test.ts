@@ -31,6 +31,7 @@ describe('log redaction (the server logger, output captured)', () => {
     ['a webhook secret', { endpoint: { secret: SECRET, webhook_secret: SECRET } }],
     ['a private key', { key: { private_key: SECRET, privateKey: SECRET } }],
     ['an agent credential', { body: { credential: SECRET } }],
+    ['an organization API key value', { body: { value: SECRET }, created: { key: { value: SECRET } } }],
   ])('censors %s', (_label, object) => {
     const out = capture();
     const log = createLogger('info', out.stream);
@@ -125,9 +126,15 @@ describe('request logs of the facade', () => {
     expect((await api.post('/agents/credentials/validate', { type: 'api_key', credential: wrong })).body.valid).toBe(
       false,
     );
+    const orgKey = await api.post(`/organizations/${org}/api_keys`, { name: 'logged' }, { 'Idempotency-Key': 'k-2' });
+    expect(orgKey.status).toBe(201);
+    expect((await api.post('/api_keys/validations', { value: orgKey.body.value })).body.api_key.id).toBe(
+      orgKey.body.id,
+    );
     const text = out.lines.slice(before).join('\n');
     expect(out.lines.length).toBeGreaterThan(before + 8);
     for (const secret of [
+      orgKey.body.value,
       token.body.token,
       endpoint.body.secret,
       agent.api_key,

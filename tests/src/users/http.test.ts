@@ -9,10 +9,12 @@ const USER_KEYS = [
   'id',
   'email',
   'email_verified',
+  'name',
   'first_name',
   'last_name',
   'profile_picture_url',
   'last_sign_in_at',
+  'locale',
   'external_id',
   'metadata',
   'created_at',
@@ -81,5 +83,77 @@ describe('users over HTTP', () => {
     expect((await stranger.http.put(`/user_management/users/${created.id}`, { first_name: 'X' })).status).toBe(404);
     expect((await stranger.http.delete(`/user_management/users/${created.id}`)).status).toBe(404);
     expect((await env.http.get(`/user_management/users/${created.id}`)).body).toEqual(created);
+  });
+});
+
+const manyKeys = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v']));
+
+describe('bad user input answers 422 with its code and stores nothing', () => {
+  it.each([
+    ['a malformed e-mail', { email: 'ada@' }, 'email'],
+    ['an e-mail with spaces inside', { email: 'ada lovelace@example.com' }, 'email'],
+    ['metadata of 51 keys', { email: 'm@example.com', metadata: manyKeys }, 'metadata'],
+    ['a metadata key of 41 characters', { email: 'm@example.com', metadata: { ['k'.repeat(41)]: 'v' } }, 'metadata'],
+    ['a metadata value of 601 characters', { email: 'm@example.com', metadata: { k: 'v'.repeat(601) } }, 'metadata'],
+    ['a locale that is no language tag', { email: 'm@example.com', locale: 'en_US!' }, 'locale'],
+    ['a password of 7 characters', { email: 'm@example.com', password: 'seven77' }, 'password'],
+    ['a numeric password', { email: 'm@example.com', password: 12345678 }, 'password'],
+    [
+      'a profile picture that is no http URL',
+      { email: 'm@example.com', profile_picture_url: 'javascript:x' },
+      'profile_picture_url',
+    ],
+    [
+      'an unknown password_hash_type',
+      { email: 'm@example.com', password_hash: 'x', password_hash_type: 'md5' },
+      'password_hash_type',
+    ],
+  ])('create with %s', async (_label, body, field) => {
+    const env = await newEnvironment();
+    const res = await env.http.post('/user_management/users', body);
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.code).toBe('invalid_request_parameters');
+    const fields: string[] = res.body.errors.map((e: { field: string }) => e.field);
+    expect(
+      fields.some((f) => f === field || f.startsWith(`${field}.`)),
+      fields.join(),
+    ).toBe(true);
+    expect(await storedUsers(env)).toEqual([]);
+  });
+
+  it.each([
+    [
+      'password with password_hash',
+      { password: 'long enough pw', password_hash: 'x', password_hash_type: 'bcrypt' },
+      'password_conflict',
+    ],
+    ['password_hash without its type', { password_hash: 'x' }, 'password_hash_type_required'],
+    ['password_hash_type without a hash', { password_hash_type: 'bcrypt' }, 'password_hash_type_required'],
+    ['a name that differs from first and last name', { name: 'A B', first_name: 'C' }, 'name_mismatch'],
+  ])('create or update with %s', async (_label, body, code) => {
+    const env = await newEnvironment();
+    const res = await env.http.post('/user_management/users', { email: uniqueEmail(), ...body });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.errors.map((e: { code: string }) => e.code)).toContain(code);
+    expect(await storedUsers(env)).toEqual([]);
+    const user = (await env.http.post('/user_management/users', { email: uniqueEmail() })).body;
+    const update = await env.http.put(`/user_management/users/${user.id}`, body);
+    expect(update.status, update.text).toBe(422);
+    expect(update.body.errors.map((e: { code: string }) => e.code)).toContain(code);
+    const [row] = await storedUsers(env);
+    expect(row).toMatchObject({ passwordHash: null, passwordHashType: null, firstName: null, lastName: null });
+    expect(row?.updatedAt.toISOString()).toBe(user.updated_at);
+  });
+
+  it('an unknown external id is 404 entity_not_found; one of another environment too', async () => {
+    const env = await newEnvironment();
+    await env.http.post('/user_management/users', { email: uniqueEmail(), external_id: 'only-here' });
+    const missing = await env.http.get('/user_management/users/external_id/nobody');
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('entity_not_found');
+    const stranger = await newEnvironment();
+    const foreign = await stranger.http.get('/user_management/users/external_id/only-here');
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.code).toBe('entity_not_found');
   });
 });

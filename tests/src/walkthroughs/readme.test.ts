@@ -271,6 +271,7 @@ describe('README walk-throughs, as written', () => {
     expect(demo).toMatch(/^remote true agent_reg_\w+ /m);
     expect(demo).toMatch(/^api key true$/m);
     expect(demo).toMatch(/^user_\w+ org_\w+ session_\w+ 900$/m);
+    expect(demo).toMatch(/^true active revoked$/m);
     expect(demo).toContain('Acme Okta OktaSAML active');
     expect(revoke).toMatch(/status\s+revoked/);
     expect(revoke).toContain('{"valid":false,"registration_id":null,"expires_at":null}');

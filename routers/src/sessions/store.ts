@@ -1,0 +1,71 @@
+import { type Db, organizationMemberships, type PageParams, paginate, sessions } from '@atrium/db';
+import { and, eq, gt, isNull } from 'drizzle-orm';
+import { loadScoped, type RowLock } from '../common/store.ts';
+
+export type SessionRow = typeof sessions.$inferSelect;
+export type NewSession = typeof sessions.$inferInsert;
+
+export async function insertSession(tx: Db, values: NewSession): Promise<SessionRow> {
+  const [row] = await tx.insert(sessions).values(values).returning();
+  return row as SessionRow;
+}
+
+/** The session of the environment, or 404; `lock` holds it in the caller's transaction. */
+export function findSession(db: Db, environmentId: string, id: string, lock?: RowLock): Promise<SessionRow> {
+  return loadScoped(db, sessions, 'session', environmentId, id, lock);
+}
+
+/** One page of a user's sessions (keyset on the `(environment_id, user_id, id)` index). */
+export function pageOfUserSessions(db: Db, environmentId: string, userId: string, params: PageParams) {
+  return paginate(
+    params,
+    sessions.id,
+    (q) =>
+      db
+        .select()
+        .from(sessions)
+        .where(and(eq(sessions.environmentId, environmentId), eq(sessions.userId, userId), q.keyset))
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+}
+
+export async function markSessionRevoked(tx: Db, id: string, at: Date): Promise<SessionRow> {
+  const [row] = await tx.update(sessions).set({ revokedAt: at }).where(eq(sessions.id, id)).returning();
+  return row as SessionRow;
+}
+
+/**
+ * The session if it is live at `now` (in the environment, not revoked, not expired) and its
+ * user still holds an active membership of its organization, else undefined. One primary-key
+ * read joined to the membership's unique index, never cached: a revocation counts from its commit.
+ */
+export async function liveSession(
+  db: Db,
+  environmentId: string,
+  id: string,
+  now: Date,
+): Promise<SessionRow | undefined> {
+  const [row] = await db
+    .select({ session: sessions })
+    .from(sessions)
+    .innerJoin(
+      organizationMemberships,
+      and(
+        eq(organizationMemberships.organizationId, sessions.organizationId),
+        eq(organizationMemberships.userId, sessions.userId),
+        eq(organizationMemberships.status, 'active'),
+      ),
+    )
+    .where(
+      and(
+        eq(sessions.id, id),
+        eq(sessions.environmentId, environmentId),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, now),
+      ),
+    )
+    .limit(1);
+  return row?.session;
+}
