@@ -14,6 +14,7 @@ export const ID_PREFIXES = {
   organizationDomain: 'org_domain_',
   user: 'user_',
   organizationMembership: 'om_',
+  invitation: 'invitation_',
   group: 'group_',
   connection: 'conn_',
   itContact: 'it_contact_',

@@ -4,6 +4,7 @@ import { clientTokensRouter } from './client-tokens/router.ts';
 import { connectionsRouter } from './connections/router.ts';
 import { eventsRouter } from './events/router.ts';
 import { groupsRouter } from './groups/router.ts';
+import { invitationsRouter } from './invitations/router.ts';
 import { itContactsRouter } from './it-contacts/router.ts';
 import { organizationApiKeysRouter } from './organization-api-keys/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
@@ -22,6 +23,7 @@ export const appRouter = router({
   users: usersRouter,
   sessions: sessionsRouter,
   organizationMemberships: organizationMembershipsRouter,
+  invitations: invitationsRouter,
   groups: groupsRouter,
   agents: agentsRouter,
   clientTokens: clientTokensRouter,

@@ -24,6 +24,11 @@ export interface Config {
   webhooksAllowPrivate?: boolean;
   /** Per-tenant limits (`ATRIUM_QUOTA_<NAME>`); a missing one takes its `DEFAULT_QUOTAS` value. */
   quotas?: Partial<Quotas>;
+  /**
+   * The accept link of an invitation (`ATRIUM_INVITATION_URL`), `{token}` standing for its token;
+   * unset, a link on this server (`<issuer>/invite?invitation_token=<token>`).
+   */
+  invitationUrl?: string;
 }
 
 /**
@@ -47,6 +52,8 @@ export interface Quotas {
   agentRegistrationsPerOrganization: number;
   /** Organization memberships of one user: deleted with the user in one transaction. */
   membershipsPerUser: number;
+  /** Pending invitations into one organization: each is an e-mail sent on the tenant's behalf. */
+  pendingInvitationsPerOrganization: number;
   /** IT contacts of one organization: listed on one page (the SDK's listItContacts reads one). */
   itContactsPerOrganization: number;
   /** API keys of one organization: deleted with it in one transaction. */
@@ -62,6 +69,7 @@ export const DEFAULT_QUOTAS: Quotas = {
   connectionsPerOrganization: 100,
   agentRegistrationsPerOrganization: 10_000,
   membershipsPerUser: 1_000,
+  pendingInvitationsPerOrganization: 1_000,
   itContactsPerOrganization: 100,
   organizationApiKeysPerOrganization: 1_000,
 };
@@ -102,6 +110,19 @@ export interface LoadedSigningKey {
   privateKey: KeyObject;
 }
 
+/** An e-mail as the service composes it (invitations/mail.ts). */
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** Sends e-mail (server/src/mailer.ts: SMTP through nodemailer); tests inject their own. */
+export interface Mailer {
+  send(message: MailMessage): Promise<void>;
+}
+
 /**
  * Everything a procedure may use that is not part of the request: built once at start-up
  * (or once per test worker) and shared by every request. Tests replace `now` to move time.
@@ -118,6 +139,8 @@ export interface Deps {
   log: Logger;
   config: Config;
   tokens: TokenConfig;
+  /** Outgoing e-mail, when SMTP is configured; without it invitations are stored and evented only. */
+  mailer?: Mailer | undefined;
   /**
    * Per-process caches: API keys by secret hash (auth/service.ts); signing keys by environment
    * id and the environment id of a client id (signing/service.ts).

@@ -51,6 +51,7 @@ const ENTITY_LABELS = {
   agent_registration: 'Agent registration',
   client: 'Client',
   webhook_endpoint: 'Webhook endpoint',
+  invitation: 'Invitation',
   session: 'Session',
 } as const;
 
@@ -106,6 +107,8 @@ const CONSTRAINTS: Readonly<Record<string, () => ApiError>> = {
   users_email_unique: emailTaken,
   users_external_id_unique: userExternalIdTaken,
   organization_memberships_user_org_unique: alreadyMember,
+  invitations_pending_unique: () =>
+    conflict('invitation_already_exists', 'A pending invitation for this e-mail and organization already exists.'),
   it_contacts_organization_email_unique: () =>
     conflict('it_contact_already_exists', 'The organization already has an IT contact with this email.'),
   it_contacts_active_invitation_unique: () =>

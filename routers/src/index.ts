@@ -29,6 +29,8 @@ export {
   type Deps,
   type EnvironmentInfo,
   type IdempotencyClaim,
+  type Mailer,
+  type MailMessage,
   newCaches,
   type Quotas,
   type Scope,

@@ -16,6 +16,7 @@ const WHAT: Record<QuotaName, string> = {
   connectionsPerOrganization: 'an organization may have connections',
   agentRegistrationsPerOrganization: 'an organization may have agent registrations',
   membershipsPerUser: 'a user may have organization memberships',
+  pendingInvitationsPerOrganization: 'an organization may have pending invitations',
   itContactsPerOrganization: 'an organization may have IT contacts',
   organizationApiKeysPerOrganization: 'an organization may have API keys',
 };

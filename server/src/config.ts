@@ -79,6 +79,10 @@ export interface ServerConfig {
   accessLog: boolean;
   /** Per-tenant limits, each `ATRIUM_QUOTA_<NAME>` (e.g. ATRIUM_QUOTA_DOMAINS_PER_ORGANIZATION). */
   quotas: Quotas;
+  /** Outgoing mail (SMTP_URL, SMTP_FROM, SMTP_TIMEOUT_MS): unset, invitations are stored and evented, not mailed. */
+  smtp: { url: string; from: string; timeoutMs: number } | undefined;
+  /** ATRIUM_INVITATION_URL: the accept link of invitations, `{token}` standing for the token. */
+  invitationUrl: string | undefined;
 }
 
 function integer(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -172,7 +176,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     shutdownDrainMs: integer('SHUTDOWN_DRAIN_MS', 8_000, env),
     accessLog: env.ACCESS_LOG !== 'off',
     quotas: quotas(env),
+    smtp: smtp(env),
+    invitationUrl: invitationUrl(env),
   };
+}
+
+/** SMTP_URL (`smtp://` or `smtps://`) needs SMTP_FROM: a mail without a sender is refused by most relays. */
+function smtp(env: NodeJS.ProcessEnv): ServerConfig['smtp'] {
+  const url = env.SMTP_URL;
+  if (!url) return undefined;
+  if (!/^smtps?:\/\/[^/]+/i.test(url)) throw new Error('SMTP_URL must be smtp://[user:pass@]host[:port] or smtps://….');
+  const from = env.SMTP_FROM;
+  if (!from) throw new Error('SMTP_FROM (the sender, e.g. "Acme <no-reply@acme.com>") is required with SMTP_URL.');
+  return { url, from, timeoutMs: integer('SMTP_TIMEOUT_MS', 10_000, env) };
+}
+
+function invitationUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const template = env.ATRIUM_INVITATION_URL;
+  if (!template) return undefined;
+  if (!template.includes('{token}') || !/^https?:\/\//i.test(template)) {
+    throw new Error(`ATRIUM_INVITATION_URL must be an http(s) URL containing {token}, got '${template}'.`);
+  }
+  return template;
 }
 
 function replica(env: NodeJS.ProcessEnv): ServerConfig['replica'] {

@@ -1,6 +1,8 @@
 export { type AdminClient, type CliIo, createAdminClient, runCli } from './cli.ts';
 export { loadConfig, resolveMasterKey, type ServerConfig } from './config.ts';
 export { type DevDnsAnswer, type DevDnsServer, startDevDns } from './dev-dns.ts';
+export { type DevSmtpServer, startDevSmtp } from './dev-smtp.ts';
+export { createSmtpMailer, type SmtpSettings } from './mailer.ts';
 export { createDeps, createLogger, type Runtime, startRuntime } from './runtime.ts';
 export { createTxtResolver, type TxtResolver, VerificationWorker } from './workers/verification.ts';
 export { postSigned, WebhookWorker, type WebhookWorkerOptions } from './workers/webhooks.ts';

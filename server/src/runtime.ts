@@ -13,6 +13,7 @@ import {
 } from '@atrium/routers';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { resolveMasterKey, type ServerConfig } from './config.ts';
+import { createSmtpMailer } from './mailer.ts';
 import { retentionWorker } from './workers/retention.ts';
 import { VerificationWorker } from './workers/verification.ts';
 import { WebhookWorker } from './workers/webhooks.ts';
@@ -118,6 +119,7 @@ export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger):
       apiKeyCacheTtlMs: config.apiKeyCacheTtlMs,
       webhooksAllowPrivate: config.webhooksAllowPrivate,
       quotas: config.quotas,
+      invitationUrl: config.invitationUrl,
       // A request outlives neither a connect attempt plus a statement, plus a little slack.
       requestTimeoutMs: config.dbStatementTimeoutMs + config.dbConnectTimeoutSeconds * 1000 + 2_000,
     },
@@ -129,6 +131,7 @@ export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger):
       clientTokenTtlSeconds: config.clientTokenTtlSeconds,
       agentAccessTokenTtlSeconds: config.agentTokenTtlSeconds,
     },
+    mailer: config.smtp ? createSmtpMailer(config.smtp) : undefined,
     caches: newCaches(),
   };
 }

@@ -2,6 +2,7 @@ export * from './environments.ts';
 export * from './events.ts';
 export * from './groups.ts';
 export * from './idempotency.ts';
+export * from './invitations.ts';
 export * from './organization-api-keys.ts';
 export * from './organizations.ts';
 export * from './relations.ts';

@@ -1,4 +1,4 @@
-import { newId } from '@atrium/db';
+import { type Db, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
@@ -58,28 +58,43 @@ export async function createOrganizationMembership(
   scope: Scope,
   input: z.infer<typeof CreateOrganizationMembershipInput>,
 ): Promise<OrganizationMembership> {
-  return scope.db.transaction(async (tx) => {
-    // The user and the organization are held so that a concurrent delete of either waits, or
-    // won and this answers 404; the user's lock also serialises the memberships-per-user count.
-    const user = await lockUser(tx, scope.env.id, input.user_id);
-    await assertBelowParentQuota(tx, scope, 'membershipsPerUser', user.id);
-    const organization = await requireOrganization(tx, scope, input.organization_id, 'share');
-    const now = scope.now();
-    const row = await insertMembership(tx, {
-      id: newId('organizationMembership'),
-      environmentId: scope.env.id,
-      userId: user.id,
-      organizationId: organization.id,
-      status: 'active',
-      directoryManaged: false,
-      customAttributes: {},
-      createdAt: now,
-      updatedAt: now,
-    });
-    const membership = toOrganizationMembership({ ...row, organizationName: organization.name });
-    await recordEvent(tx, scope, 'organization_membership.created', membership);
-    return membership;
+  return scope.db.transaction((tx) =>
+    addMembership(tx, scope, { userId: input.user_id, organizationId: input.organization_id }),
+  );
+}
+
+export interface AddMembership {
+  userId: string;
+  organizationId: string;
+  roleSlug?: string | undefined;
+  roleSlugs?: string[] | undefined;
+}
+
+/**
+ * Creates a membership in the caller's transaction and records its event: the one write path of
+ * a membership (create, and an accepted invitation). Role slugs are taken by the roles work.
+ */
+export async function addMembership(tx: Db, scope: Scope, input: AddMembership): Promise<OrganizationMembership> {
+  // The user and the organization are held so that a concurrent delete of either waits, or
+  // won and this answers 404; the user's lock also serialises the memberships-per-user count.
+  const user = await lockUser(tx, scope.env.id, input.userId);
+  await assertBelowParentQuota(tx, scope, 'membershipsPerUser', user.id);
+  const organization = await requireOrganization(tx, scope, input.organizationId, 'share');
+  const now = scope.now();
+  const row = await insertMembership(tx, {
+    id: newId('organizationMembership'),
+    environmentId: scope.env.id,
+    userId: user.id,
+    organizationId: organization.id,
+    status: 'active',
+    directoryManaged: false,
+    customAttributes: {},
+    createdAt: now,
+    updatedAt: now,
   });
+  const membership = toOrganizationMembership({ ...row, organizationName: organization.name });
+  await recordEvent(tx, scope, 'organization_membership.created', membership);
+  return membership;
 }
 
 /** Deactivate and reactivate: sets the status; an unchanged status is a no-op without an event. */

@@ -3,32 +3,56 @@ import {
   connections,
   type Db,
   groups,
+  invitations,
   itContacts,
   organizationApiKeys,
   organizationMemberships,
 } from '@atrium/db';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, gt, type SQL } from 'drizzle-orm';
+import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Scope } from '../context.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
-/** The quotas counted per parent row: the table each counts, and the column naming the parent. */
-const COUNTED = {
+export type ParentQuota =
+  | 'groupsPerOrganization'
+  | 'connectionsPerOrganization'
+  | 'agentRegistrationsPerOrganization'
+  | 'membershipsPerUser'
+  | 'pendingInvitationsPerOrganization'
+  | 'itContactsPerOrganization'
+  | 'organizationApiKeysPerOrganization';
+
+interface Counted {
+  table: PgTable & { environmentId: AnyPgColumn };
+  parent: AnyPgColumn;
+  only?: (scope: Scope) => SQL;
+}
+
+/**
+ * The quotas counted per parent row: the table each counts, the column naming the parent, and
+ * which of its rows count when not all do (`only`).
+ */
+const COUNTED: Record<ParentQuota, Counted> = {
   groupsPerOrganization: { table: groups, parent: groups.organizationId },
   connectionsPerOrganization: { table: connections, parent: connections.organizationId },
   agentRegistrationsPerOrganization: { table: agentRegistrations, parent: agentRegistrations.organizationId },
   membershipsPerUser: { table: organizationMemberships, parent: organizationMemberships.userId },
+  // An expired invitation is answered `expired` though stored `pending`: it no longer counts.
+  pendingInvitationsPerOrganization: {
+    table: invitations,
+    parent: invitations.organizationId,
+    only: (scope) => and(eq(invitations.state, 'pending'), gt(invitations.expiresAt, scope.now())) as SQL,
+  },
   itContactsPerOrganization: { table: itContacts, parent: itContacts.organizationId },
   organizationApiKeysPerOrganization: { table: organizationApiKeys, parent: organizationApiKeys.organizationId },
 };
-
-export type ParentQuota = keyof typeof COUNTED;
 
 /**
  * Refuses a create that would take the parent's rows (an organization's groups, a user's
  * memberships, …) past the quota. The caller holds the parent's row lock that serialises them.
  */
 export function assertBelowParentQuota(tx: Db, scope: Scope, name: ParentQuota, parentId: string): Promise<void> {
-  const { table, parent } = COUNTED[name];
-  const where = and(eq(table.environmentId, scope.env.id), eq(parent, parentId));
+  const { table, parent, only } = COUNTED[name];
+  const where = and(eq(table.environmentId, scope.env.id), eq(parent, parentId), only?.(scope));
   return assertBelowQuota(tx, scope.deps, name, table, where);
 }

@@ -10,6 +10,7 @@ import {
   groupMemberships,
   groups,
   idempotencyKeys,
+  invitations,
   itContacts,
   organizationApiKeys,
   organizationDomains,
@@ -64,6 +65,7 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
   { name: 'webhook_deliveries', table: webhookDeliveries, environmentId: webhookDeliveries.environmentId },
   { name: 'webhook_attempts', table: webhookAttempts, environmentId: webhookAttempts.environmentId },
   { name: 'idempotency_keys', table: idempotencyKeys, environmentId: idempotencyKeys.environmentId },
+  { name: 'invitations', table: invitations, environmentId: invitations.environmentId },
 ];
 
 /** Row counts of every scoped table for one environment, e.g. `{organizations: 2, …}`, in one query. */
@@ -96,6 +98,9 @@ export interface Fixture {
   spareMembershipId: string;
   /** A user without any membership (for membership creates). */
   spareUserId: string;
+  /** A pending invitation into the organization, and its token. */
+  invitationId: string;
+  invitationToken: string;
   /** The external id of `userId`. */
   userExternalId: string;
   /** A session of `userId` (a client token was issued for it). */
@@ -174,6 +179,10 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     env.http.post('/webhook_endpoints', { endpoint_url: 'https://hooks.example.com/fixture', events: ['*'] }),
     'webhook endpoint',
   );
+  const invitation = await created(
+    env.http.post('/user_management/invitations', { email: uniqueEmail('invited'), organization_id: org.id }),
+    'invitation',
+  );
   const token = await created(
     env.http.post('/client/token', { organization_id: org.id, user_id: user.id }),
     'client token',
@@ -193,6 +202,8 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     clientId: env.clientId,
     spareMembershipId: spareMembership.id,
     spareUserId: loner.id,
+    invitationId: invitation.id,
+    invitationToken: invitation.token,
     userExternalId,
     sessionId,
     itContactId: itContact.id,
@@ -555,6 +566,65 @@ export const OPERATIONS: Operation[] = [
     method: 'DELETE',
     path: (f, param) => `/user_management/organization_memberships/${p(param, `${f.membershipId}x`)}`,
     hasParam: true,
+  },
+  {
+    name: 'list invitations',
+    method: 'GET',
+    path: () => '/user_management/invitations',
+    hasParam: false,
+    query: { ...listQuery, organization_id: hostileString, email: fc.oneof(hostileString, fc.emailAddress()) },
+  },
+  {
+    name: 'get invitation',
+    method: 'GET',
+    path: (f, param) => `/user_management/invitations/${p(param, f.invitationId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'find invitation by token',
+    method: 'GET',
+    path: (f, param) => `/user_management/invitations/by_token/${p(param, f.invitationToken)}`,
+    hasParam: true,
+  },
+  {
+    name: 'send invitation',
+    method: 'POST',
+    path: () => '/user_management/invitations',
+    hasParam: false,
+    body: (f) => ({
+      email: fc.oneof(fc.emailAddress(), hostileString, anyJson),
+      organization_id: fc.oneof(fc.constant(f.organizationId), hostileString, anyJson),
+      inviter_user_id: fc.oneof(fc.constant(f.userId), hostileString, anyJson),
+      role_slug: fc.oneof(fc.constantFrom('member', 'admin'), hostileString, anyJson),
+      expires_in_days: fc.oneof(fc.integer({ min: -5, max: 40 }), hostileString, anyJson),
+      locale: fc.oneof(fc.constant('en'), hostileString, anyJson),
+    }),
+    creates: {
+      table: 'invitations',
+      validBody: (f) => ({ email: uniqueEmail('idem'), organization_id: f.organizationId }),
+      rerunRefused: { status: 409, code: 'invitation_already_exists' },
+    },
+  },
+  {
+    name: 'accept invitation',
+    method: 'POST',
+    path: (f, param) => `/user_management/invitations/${p(param, `${f.invitationId}x`)}/accept`,
+    hasParam: true,
+    body: () => ({ anything: anyJson }),
+  },
+  {
+    name: 'revoke invitation',
+    method: 'POST',
+    path: (f, param) => `/user_management/invitations/${p(param, `${f.invitationId}x`)}/revoke`,
+    hasParam: true,
+    body: () => ({ anything: anyJson }),
+  },
+  {
+    name: 'resend invitation',
+    method: 'POST',
+    path: (f, param) => `/user_management/invitations/${p(param, f.invitationId)}/resend`,
+    hasParam: true,
+    body: () => ({ locale: fc.oneof(fc.constant('en'), hostileString, anyJson) }),
   },
   {
     name: "list an organization membership's groups",

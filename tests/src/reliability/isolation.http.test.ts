@@ -29,6 +29,8 @@ const dummy: Fixture = {
   clientId: ':client',
   spareMembershipId: ':spare_membership',
   spareUserId: ':spare_user',
+  invitationId: ':invitation',
+  invitationToken: ':invitation_token',
   userExternalId: ':user_external_id',
   sessionId: ':session',
   itContactId: ':it_contact',
@@ -58,6 +60,16 @@ const ATTEMPTS: Attempt[] = [
     'POST',
     () => '/user_management/organization_memberships',
     (f) => ({ user_id: f.spareUserId, organization_id: f.organizationId }),
+  ],
+  ['GET', (f) => `/user_management/invitations/${f.invitationId}`],
+  ['GET', (f) => `/user_management/invitations/by_token/${f.invitationToken}`],
+  ['POST', (f) => `/user_management/invitations/${f.invitationId}/accept`, () => ({})],
+  ['POST', (f) => `/user_management/invitations/${f.invitationId}/revoke`, () => ({})],
+  ['POST', (f) => `/user_management/invitations/${f.invitationId}/resend`, () => ({})],
+  [
+    'POST',
+    () => '/user_management/invitations',
+    (f) => ({ email: 'x@example.com', organization_id: f.organizationId }),
   ],
   ['GET', (f) => `${org(f)}/groups`],
   ['POST', (f) => `${org(f)}/groups`, () => ({ name: 'stolen' })],
@@ -104,6 +116,8 @@ const LISTS: Array<[string, (f: Fixture) => string]> = [
   ['events', () => '/events?limit=100'],
   ['events of A’s organization', (f) => `/events?organization_id=${f.organizationId}`],
   ['webhook endpoints', () => '/webhook_endpoints?limit=100'],
+  ['invitations', () => '/user_management/invitations?limit=100'],
+  ['invitations of A’s organization', (f) => `/user_management/invitations?organization_id=${f.organizationId}`],
 ];
 
 /** A's resources as A reads them (to check they did not change). */
@@ -115,6 +129,7 @@ const READS: Array<(f: Fixture) => string> = [
   (f) => `${group(f)}/organization-memberships`,
   (f) => `/agents/registrations/${f.registrationId}`,
   (f) => `/webhook_endpoints/${f.webhookEndpointId}`,
+  (f) => `/user_management/invitations/${f.invitationId}`,
   (f) => `/connections?organization_id=${f.organizationId}`,
   (f) => `/connections/${f.connectionId}`,
   (f) => `${org(f)}/it_contacts`,

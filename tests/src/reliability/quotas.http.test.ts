@@ -6,6 +6,7 @@ import {
   connections,
   events,
   groups,
+  invitations,
   itContacts,
   organizationApiKeys,
   organizationDomains,
@@ -34,6 +35,7 @@ const QUOTAS: Quotas = {
   connectionsPerOrganization: 2,
   agentRegistrationsPerOrganization: 2,
   membershipsPerUser: 2,
+  pendingInvitationsPerOrganization: 2,
   itContactsPerOrganization: 2,
   organizationApiKeysPerOrganization: 2,
 };
@@ -346,6 +348,34 @@ describe('memberships per user', () => {
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual(quotaBody('memberships_per_user', 2));
     expect(await rows(organizationMemberships, eq(organizationMemberships.environmentId, env.environmentId))).toBe(2);
+  });
+});
+
+describe('pending invitations per organization', () => {
+  it('refuses the invitation over the quota, storing nothing; revoked ones free a place', async () => {
+    const { env, http, organization } = await tenant();
+    const org = await organization();
+    const sent: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await http.post('/user_management/invitations', { email: uniqueEmail(), organization_id: org });
+      expect(res.status).toBe(201);
+      sent.push(res.body.id);
+    }
+    const eventsBefore = await rows(events, eq(events.environmentId, env.environmentId));
+    const refused = await http.post('/user_management/invitations', { email: uniqueEmail(), organization_id: org });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual(quotaBody('pending_invitations_per_organization', 2));
+    expect(await rows(invitations, eq(invitations.environmentId, env.environmentId))).toBe(2);
+    expect(await rows(events, eq(events.environmentId, env.environmentId))).toBe(eventsBefore);
+    // Invitations without an organization, and another organization's, are not counted.
+    expect((await http.post('/user_management/invitations', { email: uniqueEmail() })).status).toBe(201);
+    const other = await organization('Globex');
+    const elsewhere = { email: uniqueEmail(), organization_id: other };
+    expect((await http.post('/user_management/invitations', elsewhere)).status).toBe(201);
+    // A revoked invitation is not pending: its place is free again.
+    expect((await http.post(`/user_management/invitations/${sent[0]}/revoke`, {})).status).toBe(200);
+    const again = { email: uniqueEmail(), organization_id: org };
+    expect((await http.post('/user_management/invitations', again)).status).toBe(201);
   });
 });
 

@@ -1,6 +1,7 @@
 import {
   events,
   groupMemberships,
+  invitations,
   itContacts,
   organizationApiKeys,
   organizationDomains,
@@ -307,6 +308,85 @@ const RACES: Race[] = [
           ),
         );
       expect(rows).toHaveLength(1);
+    },
+  },
+  {
+    name: 'concurrent accepts of one invitation (the user and the membership are made once)',
+    setup: async (env) => {
+      const organization = await env.http.post('/organizations', { name: 'Invited' });
+      const email = uniqueEmail('race-invitee');
+      const invitation = await env.http.post('/user_management/invitations', {
+        email,
+        organization_id: organization.body.id,
+      });
+      return { organizationId: organization.body.id, email, invitationId: invitation.body.id };
+    },
+    fire: (env, ctx) => env.http.post(`/user_management/invitations/${ctx.invitationId}/accept`, {}),
+    win: 200,
+    loser: { status: [400], codes: ['invitation_already_accepted'] },
+    verify: async (env, ctx, responses) => {
+      const memberships = await env.deps.db
+        .select()
+        .from(organizationMemberships)
+        .where(
+          and(
+            eq(organizationMemberships.environmentId, env.environmentId),
+            eq(organizationMemberships.organizationId, ctx.organizationId),
+          ),
+        );
+      expect(memberships).toHaveLength(1);
+      const made = await env.deps.db
+        .select()
+        .from(users)
+        .where(and(eq(users.environmentId, env.environmentId), eq(users.email, ctx.email)));
+      expect(made.map((u) => u.id)).toEqual([memberships[0]?.userId]);
+      const [row] = await env.deps.db.select().from(invitations).where(eq(invitations.id, ctx.invitationId));
+      expect(row).toMatchObject({ state: 'accepted', acceptedUserId: memberships[0]?.userId });
+      const winner = responses.find((r) => r.status === 200);
+      expect(winner?.body.accepted_user_id).toBe(memberships[0]?.userId);
+      const [accepted] = await env.deps.db
+        .select({ n: count() })
+        .from(events)
+        .where(and(eq(events.environmentId, env.environmentId), eq(events.event, 'invitation.accepted')));
+      expect(Number(accepted?.n)).toBe(1);
+    },
+  },
+  {
+    name: 'concurrent accepts of invitations of one new e-mail into many organizations (one user, a membership each)',
+    setup: async (env) => {
+      const email = uniqueEmail('race-many');
+      const invitationIds: string[] = [];
+      for (let i = 0; i < N; i++) {
+        const organization = await env.http.post('/organizations', { name: `Inviting ${i}` });
+        const invitation = await env.http.post('/user_management/invitations', {
+          email,
+          organization_id: organization.body.id,
+        });
+        invitationIds.push(invitation.body.id);
+      }
+      return { email, invitationIds };
+    },
+    fire: (env, ctx, i) => env.http.post(`/user_management/invitations/${ctx.invitationIds[i]}/accept`, {}),
+    win: 200,
+    winners: () => N,
+    loser: { status: [], codes: [] },
+    verify: async (env, ctx, responses) => {
+      const made = await env.deps.db
+        .select()
+        .from(users)
+        .where(and(eq(users.environmentId, env.environmentId), eq(users.email, ctx.email)));
+      expect(made).toHaveLength(1);
+      expect(new Set(responses.map((r) => r.body.accepted_user_id))).toEqual(new Set([made[0]?.id]));
+      const memberships = await env.deps.db
+        .select()
+        .from(organizationMemberships)
+        .where(
+          and(
+            eq(organizationMemberships.environmentId, env.environmentId),
+            eq(organizationMemberships.userId, made[0]?.id as string),
+          ),
+        );
+      expect(memberships).toHaveLength(N);
     },
   },
   {

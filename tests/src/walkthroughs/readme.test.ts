@@ -14,12 +14,13 @@ import { freePort, type SpawnedServer, spawnServer } from '../helpers/spawn-serv
  * none of its commands failed.
  *
  * Substitutions, each because a test cannot do what a reader does:
- * - the ports 8080 (server), 5353 (DNS) and 4000 (webhook receiver) become free ports, so the
+ * - the ports 8080 (server), 5353 (DNS), 4000 (webhook receiver) and 2525 (SMTP) become free ports, so the
  *   test runs next to a developer's own server or another run; ATRIUM_URL points the CLI there;
  * - the test starts the server itself (`server/src/main.ts`, what `npm start` runs, without the
  *   bundle step) with ATRIUM_DATA_DIR set to a fresh directory, instead of running the blocks
  *   that start it: walk-through 3.1 (stop the first server, export two settings, `npm start`)
- *   becomes a restart of the server with that block's `export NAME=VALUE` lines;
+ *   becomes a restart of the server with that block's `export NAME=VALUE` lines, and so does
+ *   walk-through 6.1 (the mail settings);
  * - the blocks run in a fresh directory inside this checkout (so `npx atrium`, `npm run` and
  *   demo.mjs's imports resolve here, and the files they write are not the reader's), and a
  *   ```js block whose first line is `// <name>` is saved under that name, as the README asks.
@@ -27,7 +28,7 @@ import { freePort, type SpawnedServer, spawnServer } from '../helpers/spawn-serv
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 // Only what the walk-throughs need from the caller's shell: never its ATRIUM_*, WORKOS_*, DATABASE_URL.
-const SCRUBBED = /^(ATRIUM_|WORKOS_|DATABASE_URL$|DNS_SERVERS$|WEBHOOKS_ALLOW_PRIVATE$|PORT$|HOST$)/;
+const SCRUBBED = /^(ATRIUM_|WORKOS_|DATABASE_URL$|DNS_SERVERS$|WEBHOOKS_ALLOW_PRIVATE$|SMTP_|PORT$|HOST$)/;
 
 interface Block {
   lang: string;
@@ -64,13 +65,15 @@ interface Ports {
   server: number;
   dns: number;
   receiver: number;
+  smtp: number;
 }
 
 function substitutePorts(code: string, ports: Ports): string {
   return code
     .replace(/\b8080\b/g, String(ports.server))
     .replace(/\b5353\b/g, String(ports.dns))
-    .replace(/\b4000\b/g, String(ports.receiver));
+    .replace(/\b4000\b/g, String(ports.receiver))
+    .replace(/\b2525\b/g, String(ports.smtp));
 }
 
 interface SectionRun {
@@ -169,7 +172,7 @@ beforeAll(async () => {
       saved[key] = process.env[key];
       delete process.env[key];
     }
-  ports = { server: await freePort(), dns: await freePort(), receiver: await freePort() };
+  ports = { server: await freePort(), dns: await freePort(), receiver: await freePort(), smtp: await freePort() };
   dataDir = mkdtempSync(join(tmpdir(), 'atrium-walkthrough-'));
   mkdirSync(join(ROOT, '.atrium'), { recursive: true });
   cwd = mkdtempSync(join(ROOT, '.atrium', 'walkthrough-'));
@@ -273,4 +276,32 @@ describe('README walk-throughs, as written', () => {
     expect(revoke).toMatch(/status\s+revoked/);
     expect(revoke).toContain('{"valid":false,"registration_id":null,"expires_at":null}');
   }, 60_000);
+
+  it('6. an invitation by e-mail, sent with curl and accepted with the SDK', async () => {
+    const blocks = section('6');
+    // 6.1: stop the server and start it again with the mail settings.
+    const restart = exportsOf(blocks[0]?.code ?? '');
+    expect(restart).toEqual({
+      SMTP_URL: `smtp://127.0.0.1:${ports.smtp}`,
+      SMTP_FROM: 'no-reply@initech.test',
+      ATRIUM_INVITATION_URL: 'http://127.0.0.1:3000/invite/{token}',
+    });
+    server.child.kill('SIGTERM');
+    expect((await server.exited).code).toBe(0);
+    server = await spawnServer({ ATRIUM_DATA_DIR: dataDir, ...restart }, ports.server);
+
+    const run = await runSection(blocks.slice(1), shellEnv, cwd);
+    expect(run.failures).toEqual([]);
+    const [smtp, send, accept] = run.blocks as [string, string, string];
+    expect(smtp).toContain(`SMTP server on 127.0.0.1:${ports.smtp}`);
+    expect(send).toContain(
+      '{"state":"pending","email":"milton@example.com","role_slug":"member","accept_invitation_url":"http://127.0.0.1:3000/invite/',
+    );
+    expect(send).toContain("To: milton@example.com\nSubject: You're invited to join Initech\n");
+    expect(send).toMatch(/^http:\/\/127\.0\.0\.1:3000\/invite\/[0-9A-Za-z]{43}$/m);
+    expect(accept).toMatch(/^found pending milton@example.com member$/m);
+    expect(accept).toMatch(/^accepted accepted user_\w+$/m);
+    expect(accept).toMatch(/^member of Initech active$/m);
+    expect(accept).toContain('invitation.accepted\ninvitation.created\n');
+  }, 90_000);
 });

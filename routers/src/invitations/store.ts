@@ -1,0 +1,100 @@
+import { type Db, invitations, type PageParams, paginate, users } from '@atrium/db';
+import { and, eq, lte, sql } from 'drizzle-orm';
+import { loadScoped, type RowLock } from '../common/store.ts';
+import { ApiError } from '../errors.ts';
+
+export type InvitationRow = typeof invitations.$inferSelect;
+export type NewInvitation = typeof invitations.$inferInsert;
+export type InvitationChanges = Partial<NewInvitation>;
+
+/** The invitation of the environment, or 404; `lock` holds it in the caller's transaction. */
+export function findInvitation(db: Db, environmentId: string, id: string, lock?: RowLock): Promise<InvitationRow> {
+  return loadScoped(db, invitations, 'invitation', environmentId, id, lock);
+}
+
+/** The invitation whose token hashes to `tokenHash`, or 404 (the message does not repeat the token). */
+export async function findInvitationByTokenHash(db: Db, environmentId: string, tokenHash: string) {
+  const [row] = await db
+    .select()
+    .from(invitations)
+    .where(and(eq(invitations.environmentId, environmentId), eq(invitations.tokenHash, tokenHash)))
+    .limit(1);
+  if (!row) throw new ApiError(404, 'entity_not_found', 'Invitation not found for this token.');
+  return row;
+}
+
+export interface InvitationFilter {
+  organizationId?: string | undefined;
+  email?: string | undefined;
+}
+
+/** One page of the environment's invitations, by organization and by e-mail (case-insensitive). */
+export function pageOfInvitations(db: Db, environmentId: string, params: PageParams, filter: InvitationFilter) {
+  const where = and(
+    eq(invitations.environmentId, environmentId),
+    filter.organizationId ? eq(invitations.organizationId, filter.organizationId) : undefined,
+    filter.email ? eq(sql`lower(${invitations.email})`, filter.email.toLowerCase()) : undefined,
+  );
+  return paginate(
+    params,
+    invitations.id,
+    (q) => db.select().from(invitations).where(and(where, q.keyset)).orderBy(q.orderBy).limit(q.limit),
+    (row) => row.id,
+  );
+}
+
+/**
+ * Stores `expired` on the pending invitations of this e-mail and organization whose time has
+ * passed, so that the one-pending-invitation index lets a new one in.
+ */
+export async function expireLapsedInvitations(
+  tx: Db,
+  environmentId: string,
+  organizationId: string | null,
+  email: string,
+  now: Date,
+): Promise<void> {
+  await tx
+    .update(invitations)
+    .set({ state: 'expired', updatedAt: now })
+    .where(
+      and(
+        eq(invitations.environmentId, environmentId),
+        eq(sql`coalesce(${invitations.organizationId}, '')`, organizationId ?? ''),
+        eq(sql`lower(${invitations.email})`, email.toLowerCase()),
+        eq(invitations.state, 'pending'),
+        lte(invitations.expiresAt, now),
+      ),
+    );
+}
+
+/** The id of the environment's user with this e-mail (case-insensitive), held FOR KEY SHARE. */
+export async function userIdByEmail(tx: Db, environmentId: string, email: string): Promise<string | undefined> {
+  const [row] = await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.environmentId, environmentId), eq(sql`lower(${users.email})`, email.toLowerCase())))
+    .for('key share')
+    .limit(1);
+  return row?.id;
+}
+
+/**
+ * Creates the invitee's user unless a user with the e-mail exists by now: a concurrent accept of
+ * another invitation for the same address may have made it (the insert waits for that
+ * transaction, then does nothing). Undefined when it did nothing; the caller reads the user then.
+ */
+export async function insertUserUnlessTaken(tx: Db, values: typeof users.$inferInsert) {
+  const [row] = await tx.insert(users).values(values).onConflictDoNothing().returning();
+  return row;
+}
+
+export async function insertInvitation(tx: Db, values: NewInvitation): Promise<InvitationRow> {
+  const [row] = await tx.insert(invitations).values(values).returning();
+  return row as InvitationRow;
+}
+
+export async function updateInvitationRow(tx: Db, id: string, changes: InvitationChanges): Promise<InvitationRow> {
+  const [row] = await tx.update(invitations).set(changes).where(eq(invitations.id, id)).returning();
+  return row as InvitationRow;
+}

@@ -1,0 +1,25 @@
+import type { Mailer } from '@atrium/routers';
+import { createTransport } from 'nodemailer';
+
+export interface SmtpSettings {
+  /** `smtp://user:pass@host:port` or `smtps://…` (nodemailer's connection URL). */
+  url: string;
+  /** The sender, e.g. `Acme <no-reply@acme.com>`. */
+  from: string;
+  /** Connection, greeting and socket timeouts: a send never holds a request longer. */
+  timeoutMs?: number;
+}
+
+/** A mailer over SMTP (nodemailer): one transport, a connection per message (no pool to drain). */
+export function createSmtpMailer(settings: SmtpSettings): Mailer {
+  const timeout = settings.timeoutMs ?? 10_000;
+  const transport = createTransport(
+    { url: settings.url, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout },
+    { from: settings.from },
+  );
+  return {
+    async send(message) {
+      await transport.sendMail(message);
+    },
+  };
+}
