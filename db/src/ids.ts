@@ -15,6 +15,8 @@ export const ID_PREFIXES = {
   user: 'user_',
   organizationMembership: 'om_',
   group: 'group_',
+  role: 'role_',
+  permission: 'perm_',
   connection: 'conn_',
   agentRegistration: 'agent_reg_',
   agentIdentity: 'agent_identity_',

@@ -7,6 +7,8 @@ import { groupsRouter } from './groups/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
+import { permissionsRouter } from './permissions/router.ts';
+import { rolesRouter } from './roles/router.ts';
 import { jwksRouter } from './signing/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
 import { usersRouter } from './users/router.ts';
@@ -19,6 +21,8 @@ export const appRouter = router({
   users: usersRouter,
   organizationMemberships: organizationMembershipsRouter,
   groups: groupsRouter,
+  roles: rolesRouter,
+  permissions: permissionsRouter,
   agents: agentsRouter,
   clientTokens: clientTokensRouter,
   jwks: jwksRouter,

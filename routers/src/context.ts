@@ -47,6 +47,12 @@ export interface Quotas {
   agentRegistrationsPerOrganization: number;
   /** Organization memberships of one user: deleted with the user in one transaction. */
   membershipsPerUser: number;
+  /** Environment roles of one environment: listed whole (the SDK's role lists have no pages). */
+  rolesPerEnvironment: number;
+  /** Custom roles of one organization: listed whole with the environment's roles. */
+  rolesPerOrganization: number;
+  /** Permissions of one environment: a role embeds the slugs of all of its permissions. */
+  permissionsPerEnvironment: number;
 }
 
 export const DEFAULT_QUOTAS: Quotas = {
@@ -58,6 +64,9 @@ export const DEFAULT_QUOTAS: Quotas = {
   connectionsPerOrganization: 100,
   agentRegistrationsPerOrganization: 10_000,
   membershipsPerUser: 1_000,
+  rolesPerEnvironment: 100,
+  rolesPerOrganization: 100,
+  permissionsPerEnvironment: 1_000,
 };
 
 /** Signing keys and the tokens they sign (see signing/service.ts). */

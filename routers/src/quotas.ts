@@ -16,6 +16,9 @@ const WHAT: Record<QuotaName, string> = {
   connectionsPerOrganization: 'an organization may have connections',
   agentRegistrationsPerOrganization: 'an organization may have agent registrations',
   membershipsPerUser: 'a user may have organization memberships',
+  rolesPerEnvironment: 'an environment may have environment roles',
+  rolesPerOrganization: 'an organization may have custom roles',
+  permissionsPerEnvironment: 'an environment may have permissions',
 };
 
 /** `domainsPerOrganization` → `domains_per_organization` (its setting is ATRIUM_QUOTA_ + upper case). */

@@ -4,6 +4,7 @@ export * from './groups.ts';
 export * from './idempotency.ts';
 export * from './organizations.ts';
 export * from './relations.ts';
+export * from './roles.ts';
 export * from './tokens.ts';
 export * from './users.ts';
 export * from './webhooks.ts';

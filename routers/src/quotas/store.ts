@@ -1,4 +1,4 @@
-import { agentRegistrations, connections, type Db, groups, organizationMemberships } from '@atrium/db';
+import { agentRegistrations, connections, type Db, groups, organizationMemberships, roles } from '@atrium/db';
 import { and, eq } from 'drizzle-orm';
 import type { Scope } from '../context.ts';
 import { assertBelowQuota } from '../quotas.ts';
@@ -9,6 +9,7 @@ const COUNTED = {
   connectionsPerOrganization: { table: connections, parent: connections.organizationId },
   agentRegistrationsPerOrganization: { table: agentRegistrations, parent: agentRegistrations.organizationId },
   membershipsPerUser: { table: organizationMemberships, parent: organizationMemberships.userId },
+  rolesPerOrganization: { table: roles, parent: roles.organizationId },
 };
 
 export type ParentQuota = keyof typeof COUNTED;

@@ -32,6 +32,9 @@ const QUOTAS: Quotas = {
   connectionsPerOrganization: 2,
   agentRegistrationsPerOrganization: 2,
   membershipsPerUser: 2,
+  rolesPerEnvironment: 4,
+  rolesPerOrganization: 2,
+  permissionsPerEnvironment: 2,
 };
 
 let deps: Deps;
