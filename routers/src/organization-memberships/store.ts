@@ -23,13 +23,14 @@ const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSO
 
 /**
  * The slugs of a membership's roles, in order; a membership without any (none is written so)
- * shows the environment's default role.
+ * shows the environment's default role. The outer row is named in full: drizzle leaves columns
+ * of a one-table select unqualified.
  */
 const roleSlugs = sql<string[]>`coalesce(
   (select jsonb_agg(r.slug order by mr.position) from ${membershipRoles} mr join ${roles} r on r.id = mr.role_id
-    where mr.organization_membership_id = ${organizationMemberships.id}),
+    where mr.organization_membership_id = "organization_memberships"."id"),
   (select jsonb_build_array(r.slug) from ${roles} r
-    where r.environment_id = ${organizationMemberships.environmentId} and r.organization_id is null and r.is_default),
+    where r.environment_id = "organization_memberships"."environment_id" and r.organization_id is null and r.is_default),
   '[]'::jsonb)`.mapWith(jsonArray);
 
 /** Membership columns plus the organization's current name and the role slugs, for every read of a membership. */

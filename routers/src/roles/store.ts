@@ -10,12 +10,15 @@ export type NewRole = typeof roles.$inferInsert;
 /** A JSON array as the driver hands it: parsed already (PGlite) or as text (postgres.js). */
 const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSON.parse(value) : value) as string[];
 
-/** Role columns plus the slugs of its permissions (in slug order), for every read of a role. */
+/**
+ * Role columns plus the slugs of its permissions (in slug order), for every read of a role. The
+ * outer row is named in full: drizzle leaves columns of a one-table select unqualified.
+ */
 const roleColumns = {
   ...getTableColumns(roles),
   permissions: sql<
     string[]
-  >`coalesce((select jsonb_agg(p.slug order by p.slug) from ${rolePermissions} rp join ${permissions} p on p.id = rp.permission_id where rp.role_id = ${roles.id}), '[]'::jsonb)`.mapWith(
+  >`coalesce((select jsonb_agg(p.slug order by p.slug) from ${rolePermissions} rp join ${permissions} p on p.id = rp.permission_id where rp.role_id = "roles"."id"), '[]'::jsonb)`.mapWith(
     jsonArray,
   ),
 };
