@@ -168,15 +168,25 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     env.http.post('/webhook_endpoints', { endpoint_url: 'https://hooks.example.com/fixture', events: ['*'] }),
     'webhook endpoint',
   );
-  await created(env.http.post('/authorization/permissions', { slug: 'fixture:read', name: 'Read' }), 'permission');
-  await created(env.http.post('/authorization/permissions', { slug: 'fixture:write', name: 'Write' }), 'permission');
-  await created(env.http.post('/authorization/roles', { slug: 'fixture-env', name: 'Fixture' }), 'role');
+  // Slugs unique per fixture: a test may make two fixtures in one environment.
+  const permissionSlug = `${uniqueSlug('fx')}:read`;
+  const sparePermissionSlug = `${uniqueSlug('fx')}:write`;
+  const environmentRoleSlug = uniqueSlug('fx-env');
+  const organizationRoleSlug = uniqueSlug('org-fx');
+  await created(env.http.post('/authorization/permissions', { slug: permissionSlug, name: 'Read' }), 'permission');
   await created(
-    env.http.post(`/authorization/organizations/${org.id}/roles`, { slug: 'org-fixture', name: 'Fixture' }),
+    env.http.post('/authorization/permissions', { slug: sparePermissionSlug, name: 'Write' }),
+    'permission',
+  );
+  await created(env.http.post('/authorization/roles', { slug: environmentRoleSlug, name: 'Fixture' }), 'role');
+  await created(
+    env.http.post(`/authorization/organizations/${org.id}/roles`, { slug: organizationRoleSlug, name: 'Fixture' }),
     'organization role',
   );
   await created(
-    env.http.post(`/authorization/organizations/${org.id}/roles/org-fixture/permissions`, { slug: 'fixture:read' }),
+    env.http.post(`/authorization/organizations/${org.id}/roles/${organizationRoleSlug}/permissions`, {
+      slug: permissionSlug,
+    }),
     'organization role permission',
     200,
   );
@@ -194,10 +204,10 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     clientId: env.clientId,
     spareMembershipId: spareMembership.id,
     spareUserId: loner.id,
-    environmentRoleSlug: 'fixture-env',
-    organizationRoleSlug: 'org-fixture',
-    permissionSlug: 'fixture:read',
-    sparePermissionSlug: 'fixture:write',
+    environmentRoleSlug,
+    organizationRoleSlug,
+    permissionSlug,
+    sparePermissionSlug,
   };
 }
 
