@@ -110,7 +110,8 @@ describe('membership roles over HTTP', () => {
     // The stored roles are those of the last change to commit: the last event's.
     const last = (await storedEvents(env)).filter((e) => e.event === 'organization_membership.updated').at(-1);
     const now = (await env.http.get(`${MEMBERSHIPS}/${created.id}`)).body;
-    expect(now.roles).toEqual((last?.data as { roles: unknown }).roles);
+    expect(last).toBeDefined();
+    expect(now.roles).toEqual((last?.data as { roles?: unknown } | undefined)?.roles);
     const links = await env.deps.db
       .select()
       .from(membershipRoles)
