@@ -4,6 +4,8 @@ import { asList, iso, pageParams } from '../common/schemas.ts';
 import { orNotFound } from '../common/store.ts';
 import type { Scope } from '../context.ts';
 import { recordEvent } from '../events/record.ts';
+import { rolesLostPermission } from '../roles/service.ts';
+import { lockRolesHolding } from '../roles/store.ts';
 import type { CreatePermissionInput, ListPermissionsInput, Permission, UpdatePermissionInput } from './schemas.ts';
 import {
   deletePermissionRow,
@@ -76,11 +78,16 @@ export async function updatePermission(
   });
 }
 
-/** Deletes the permission; the roles holding it lose it (by foreign key), in the same statement. */
+/**
+ * Deletes the permission; the roles holding it lose it (by foreign key), in the same statement,
+ * and each records its `role.updated` (or `organization_role.updated`) with what it holds now.
+ */
 export async function deletePermission(scope: Scope, slug: string): Promise<void> {
   await scope.db.transaction(async (tx) => {
     const current = orNotFound(await findPermission(tx, scope.env.id, slug, 'update'), 'permission', slug);
+    const held = await lockRolesHolding(tx, current.id);
     await deletePermissionRow(tx, current.id);
     await recordEvent(tx, scope, 'permission.deleted', toPermission(current));
+    await rolesLostPermission(tx, scope, held);
   });
 }

@@ -1,5 +1,5 @@
 import { type Db, lockEnvironment, type PageParams, paginate, permissions } from '@atrium/db';
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Deps } from '../context.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
@@ -19,16 +19,6 @@ export async function findPermission(
   const query = db.select().from(permissions).where(bySlug(environmentId, slug)).limit(1);
   const [row] = lock ? await query.for(lock) : await query;
   return row;
-}
-
-/** The environment's permissions among `slugs`, held FOR KEY SHARE (a concurrent delete waits). */
-export function lockPermissions(tx: Db, environmentId: string, slugs: string[]): Promise<PermissionRow[]> {
-  if (slugs.length === 0) return Promise.resolve([]);
-  return tx
-    .select()
-    .from(permissions)
-    .where(and(eq(permissions.environmentId, environmentId), inArray(permissions.slug, slugs)))
-    .for('key share');
 }
 
 /** Inserts a permission unless the environment holds its quota of them (serialised on the environment). */

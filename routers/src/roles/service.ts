@@ -6,7 +6,6 @@ import type { Scope } from '../context.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { lockPermissions } from '../permissions/store.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 import type {
   AddEnvironmentRolePermissionInput,
@@ -31,6 +30,7 @@ import {
   findRole,
   insertDefaultRoles,
   insertRole,
+  lockPermissions,
   lockRolesNamed,
   moveDefaultRole,
   type RoleRow,
@@ -171,6 +171,17 @@ async function updateRole(
   const now = await reread(tx, scope, role);
   await recordRoleEvent(tx, scope, now, 'updated');
   return toRole(now);
+}
+
+/**
+ * Records that these roles lost a permission (deleted with it): each role's `updated_at`
+ * moves and its `role.updated` / `organization_role.updated` event carries its permissions now.
+ */
+export async function rolesLostPermission(tx: Db, scope: Scope, held: RoleRow[]): Promise<void> {
+  for (const role of held) {
+    await updateRoleRow(tx, role.id, { updatedAt: scope.now() });
+    await recordRoleEvent(tx, scope, await reread(tx, scope, role), 'updated');
+  }
 }
 
 // Environment roles.

@@ -4,6 +4,8 @@ import type { RowLock } from '../common/store.ts';
 import type { Deps } from '../context.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
+export type PermissionRef = { id: string; slug: string };
+
 export type RoleRow = typeof roles.$inferSelect & { permissions: string[] };
 export type NewRole = typeof roles.$inferInsert;
 
@@ -160,6 +162,28 @@ export async function removeRolePermissionRow(tx: Db, roleId: string, permission
     )
     .returning({ roleId: rolePermissions.roleId });
   return removed.length > 0;
+}
+
+/** The environment's permissions among `slugs`, held FOR KEY SHARE (a concurrent delete waits). */
+export function lockPermissions(tx: Db, environmentId: string, slugs: string[]): Promise<PermissionRef[]> {
+  if (slugs.length === 0) return Promise.resolve([]);
+  return tx
+    .select({ id: permissions.id, slug: permissions.slug })
+    .from(permissions)
+    .where(and(eq(permissions.environmentId, environmentId), inArray(permissions.slug, slugs)))
+    .for('key share');
+}
+
+/**
+ * The roles holding a permission, held FOR UPDATE (the caller is about to take the permission
+ * from them), in id order so concurrent callers lock them alike.
+ */
+export function lockRolesHolding(tx: Db, permissionId: string): Promise<RoleRow[]> {
+  return selectRoles(
+    tx,
+    sql`${roles.id} in (select ${rolePermissions.roleId} from ${rolePermissions} where ${rolePermissions.permissionId} = ${permissionId})`,
+    'update',
+  );
 }
 
 /** Whether any membership holds the role. */

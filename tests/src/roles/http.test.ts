@@ -261,7 +261,11 @@ describe('events with the shapes of the SDK', () => {
         updated_at: ts,
       },
     ]);
-    expect(data('role.updated')).toEqual([expect.objectContaining({ slug: 'reader', permissions: ['docs:read'] })]);
+    // Granted, then lost with the permission's deletion.
+    expect(data('role.updated')).toEqual([
+      expect.objectContaining({ slug: 'reader', permissions: ['docs:read'] }),
+      expect.objectContaining({ slug: 'reader', permissions: [] }),
+    ]);
     const orgRole = {
       object: 'organization_role',
       organization_id: orgId,
