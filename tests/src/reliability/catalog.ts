@@ -31,9 +31,9 @@ import { adminCaller } from '../helpers/tokens.ts';
 import { type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /**
- * The catalogue the reliability suites run over: every REST operation (41: organizations,
+ * The catalogue the reliability suites run over: every REST operation (organizations,
  * domains, users, memberships, groups and their members, client token, agents, JWKS,
- * connections, events, webhook endpoints), every table an environment writes to, every POST
+ * connections, events, webhook endpoints, roles and permissions), every table an environment writes to, every POST
  * that creates. A new endpoint is a new row here (and a new table a row of SCOPED_TABLES): the
  * fuzz, idempotency, race and isolation suites then cover it without further code. A test in
  * catalog.http.test.ts checks that no operation of the OpenAPI document is missing.
