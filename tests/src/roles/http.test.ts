@@ -1,4 +1,6 @@
 import { membershipRoles, organizationMemberships, roles } from '@atrium/db';
+import type { AppRouter } from '@atrium/routers';
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { storedEvents } from '../helpers/events.ts';
@@ -296,5 +298,37 @@ describe('events with the shapes of the SDK', () => {
       (e: { event: string }) => e.event,
     );
     expect(byOrg).toContain('organization_role.created');
+  });
+});
+
+describe('the typed tRPC client', () => {
+  it('sees roles, permissions and membership roles over /trpc', async () => {
+    const env = await newEnvironment();
+    const trpc = createTRPCClient<AppRouter>({
+      links: [httpLink({ url: `${env.world.url}/trpc`, headers: () => ({ Authorization: `Bearer ${env.apiKey}` }) })],
+    });
+    const org = await trpc.organizations.create.mutate({ name: 'Acme' });
+    await trpc.permissions.create.mutate({ slug: 'x:read', name: 'X' });
+    const role = await trpc.roles.organization.create.mutate({ organization_id: org.id, name: 'Ops Team' });
+    expect(role.slug).toBe('org-ops-team');
+    const granted = await trpc.roles.organization.addPermission.mutate({
+      organization_id: org.id,
+      role_slug: role.slug,
+      slug: 'x:read',
+    });
+    expect(granted.permissions).toEqual(['x:read']);
+    const user = await trpc.users.create.mutate({ email: uniqueEmail('t') });
+    const om = await trpc.organizationMemberships.create.mutate({
+      user_id: user.id,
+      organization_id: org.id,
+      role_slug: role.slug,
+    });
+    expect(om.role).toEqual({ slug: 'org-ops-team' });
+    const changed = await trpc.organizationMemberships.update.mutate({ id: om.id, role_slugs: ['admin', role.slug] });
+    expect(changed.roles).toEqual([{ slug: 'admin' }, { slug: 'org-ops-team' }]);
+    expect((await trpc.roles.list.query({})).data.map((r) => r.slug)).toEqual(['member', 'admin']);
+    const error = await trpc.roles.get.query({ slug: 'ghost' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TRPCClientError);
+    expect((error as TRPCClientError<AppRouter>).data).toMatchObject({ httpStatus: 404 });
   });
 });
