@@ -294,14 +294,18 @@ export async function deleteEnvironmentRole(scope: Scope, slug: string): Promise
 
 // Organization roles.
 
-/** A custom role's slug made of its name: `org-` and the name's lower-cased words joined by `-`. */
-export function slugOfName(name: string): string {
+/**
+ * A custom role's slug made of its name: `org-` and the name's lower-cased words joined by `-`
+ * (accents dropped); undefined when the name has no ASCII letter or digit to make one of.
+ */
+export function slugOfName(name: string): string | undefined {
   const words = name
     .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '');
-  return `org-${words}`.slice(0, 64).replace(/-+$/, '');
+  return words === '' ? undefined : `org-${words}`.slice(0, 64).replace(/-+$/, '');
 }
 
 /** The organization's own role with this slug, held FOR UPDATE, or 404. */
@@ -325,7 +329,7 @@ export async function createOrganizationRole(
     await requireOrganization(tx, scope, input.organization_id, 'no key update');
     await assertBelowParentQuota(tx, scope, 'rolesPerOrganization', input.organization_id);
     const slug = input.slug ?? slugOfName(input.name);
-    if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(slug)) {
+    if (slug === undefined) {
       throw invalid([
         { field: 'slug', code: 'slug_required', message: 'slug is required when the name has no letters or digits' },
       ]);

@@ -35,6 +35,14 @@ describe('roles (caller)', () => {
     ).toEqual({ status: 409, code: 'role_in_use' });
   });
 
+  it('makes a slug of the name when none is sent, and asks for one when the name has no letters to make it of', async () => {
+    const env = await newEnvironment();
+    const { organizationId } = await newMember(env);
+    const create = (name: string) => env.caller.roles.organization.create({ organization_id: organizationId, name });
+    expect((await create('Équipe  Support!')).slug).toBe('org-equipe-support');
+    expect(await failure(create('日本'))).toEqual({ status: 422, code: 'invalid_request_parameters' });
+  });
+
   it('deleting an organization takes its roles and its memberships with their roles, in one statement', async () => {
     const env = await newEnvironment();
     const { organizationId, membership } = await newMember(env);
