@@ -16,6 +16,8 @@ export const ID_PREFIXES = {
   organizationMembership: 'om_',
   invitation: 'invitation_',
   group: 'group_',
+  role: 'role_',
+  permission: 'perm_',
   connection: 'conn_',
   itContact: 'it_contact_',
   organizationApiKey: 'api_key_',

@@ -10,6 +10,8 @@ import { organizationApiKeysRouter } from './organization-api-keys/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
+import { permissionsRouter } from './permissions/router.ts';
+import { rolesRouter } from './roles/router.ts';
 import { sessionsRouter } from './sessions/router.ts';
 import { jwksRouter } from './signing/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
@@ -25,6 +27,8 @@ export const appRouter = router({
   organizationMemberships: organizationMembershipsRouter,
   invitations: invitationsRouter,
   groups: groupsRouter,
+  roles: rolesRouter,
+  permissions: permissionsRouter,
   agents: agentsRouter,
   clientTokens: clientTokensRouter,
   jwks: jwksRouter,

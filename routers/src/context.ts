@@ -58,6 +58,12 @@ export interface Quotas {
   itContactsPerOrganization: number;
   /** API keys of one organization: deleted with it in one transaction. */
   organizationApiKeysPerOrganization: number;
+  /** Environment roles of one environment: listed whole (the SDK's role lists have no pages). */
+  rolesPerEnvironment: number;
+  /** Custom roles of one organization: listed whole with the environment's roles. */
+  rolesPerOrganization: number;
+  /** Permissions of one environment: a role embeds the slugs of all of its permissions. */
+  permissionsPerEnvironment: number;
 }
 
 export const DEFAULT_QUOTAS: Quotas = {
@@ -72,6 +78,9 @@ export const DEFAULT_QUOTAS: Quotas = {
   pendingInvitationsPerOrganization: 1_000,
   itContactsPerOrganization: 100,
   organizationApiKeysPerOrganization: 1_000,
+  rolesPerEnvironment: 100,
+  rolesPerOrganization: 100,
+  permissionsPerEnvironment: 1_000,
 };
 
 /** Signing keys and the tokens they sign (see signing/service.ts). */

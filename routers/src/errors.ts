@@ -53,6 +53,8 @@ const ENTITY_LABELS = {
   webhook_endpoint: 'Webhook endpoint',
   invitation: 'Invitation',
   session: 'Session',
+  role: 'Role',
+  permission: 'Permission',
 } as const;
 
 /** The kinds of record a 404 can name. */
@@ -92,6 +94,9 @@ export const userExternalIdTaken = () =>
   conflict('external_id_already_used', 'A user with this external_id already exists.');
 export const alreadyMember = () =>
   conflict('organization_membership_already_exists', 'The user already has a membership in this organization.');
+export const roleSlugTaken = () => conflict('role_slug_already_exists', 'A role with this slug already exists.');
+export const permissionSlugTaken = () =>
+  conflict('permission_slug_already_exists', 'A permission with this slug already exists.');
 
 /**
  * Unique constraints by name, in one table: a race that loses at the database answers exactly
@@ -116,6 +121,9 @@ const CONSTRAINTS: Readonly<Record<string, () => ApiError>> = {
       'it_contact_invitation_already_active',
       'The organization already has an active Admin Portal invitation; revoke it first.',
     ),
+  roles_environment_slug_unique: roleSlugTaken,
+  roles_organization_slug_unique: roleSlugTaken,
+  permissions_environment_slug_unique: permissionSlugTaken,
 };
 
 interface PgErrorLike {

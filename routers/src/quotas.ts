@@ -19,6 +19,9 @@ const WHAT: Record<QuotaName, string> = {
   pendingInvitationsPerOrganization: 'an organization may have pending invitations',
   itContactsPerOrganization: 'an organization may have IT contacts',
   organizationApiKeysPerOrganization: 'an organization may have API keys',
+  rolesPerEnvironment: 'an environment may have environment roles',
+  rolesPerOrganization: 'an organization may have custom roles',
+  permissionsPerEnvironment: 'an environment may have permissions',
 };
 
 /** `domainsPerOrganization` → `domains_per_organization` (its setting is ATRIUM_QUOTA_ + upper case). */

@@ -6,6 +6,7 @@ export * from './invitations.ts';
 export * from './organization-api-keys.ts';
 export * from './organizations.ts';
 export * from './relations.ts';
+export * from './roles.ts';
 export * from './tokens.ts';
 export * from './users.ts';
 export * from './webhooks.ts';

@@ -38,13 +38,17 @@ export function normalisedPath(pathname: string): string | undefined {
   return `/${path.replace(/^\/|\/$/g, '')}`;
 }
 
-/** The matched parameters, each decoded when the request's path carries escapes at all. */
-export function decodedParams(groups: Record<string, string>, pathname: string): Record<string, string> {
+/**
+ * The matched parameters, each decoded when the request's path carries escapes at all. Only
+ * strings are decoded: the bridge hands over its whole input (body fields too), and a number
+ * or object in the body must reach validation as it was sent.
+ */
+export function decodedParams<T extends Record<string, unknown>>(groups: T, pathname: string): T {
   if (!pathname.includes('%')) return groups;
-  const params: Record<string, string> = {};
+  const params: Record<string, unknown> = {};
   for (const name in groups) {
-    const raw = groups[name] as string;
-    params[name] = decodeSegment(raw) ?? raw;
+    const raw = groups[name];
+    params[name] = typeof raw === 'string' ? (decodeSegment(raw) ?? raw) : raw;
   }
-  return params;
+  return params as T;
 }

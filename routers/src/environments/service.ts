@@ -3,6 +3,7 @@ import { forgetEnvironment, KEY_PREFIX_LENGTH, keyPrefixOf, newApiKeySecret } fr
 import type { Deps, Scope } from '../context.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { sha256Hex } from '../lib/random.ts';
+import { seedDefaultRoles } from '../roles/service.ts';
 import {
   allEnvironments,
   apiKeysOf,
@@ -53,18 +54,22 @@ export async function createEnvironment(
   const id = newId('environment');
   const clientId = newId('client');
   const apiKey = newApiKey(id, false);
-  await insertEnvironment(
-    deps.db,
-    {
-      id,
-      name: input.name,
-      clientId,
-      flags: Object.assign({}, DEFAULT_FLAGS, input.flags),
-      createdAt: now,
-      updatedAt: now,
-    },
-    apiKey.row,
-  );
+  // The environment, its first key and its starting roles (`member`, the default, and `admin`) together.
+  await deps.db.transaction(async (tx) => {
+    await insertEnvironment(
+      tx,
+      {
+        id,
+        name: input.name,
+        clientId,
+        flags: Object.assign({}, DEFAULT_FLAGS, input.flags),
+        createdAt: now,
+        updatedAt: now,
+      },
+      apiKey.row,
+    );
+    await seedDefaultRoles(tx, id, now);
+  });
   return { environment_id: id, client_id: clientId, api_key: apiKey.secret };
 }
 

@@ -22,12 +22,10 @@ export function allEnvironments(db: Db): Promise<EnvironmentRow[]> {
   return db.select().from(environments).orderBy(asc(environments.id));
 }
 
-/** An environment and its first API key, together. */
-export async function insertEnvironment(db: Db, environment: NewEnvironment, apiKey: NewApiKey): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx.insert(environments).values(environment);
-    await tx.insert(apiKeys).values(apiKey);
-  });
+/** An environment and its first API key, in the caller's transaction. */
+export async function insertEnvironment(tx: Db, environment: NewEnvironment, apiKey: NewApiKey): Promise<void> {
+  await tx.insert(environments).values(environment);
+  await tx.insert(apiKeys).values(apiKey);
 }
 
 export async function setFlags(db: Db, environmentId: string, flags: FeatureFlags, now: Date): Promise<void> {

@@ -4,7 +4,6 @@ import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
-import type { OrganizationMembership } from '../organization-memberships/schemas.ts';
 import { toOrganizationMembership } from '../organization-memberships/service.ts';
 import { findMembership } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
@@ -48,9 +47,9 @@ export function toGroup(row: GroupRow): Group {
   };
 }
 
-/** The data of `group.member_added` / `group.member_removed`. */
-function memberEvent(group: Group, membership: OrganizationMembership) {
-  return { group, organization_membership: membership };
+/** The data of `group.member_added` / `group.member_removed`, as the SDK's event types declare it. */
+function memberEvent(groupId: string, membershipId: string) {
+  return { group_id: groupId, organization_membership_id: membershipId };
 }
 
 export async function listGroups(scope: Scope, input: z.infer<typeof ListGroupsInput>) {
@@ -123,7 +122,7 @@ export async function addGroupMembership(scope: Scope, input: z.infer<typeof Gro
     const added = await insertGroupMembership(tx, scope.env.id, group.id, membership.id, scope.now());
     const wire = toGroup(group);
     if (added) {
-      const data = memberEvent(wire, toOrganizationMembership(membership));
+      const data = memberEvent(group.id, membership.id);
       await recordEvent(tx, scope, 'group.member_added', data, group.organizationId);
     }
     return wire;
@@ -138,9 +137,7 @@ export async function removeGroupMembership(scope: Scope, input: z.infer<typeof 
     if (!(await deleteGroupMembership(tx, scope.env.id, group.id, membershipId))) {
       throw notFound('organization_membership', membershipId);
     }
-    const membership = await findMembership(tx, scope.env.id, membershipId);
-    const data = memberEvent(toGroup(group), toOrganizationMembership(membership));
-    await recordEvent(tx, scope, 'group.member_removed', data, group.organizationId);
+    await recordEvent(tx, scope, 'group.member_removed', memberEvent(group.id, membershipId), group.organizationId);
   });
 }
 

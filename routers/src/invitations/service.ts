@@ -9,6 +9,7 @@ import { addMembership } from '../organization-memberships/service.ts';
 import { membershipStatus } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
+import { assertRoleSlugs } from '../roles/service.ts';
 import { seal, unseal } from '../signing/material.ts';
 import { toUser } from '../users/service.ts';
 import { findUser } from '../users/store.ts';
@@ -127,11 +128,12 @@ export async function sendInvitation(scope: Scope, input: z.infer<typeof SendInv
   const { row, organizationName, inviterEmail } = await scope.db.transaction(async (tx) => {
     const now = scope.now();
     let organizationName: string | null = null;
+    let roleSlug: string | undefined;
     if (input.organization_id !== undefined) {
       // NO KEY UPDATE: serialises the invitations counted against the organization's quota.
       organizationName = (await requireOrganization(tx, scope, input.organization_id, 'no key update')).name;
-      // MERGE: validate role_slug with assertRoleSlugs (unknown slug → 422), and store the
-      // environment's default role when none is sent.
+      // The invited role must exist now (unknown slug → 422); none sent stores the default role.
+      roleSlug = (await assertRoleSlugs(tx, scope, input.organization_id, { roleSlug: input.role_slug }))[0]?.slug;
       const existing = await userIdByEmail(tx, scope.env.id, input.email);
       if (existing && (await membershipStatus(tx, scope.env.id, input.organization_id, existing))) {
         throw alreadyMember();
@@ -151,7 +153,7 @@ export async function sendInvitation(scope: Scope, input: z.infer<typeof SendInv
       state: 'pending',
       organizationId: input.organization_id ?? null,
       inviterUserId: inviter?.id ?? null,
-      roleSlug: input.role_slug ?? null,
+      roleSlug: roleSlug ?? null,
       tokenHash: sha256Hex(token),
       tokenSealed: seal(scope.deps.tokens.masterKey, id, Buffer.from(token, 'utf8')),
       expiresAt: new Date(now.getTime() + (input.expires_in_days ?? DEFAULT_EXPIRES_IN_DAYS) * DAY_MS),

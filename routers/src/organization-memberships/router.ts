@@ -6,6 +6,7 @@ import {
   OrganizationMembership,
   OrganizationMembershipIdInput,
   OrganizationMembershipList,
+  UpdateOrganizationMembershipInput,
 } from './schemas.ts';
 import {
   createOrganizationMembership,
@@ -13,6 +14,7 @@ import {
   getOrganizationMembership,
   listOrganizationMemberships,
   setMembershipStatus,
+  updateOrganizationMembership,
 } from './service.ts';
 
 const tags = ['Organization memberships'];
@@ -39,6 +41,14 @@ export const organizationMembershipsRouter = router({
     .input(CreateOrganizationMembershipInput)
     .output(OrganizationMembership)
     .mutation(({ ctx, input }) => createOrganizationMembership(ctx.scope, input)),
+
+  update: apiProcedure
+    .meta({
+      openapi: { method: 'PUT', path: `${base}/{id}`, tags, summary: "Change an organization membership's roles" },
+    })
+    .input(UpdateOrganizationMembershipInput)
+    .output(OrganizationMembership)
+    .mutation(({ ctx, input }) => updateOrganizationMembership(ctx.scope, input)),
 
   deactivate: apiProcedure
     .meta({

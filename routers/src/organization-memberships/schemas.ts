@@ -2,7 +2,13 @@ import { MEMBERSHIP_STATUSES } from '@atrium/db';
 import { z } from 'zod';
 import { Id, ListParams, listOf, QueryList, Timestamp } from '../common/schemas.ts';
 
-/** The specification's organization membership object (also upstream's). */
+/** A membership's role as the SDK reads it (`RoleResponse`). */
+export const RoleReference = z.object({ slug: z.string() });
+
+/** A role slug a membership write names: an unknown one is 422 `role_not_found`, not a format error. */
+const RoleSlugRef = z.string().min(1).max(256);
+
+/** The specification's organization membership object (also upstream's, with `role` and `roles`). */
 export const OrganizationMembership = z
   .object({
     object: z.literal('organization_membership'),
@@ -13,6 +19,9 @@ export const OrganizationMembership = z
     status: z.enum(MEMBERSHIP_STATUSES),
     directory_managed: z.boolean(),
     custom_attributes: z.record(z.string(), z.string()),
+    /** The primary role (the first of `roles`). */
+    role: RoleReference,
+    roles: z.array(RoleReference),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -23,9 +32,19 @@ export const OrganizationMembershipList = listOf(OrganizationMembership);
 
 export const OrganizationMembershipIdInput = z.object({ id: Id });
 
+/** Without `role_slug` or `role_slugs`, the environment's default role; both at once is 422. */
 export const CreateOrganizationMembershipInput = z.object({
   user_id: Id,
   organization_id: Id,
+  role_slug: RoleSlugRef.optional(),
+  role_slugs: z.array(RoleSlugRef).max(20).optional(),
+});
+
+/** `updateOrganizationMembership`: the roles to hold from now on (one of the two). */
+export const UpdateOrganizationMembershipInput = z.object({
+  id: Id,
+  role_slug: RoleSlugRef.optional(),
+  role_slugs: z.array(RoleSlugRef).max(20).optional(),
 });
 
 /** `statuses` may be repeated, sent as `statuses[]`, or comma-separated (the Node SDK's way). */

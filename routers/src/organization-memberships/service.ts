@@ -2,14 +2,16 @@ import { type Db, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
-import { alreadyMember, notFound } from '../errors.ts';
+import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
+import { assertRoleSlugs } from '../roles/service.ts';
 import type {
   CreateOrganizationMembershipInput,
   ListOrganizationMembershipsInput,
   OrganizationMembership,
+  UpdateOrganizationMembershipInput,
 } from './schemas.ts';
 import {
   deleteMembership,
@@ -19,6 +21,8 @@ import {
   lockUser,
   type MembershipRow,
   pageOfMemberships,
+  replaceMembershipRoles,
+  touchMembership,
   updateMembershipStatus,
 } from './store.ts';
 
@@ -33,6 +37,8 @@ export function toOrganizationMembership(row: MembershipRow): OrganizationMember
     status: row.status,
     directory_managed: row.directoryManaged,
     custom_attributes: row.customAttributes,
+    role: { slug: row.roleSlugs[0] as string },
+    roles: row.roleSlugs.map((slug) => ({ slug })),
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };
@@ -54,16 +60,8 @@ export async function listOrganizationMemberships(
   return asList(page, toOrganizationMembership);
 }
 
-export async function createOrganizationMembership(
-  scope: Scope,
-  input: z.infer<typeof CreateOrganizationMembershipInput>,
-): Promise<OrganizationMembership> {
-  return scope.db.transaction((tx) =>
-    addMembership(tx, scope, { userId: input.user_id, organizationId: input.organization_id }),
-  );
-}
-
-export interface AddMembership {
+/** What a new membership is made of (the REST create, and an accepted invitation). */
+export interface NewMembershipInput {
   userId: string;
   organizationId: string;
   roleSlug?: string | undefined;
@@ -71,15 +69,18 @@ export interface AddMembership {
 }
 
 /**
- * Creates a membership in the caller's transaction and records its event: the one write path of
- * a membership (create, and an accepted invitation). Role slugs are taken by the roles work.
+ * Creates a membership in the caller's transaction: the user and organization must exist in
+ * the environment (404), the role slugs must name roles of the organization or environment
+ * (422 `role_not_found`; none: the default role), the user must not be a member already (409).
+ * Records `organization_membership.created` and returns the membership.
  */
-export async function addMembership(tx: Db, scope: Scope, input: AddMembership): Promise<OrganizationMembership> {
+export async function addMembership(tx: Db, scope: Scope, input: NewMembershipInput): Promise<OrganizationMembership> {
   // The user and the organization are held so that a concurrent delete of either waits, or
   // won and this answers 404; the user's lock also serialises the memberships-per-user count.
   const user = await lockUser(tx, scope.env.id, input.userId);
   await assertBelowParentQuota(tx, scope, 'membershipsPerUser', user.id);
   const organization = await requireOrganization(tx, scope, input.organizationId, 'share');
+  const roles = await assertRoleSlugs(tx, scope, organization.id, input);
   const now = scope.now();
   const row = await insertMembership(tx, {
     id: newId('organizationMembership'),
@@ -92,9 +93,65 @@ export async function addMembership(tx: Db, scope: Scope, input: AddMembership):
     createdAt: now,
     updatedAt: now,
   });
-  const membership = toOrganizationMembership({ ...row, organizationName: organization.name });
+  await replaceMembershipRoles(
+    tx,
+    scope.env.id,
+    row.id,
+    roles.map((r) => r.id),
+  );
+  const membership = toOrganizationMembership({
+    ...row,
+    organizationName: organization.name,
+    roleSlugs: roles.map((r) => r.slug),
+  });
   await recordEvent(tx, scope, 'organization_membership.created', membership);
   return membership;
+}
+
+export async function createOrganizationMembership(
+  scope: Scope,
+  input: z.infer<typeof CreateOrganizationMembershipInput>,
+): Promise<OrganizationMembership> {
+  return scope.db.transaction((tx) =>
+    addMembership(tx, scope, {
+      userId: input.user_id,
+      organizationId: input.organization_id,
+      roleSlug: input.role_slug,
+      roleSlugs: input.role_slugs,
+    }),
+  );
+}
+
+/**
+ * Changes a membership's roles (`updateOrganizationMembership`). Concurrent changes of one
+ * membership are serialised on its row: the last to commit is what stays. Neither slug field,
+ * or the roles it holds already, is a no-op without an event.
+ */
+export async function updateOrganizationMembership(
+  scope: Scope,
+  input: z.infer<typeof UpdateOrganizationMembershipInput>,
+): Promise<OrganizationMembership> {
+  return scope.db.transaction(async (tx) => {
+    const current = await lockMembership(tx, scope.env.id, input.id);
+    const before = await findMembership(tx, scope.env.id, current.id);
+    if (input.role_slug === undefined && input.role_slugs === undefined) return toOrganizationMembership(before);
+    const roles = await assertRoleSlugs(tx, scope, current.organizationId, {
+      roleSlug: input.role_slug,
+      roleSlugs: input.role_slugs,
+    });
+    const slugs = roles.map((r) => r.slug);
+    if (slugs.join('\n') === before.roleSlugs.join('\n')) return toOrganizationMembership(before);
+    await replaceMembershipRoles(
+      tx,
+      scope.env.id,
+      current.id,
+      roles.map((r) => r.id),
+    );
+    await touchMembership(tx, current.id, scope.now());
+    const membership = toOrganizationMembership(await findMembership(tx, scope.env.id, current.id));
+    await recordEvent(tx, scope, 'organization_membership.updated', membership);
+    return membership;
+  });
 }
 
 /** Deactivate and reactivate: sets the status; an unchanged status is a no-op without an event. */

@@ -1,20 +1,44 @@
 import {
   type Db,
   type MembershipStatus,
+  membershipRoles,
   organizationMemberships,
   organizations,
   type PageParams,
   paginate,
+  roles,
   users,
 } from '@atrium/db';
-import { and, eq, getTableColumns, inArray, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, orNotFound, scopedId } from '../common/store.ts';
 
-export type MembershipRow = typeof organizationMemberships.$inferSelect & { organizationName: string };
+export type MembershipRow = typeof organizationMemberships.$inferSelect & {
+  organizationName: string;
+  roleSlugs: string[];
+};
 export type NewMembership = typeof organizationMemberships.$inferInsert;
 
-/** Membership columns plus the organization's current name, for every read of a membership. */
-export const membershipColumns = { ...getTableColumns(organizationMemberships), organizationName: organizations.name };
+/** A JSON array as the driver hands it: parsed already (PGlite) or as text (postgres.js). */
+const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSON.parse(value) : value) as string[];
+
+/**
+ * The slugs of a membership's roles, in order; a membership without any (none is written so)
+ * shows the environment's default role. The outer row is named in full: drizzle leaves columns
+ * of a one-table select unqualified.
+ */
+const roleSlugs = sql<string[]>`coalesce(
+  (select jsonb_agg(r.slug order by mr.position) from ${membershipRoles} mr join ${roles} r on r.id = mr.role_id
+    where mr.organization_membership_id = "organization_memberships"."id"),
+  (select jsonb_build_array(r.slug) from ${roles} r
+    where r.environment_id = "organization_memberships"."environment_id" and r.organization_id is null and r.is_default),
+  '[]'::jsonb)`.mapWith(jsonArray);
+
+/** Membership columns plus the organization's current name and the role slugs, for every read of a membership. */
+export const membershipColumns = {
+  ...getTableColumns(organizationMemberships),
+  organizationName: organizations.name,
+  roleSlugs,
+};
 
 /** Memberships matching `where` (which must carry the environment), with their organization's name. */
 function findMemberships(db: Db, where: SQL | undefined) {
@@ -112,6 +136,25 @@ export async function lockUser(tx: Db, environmentId: string, userId: string): P
 export async function insertMembership(tx: Db, values: NewMembership) {
   const [row] = await tx.insert(organizationMemberships).values(values).returning();
   return row as typeof organizationMemberships.$inferSelect;
+}
+
+/** Gives the membership these roles, in order (replacing any it held). */
+export async function replaceMembershipRoles(
+  tx: Db,
+  environmentId: string,
+  membershipId: string,
+  roleIds: string[],
+): Promise<void> {
+  await tx.delete(membershipRoles).where(eq(membershipRoles.organizationMembershipId, membershipId));
+  await tx
+    .insert(membershipRoles)
+    .values(
+      roleIds.map((roleId, position) => ({ environmentId, organizationMembershipId: membershipId, roleId, position })),
+    );
+}
+
+export async function touchMembership(tx: Db, id: string, now: Date): Promise<void> {
+  await tx.update(organizationMemberships).set({ updatedAt: now }).where(eq(organizationMemberships.id, id));
 }
 
 export async function updateMembershipStatus(tx: Db, id: string, status: MembershipStatus, now: Date): Promise<void> {

@@ -7,6 +7,7 @@ import {
   itContacts,
   organizationApiKeys,
   organizationMemberships,
+  roles,
 } from '@atrium/db';
 import { and, eq, gt, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
@@ -20,7 +21,8 @@ export type ParentQuota =
   | 'membershipsPerUser'
   | 'pendingInvitationsPerOrganization'
   | 'itContactsPerOrganization'
-  | 'organizationApiKeysPerOrganization';
+  | 'organizationApiKeysPerOrganization'
+  | 'rolesPerOrganization';
 
 interface Counted {
   table: PgTable & { environmentId: AnyPgColumn };
@@ -45,6 +47,7 @@ const COUNTED: Record<ParentQuota, Counted> = {
   },
   itContactsPerOrganization: { table: itContacts, parent: itContacts.organizationId },
   organizationApiKeysPerOrganization: { table: organizationApiKeys, parent: organizationApiKeys.organizationId },
+  rolesPerOrganization: { table: roles, parent: roles.organizationId },
 };
 
 /**

@@ -2,7 +2,7 @@ import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
-import { emailTaken, userExternalIdTaken as externalIdTaken, type FieldError, invalid } from '../errors.ts';
+import { type FieldError, invalid } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { hashPassword } from '../lib/password.ts';
 import { toOrganizationMembership } from '../organization-memberships/service.ts';

@@ -183,7 +183,7 @@ describe('groups (caller)', () => {
       .where(and(eq(events.environmentId, env.environmentId), eq(events.event, 'group.member_added')))
       .orderBy(events.id)
       .limit(1);
-    expect(added1?.data).toEqual({ group: a, organization_membership: membership });
+    expect(added1?.data).toEqual({ group_id: a.id, organization_membership_id: membership.id });
     expect(added1?.organizationId).toBe(organizationId);
   });
 

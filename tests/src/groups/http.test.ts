@@ -155,6 +155,8 @@ describe('groups over HTTP', () => {
         'status',
         'directory_managed',
         'custom_attributes',
+        'role',
+        'roles',
         'created_at',
         'updated_at',
       ].sort(),

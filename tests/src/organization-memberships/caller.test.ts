@@ -35,6 +35,8 @@ describe('organization memberships (caller)', () => {
       status: 'active',
       directory_managed: false,
       custom_attributes: {},
+      role: { slug: 'member' },
+      roles: [{ slug: 'member' }],
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

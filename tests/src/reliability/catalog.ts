@@ -12,10 +12,14 @@ import {
   idempotencyKeys,
   invitations,
   itContacts,
+  membershipRoles,
   organizationApiKeys,
   organizationDomains,
   organizationMemberships,
   organizations,
+  permissions,
+  rolePermissions,
+  roles,
   sessions,
   signingKeys,
   users,
@@ -31,9 +35,9 @@ import { type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /**
  * The catalogue the reliability suites run over: every REST operation (organizations, domains,
- * users, sessions, memberships, groups and their members, client token, agents, JWKS,
- * connections, IT contacts, organization API keys, events, webhook endpoints), every table an
- * environment writes to, every POST
+ * users, sessions, memberships, invitations, groups and their members, roles and permissions,
+ * client token, agents, JWKS, connections, IT contacts, organization API keys, events, webhook
+ * endpoints), every table an environment writes to, every POST
  * that creates. A new endpoint is a new row here (and a new table a row of SCOPED_TABLES): the
  * fuzz, idempotency, race and isolation suites then cover it without further code. A test in
  * catalog.http.test.ts checks that no operation of the OpenAPI document is missing.
@@ -66,6 +70,14 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
   { name: 'webhook_attempts', table: webhookAttempts, environmentId: webhookAttempts.environmentId },
   { name: 'idempotency_keys', table: idempotencyKeys, environmentId: idempotencyKeys.environmentId },
   { name: 'invitations', table: invitations, environmentId: invitations.environmentId },
+  { name: 'roles', table: roles, environmentId: roles.environmentId },
+  { name: 'permissions', table: permissions, environmentId: permissions.environmentId },
+  { name: 'role_permissions', table: rolePermissions, environmentId: rolePermissions.environmentId },
+  {
+    name: 'organization_membership_roles',
+    table: membershipRoles,
+    environmentId: membershipRoles.environmentId,
+  },
 ];
 
 /** Row counts of every scoped table for one environment, e.g. `{organizations: 2, …}`, in one query. */
@@ -110,6 +122,14 @@ export interface Fixture {
   /** An API key of the organization, and its value. */
   organizationApiKeyId: string;
   organizationApiKey: string;
+  /** An environment role no membership holds. */
+  environmentRoleSlug: string;
+  /** A role of the organization holding `permissionSlug`. */
+  organizationRoleSlug: string;
+  /** A permission the organization role holds. */
+  permissionSlug: string;
+  /** A permission no role holds (for permission adds). */
+  sparePermissionSlug: string;
 }
 
 /** A fresh e-mail address (users' e-mails are unique per environment). */
@@ -188,6 +208,28 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     'client token',
   );
   const sessionId = JSON.parse(Buffer.from(token.token.split('.')[1], 'base64url').toString()).sid as string;
+  // Slugs unique per fixture: a test may make two fixtures in one environment.
+  const permissionSlug = `${uniqueSlug('fx')}:read`;
+  const sparePermissionSlug = `${uniqueSlug('fx')}:write`;
+  const environmentRoleSlug = uniqueSlug('fx-env');
+  const organizationRoleSlug = uniqueSlug('org-fx');
+  await created(env.http.post('/authorization/permissions', { slug: permissionSlug, name: 'Read' }), 'permission');
+  await created(
+    env.http.post('/authorization/permissions', { slug: sparePermissionSlug, name: 'Write' }),
+    'permission',
+  );
+  await created(env.http.post('/authorization/roles', { slug: environmentRoleSlug, name: 'Fixture' }), 'role');
+  await created(
+    env.http.post(`/authorization/organizations/${org.id}/roles`, { slug: organizationRoleSlug, name: 'Fixture' }),
+    'organization role',
+  );
+  await created(
+    env.http.post(`/authorization/organizations/${org.id}/roles/${organizationRoleSlug}/permissions`, {
+      slug: permissionSlug,
+    }),
+    'organization role permission',
+    200,
+  );
   return {
     env,
     organizationId: org.id,
@@ -209,6 +251,10 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     itContactId: itContact.id,
     organizationApiKeyId: orgKey.id,
     organizationApiKey: orgKey.value,
+    environmentRoleSlug,
+    organizationRoleSlug,
+    permissionSlug,
+    sparePermissionSlug,
   };
 }
 
@@ -364,6 +410,27 @@ const webhookBody = {
   endpoint_url: fc.oneof(fc.constant('https://hooks.example.com/x'), fc.webUrl(), hostileString, anyJson),
   events: fc.oneof(fc.array(eventNameArb, { maxLength: 4 }), anyJson),
 };
+
+/** A fresh role or permission slug (slugs are unique per environment or organization). */
+export function uniqueSlug(label: string): string {
+  return `${label}-${randomUUID().slice(0, 8)}`;
+}
+const slugArb = fc.oneof(
+  fc.constantFrom('editor', 'org-billing', 'Editor', '-x', 'a'.repeat(65)),
+  hostileString,
+  anyJson,
+);
+const roleBody = {
+  slug: slugArb,
+  name: fc.oneof(fc.constant('Editor'), hostileString, anyJson),
+  description: fc.oneof(fc.constant(null), hostileString, anyJson),
+  resource_type_slug: fc.oneof(fc.constant('organization'), hostileString, anyJson),
+};
+const permissionsArb = (f: Fixture) =>
+  fc.oneof(
+    fc.array(fc.oneof(fc.constantFrom(f.permissionSlug, f.sparePermissionSlug), hostileString), { maxLength: 4 }),
+    anyJson,
+  );
 
 export const OPERATIONS: Operation[] = [
   {
@@ -539,13 +606,24 @@ export const OPERATIONS: Operation[] = [
     body: (f) => ({
       user_id: fc.oneof(fc.constant(f.spareUserId), fc.constant(f.userId), hostileString, anyJson),
       organization_id: fc.oneof(fc.constant(f.organizationId), hostileString, anyJson),
-      role_slug: fc.oneof(hostileString, anyJson),
+      role_slug: fc.oneof(fc.constantFrom('admin', 'member'), hostileString, anyJson),
+      role_slugs: fc.oneof(fc.array(fc.oneof(fc.constant('admin'), hostileString), { maxLength: 3 }), anyJson),
     }),
     creates: {
       table: 'organization_memberships',
       validBody: (f) => ({ user_id: f.spareUserId, organization_id: f.organizationId }),
       rerunRefused: { status: 409, code: 'organization_membership_already_exists' },
     },
+  },
+  {
+    name: "change an organization membership's roles",
+    method: 'PUT',
+    path: (f, param) => `/user_management/organization_memberships/${p(param, f.membershipId)}`,
+    hasParam: true,
+    body: (f) => ({
+      role_slug: fc.oneof(fc.constantFrom('admin', 'member', f.organizationRoleSlug), hostileString, anyJson),
+      role_slugs: fc.oneof(fc.array(fc.oneof(fc.constant('admin'), hostileString), { maxLength: 3 }), anyJson),
+    }),
   },
   {
     name: 'deactivate organization membership',
@@ -886,6 +964,183 @@ export const OPERATIONS: Operation[] = [
     name: 'delete webhook endpoint',
     method: 'DELETE',
     path: (f, param) => `/webhook_endpoints/${p(param, `${f.webhookEndpointId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: 'list environment roles',
+    method: 'GET',
+    path: () => '/authorization/roles',
+    hasParam: false,
+  },
+  {
+    name: 'create environment role',
+    method: 'POST',
+    path: () => '/authorization/roles',
+    hasParam: false,
+    body: () => roleBody,
+    creates: {
+      table: 'roles',
+      validBody: () => ({ slug: uniqueSlug('idem'), name: 'Idempotent role' }),
+      rerunRefused: { status: 409, code: 'role_slug_already_exists' },
+    },
+  },
+  {
+    name: 'get environment role',
+    method: 'GET',
+    path: (f, param) => `/authorization/roles/${p(param, f.environmentRoleSlug)}`,
+    hasParam: true,
+  },
+  {
+    name: 'update environment role',
+    method: 'PATCH',
+    path: (f, param) => `/authorization/roles/${p(param, f.environmentRoleSlug)}`,
+    hasParam: true,
+    body: () => ({ name: roleBody.name, description: roleBody.description }),
+  },
+  {
+    name: 'delete environment role',
+    method: 'DELETE',
+    path: (f, param) => `/authorization/roles/${p(param, `${f.environmentRoleSlug}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: "replace an environment role's permissions",
+    method: 'PUT',
+    path: (f, param) => `/authorization/roles/${p(param, f.environmentRoleSlug)}/permissions`,
+    hasParam: true,
+    body: (f) => ({ permissions: permissionsArb(f) }),
+  },
+  {
+    name: 'add a permission to an environment role',
+    method: 'POST',
+    path: (f, param) => `/authorization/roles/${p(param, f.environmentRoleSlug)}/permissions`,
+    hasParam: true,
+    body: (f) => ({ slug: fc.oneof(fc.constant(f.sparePermissionSlug), hostileString, anyJson) }),
+    creates: {
+      table: 'role_permissions',
+      validBody: (f) => ({ slug: f.sparePermissionSlug }),
+      status: 200,
+      sameWhenRerun: true,
+    },
+  },
+  {
+    name: 'get the default role',
+    method: 'GET',
+    path: () => '/authorization/default_role',
+    hasParam: false,
+  },
+  {
+    name: 'set the default role',
+    method: 'PUT',
+    path: () => '/authorization/default_role',
+    hasParam: false,
+    body: () => ({ slug: fc.oneof(fc.constantFrom('member', 'admin'), hostileString, anyJson) }),
+  },
+  {
+    name: "list an organization's roles",
+    method: 'GET',
+    path: (f, param) => `/authorization/organizations/${p(param, f.organizationId)}/roles`,
+    hasParam: true,
+  },
+  {
+    name: 'create organization role',
+    method: 'POST',
+    path: (f, param) => `/authorization/organizations/${p(param, f.organizationId)}/roles`,
+    hasParam: true,
+    body: () => roleBody,
+    creates: {
+      table: 'roles',
+      validBody: () => ({ slug: uniqueSlug('org-idem'), name: 'Idempotent org role' }),
+      rerunRefused: { status: 409, code: 'role_slug_already_exists' },
+    },
+  },
+  {
+    name: 'get organization role',
+    method: 'GET',
+    path: (f, param) =>
+      `/authorization/organizations/${segment(f.organizationId)}/roles/${p(param, f.organizationRoleSlug)}`,
+    hasParam: true,
+  },
+  {
+    name: 'update organization role',
+    method: 'PATCH',
+    path: (f, param) =>
+      `/authorization/organizations/${segment(f.organizationId)}/roles/${p(param, f.organizationRoleSlug)}`,
+    hasParam: true,
+    body: () => ({ name: roleBody.name, description: roleBody.description }),
+  },
+  {
+    name: 'delete organization role',
+    method: 'DELETE',
+    path: (f, param) =>
+      `/authorization/organizations/${segment(f.organizationId)}/roles/${p(param, `${f.organizationRoleSlug}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: "replace an organization role's permissions",
+    method: 'PUT',
+    path: (f, param) =>
+      `/authorization/organizations/${segment(f.organizationId)}/roles/${p(param, f.organizationRoleSlug)}/permissions`,
+    hasParam: true,
+    body: (f) => ({ permissions: permissionsArb(f) }),
+  },
+  {
+    name: 'add a permission to an organization role',
+    method: 'POST',
+    path: (f, param) =>
+      `/authorization/organizations/${segment(f.organizationId)}/roles/${p(param, f.organizationRoleSlug)}/permissions`,
+    hasParam: true,
+    body: (f) => ({ slug: fc.oneof(fc.constant(f.sparePermissionSlug), hostileString, anyJson) }),
+    creates: {
+      table: 'role_permissions',
+      validBody: (f) => ({ slug: f.sparePermissionSlug }),
+      status: 200,
+      sameWhenRerun: true,
+    },
+  },
+  {
+    name: 'remove a permission from an organization role',
+    method: 'DELETE',
+    path: (f, param) =>
+      `/authorization/organizations/${segment(f.organizationId)}/roles/${segment(f.organizationRoleSlug)}/permissions/${p(param, `${f.permissionSlug}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: 'list permissions',
+    method: 'GET',
+    path: () => '/authorization/permissions',
+    hasParam: false,
+    query: listQuery,
+  },
+  {
+    name: 'create permission',
+    method: 'POST',
+    path: () => '/authorization/permissions',
+    hasParam: false,
+    body: () => ({ ...roleBody, slug: fc.oneof(fc.constantFrom('posts:read', 'a.b-c_d'), hostileString, anyJson) }),
+    creates: {
+      table: 'permissions',
+      validBody: () => ({ slug: `${uniqueSlug('idem')}:read`, name: 'Idempotent permission' }),
+      rerunRefused: { status: 409, code: 'permission_slug_already_exists' },
+    },
+  },
+  {
+    name: 'get permission',
+    method: 'GET',
+    path: (f, param) => `/authorization/permissions/${p(param, f.permissionSlug)}`,
+    hasParam: true,
+  },
+  {
+    name: 'update permission',
+    method: 'PATCH',
+    path: (f, param) => `/authorization/permissions/${p(param, f.permissionSlug)}`,
+    hasParam: true,
+    body: () => ({ name: roleBody.name, description: roleBody.description }),
+  },
+  {
+    name: 'delete permission',
+    method: 'DELETE',
+    path: (f, param) => `/authorization/permissions/${p(param, `${f.permissionSlug}x`)}`,
     hasParam: true,
   },
 ];

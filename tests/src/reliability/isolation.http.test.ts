@@ -36,12 +36,18 @@ const dummy: Fixture = {
   itContactId: ':it_contact',
   organizationApiKeyId: ':org_api_key',
   organizationApiKey: ':org_api_key_value',
+  environmentRoleSlug: ':env_role',
+  organizationRoleSlug: ':org_role',
+  permissionSlug: ':permission',
+  sparePermissionSlug: ':spare_permission',
 };
 
 type Attempt = [method: string, path: (f: Fixture) => string, body?: (f: Fixture) => unknown];
 
 const org = (f: Fixture) => `/organizations/${f.organizationId}`;
 const group = (f: Fixture) => `${org(f)}/groups/${f.groupId}`;
+const envRole = (f: Fixture) => `/authorization/roles/${f.environmentRoleSlug}`;
+const orgRole = (f: Fixture) => `/authorization/organizations/${f.organizationId}/roles/${f.organizationRoleSlug}`;
 
 /** Requests that name one of A's resources: each must be 404 entity_not_found through B. */
 const ATTEMPTS: Attempt[] = [
@@ -98,6 +104,25 @@ const ATTEMPTS: Attempt[] = [
     () => ({ endpoint_url: 'https://evil.example.com/', status: 'disabled' }),
   ],
   ['DELETE', (f) => `/webhook_endpoints/${f.webhookEndpointId}`],
+  ['PUT', (f) => `/user_management/organization_memberships/${f.membershipId}`, () => ({ role_slug: 'admin' })],
+  ['GET', (f) => envRole(f)],
+  ['PATCH', (f) => envRole(f), () => ({ name: 'stolen' })],
+  ['DELETE', (f) => envRole(f)],
+  ['PUT', (f) => `${envRole(f)}/permissions`, () => ({ permissions: [] })],
+  ['POST', (f) => `${envRole(f)}/permissions`, (f) => ({ slug: f.permissionSlug })],
+  ['PUT', () => '/authorization/default_role', (f) => ({ slug: f.environmentRoleSlug })],
+  ['GET', (f) => `/authorization/organizations/${f.organizationId}/roles`],
+  ['POST', (f) => `/authorization/organizations/${f.organizationId}/roles`, () => ({ slug: 'org-stolen', name: 'x' })],
+  ['GET', (f) => orgRole(f)],
+  ['GET', (f) => `/authorization/organizations/${f.organizationId}/roles/member`],
+  ['PATCH', (f) => orgRole(f), () => ({ name: 'stolen' })],
+  ['DELETE', (f) => orgRole(f)],
+  ['PUT', (f) => `${orgRole(f)}/permissions`, () => ({ permissions: [] })],
+  ['POST', (f) => `${orgRole(f)}/permissions`, (f) => ({ slug: f.permissionSlug })],
+  ['DELETE', (f) => `${orgRole(f)}/permissions/${f.permissionSlug}`],
+  ['GET', (f) => `/authorization/permissions/${f.permissionSlug}`],
+  ['PATCH', (f) => `/authorization/permissions/${f.permissionSlug}`, () => ({ name: 'stolen' })],
+  ['DELETE', (f) => `/authorization/permissions/${f.permissionSlug}`],
 ];
 
 /** Lists and filters of B that could show A's data: each must show none of it. */
@@ -118,6 +143,7 @@ const LISTS: Array<[string, (f: Fixture) => string]> = [
   ['webhook endpoints', () => '/webhook_endpoints?limit=100'],
   ['invitations', () => '/user_management/invitations?limit=100'],
   ['invitations of A’s organization', (f) => `/user_management/invitations?organization_id=${f.organizationId}`],
+  ['permissions', () => '/authorization/permissions?limit=100'],
 ];
 
 /** A's resources as A reads them (to check they did not change). */
@@ -135,6 +161,10 @@ const READS: Array<(f: Fixture) => string> = [
   (f) => `${org(f)}/it_contacts`,
   (f) => `${org(f)}/api_keys`,
   () => '/events?limit=100',
+  (f) => envRole(f),
+  (f) => `/authorization/organizations/${f.organizationId}/roles`,
+  () => '/authorization/permissions?limit=100',
+  () => '/authorization/default_role',
 ];
 
 beforeAll(async () => {

@@ -12,7 +12,9 @@ import {
   organizationDomains,
   organizationMemberships,
   organizations,
+  permissions,
   rawRows,
+  roles,
   webhookEndpoints,
 } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
@@ -38,6 +40,9 @@ const QUOTAS: Quotas = {
   pendingInvitationsPerOrganization: 2,
   itContactsPerOrganization: 2,
   organizationApiKeysPerOrganization: 2,
+  rolesPerEnvironment: 4,
+  rolesPerOrganization: 2,
+  permissionsPerEnvironment: 2,
 };
 
 let deps: Deps;
@@ -414,6 +419,35 @@ describe('admin creates', () => {
       code: 'quota_exceeded',
     });
     expect(await rows(apiKeys, eq(apiKeys.environmentId, env.environmentId))).toBe(2);
+  });
+});
+
+describe('roles and permissions', () => {
+  it('refuses an environment role, an organization role and a permission over their quotas, storing nothing', async () => {
+    const { env, http, organization } = await tenant();
+    const mine = eq(roles.environmentId, env.environmentId);
+    // A new environment has member and admin: two more environment roles reach the quota of 4.
+    for (const slug of ['r1', 'r2'])
+      expect((await http.post('/authorization/roles', { slug, name: slug })).status).toBe(201);
+    const role = await http.post('/authorization/roles', { slug: 'r3', name: 'r3' });
+    expect(role.status).toBe(422);
+    expect(role.body).toEqual(quotaBody('roles_per_environment', 4));
+
+    const org = await organization();
+    const orgRoles = `/authorization/organizations/${org}/roles`;
+    for (const slug of ['org-1', 'org-2']) expect((await http.post(orgRoles, { slug, name: slug })).status).toBe(201);
+    const orgRole = await http.post(orgRoles, { slug: 'org-3', name: 'org-3' });
+    expect(orgRole.status).toBe(422);
+    expect(orgRole.body).toEqual(quotaBody('roles_per_organization', 2));
+    expect(await rows(roles, mine)).toBe(6);
+
+    for (const slug of ['p:1', 'p:2']) {
+      expect((await http.post('/authorization/permissions', { slug, name: slug })).status).toBe(201);
+    }
+    const permission = await http.post('/authorization/permissions', { slug: 'p:3', name: 'p:3' });
+    expect(permission.status).toBe(422);
+    expect(permission.body).toEqual(quotaBody('permissions_per_environment', 2));
+    expect(await rows(permissions, eq(permissions.environmentId, env.environmentId))).toBe(2);
   });
 });
 

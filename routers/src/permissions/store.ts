@@ -1,0 +1,66 @@
+import { type Db, lockEnvironment, type PageParams, paginate, permissions } from '@atrium/db';
+import { and, eq } from 'drizzle-orm';
+import type { Deps } from '../context.ts';
+import { assertBelowQuota } from '../quotas.ts';
+
+export type PermissionRow = typeof permissions.$inferSelect;
+export type NewPermission = typeof permissions.$inferInsert;
+
+const bySlug = (environmentId: string, slug: string) =>
+  and(eq(permissions.environmentId, environmentId), eq(permissions.slug, slug));
+
+/** The environment's permission with this slug, if any; `lock` holds it in the caller's transaction. */
+export async function findPermission(
+  db: Db,
+  environmentId: string,
+  slug: string,
+  lock?: 'update' | 'key share',
+): Promise<PermissionRow | undefined> {
+  const query = db.select().from(permissions).where(bySlug(environmentId, slug)).limit(1);
+  const [row] = lock ? await query.for(lock) : await query;
+  return row;
+}
+
+/** Inserts a permission unless the environment holds its quota of them (serialised on the environment). */
+export async function insertPermission(tx: Db, deps: Deps, values: NewPermission): Promise<PermissionRow> {
+  await lockEnvironment(tx, values.environmentId);
+  await assertBelowQuota(
+    tx,
+    deps,
+    'permissionsPerEnvironment',
+    permissions,
+    eq(permissions.environmentId, values.environmentId),
+  );
+  const [row] = await tx.insert(permissions).values(values).returning();
+  return row as PermissionRow;
+}
+
+export async function updatePermissionRow(
+  tx: Db,
+  id: string,
+  changes: Partial<Pick<NewPermission, 'name' | 'description' | 'updatedAt'>>,
+): Promise<PermissionRow> {
+  const [row] = await tx.update(permissions).set(changes).where(eq(permissions.id, id)).returning();
+  return row as PermissionRow;
+}
+
+/** Deletes the permission; its links to roles go with it by foreign key. */
+export async function deletePermissionRow(tx: Db, id: string): Promise<void> {
+  await tx.delete(permissions).where(eq(permissions.id, id));
+}
+
+/** One page of the environment's permissions, keyset on their id. */
+export function pageOfPermissions(db: Db, environmentId: string, params: PageParams) {
+  return paginate(
+    params,
+    permissions.id,
+    (q) =>
+      db
+        .select()
+        .from(permissions)
+        .where(and(eq(permissions.environmentId, environmentId), q.keyset))
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+}

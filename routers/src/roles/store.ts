@@ -1,0 +1,212 @@
+import { type Db, lockEnvironment, membershipRoles, permissions, rolePermissions, roles } from '@atrium/db';
+import { and, asc, eq, getTableColumns, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
+import type { RowLock } from '../common/store.ts';
+import type { Deps } from '../context.ts';
+import { assertBelowQuota } from '../quotas.ts';
+
+export type PermissionRef = { id: string; slug: string };
+
+export type RoleRow = typeof roles.$inferSelect & { permissions: string[] };
+export type NewRole = typeof roles.$inferInsert;
+
+/** A JSON array as the driver hands it: parsed already (PGlite) or as text (postgres.js). */
+const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSON.parse(value) : value) as string[];
+
+/**
+ * Role columns plus the slugs of its permissions (in slug order), for every read of a role. The
+ * outer row is named in full: drizzle leaves columns of a one-table select unqualified.
+ */
+const roleColumns = {
+  ...getTableColumns(roles),
+  permissions: sql<
+    string[]
+  >`coalesce((select jsonb_agg(p.slug order by p.slug) from ${rolePermissions} rp join ${permissions} p on p.id = rp.permission_id where rp.role_id = "roles"."id"), '[]'::jsonb)`.mapWith(
+    jsonArray,
+  ),
+};
+
+/** Roles matching `where` (which must carry the environment), in priority (creation) order. */
+async function selectRoles(db: Db, where: SQL | undefined, lock?: RowLock): Promise<RoleRow[]> {
+  const query = db.select(roleColumns).from(roles).where(where).orderBy(asc(roles.id));
+  return lock ? await query.for(lock, { of: roles }) : await query;
+}
+
+const environmentRole = (environmentId: string) =>
+  and(eq(roles.environmentId, environmentId), isNull(roles.organizationId));
+const ofOrganization = (environmentId: string, organizationId: string) =>
+  and(eq(roles.environmentId, environmentId), eq(roles.organizationId, organizationId));
+
+export function environmentRoleRows(db: Db, environmentId: string): Promise<RoleRow[]> {
+  return selectRoles(db, environmentRole(environmentId));
+}
+
+/** The environment's roles and the organization's own, in priority order (shadowing is the service's). */
+export function rolesForOrganization(db: Db, environmentId: string, organizationId: string): Promise<RoleRow[]> {
+  return selectRoles(
+    db,
+    and(
+      eq(roles.environmentId, environmentId),
+      or(isNull(roles.organizationId), eq(roles.organizationId, organizationId)),
+    ),
+  );
+}
+
+/** The environment role (organizationId null) or the organization's own role with this slug, if any. */
+export async function findRole(
+  db: Db,
+  environmentId: string,
+  organizationId: string | null,
+  slug: string,
+  lock?: RowLock,
+): Promise<RoleRow | undefined> {
+  const owner =
+    organizationId === null ? environmentRole(environmentId) : ofOrganization(environmentId, organizationId);
+  const [row] = await selectRoles(db, and(owner, eq(roles.slug, slug)), lock);
+  return row;
+}
+
+/** The environment's default role. */
+export async function defaultRole(db: Db, environmentId: string, lock?: RowLock): Promise<RoleRow | undefined> {
+  const [row] = await selectRoles(db, and(environmentRole(environmentId), eq(roles.isDefault, true)), lock);
+  return row;
+}
+
+/**
+ * The roles named by `slugs` that apply to the organization (environment roles and its own),
+ * held FOR KEY SHARE: a concurrent delete of one waits until the caller commits.
+ */
+export function lockRolesNamed(
+  tx: Db,
+  environmentId: string,
+  organizationId: string,
+  slugs: string[],
+): Promise<Array<{ id: string; slug: string; organizationId: string | null }>> {
+  return tx
+    .select({ id: roles.id, slug: roles.slug, organizationId: roles.organizationId })
+    .from(roles)
+    .where(
+      and(
+        eq(roles.environmentId, environmentId),
+        inArray(roles.slug, slugs),
+        or(isNull(roles.organizationId), eq(roles.organizationId, organizationId)),
+      ),
+    )
+    .for('key share');
+}
+
+/**
+ * Inserts a role. An environment role counts against the environment's quota (serialised on
+ * the environment row here); an organization role's caller holds its organization's row.
+ */
+export async function insertRole(tx: Db, deps: Deps, values: NewRole): Promise<RoleRow> {
+  if (!values.organizationId) {
+    await lockEnvironment(tx, values.environmentId);
+    await assertBelowQuota(tx, deps, 'rolesPerEnvironment', roles, environmentRole(values.environmentId));
+  }
+  const [row] = await tx.insert(roles).values(values).returning();
+  return { ...(row as typeof roles.$inferSelect), permissions: [] };
+}
+
+/** The roles every environment starts with, in one statement: `member` (the default) and `admin`. */
+export async function insertDefaultRoles(tx: Db, values: NewRole[]): Promise<void> {
+  await tx.insert(roles).values(values);
+}
+
+export async function updateRoleRow(
+  tx: Db,
+  id: string,
+  changes: Partial<Pick<NewRole, 'name' | 'description' | 'updatedAt' | 'isDefault'>>,
+): Promise<void> {
+  await tx.update(roles).set(changes).where(eq(roles.id, id));
+}
+
+/** Replaces the role's permissions with these. */
+export async function replaceRolePermissions(
+  tx: Db,
+  environmentId: string,
+  roleId: string,
+  permissionIds: string[],
+): Promise<void> {
+  await tx.delete(rolePermissions).where(eq(rolePermissions.roleId, roleId));
+  if (permissionIds.length === 0) return;
+  await tx
+    .insert(rolePermissions)
+    .values(permissionIds.map((permissionId) => ({ environmentId, roleId, permissionId })))
+    .onConflictDoNothing();
+}
+
+/** Gives the role one permission; false when it had it already. */
+export async function addRolePermissionRow(
+  tx: Db,
+  environmentId: string,
+  roleId: string,
+  permissionId: string,
+): Promise<boolean> {
+  const added = await tx
+    .insert(rolePermissions)
+    .values({ environmentId, roleId, permissionId })
+    .onConflictDoNothing()
+    .returning({ roleId: rolePermissions.roleId });
+  return added.length > 0;
+}
+
+/** Takes one permission from the role; false when it did not have it. */
+export async function removeRolePermissionRow(tx: Db, roleId: string, permissionSlug: string): Promise<boolean> {
+  const removed = await tx
+    .delete(rolePermissions)
+    .where(
+      and(
+        eq(rolePermissions.roleId, roleId),
+        sql`${rolePermissions.permissionId} in (select ${permissions.id} from ${permissions} where ${permissions.slug} = ${permissionSlug} and ${permissions.environmentId} = ${rolePermissions.environmentId})`,
+      ),
+    )
+    .returning({ roleId: rolePermissions.roleId });
+  return removed.length > 0;
+}
+
+/** The environment's permissions among `slugs`, held FOR KEY SHARE (a concurrent delete waits). */
+export function lockPermissions(tx: Db, environmentId: string, slugs: string[]): Promise<PermissionRef[]> {
+  if (slugs.length === 0) return Promise.resolve([]);
+  return tx
+    .select({ id: permissions.id, slug: permissions.slug })
+    .from(permissions)
+    .where(and(eq(permissions.environmentId, environmentId), inArray(permissions.slug, slugs)))
+    .for('key share');
+}
+
+/**
+ * The roles holding a permission, held FOR UPDATE (the caller is about to take the permission
+ * from them), in id order so concurrent callers lock them alike.
+ */
+export function lockRolesHolding(tx: Db, permissionId: string): Promise<RoleRow[]> {
+  return selectRoles(
+    tx,
+    sql`${roles.id} in (select ${rolePermissions.roleId} from ${rolePermissions} where ${rolePermissions.permissionId} = ${permissionId})`,
+    'update',
+  );
+}
+
+/** Whether any membership holds the role. */
+export async function roleInUse(tx: Db, roleId: string): Promise<boolean> {
+  const [row] = await tx
+    .select({ roleId: membershipRoles.roleId })
+    .from(membershipRoles)
+    .where(eq(membershipRoles.roleId, roleId))
+    .limit(1);
+  return row !== undefined;
+}
+
+/** Deletes the role (its permission links go with it); the caller has checked it is unused. */
+export async function deleteRoleRow(tx: Db, id: string): Promise<void> {
+  await tx.delete(roles).where(eq(roles.id, id));
+}
+
+/** Moves the environment's default to `roleId` (two statements: the unique index is checked per row). */
+export async function moveDefaultRole(tx: Db, environmentId: string, roleId: string, now: Date): Promise<void> {
+  await lockEnvironment(tx, environmentId);
+  await tx
+    .update(roles)
+    .set({ isDefault: false, updatedAt: now })
+    .where(and(environmentRole(environmentId), eq(roles.isDefault, true)));
+  await tx.update(roles).set({ isDefault: true, updatedAt: now }).where(eq(roles.id, roleId));
+}
