@@ -95,6 +95,26 @@ describe('invitations (caller)', () => {
     expect(sent).toMatchObject({ organization_id: null, inviter_user_id: null, role_slug: null, state: 'pending' });
   });
 
+  it("stores the organization's default role when none is sent, and accepting gives the invited role", async () => {
+    const env = await newEnvironment();
+    const org = await env.caller.organizations.create({ name: 'Acme' });
+    const plain = await env.caller.invitations.send({ email: uniqueEmail(), organization_id: org.id });
+    expect(plain.role_slug).toBe('member');
+    const admin = await env.caller.invitations.send({
+      email: uniqueEmail(),
+      organization_id: org.id,
+      role_slug: 'admin',
+    });
+    await env.caller.invitations.accept({ id: admin.id });
+    await env.caller.invitations.accept({ id: plain.id });
+    const { data } = await env.caller.organizationMemberships.list({ organization_id: org.id });
+    const roleOf = (userId: string | null) => data.find((m) => m.user_id === userId)?.role;
+    const accepted = await env.caller.invitations.list({ organization_id: org.id });
+    const userOf = (id: string) => accepted.data.find((i) => i.id === id)?.accepted_user_id ?? null;
+    expect(roleOf(userOf(admin.id))).toEqual({ slug: 'admin' });
+    expect(roleOf(userOf(plain.id))).toEqual({ slug: 'member' });
+  });
+
   it('uses the configured accept-URL template', async () => {
     const env = await newEnvironment();
     const caller = callerWith(env, {
@@ -251,6 +271,12 @@ describe('invitations (caller)', () => {
       [
         'a malformed role slug',
         ({ org }) => ({ email: uniqueEmail(), organization_id: org, role_slug: 'Admin!' }),
+        422,
+        'invalid_request_parameters',
+      ],
+      [
+        'a role the organization does not have',
+        ({ org }) => ({ email: uniqueEmail(), organization_id: org, role_slug: 'billing-admin' }),
         422,
         'invalid_request_parameters',
       ],

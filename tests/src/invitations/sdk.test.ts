@@ -166,7 +166,8 @@ describe('invitations (official SDK, real SMTP)', () => {
       organizationId: org.id,
       inviterUserId: null,
       acceptedUserId: null,
-      roleSlug: null,
+      // None was sent: the organization's default role.
+      roleSlug: 'member',
       createdAt: first.createdAt,
       updatedAt: revoked.updatedAt,
     });
