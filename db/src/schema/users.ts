@@ -21,7 +21,7 @@ export const users = pgTable(
     lastSignInAt: ts('last_sign_in_at'),
     externalId: text('external_id'),
     metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default(sql`'{}'::jsonb`),
-    /** A PHC-style hash string (`$scrypt$…` of our own, or an imported one); never returned. */
+    /** A PHC-style hash string (`$scrypt$...` of our own, or an imported one); never returned. */
     passwordHash: text('password_hash'),
     /** Upstream's `password_hash_type` of `password_hash` (`scrypt` for our own). */
     passwordHashType: text('password_hash_type'),

@@ -148,7 +148,10 @@ async function created(res: Promise<{ status: number; text: string; body: any }>
  * membership, a group holding the membership, a connection and an agent registration (both
  * through the admin service, which alone creates them), and a webhook endpoint.
  */
-export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
+export async function makeFixture(
+  env: TestEnvironment,
+  admin?: Awaited<ReturnType<typeof adminCaller>>,
+): Promise<Fixture> {
   const org = await created(
     env.http.post('/organizations', {
       name: 'Fixture',
@@ -179,7 +182,7 @@ export async function makeFixture(env: TestEnvironment): Promise<Fixture> {
     'group membership',
     200,
   );
-  const admin = await adminCaller();
+  admin ??= await adminCaller();
   const connection = await admin.connections.create({
     environment: env.environmentId,
     organization_id: org.id,

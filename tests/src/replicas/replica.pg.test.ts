@@ -17,8 +17,8 @@ import pino from 'pino';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OwnPostgres } from '../helpers/own-postgres.ts';
-import { HttpClient, uniqueDomain } from '../helpers/world.ts';
-import { type Fixture, OPERATIONS, uniqueEmail } from '../reliability/catalog.ts';
+import { HttpClient, type TestEnvironment } from '../helpers/world.ts';
+import { makeFixture, OPERATIONS } from '../reliability/catalog.ts';
 import { adminTokenFor, startOwnApp } from '../reliability/own-app.ts';
 
 /**
@@ -161,46 +161,11 @@ describe.skipIf(!onPostgres)(
     it('answers every GET of the catalogue from the replica exactly as from the primary', async () => {
       // One of everything, made through the API (and the admin surface for what only it creates).
       const admin = createCaller(createInnerContext(deps, `Bearer ${adminToken}`)).admin;
-      const made = async (path: string, body: unknown, status = 201) => {
-        const res = await writer.post(path, body);
-        expect(res.status, res.text).toBe(status);
-        return res.body;
-      };
-      const org = await made('/organizations', {
-        name: 'Everything',
-        external_id: 'ext-1',
-        domain_data: [{ domain: uniqueDomain('replica'), state: 'pending' }],
-      });
-      const user = await made('/user_management/users', { email: uniqueEmail('replica') });
-      const membership = await made('/user_management/organization_memberships', {
-        user_id: user.id,
-        organization_id: org.id,
-      });
-      const group = await made(`/organizations/${org.id}/groups`, { name: 'Readers' });
-      await made(
-        `/organizations/${org.id}/groups/${group.id}/organization-memberships`,
-        { organization_membership_id: membership.id },
-        200,
-      );
-      const endpoint = await made('/webhook_endpoints', { endpoint_url: 'https://hooks.example.com/r', events: ['*'] });
-      const connection = await admin.connections.create({
-        environment: environmentId,
-        organization_id: org.id,
-        connection_type: 'OktaSAML',
-        name: 'Replicated connection',
-      });
-      const agent = await admin.agents.register({ environment: environmentId, organization_id: org.id });
-      const fixture = {
-        organizationId: org.id,
-        domainId: org.domains[0].id,
-        userId: user.id,
-        membershipId: membership.id,
-        groupId: group.id,
-        connectionId: connection.id,
-        registrationId: agent.registration_id,
-        webhookEndpointId: endpoint.id,
-        clientId,
-      } as Fixture;
+      // An environment of this test's own database: only what makeFixture reads of one.
+      const own = { http: writer, environmentId, clientId } as Partial<TestEnvironment> as TestEnvironment;
+      const fixture = await makeFixture(own, admin);
+      // The catalogue reads the organization by external id `ext-1`.
+      expect((await writer.put(`/organizations/${fixture.organizationId}`, { external_id: 'ext-1' })).status).toBe(200);
       await caughtUp();
 
       const onPrimary = await startOwnApp({ ...deps, replica: undefined }, { rateLimit: false });
