@@ -52,6 +52,7 @@ export {
   verifyOrganizationDomainManually,
 } from './organization-domains/service.ts';
 export { toOrganization } from './organizations/service.ts';
+export { consumeSharedWindow, purgeIdleRateLimitWindows, type SharedCount } from './rate-limits/service.ts';
 export { decryptPrivateKey, parseMasterKey } from './signing/material.ts';
 export {
   jwksOfClient,

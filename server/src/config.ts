@@ -62,6 +62,8 @@ export interface ServerConfig {
         maxAddresses: number;
       }
     | false;
+  /** Where API keys are counted (RATE_LIMIT_STORE): `postgres` (shared; default with DATABASE_URL) or `memory`. */
+  rateLimitStore: 'postgres' | 'memory';
   /** API requests running at once (MAX_IN_FLIGHT, 0 = no limit), waiting (MAX_QUEUED), and for how long (QUEUE_TIMEOUT_MS). */
   inFlight: InFlightOptions | false;
   /** The most bytes one response body may hold (MAX_RESPONSE_BYTES, default 16 MiB); larger is 413. */
@@ -159,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
             unauthenticated: integer('RATE_LIMIT_UNAUTHENTICATED', 300, env),
             maxAddresses: Math.max(1, integer('RATE_LIMIT_MAX_ADDRESSES', 10_000, env)),
           },
+    rateLimitStore: rateLimitStore(env),
     inFlight: inFlight(env),
     maxResponseBytes: Math.max(1024, integer('MAX_RESPONSE_BYTES', MAX_RESPONSE_BYTES, env)),
     shutdownDrainMs: integer('SHUTDOWN_DRAIN_MS', 8_000, env),
@@ -174,6 +177,16 @@ function quotas(env: NodeJS.ProcessEnv): Quotas {
     return [name, integer(variable, fallback, env)];
   });
   return Object.fromEntries(entries) as unknown as Quotas;
+}
+
+function rateLimitStore(env: NodeJS.ProcessEnv): ServerConfig['rateLimitStore'] {
+  const raw = env.RATE_LIMIT_STORE || (env.DATABASE_URL ? 'postgres' : 'memory');
+  if (raw !== 'postgres' && raw !== 'memory')
+    throw new Error(`RATE_LIMIT_STORE must be postgres or memory, got '${raw}'.`);
+  if (raw === 'postgres' && !env.DATABASE_URL) {
+    throw new Error('RATE_LIMIT_STORE=postgres needs DATABASE_URL (PGlite is one process: its limits stay in memory).');
+  }
+  return raw;
 }
 
 /** MAX_IN_FLIGHT=0 turns the limit off; the defaults are the facade's `DEFAULT_IN_FLIGHT`. */

@@ -170,6 +170,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   const app = createApp(deps, {
     baseUrl: config.publicUrl,
     rateLimit: config.rateLimit,
+    rateLimitStore: config.rateLimitStore,
     inFlight: config.inFlight,
     maxResponseBytes: config.maxResponseBytes,
     metrics,
@@ -182,7 +183,11 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   });
   const address = server.address() as AddressInfo;
   const url = config.publicUrl.replace(`:${config.port}`, `:${address.port}`);
-  const workers: Worker[] = [retentionWorker(deps), ...(config.workers ? startWorkers(deps, config) : [])];
+  const rateLimitWindowMs = config.rateLimit ? config.rateLimit.windowSeconds * 1000 : 60_000;
+  const workers: Worker[] = [
+    retentionWorker(deps, undefined, rateLimitWindowMs),
+    ...(config.workers ? startWorkers(deps, config) : []),
+  ];
   app.metrics.registerQueue('idempotency-purge', () => countExpiredIdempotencyKeys(deps));
 
   let closing: Promise<void> | undefined;

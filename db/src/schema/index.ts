@@ -3,6 +3,7 @@ export * from './events.ts';
 export * from './groups.ts';
 export * from './idempotency.ts';
 export * from './organizations.ts';
+export * from './rate-limits.ts';
 export * from './relations.ts';
 export * from './tokens.ts';
 export * from './users.ts';
