@@ -42,6 +42,15 @@ export {
   purgeExpiredIdempotencyKeys,
   requestFingerprint,
 } from './idempotency/service.ts';
+export {
+  applyInvalidation,
+  INVALIDATION_CHANNEL,
+  type InvalidationTopic,
+  invalidationDown,
+  invalidationUp,
+  onInvalidation,
+  publishInvalidation,
+} from './invalidation/service.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
 export {
   applyDnsResult,

@@ -27,6 +27,10 @@ export interface ServerConfig {
   clientTokenTtlSeconds: number;
   /** ATRIUM_AGENT_TOKEN_TTL_SECONDS. */
   agentTokenTtlSeconds: number;
+  /** Apply the migrations at start (`ATRIUM_MIGRATE`, default true); false when `npm run migrate` does it once per release. */
+  migrate: boolean;
+  /** API processes on the one port (`ATRIUM_PROCESSES`, default 1; more run under node:cluster, server/src/cluster.ts). */
+  processes: number;
   /** Run the DNS verification and webhook delivery workers in this process (`ATRIUM_WORKERS`). */
   workers: boolean;
   /** `host:port` resolvers for TXT lookups (`DNS_SERVERS`, comma-separated); empty = the system's. */
@@ -131,6 +135,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     keyCacheSeconds: integer('ATRIUM_KEY_CACHE_SECONDS', 60, env),
     clientTokenTtlSeconds: Math.min(integer('ATRIUM_CLIENT_TOKEN_TTL_SECONDS', 900, env), 900),
     agentTokenTtlSeconds: integer('ATRIUM_AGENT_TOKEN_TTL_SECONDS', 3600, env),
+    migrate: boolean('ATRIUM_MIGRATE', true, env),
+    processes: Math.max(1, integer('ATRIUM_PROCESSES', 1, env)),
     workers: boolean('ATRIUM_WORKERS', true, env),
     dnsServers: dnsServers(env),
     dnsTimeoutMs: integer('DNS_TIMEOUT_MS', 5_000, env),

@@ -1,12 +1,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type DbHandle, openDb } from '@atrium/db';
+import { type DbHandle, type Listener, openDb } from '@atrium/db';
 import { type AtriumApp, createApp, Metrics } from '@atrium/rest-facade';
 import {
+  applyInvalidation,
   configureAdminToken,
   countExpiredIdempotencyKeys,
   createEnvironment,
   type Deps,
+  INVALIDATION_CHANNEL,
+  invalidationDown,
+  invalidationUp,
   listEnvironments,
   newCaches,
   sealLegacyWebhookSecrets,
@@ -131,6 +135,27 @@ export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger):
   };
 }
 
+/**
+ * Hears the invalidation channel (routers' invalidation/service.ts): a revoked key, a rotated
+ * signing key or a flag change made by any process reaches this one's caches as it commits.
+ */
+export function listenForInvalidations(handle: DbHandle, deps: Deps): Promise<Listener> {
+  return handle.listen(INVALIDATION_CHANNEL, {
+    message: (payload) => applyInvalidation(deps, payload),
+    up: () => {
+      invalidationUp(deps);
+      deps.log.info('listening for cache invalidations');
+    },
+    down: (error) => {
+      invalidationDown(deps);
+      deps.log.warn(
+        { err: error },
+        'cache invalidations not heard: caches fall back to their time bounds; reconnecting',
+      );
+    },
+  });
+}
+
 /** Opens storage, applies migrations, prepares first-run secrets, and listens. */
 export async function startRuntime(config: ServerConfig, log: Logger): Promise<Runtime> {
   const handle = await openDb({
@@ -143,8 +168,9 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     prepare: config.dbPrepare,
     warn: (message) => log.warn(message),
   });
-  await handle.migrate();
+  if (config.migrate) await handle.migrate();
   const deps = createDeps(handle, config, log);
+  const listener = await listenForInvalidations(handle, deps);
   const sealedSecrets = await sealLegacyWebhookSecrets(deps);
   if (sealedSecrets > 0) log.info({ sealedSecrets }, 'webhook secrets stored in plaintext are now encrypted');
 
@@ -189,6 +215,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     ...(config.workers ? startWorkers(deps, config) : []),
   ];
   app.metrics.registerQueue('idempotency-purge', () => countExpiredIdempotencyKeys(deps));
+  app.metrics.registerListening(() => listener.listening);
 
   let closing: Promise<void> | undefined;
   return {
@@ -200,7 +227,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     workers,
     firstRun,
     close() {
-      closing ??= drain(server, workers, handle, config.shutdownDrainMs, log);
+      closing ??= drain(server, workers, listener, handle, config.shutdownDrainMs, log);
       return closing;
     },
   };
@@ -210,7 +237,14 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
  * The shutdown order: stop accepting connections, let in-flight requests finish (at most
  * `drainMs`, then their connections are cut), stop the workers, close the database.
  */
-async function drain(server: Server, workers: Worker[], handle: DbHandle, drainMs: number, log: Logger) {
+async function drain(
+  server: Server,
+  workers: Worker[],
+  listener: Listener,
+  handle: DbHandle,
+  drainMs: number,
+  log: Logger,
+) {
   // Answers still to come tell keep-alive clients not to send more on this connection.
   server.on('request', (_req, res) => {
     if (!res.headersSent) res.setHeader('Connection', 'close');
@@ -232,5 +266,8 @@ async function drain(server: Server, workers: Worker[], handle: DbHandle, drainM
       worker.stop().catch((error: unknown) => log.error({ err: error, worker: worker.name }, 'worker stop failed')),
     ),
   );
+  await listener
+    .close()
+    .catch((error: unknown) => log.warn({ err: error }, 'closing the invalidation listener failed'));
   await handle.close();
 }
