@@ -23,8 +23,8 @@ export function publishInvalidation(db: Db, topic: InvalidationTopic, id: string
 /** Runs `handler` for each notification of `topic` (e.g. a session cache forgetting a revoked session). */
 export function onInvalidation(deps: Deps, topic: InvalidationTopic, handler: (id: string) => void): () => void {
   const handlers = deps.caches.invalidation.handlers;
-  let set = handlers.get(topic);
-  if (!set) handlers.set(topic, (set = new Set()));
+  const set = handlers.get(topic) ?? new Set<(id: string) => void>();
+  handlers.set(topic, set);
   set.add(handler);
   return () => set.delete(handler);
 }
