@@ -33,7 +33,7 @@ export interface Runtime {
   /** Background workers, stopped on shutdown after the last request and before the database. */
   workers: Worker[];
   /** Secrets made on this first start, to be printed once. */
-  firstRun: { adminToken?: string; environment?: { environment_id: string; client_id: string; api_key: string } };
+  firstRun: FirstRun;
   close(): Promise<void>;
 }
 
@@ -156,9 +156,37 @@ export function listenForInvalidations(handle: DbHandle, deps: Deps): Promise<Li
   });
 }
 
-/** Opens storage, applies migrations, prepares first-run secrets, and listens. */
-export async function startRuntime(config: ServerConfig, log: Logger): Promise<Runtime> {
-  const handle = await openDb({
+/** Secrets made on a first start, to be printed once. */
+export type FirstRun = {
+  adminToken?: string;
+  environment?: { environment_id: string; client_id: string; api_key: string };
+};
+
+/**
+ * What a start does once the schema is current: seal legacy webhook secrets, register the admin
+ * token, and on an empty database make the `development` environment. Under node:cluster the
+ * primary does it once, before any API process starts (cluster.ts); each is idempotent anyway.
+ */
+export async function prepareDatabase(deps: Deps, config: ServerConfig, log: Logger): Promise<FirstRun> {
+  const sealedSecrets = await sealLegacyWebhookSecrets(deps);
+  if (sealedSecrets > 0) log.info({ sealedSecrets }, 'webhook secrets stored in plaintext are now encrypted');
+
+  const firstRun: FirstRun = {};
+  const adminToken = await configureAdminToken(deps, config.adminToken);
+  if (adminToken.generated) firstRun.adminToken = adminToken.generated;
+  if (adminToken.revoked > 0) {
+    log.warn({ revoked: adminToken.revoked }, 'ATRIUM_ADMIN_TOKEN is the only admin token: revoked the others');
+  }
+  if ((await listEnvironments(deps)).length === 0) {
+    firstRun.environment = await createEnvironment(deps, { name: 'development' });
+  }
+
+  return firstRun;
+}
+
+/** Opens the database as `config` says (PostgreSQL pools or the PGlite data directory). */
+export function openConfiguredDb(config: ServerConfig, log: Logger): Promise<DbHandle> {
+  return openDb({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
@@ -168,21 +196,15 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     prepare: config.dbPrepare,
     warn: (message) => log.warn(message),
   });
+}
+
+/** Opens storage, applies migrations, prepares first-run secrets, and listens. */
+export async function startRuntime(config: ServerConfig, log: Logger): Promise<Runtime> {
+  const handle = await openConfiguredDb(config, log);
   if (config.migrate) await handle.migrate();
   const deps = createDeps(handle, config, log);
   const listener = await listenForInvalidations(handle, deps);
-  const sealedSecrets = await sealLegacyWebhookSecrets(deps);
-  if (sealedSecrets > 0) log.info({ sealedSecrets }, 'webhook secrets stored in plaintext are now encrypted');
-
-  const firstRun: Runtime['firstRun'] = {};
-  const adminToken = await configureAdminToken(deps, config.adminToken);
-  if (adminToken.generated) firstRun.adminToken = adminToken.generated;
-  if (adminToken.revoked > 0) {
-    log.warn({ revoked: adminToken.revoked }, 'ATRIUM_ADMIN_TOKEN is the only admin token: revoked the others');
-  }
-  if ((await listEnvironments(deps)).length === 0) {
-    firstRun.environment = await createEnvironment(deps, { name: 'development' });
-  }
+  const firstRun = await prepareDatabase(deps, config, log);
 
   const metrics = new Metrics({
     defaultMetrics: true,
