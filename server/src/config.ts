@@ -44,6 +44,8 @@ export interface ServerConfig {
   dnsBackoffMaxMs: number;
   webhooksAllowPrivate: boolean;
   webhookTimeoutMs: number;
+  /** How long past its timeout a delivery attempt's lease lasts (a dead worker's job waits that long). */
+  webhookLeaseGraceMs: number;
   webhookConcurrency: number;
   /** Delivery attempts one environment may hold of `webhookConcurrency` (default half). */
   webhookPerEnvironment: number;
@@ -149,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     dnsBackoffMaxMs: integer('DNS_BACKOFF_MAX_MS', 60 * 60 * 1000, env),
     webhooksAllowPrivate: boolean('WEBHOOKS_ALLOW_PRIVATE', false, env),
     webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, env),
+    webhookLeaseGraceMs: integer('WEBHOOK_LEASE_GRACE_MS', 60_000, env),
     webhookConcurrency: Math.max(1, integer('WEBHOOK_CONCURRENCY', 16, env)),
     webhookPerEnvironment: Math.max(
       1,

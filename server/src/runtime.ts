@@ -50,6 +50,7 @@ export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
   const webhooks = new WebhookWorker(deps, {
     allowPrivate: config.webhooksAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
+    leaseGraceMs: config.webhookLeaseGraceMs,
     concurrency: config.webhookConcurrency,
     perEnvironment: config.webhookPerEnvironment,
   });
