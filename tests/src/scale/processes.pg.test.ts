@@ -209,6 +209,47 @@ describe.skipIf(!databaseUrl)(
       console.info(`[scale] rotated key in both JWKSes after ${took} ms`);
     });
 
+    it('listens again after its connection is cut, and invalidations reach it once more', async () => {
+      const listeners = async () =>
+        (
+          await sql`select pid from pg_stat_activity where application_name = 'atrium-listen' and datname = current_database()`
+        ).map((r) => Number(r.pid));
+      const before = await listeners();
+      expect(before).toHaveLength(2);
+      await sql`select pg_terminate_backend(pid) from pg_stat_activity
+        where application_name = 'atrium-listen' and datname = current_database()`;
+      // Each process finds the drop, reconnects with backoff and listens again on a new backend.
+      await within(
+        10_000,
+        async () => {
+          const now = await listeners();
+          return now.length === 2 && now.every((pid) => !before.includes(pid));
+        },
+        'both listen again',
+      );
+      for (const server of [a, b]) {
+        await within(
+          5_000,
+          async () =>
+            /atrium_invalidation_listening 1/.test(
+              await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } })).text(),
+            ),
+          'listening metric back to 1',
+        );
+      }
+      const env = await newEnvironment();
+      const admin = createAdminClient(a.url, token);
+      const { api_key: key } = await admin.apiKeys.create.mutate({ environment: env.environment_id, live: false });
+      const onB = new HttpClient(b.url, { Authorization: `Bearer ${key}` });
+      expect((await onB.get('/organizations?limit=1')).status).toBe(200);
+      await admin.apiKeys.revoke.mutate({ environment: env.environment_id, key_prefix: key.slice(0, 16) });
+      await within(
+        1_000,
+        async () => (await onB.get('/organizations?limit=1')).status === 401,
+        'revocation after reconnect',
+      );
+    });
+
     it("replays an idempotency key's first answer from the other process", async () => {
       const env = await newEnvironment();
       const key = randomUUID();
