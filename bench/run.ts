@@ -65,6 +65,11 @@ const { values: args } = parseArgs({
      * Run a scenario under two of them to read the shared limit's cost per request.
      */
     'rate-limit-store': { type: 'string', default: 'postgres' },
+    /**
+     * API processes on the one port (`ATRIUM_PROCESSES`, node:cluster). The CPU columns then
+     * measure the cluster's primary only; compare throughput against a run with 1.
+     */
+    processes: { type: 'string', default: '1' },
   },
 });
 
@@ -171,6 +176,7 @@ async function startAtrium(databaseUrl: string, logName: string): Promise<Starte
       ...(args['rate-limit-store'] === 'off'
         ? { RATE_LIMIT: 'off' }
         : { RATE_LIMIT_STORE: args['rate-limit-store'] ?? 'postgres' }),
+      ATRIUM_PROCESSES: args.processes ?? '1',
       ATRIUM_DATA_DIR: join(tmpDir, 'data'),
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     },
