@@ -42,14 +42,18 @@ export async function runPrimary(config: ServerConfig, log: Logger): Promise<voi
   });
   const children = new Map<ClusterWorker, number>();
   let stopping = false;
+  let exitCode = 0;
   let listening = 0;
   let announced = false;
 
+  const listened = new Set<ClusterWorker>();
   const fork = (index: number) => {
     const child = cluster.fork(childEnv(index));
     children.set(child, index);
     child.on('message', (message: { atrium?: string; url?: string }) => {
-      if (message?.atrium !== 'listening' || announced) return;
+      if (message?.atrium !== 'listening') return;
+      listened.add(child);
+      if (announced) return;
       listening += 1;
       if (listening === config.processes) {
         announced = true;
@@ -62,11 +66,23 @@ export async function runPrimary(config: ServerConfig, log: Logger): Promise<voi
     const index = children.get(child);
     children.delete(child);
     if (stopping) {
-      if (children.size === 0) process.exit(0);
+      if (children.size === 0) process.exit(exitCode);
       return;
     }
+    if (!listened.has(child)) {
+      // It never listened (a port in use, a bad setting): another would fail the same way.
+      log.fatal({ pid: child.process.pid, code, signal, index }, 'an API process failed to start; stopping');
+      stopping = true;
+      exitCode = 1;
+      for (const other of children.keys()) other.process.kill('SIGTERM');
+      if (children.size === 0) process.exit(1);
+      setTimeout(() => process.exit(1), config.shutdownDrainMs + 10_000).unref();
+      return;
+    }
+    listened.delete(child);
     log.error({ pid: child.process.pid, code, signal, index }, 'an API process exited; starting another');
-    if (index !== undefined) setTimeout(() => fork(index), RESTART_DELAY_MS).unref();
+    // Not unref()ed: with every API process gone, this timer keeps the primary alive to restart them.
+    if (index !== undefined) setTimeout(() => fork(index), RESTART_DELAY_MS);
   });
 
   for (let i = 0; i < config.processes; i++) fork(i);

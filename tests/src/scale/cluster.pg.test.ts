@@ -61,6 +61,23 @@ describe.skipIf(!databaseUrl)('ATRIUM_PROCESSES=2 (PostgreSQL only: PGlite is on
     expect(statuses.slice(30)).toEqual(Array(10).fill(429));
   });
 
+  it('starts another API process when one dies, and keeps answering meanwhile', async () => {
+    const [victim, survivor] = childrenOf(server.child.pid as number);
+    process.kill(victim as number, 'SIGKILL');
+    const started = Date.now();
+    for (;;) {
+      const now = childrenOf(server.child.pid as number);
+      if (now.length === 2 && !now.includes(victim as number) && now.includes(survivor as number)) break;
+      if (Date.now() - started > 30_000) throw new Error(`no replacement: ${now.join(', ')}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // The replacement answers too: enough fresh connections reach both processes.
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${server.url}/healthz`, { headers: { Connection: 'close' } });
+      expect(res.status).toBe(200);
+    }
+  });
+
   it('drains both processes on SIGTERM and exits 0', async () => {
     const children = childrenOf(server.child.pid as number);
     server.child.kill('SIGTERM');
