@@ -1,7 +1,6 @@
 import { request } from 'node:http';
 import { ensureAdminToken } from '@atrium/routers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminTokenOf } from '../helpers/tokens.ts';
 import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { snapshot } from './catalog.ts';
 import { adminTokenFor, startOwnApp } from './own-app.ts';
