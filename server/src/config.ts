@@ -42,6 +42,8 @@ export interface ServerConfig {
   /** Retry delays after a missed TXT check: doubling from the base up to the maximum (hourly). */
   dnsBackoffBaseMs: number;
   dnsBackoffMaxMs: number;
+  /** How long past its lookups a DNS check's lease lasts (a dead worker's check waits that long). */
+  dnsLeaseGraceMs: number;
   webhooksAllowPrivate: boolean;
   webhookTimeoutMs: number;
   /** How long past its timeout a delivery attempt's lease lasts (a dead worker's job waits that long). */
@@ -149,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     ),
     dnsBackoffBaseMs: integer('DNS_BACKOFF_BASE_MS', 15_000, env),
     dnsBackoffMaxMs: integer('DNS_BACKOFF_MAX_MS', 60 * 60 * 1000, env),
+    dnsLeaseGraceMs: integer('DNS_LEASE_GRACE_MS', 30_000, env),
     webhooksAllowPrivate: boolean('WEBHOOKS_ALLOW_PRIVATE', false, env),
     webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, env),
     webhookLeaseGraceMs: integer('WEBHOOK_LEASE_GRACE_MS', 60_000, env),

@@ -46,6 +46,7 @@ export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
     perEnvironment: config.dnsPerEnvironment,
     backoffBaseMs: config.dnsBackoffBaseMs,
     backoffMaxMs: config.dnsBackoffMaxMs,
+    leaseGraceMs: config.dnsLeaseGraceMs,
   });
   const webhooks = new WebhookWorker(deps, {
     allowPrivate: config.webhooksAllowPrivate,

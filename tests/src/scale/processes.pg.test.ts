@@ -36,11 +36,11 @@ async function within(ms: number, check: () => Promise<boolean>, what: string): 
   }
 }
 
-/** The pid (of `pids`) holding the TCP socket whose local port is `port` (Linux /proc). */
+/** The pid (of `pids`) holding the TCP or UDP socket whose local port is `port` (Linux /proc). */
 function socketOwner(pids: number[], port: number): number | undefined {
   const hex = port.toString(16).toUpperCase().padStart(4, '0');
   const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6', '/proc/net/udp', '/proc/net/udp6']) {
     for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
       const fields = line.trim().split(/\s+/);
       if (fields[1]?.endsWith(`:${hex}`) && fields[9]) inodes.add(fields[9]);
@@ -85,6 +85,9 @@ describe.skipIf(!databaseUrl)(
       // A delivery taken by a worker that dies is leased 2 + 1 s, then another worker takes it.
       WEBHOOK_TIMEOUT_MS: '2000',
       WEBHOOK_LEASE_GRACE_MS: '1000',
+      // A DNS check taken by a worker that dies is leased 1.5 s × 8 + 1 s (the batch's lookups, then grace).
+      DNS_TIMEOUT_MS: '1500',
+      DNS_LEASE_GRACE_MS: '1000',
     });
     const startWorker = () => spawnEntry('server/src/worker-main.ts', workerEnv(), 'Atrium workers started');
 
@@ -284,7 +287,8 @@ describe.skipIf(!databaseUrl)(
         expect((await env.onA.post(`/organization_domains/${domain.body.id}/verify`, {})).status).toBe(201);
         await within(
           20_000,
-          async () => (await env.onB.get(`/organization_domains/${domain.body.id}`)).body.state === 'verified',
+          async () =>
+            (await sql`select state from organization_domains where id = ${domain.body.id}`)[0]?.state === 'verified',
           'domain verified',
         );
         await within(
@@ -358,5 +362,41 @@ describe.skipIf(!databaseUrl)(
         await receiver.close();
       }
     });
+
+    it('loses no DNS check when the worker holding its lease is SIGKILLed mid-lookup', async () => {
+      const env = await newEnvironment();
+      const org = await env.onA.post('/organizations', { name: 'Killed mid-lookup' });
+      const domain = await env.onA.post('/organization_domains', {
+        organization_id: org.body.id,
+        domain: `killed-${Date.now()}.com`,
+      });
+      const name = `${domain.body.verification_prefix}.${domain.body.domain}`;
+      // The resolver never answers: the worker that asks holds the lease while it waits.
+      dns.set(name, 'no-answer');
+      const asked = dns.senders.get(name)?.length ?? 0;
+      expect((await env.onB.post(`/organization_domains/${domain.body.id}/verify`, {})).status).toBe(201);
+      await within(10_000, async () => (dns.senders.get(name)?.length ?? 0) > asked, 'a worker asks');
+      const pids = workers.map((w) => w.child.pid as number);
+      const holder = socketOwner(pids, dns.senders.get(name)?.at(-1) as number);
+      expect(holder).toBeDefined();
+      const victim = workers.find((w) => w.child.pid === holder) as SpawnedProcess;
+      victim.child.kill('SIGKILL');
+      expect((await victim.exited).signal).toBe('SIGKILL');
+      // Now the record answers; the survivor takes the check when the dead worker's lease ends.
+      dns.set(name, { txt: [domain.body.verification_token] });
+      // Polled in the database: the API key's rate limit (40 an hour here) would not last a poll.
+      await within(
+        45_000,
+        async () =>
+          (await sql`select state from organization_domains where id = ${domain.body.id}`)[0]?.state === 'verified',
+        'verified after the kill',
+      );
+      const events = await env.onB.get('/events?events=organization_domain.verified');
+      expect(events.body.data.map((e: { data: { id: string } }) => e.data.id)).toEqual([domain.body.id]);
+      // The survivor asked after the kill: the dead worker's lookup was never applied.
+      const survivors = workers.map((w) => w.child.pid as number);
+      expect(socketOwner(survivors, dns.senders.get(name)?.at(-1) as number)).not.toBe(holder);
+      workers = [...workers.filter((w) => w !== victim), await startWorker()];
+    }, 90_000);
   },
 );
