@@ -59,6 +59,17 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     /** Runs the scenario list this many times per size, interleaved; reports the median run. */
     repeat: { type: 'string', default: '1' },
+    /**
+     * Where the API keys' rate limits are counted: `postgres` (the default on PostgreSQL: one
+     * upsert per request in the UNLOGGED rate_limit_windows), `memory` (per process), or `off`.
+     * Run a scenario under two of them to read the shared limit's cost per request.
+     */
+    'rate-limit-store': { type: 'string', default: 'postgres' },
+    /**
+     * API processes on the one port (`ATRIUM_PROCESSES`, node:cluster). The CPU columns then
+     * measure the cluster's primary only; compare throughput against a run with 1.
+     */
+    processes: { type: 'string', default: '1' },
   },
 });
 
@@ -162,6 +173,10 @@ async function startAtrium(databaseUrl: string, logName: string): Promise<Starte
       ATRIUM_MASTER_KEY: MASTER_KEY,
       // The limiter stays on (its cost is part of every request) but never refuses the load.
       RATE_LIMIT_REQUESTS: '1000000000',
+      ...(args['rate-limit-store'] === 'off'
+        ? { RATE_LIMIT: 'off' }
+        : { RATE_LIMIT_STORE: args['rate-limit-store'] ?? 'postgres' }),
+      ATRIUM_PROCESSES: args.processes ?? '1',
       ATRIUM_DATA_DIR: join(tmpDir, 'data'),
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     },

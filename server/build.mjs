@@ -20,9 +20,9 @@ const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })
 export const outfile = join(root, 'server', 'dist', 'main.mjs');
 
 /** Bundles into `out` (default `outfile`); a test may build a copy of its own beside it. */
-export async function buildServer(out = outfile) {
+export async function buildServer(out = outfile, entry = 'main.ts') {
   await build({
-    entryPoints: [join(root, 'server', 'src', 'main.ts')],
+    entryPoints: [join(root, 'server', 'src', entry)],
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -37,4 +37,18 @@ export async function buildServer(out = outfile) {
   return outfile;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await buildServer(process.argv[2]);
+/**
+ * `--all` (the Dockerfile): the worker (`worker.mjs`) and the migrator (`migrate.mjs`) too, so an
+ * image runs `npm start`, `npm run worker` and `npm run migrate` with plain node and no sources.
+ */
+export async function buildAll() {
+  const dist = dirname(outfile);
+  await buildServer(outfile);
+  await buildServer(join(dist, 'worker.mjs'), 'worker-main.ts');
+  await buildServer(join(dist, 'migrate.mjs'), 'migrate-main.ts');
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (process.argv[2] === '--all') await buildAll();
+  else await buildServer(process.argv[2]);
+}

@@ -7,6 +7,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
 import { keepFilesPrivate, lockDataDir, makeDataDirPrivate } from './data-dir.ts';
+import { type ListenCallbacks, type Listener, listenPglite, listenPostgres } from './listen.ts';
 import * as schema from './schema/index.ts';
 
 export type Schema = typeof schema;
@@ -24,6 +25,11 @@ export interface DbHandle {
   migrate(): Promise<void>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /**
+   * LISTEN on `channel` (db/src/listen.ts): on PostgreSQL over a dedicated connection that
+   * reconnects and listens again; on PGlite through its own notifications. Close it before the handle.
+   */
+  listen(channel: string, callbacks: ListenCallbacks): Promise<Listener>;
   close(): Promise<void>;
 }
 
@@ -159,6 +165,9 @@ function openPostgres(url: string, options: DbOptions): DbHandle {
     async ping() {
       await client`select 1`;
     },
+    async listen(channel, callbacks) {
+      return listenPostgres(url, channel, callbacks, { connectTimeoutSeconds: options.connectTimeoutSeconds ?? 5 });
+    },
     async close() {
       await Promise.all([client.end({ timeout: 5 }), transactions.end({ timeout: 5 })]);
     },
@@ -197,6 +206,9 @@ async function openPglite(dataDir: string, warn: (message: string) => void): Pro
       },
       async ping() {
         await client.query('select 1');
+      },
+      listen(channel, callbacks) {
+        return listenPglite(client, channel, callbacks);
       },
       async close() {
         try {

@@ -3,6 +3,7 @@ export { countUpTo, lockEnvironment } from './counting.ts';
 export { DataDirInUseError, LOCK_FILE } from './data-dir.ts';
 export { claimRoundRobin, environmentsWith, type FairTake, interleaveByEnvironment, LAST_ENVIRONMENT } from './fair.ts';
 export { ID_PREFIXES, type IdKind, newId, ulidOf } from './ids.ts';
+export type { ListenCallbacks, Listener } from './listen.ts';
 export { equalsLiteral } from './literal.ts';
 export * from './paginate.ts';
 export { parseLsn, ReadReplica, type ReplicaOptions, type ReplicaState, type ReplicaStatus } from './replica.ts';

@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import { ApiError, contractError, type Deps } from '@atrium/routers';
+import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium/routers';
 import type express from 'express';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, restRouteOf } from './openapi.ts';
@@ -12,7 +12,7 @@ import { JWKS_TEMPLATE, serveJwks } from './pipeline/jwks.ts';
 import { Limits } from './pipeline/limits.ts';
 import { labelOf, observe } from './pipeline/observe.ts';
 import { pagesApp } from './pipeline/pages.ts';
-import { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits } from './pipeline/rate-limit.ts';
+import { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits, type SharedWindows } from './pipeline/rate-limit.ts';
 import { logFailure, MAX_RESPONSE_BYTES, writeError } from './pipeline/render.ts';
 import { restTransport } from './pipeline/rest.ts';
 import { RouteTable } from './pipeline/routes.ts';
@@ -39,6 +39,11 @@ export interface AppOptions {
    * client address without valid credentials (300); false turns them off.
    */
   rateLimit?: Partial<RateLimitOptions> | false;
+  /**
+   * Where keys are counted: `postgres` (shared by every process on the database; the default on
+   * PostgreSQL) or `memory` (this process only; the default, and the only choice, on PGlite).
+   */
+  rateLimitStore?: 'postgres' | 'memory';
   /** The most bytes one response body may hold (default 16 MiB). */
   maxResponseBytes?: number;
   /** The metrics registry to fill (default: a new one without process metrics). */
@@ -52,8 +57,15 @@ export interface AppOptions {
 }
 
 function limitsOf(deps: Deps, options: AppOptions, metrics: Metrics): Limits {
+  const store = deps.driver === 'postgres' ? (options.rateLimitStore ?? 'postgres') : 'memory';
+  const shared: SharedWindows | undefined =
+    store === 'postgres'
+      ? { consume: (bucket, points, windowMs) => consumeSharedWindow(deps, bucket, points, windowMs) }
+      : undefined;
   const rate =
-    options.rateLimit === false ? undefined : new RateLimits(Object.assign({}, DEFAULT_RATE_LIMITS, options.rateLimit));
+    options.rateLimit === false
+      ? undefined
+      : new RateLimits(Object.assign({}, DEFAULT_RATE_LIMITS, options.rateLimit), shared);
   const inFlight =
     options.inFlight === false
       ? undefined

@@ -147,6 +147,18 @@ export class Metrics {
     });
   }
 
+  /** Publishes `atrium_invalidation_listening`: 1 while this process hears cache invalidations (LISTEN). */
+  registerListening(listening: () => boolean): void {
+    new Gauge({
+      name: 'atrium_invalidation_listening',
+      help: '1 while this process hears cache invalidations (LISTEN/NOTIFY); 0 while caches fall back to their time bounds.',
+      registers: [this.registry],
+      collect() {
+        this.set(listening() ? 1 : 0);
+      },
+    });
+  }
+
   /** Publishes the in-flight limit's load as `atrium_http_in_flight` and `atrium_http_queued`. */
   registerInFlight(load: () => { running: number; waiting: number }): void {
     new Gauge({

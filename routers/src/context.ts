@@ -107,8 +107,10 @@ export interface KeyCacheEntry {
   keys: LoadedSigningKey[];
   /** The JWKS document and its ETag, computed once per entry. */
   jwks: { body: { keys: Record<string, unknown>[] }; etag: string };
-  /** When this entry must be reloaded (TTL, or the next key becoming active or retiring). */
+  /** When this entry must be reloaded: the next key becoming active or retiring. */
   expiresAt: number;
+  /** When it must be reloaded if this process does not hear invalidations (the TTL fallback). */
+  staleAt: number;
 }
 
 export interface LoadedSigningKey {
@@ -158,7 +160,21 @@ export interface Deps {
     apiKeys: Map<string, { env: EnvironmentInfo; keyId: string; expiresAt: number }>;
     signingKeys: Map<string, KeyCacheEntry>;
     clients: Map<string, string>;
+    /** Whether this process hears invalidations now (invalidation/service.ts). */
+    invalidation: InvalidationState;
   };
+}
+
+/**
+ * The invalidation channel as this process knows it. While `listening`, cache entries live
+ * until a notification names them (their time bounds are the fallback for when it drops);
+ * `epoch` moves on every notification and reconnect, so a load that raced one is not cached.
+ * Handlers get the id a notification names (`*` after a reconnect: forget everything).
+ */
+export interface InvalidationState {
+  listening: boolean;
+  epoch: number;
+  handlers: Map<string, Set<(id: string) => void>>;
 }
 
 /** The inner context: what a caller (tRPC, REST or a test) hands to the router. */
@@ -214,5 +230,10 @@ export const DEFAULT_TOKEN_SETTINGS: Omit<TokenConfig, 'masterKey' | 'issuer'> =
 
 /** Fresh, empty per-process caches. */
 export function newCaches(): Deps['caches'] {
-  return { apiKeys: new Map(), signingKeys: new Map(), clients: new Map() };
+  return {
+    apiKeys: new Map(),
+    signingKeys: new Map(),
+    clients: new Map(),
+    invalidation: { listening: false, epoch: 0, handlers: new Map() },
+  };
 }

@@ -49,6 +49,15 @@ export {
   purgeExpiredIdempotencyKeys,
   requestFingerprint,
 } from './idempotency/service.ts';
+export {
+  applyInvalidation,
+  INVALIDATION_CHANNEL,
+  type InvalidationTopic,
+  invalidationDown,
+  invalidationUp,
+  onInvalidation,
+  publishInvalidation,
+} from './invalidation/service.ts';
 export { hashPassword, verifyPassword } from './lib/password.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
 export {
@@ -60,6 +69,7 @@ export {
   verifyOrganizationDomainManually,
 } from './organization-domains/service.ts';
 export { toOrganization } from './organizations/service.ts';
+export { consumeSharedWindow, purgeIdleRateLimitWindows, type SharedCount } from './rate-limits/service.ts';
 export { decryptPrivateKey, parseMasterKey } from './signing/material.ts';
 export {
   jwksOfClient,

@@ -34,6 +34,10 @@ export interface ServerConfig {
   clientTokenTtlSeconds: number;
   /** ATRIUM_AGENT_TOKEN_TTL_SECONDS. */
   agentTokenTtlSeconds: number;
+  /** Apply the migrations at start (`ATRIUM_MIGRATE`, default true); false when `npm run migrate` does it once per release. */
+  migrate: boolean;
+  /** API processes on the one port (`ATRIUM_PROCESSES`, default 1; more run under node:cluster, server/src/cluster.ts). */
+  processes: number;
   /** Run the DNS verification and webhook delivery workers in this process (`ATRIUM_WORKERS`). */
   workers: boolean;
   /** `host:port` resolvers for TXT lookups (`DNS_SERVERS`, comma-separated); empty = the system's. */
@@ -45,8 +49,12 @@ export interface ServerConfig {
   /** Retry delays after a missed TXT check: doubling from the base up to the maximum (hourly). */
   dnsBackoffBaseMs: number;
   dnsBackoffMaxMs: number;
+  /** How long past its lookups a DNS check's lease lasts (a dead worker's check waits that long). */
+  dnsLeaseGraceMs: number;
   webhooksAllowPrivate: boolean;
   webhookTimeoutMs: number;
+  /** How long past its timeout a delivery attempt's lease lasts (a dead worker's job waits that long). */
+  webhookLeaseGraceMs: number;
   webhookConcurrency: number;
   /** Delivery attempts one environment may hold of `webhookConcurrency` (default half). */
   webhookPerEnvironment: number;
@@ -69,6 +77,8 @@ export interface ServerConfig {
         maxAddresses: number;
       }
     | false;
+  /** Where API keys are counted (RATE_LIMIT_STORE): `postgres` (shared; default with DATABASE_URL) or `memory`. */
+  rateLimitStore: 'postgres' | 'memory';
   /** API requests running at once (MAX_IN_FLIGHT, 0 = no limit), waiting (MAX_QUEUED), and for how long (QUEUE_TIMEOUT_MS). */
   inFlight: InFlightOptions | false;
   /** The most bytes one response body may hold (MAX_RESPONSE_BYTES, default 16 MiB); larger is 413. */
@@ -141,6 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     keyCacheSeconds: integer('ATRIUM_KEY_CACHE_SECONDS', 60, env),
     clientTokenTtlSeconds: Math.min(integer('ATRIUM_CLIENT_TOKEN_TTL_SECONDS', 900, env), 900),
     agentTokenTtlSeconds: integer('ATRIUM_AGENT_TOKEN_TTL_SECONDS', 3600, env),
+    migrate: boolean('ATRIUM_MIGRATE', true, env),
+    processes: Math.max(1, integer('ATRIUM_PROCESSES', 1, env)),
     workers: boolean('ATRIUM_WORKERS', true, env),
     dnsServers: dnsServers(env),
     dnsTimeoutMs: integer('DNS_TIMEOUT_MS', 5_000, env),
@@ -151,8 +163,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     ),
     dnsBackoffBaseMs: integer('DNS_BACKOFF_BASE_MS', 15_000, env),
     dnsBackoffMaxMs: integer('DNS_BACKOFF_MAX_MS', 60 * 60 * 1000, env),
+    dnsLeaseGraceMs: integer('DNS_LEASE_GRACE_MS', 30_000, env),
     webhooksAllowPrivate: boolean('WEBHOOKS_ALLOW_PRIVATE', false, env),
     webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, env),
+    webhookLeaseGraceMs: integer('WEBHOOK_LEASE_GRACE_MS', 60_000, env),
     webhookConcurrency: Math.max(1, integer('WEBHOOK_CONCURRENCY', 16, env)),
     webhookPerEnvironment: Math.max(
       1,
@@ -171,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
             unauthenticated: integer('RATE_LIMIT_UNAUTHENTICATED', 300, env),
             maxAddresses: Math.max(1, integer('RATE_LIMIT_MAX_ADDRESSES', 10_000, env)),
           },
+    rateLimitStore: rateLimitStore(env),
     inFlight: inFlight(env),
     maxResponseBytes: Math.max(1024, integer('MAX_RESPONSE_BYTES', MAX_RESPONSE_BYTES, env)),
     shutdownDrainMs: integer('SHUTDOWN_DRAIN_MS', 8_000, env),
@@ -220,6 +235,16 @@ function quotas(env: NodeJS.ProcessEnv): Quotas {
     return [name, integer(variable, fallback, env)];
   });
   return Object.fromEntries(entries) as unknown as Quotas;
+}
+
+function rateLimitStore(env: NodeJS.ProcessEnv): ServerConfig['rateLimitStore'] {
+  const raw = env.RATE_LIMIT_STORE || (env.DATABASE_URL ? 'postgres' : 'memory');
+  if (raw !== 'postgres' && raw !== 'memory')
+    throw new Error(`RATE_LIMIT_STORE must be postgres or memory, got '${raw}'.`);
+  if (raw === 'postgres' && !env.DATABASE_URL) {
+    throw new Error('RATE_LIMIT_STORE=postgres needs DATABASE_URL (PGlite is one process: its limits stay in memory).');
+  }
+  return raw;
 }
 
 /** MAX_IN_FLIGHT=0 turns the limit off; the defaults are the facade's `DEFAULT_IN_FLIGHT`. */

@@ -15,6 +15,8 @@ export interface DevDnsServer {
   set(name: string, answer: DevDnsAnswer | undefined): void;
   /** How many queries each name received. */
   queries: Map<string, number>;
+  /** The source ports of each name's queries, in order (which process asked, tests/src/scale). */
+  senders: Map<string, number[]>;
   close(): Promise<void>;
 }
 
@@ -26,12 +28,15 @@ export interface DevDnsServer {
 export async function startDevDns(port = 0, host = '127.0.0.1'): Promise<DevDnsServer> {
   const answers = new Map<string, DevDnsAnswer>();
   const queries = new Map<string, number>();
-  const server = dns2.createUDPServer((request, send) => {
+  const senders = new Map<string, number[]>();
+  const server = dns2.createUDPServer((request, send, rinfo) => {
     const response = Packet.createResponseFromRequest(request);
     const [question] = request.questions;
     if (!question) return void send(response);
     const name = question.name.toLowerCase().replace(/\.$/, '');
     queries.set(name, (queries.get(name) ?? 0) + 1);
+    const port = 'port' in rinfo && typeof rinfo.port === 'number' ? rinfo.port : 0;
+    senders.set(name, [...(senders.get(name) ?? []), port]);
     const answer = answers.get(name);
     if (answer === 'no-answer') return;
     if (answer === undefined || answer === 'nxdomain') {
@@ -58,6 +63,7 @@ export async function startDevDns(port = 0, host = '127.0.0.1'): Promise<DevDnsS
       else answers.set(key, answer);
     },
     queries,
+    senders,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,12 +1,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type DbHandle, openDb, ReadReplica } from '@atrium/db';
+import { type DbHandle, type Listener, openDb, ReadReplica } from '@atrium/db';
 import { type AtriumApp, createApp, Metrics } from '@atrium/rest-facade';
 import {
+  applyInvalidation,
   configureAdminToken,
   countExpiredIdempotencyKeys,
   createEnvironment,
   type Deps,
+  INVALIDATION_CHANNEL,
+  invalidationDown,
+  invalidationUp,
   listEnvironments,
   newCaches,
   sealLegacyWebhookSecrets,
@@ -30,7 +34,7 @@ export interface Runtime {
   /** Background workers, stopped on shutdown after the last request and before the database. */
   workers: Worker[];
   /** Secrets made on this first start, to be printed once. */
-  firstRun: { adminToken?: string; environment?: { environment_id: string; client_id: string; api_key: string } };
+  firstRun: FirstRun;
   close(): Promise<void>;
 }
 
@@ -43,10 +47,12 @@ export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
     perEnvironment: config.dnsPerEnvironment,
     backoffBaseMs: config.dnsBackoffBaseMs,
     backoffMaxMs: config.dnsBackoffMaxMs,
+    leaseGraceMs: config.dnsLeaseGraceMs,
   });
   const webhooks = new WebhookWorker(deps, {
     allowPrivate: config.webhooksAllowPrivate,
     timeoutMs: config.webhookTimeoutMs,
+    leaseGraceMs: config.webhookLeaseGraceMs,
     concurrency: config.webhookConcurrency,
     perEnvironment: config.webhookPerEnvironment,
   });
@@ -160,9 +166,58 @@ async function openReplica(handle: DbHandle, config: ServerConfig, log: Logger):
   return replica;
 }
 
-/** Opens storage, applies migrations, prepares first-run secrets, and listens. */
-export async function startRuntime(config: ServerConfig, log: Logger): Promise<Runtime> {
-  const handle = await openDb({
+/**
+ * Hears the invalidation channel (routers' invalidation/service.ts): a revoked key, a rotated
+ * signing key or a flag change made by any process reaches this one's caches as it commits.
+ */
+export function listenForInvalidations(handle: DbHandle, deps: Deps): Promise<Listener> {
+  return handle.listen(INVALIDATION_CHANNEL, {
+    message: (payload) => applyInvalidation(deps, payload),
+    up: () => {
+      invalidationUp(deps);
+      deps.log.info('listening for cache invalidations');
+    },
+    down: (error) => {
+      invalidationDown(deps);
+      deps.log.warn(
+        { err: error },
+        'cache invalidations not heard: caches fall back to their time bounds; reconnecting',
+      );
+    },
+  });
+}
+
+/** Secrets made on a first start, to be printed once. */
+export type FirstRun = {
+  adminToken?: string;
+  environment?: { environment_id: string; client_id: string; api_key: string };
+};
+
+/**
+ * What a start does once the schema is current: seal legacy webhook secrets, register the admin
+ * token, and on an empty database make the `development` environment. Under node:cluster the
+ * primary does it once, before any API process starts (cluster.ts); each is idempotent anyway.
+ */
+export async function prepareDatabase(deps: Deps, config: ServerConfig, log: Logger): Promise<FirstRun> {
+  const sealedSecrets = await sealLegacyWebhookSecrets(deps);
+  if (sealedSecrets > 0) log.info({ sealedSecrets }, 'webhook secrets stored in plaintext are now encrypted');
+
+  const firstRun: FirstRun = {};
+  const adminToken = await configureAdminToken(deps, config.adminToken);
+  if (adminToken.generated) firstRun.adminToken = adminToken.generated;
+  if (adminToken.revoked > 0) {
+    log.warn({ revoked: adminToken.revoked }, 'ATRIUM_ADMIN_TOKEN is the only admin token: revoked the others');
+  }
+  if ((await listEnvironments(deps)).length === 0) {
+    firstRun.environment = await createEnvironment(deps, { name: 'development' });
+  }
+
+  return firstRun;
+}
+
+/** Opens the database as `config` says (PostgreSQL pools or the PGlite data directory). */
+export function openConfiguredDb(config: ServerConfig, log: Logger): Promise<DbHandle> {
+  return openDb({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.dbPoolSize,
@@ -172,21 +227,16 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     prepare: config.dbPrepare,
     warn: (message) => log.warn(message),
   });
-  await handle.migrate();
+}
+
+/** Opens storage, applies migrations, prepares first-run secrets, and listens. */
+export async function startRuntime(config: ServerConfig, log: Logger): Promise<Runtime> {
+  const handle = await openConfiguredDb(config, log);
+  if (config.migrate) await handle.migrate();
   const deps = createDeps(handle, config, log);
   if (config.replica) deps.replica = await openReplica(handle, config, log);
-  const sealedSecrets = await sealLegacyWebhookSecrets(deps);
-  if (sealedSecrets > 0) log.info({ sealedSecrets }, 'webhook secrets stored in plaintext are now encrypted');
-
-  const firstRun: Runtime['firstRun'] = {};
-  const adminToken = await configureAdminToken(deps, config.adminToken);
-  if (adminToken.generated) firstRun.adminToken = adminToken.generated;
-  if (adminToken.revoked > 0) {
-    log.warn({ revoked: adminToken.revoked }, 'ATRIUM_ADMIN_TOKEN is the only admin token: revoked the others');
-  }
-  if ((await listEnvironments(deps)).length === 0) {
-    firstRun.environment = await createEnvironment(deps, { name: 'development' });
-  }
+  const listener = await listenForInvalidations(handle, deps);
+  const firstRun = await prepareDatabase(deps, config, log);
 
   const metrics = new Metrics({
     defaultMetrics: true,
@@ -200,6 +250,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   const app = createApp(deps, {
     baseUrl: config.publicUrl,
     rateLimit: config.rateLimit,
+    rateLimitStore: config.rateLimitStore,
     inFlight: config.inFlight,
     maxResponseBytes: config.maxResponseBytes,
     metrics,
@@ -212,8 +263,13 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   });
   const address = server.address() as AddressInfo;
   const url = config.publicUrl.replace(`:${config.port}`, `:${address.port}`);
-  const workers: Worker[] = [retentionWorker(deps), ...(config.workers ? startWorkers(deps, config) : [])];
+  const rateLimitWindowMs = config.rateLimit ? config.rateLimit.windowSeconds * 1000 : 60_000;
+  const workers: Worker[] = [
+    retentionWorker(deps, undefined, rateLimitWindowMs),
+    ...(config.workers ? startWorkers(deps, config) : []),
+  ];
   app.metrics.registerQueue('idempotency-purge', () => countExpiredIdempotencyKeys(deps));
+  app.metrics.registerListening(() => listener.listening);
 
   let closing: Promise<void> | undefined;
   return {
@@ -225,7 +281,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     workers,
     firstRun,
     close() {
-      closing ??= drain(server, workers, handle, config.shutdownDrainMs, log, deps.replica);
+      closing ??= drain(server, workers, listener, handle, config.shutdownDrainMs, log, deps.replica);
       return closing;
     },
   };
@@ -238,6 +294,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
 async function drain(
   server: Server,
   workers: Worker[],
+  listener: Listener,
   handle: DbHandle,
   drainMs: number,
   log: Logger,
@@ -264,5 +321,8 @@ async function drain(
       worker.stop().catch((error: unknown) => log.error({ err: error, worker: worker.name }, 'worker stop failed')),
     ),
   );
+  await listener
+    .close()
+    .catch((error: unknown) => log.warn({ err: error }, 'closing the invalidation listener failed'));
   await Promise.all([handle.close(), replica?.close()]);
 }

@@ -1,27 +1,18 @@
-import { openDb } from '@atrium/db';
 import { loadConfig } from './config.ts';
-import { createDeps, createLogger, startWorkers } from './runtime.ts';
+import { createDeps, createLogger, openConfiguredDb, startWorkers } from './runtime.ts';
 
 /**
  * `npm run worker`: the DNS verification and webhook delivery workers without the HTTP
- * server, for deployments that run them apart (several may share one PostgreSQL).
+ * server, for deployments that run them apart: any number may share one PostgreSQL, since each
+ * DNS check and webhook delivery is leased (`FOR UPDATE SKIP LOCKED`) by the one that takes it.
  */
 const config = loadConfig();
 const log = createLogger(config.logLevel);
 if (!config.databaseUrl) {
   log.warn('no DATABASE_URL: the worker opens the PGlite data directory, which the server must not have open');
 }
-const handle = await openDb({
-  databaseUrl: config.databaseUrl,
-  dataDir: config.dataDir,
-  poolSize: config.dbPoolSize,
-  statementConnections: config.dbStatementConnections,
-  connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
-  statementTimeoutMs: config.dbStatementTimeoutMs,
-  prepare: config.dbPrepare,
-  warn: (message) => log.warn(message),
-});
-await handle.migrate();
+const handle = await openConfiguredDb(config, log);
+if (config.migrate) await handle.migrate();
 const workers = startWorkers(createDeps(handle, config, log), config);
 log.info({ dnsServers: config.dnsServers }, 'Atrium workers started');
 

@@ -2,7 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiError, Deps } from '@atrium/routers';
 import { authenticate, type Identity, type Surface } from './authenticate.ts';
 import type { InFlightLimit } from './in-flight.ts';
-import type { Cost, RateLimits } from './rate-limit.ts';
+import type { Admission, Cost, RateLimits } from './rate-limit.ts';
+
+function refusalOf(admission: Admission): Refusal | undefined {
+  return admission.ok ? undefined : { error: admission.error, retryAfter: admission.retryAfter, silent: false };
+}
 
 /** A request the limits turned away: its error and `Retry-After`, or nothing to answer (it left). */
 export type Refusal = { error: ApiError; retryAfter: number; silent: boolean };
@@ -27,11 +31,18 @@ export class Limits {
     return authenticate(this.deps, req, surface, (address) => rate.mayLookUp(address));
   }
 
-  /** Counts the request against its caller's rate limit (setting the `RateLimit-*` headers). */
-  count(identity: Identity | undefined, res: ServerResponse, cost: Cost): Refusal | undefined {
+  /**
+   * Counts the request against its caller's rate limit (setting the `RateLimit-*` headers):
+   * at once in memory, or a promise when the count is shared in PostgreSQL.
+   */
+  count(
+    identity: Identity | undefined,
+    res: ServerResponse,
+    cost: Cost,
+  ): Refusal | undefined | Promise<Refusal | undefined> {
     if (!this.rate || !identity) return undefined;
     const admission = this.rate.admit(identity, res, cost);
-    return admission.ok ? undefined : { error: admission.error, retryAfter: admission.retryAfter, silent: false };
+    return admission instanceof Promise ? admission.then(refusalOf) : refusalOf(admission);
   }
 
   /** A turn to run for a request of `weight` (pages weigh more), now or when one frees up. */

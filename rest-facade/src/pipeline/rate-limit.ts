@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ApiError } from '@atrium/routers';
+import { ApiError, type SharedCount } from '@atrium/routers';
 import type { Identity } from './authenticate.ts';
 
 export interface RateLimitOptions {
@@ -13,6 +13,14 @@ export interface RateLimitOptions {
   unauthenticated: number;
   /** Client addresses counted at once; past it the least recently seen is forgotten (default 10,000). */
   maxAddresses: number;
+}
+
+/**
+ * Where keys and admin tokens are counted when several processes share the limit: PostgreSQL's
+ * `rate_limit_windows` (routers' `consumeSharedWindow`), one upsert per request.
+ */
+export interface SharedWindows {
+  consume(bucket: string, points: number, windowMs: number): Promise<SharedCount>;
 }
 
 export const DEFAULT_RATE_LIMITS: RateLimitOptions = {
@@ -98,10 +106,16 @@ export class FixedWindows {
 }
 
 /**
- * Fixed-window limits, counted in this process. The caller is authenticated first: an API key
+ * Fixed-window limits. The caller is authenticated first: an API key
  * counts against its key id (however its header is spelled), an admin token over `/trpc` against
  * the token; requests whose credentials are missing or fail count against the client address with the stricter `unauthenticated` limit, in a store capped at `maxAddresses`.
  * Every answer carries the IETF draft `RateLimit-*` headers.
+ *
+ * Keys and admin tokens are counted in this process, or, given `shared`, in PostgreSQL, so that
+ * N processes allow the limit once, not N times: fixed windows on the database's clock, one
+ * upsert per request (two for an organization delete). A bucket the database has answered
+ * exhausted is refused here until its window ends, with no query. Addresses (failed or missing
+ * credentials) are always counted in memory: a bogus-key flood must cost no query per request.
  */
 export class RateLimits {
   private readonly keys: FixedWindows;
@@ -110,9 +124,16 @@ export class RateLimits {
   private readonly keyPolicy: string;
   private readonly deletesPolicy: string;
   private readonly addressPolicy: string;
+  private readonly windowMs: number;
+  /** Shared buckets the database last answered exhausted, with when their window ends (bounded). */
+  private readonly exhausted = new Map<string, number>();
 
-  constructor(readonly options: RateLimitOptions = DEFAULT_RATE_LIMITS) {
+  constructor(
+    readonly options: RateLimitOptions = DEFAULT_RATE_LIMITS,
+    private readonly shared?: SharedWindows,
+  ) {
     const windowMs = options.windowSeconds * 1000;
+    this.windowMs = windowMs;
     this.keys = new FixedWindows(options.requests, windowMs, MAX_KEYS);
     this.deletes = new FixedWindows(options.organizationDeletes, windowMs, MAX_KEYS);
     this.addresses = new FixedWindows(options.unauthenticated, windowMs, options.maxAddresses);
@@ -136,9 +157,15 @@ export class RateLimits {
     return !this.addresses.exhausted(address);
   }
 
+  /** Where keys are counted: `postgres` (shared by every process) or `memory` (this process). */
+  get store(): 'postgres' | 'memory' {
+    return this.shared ? 'postgres' : 'memory';
+  }
+
   /** Counts the request against its caller's limits and sets the `RateLimit-*` headers. */
-  admit(caller: Identity, res: ServerResponse, cost: Cost): Admission {
+  admit(caller: Identity, res: ServerResponse, cost: Cost): Admission | Promise<Admission> {
     const requests = Math.max(1, cost.requests);
+    if (this.shared && caller.kind !== 'address') return this.admitShared(this.shared, caller.key, res, cost, requests);
     let policy: string;
     let limit: number;
     let count: Count;
@@ -156,15 +183,56 @@ export class RateLimits {
         count = this.deletes.consume(caller.key, cost.organizationDeletes);
       }
     }
-    setHeaders(res, policy, limit, count);
-    if (count.ok) return { ok: true };
-    const retryAfter = Math.max(1, Math.ceil(count.msBeforeNext / 1000));
-    return {
-      ok: false,
-      retryAfter,
-      error: new ApiError(429, 'rate_limit_exceeded', `Too many requests. Retry after ${retryAfter} seconds.`),
-    };
+    return answer(res, policy, limit, count);
   }
+
+  private async admitShared(
+    shared: SharedWindows,
+    key: string,
+    res: ServerResponse,
+    cost: Cost,
+    requests: number,
+  ): Promise<Admission> {
+    let policy = this.keyPolicy;
+    let limit = this.options.requests;
+    let count = await this.countShared(shared, `k:${key}`, requests, limit);
+    if (count.ok && cost.organizationDeletes > 0) {
+      policy = this.deletesPolicy;
+      limit = this.options.organizationDeletes;
+      count = await this.countShared(shared, `d:${key}`, cost.organizationDeletes, limit);
+    }
+    return answer(res, policy, limit, count);
+  }
+
+  private async countShared(shared: SharedWindows, bucket: string, points: number, limit: number): Promise<Count> {
+    const now = Date.now();
+    const until = this.exhausted.get(bucket);
+    if (until !== undefined) {
+      if (until > now) return { ok: false, remaining: 0, msBeforeNext: until - now };
+      this.exhausted.delete(bucket);
+    }
+    const { used, msLeft } = await shared.consume(bucket, points, this.windowMs);
+    const ok = used <= limit;
+    if (!ok) {
+      if (this.exhausted.size >= MAX_KEYS) {
+        const oldest = this.exhausted.keys().next();
+        if (!oldest.done) this.exhausted.delete(oldest.value);
+      }
+      this.exhausted.set(bucket, Date.now() + msLeft);
+    }
+    return { ok, remaining: Math.max(0, limit - used), msBeforeNext: msLeft };
+  }
+}
+
+function answer(res: ServerResponse, policy: string, limit: number, count: Count): Admission {
+  setHeaders(res, policy, limit, count);
+  if (count.ok) return { ok: true };
+  const retryAfter = Math.max(1, Math.ceil(count.msBeforeNext / 1000));
+  return {
+    ok: false,
+    retryAfter,
+    error: new ApiError(429, 'rate_limit_exceeded', `Too many requests. Retry after ${retryAfter} seconds.`),
+  };
 }
 
 function setHeaders(res: ServerResponse, policy: string, limit: number, count: Count): void {

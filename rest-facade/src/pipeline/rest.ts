@@ -32,7 +32,8 @@ export function restTransport(options: RestOptions): (ex: Exchange, template: st
   return async (ex, template) => {
     const identity = await limits.identify(ex.req, 'api');
     const deletes = options.isOrganizationDelete(ex.method, template) ? 1 : 0;
-    const limited = limits.count(identity, ex.res, { requests: 1, organizationDeletes: deletes });
+    const counted = limits.count(identity, ex.res, { requests: 1, organizationDeletes: deletes });
+    const limited = counted instanceof Promise ? await counted : counted;
     if (limited) return refuse(ex, limited);
     const query = parseQuery(ex.search);
     const waited = await limits.turn(ex.res, weightOfPage(query.limit));

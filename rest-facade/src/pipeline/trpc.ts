@@ -66,7 +66,8 @@ async function admitBatch(deps: Deps, limits: Limits, ex: Exchange, info: TRPCRe
     throw batchTooLarge(`A batch holds at most ${MAX_BATCH_CALLS} calls; this one has ${calls}.`);
   const identity = await limits.identify(ex.req, 'trpc');
   const organizationDeletes = info.calls.filter((call) => call.path === ORGANIZATION_DELETE).length;
-  const limited = limits.count(identity, ex.res, { requests: calls, organizationDeletes });
+  const counted = limits.count(identity, ex.res, { requests: calls, organizationDeletes });
+  const limited = counted instanceof Promise ? await counted : counted;
   if (limited) {
     ex.res.setHeader('Retry-After', String(limited.retryAfter));
     throw limited.error;

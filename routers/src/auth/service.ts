@@ -38,10 +38,11 @@ export function bearer(header: string | undefined): string | undefined {
 
 /**
  * Resolves `Authorization: Bearer sk_…` to its environment. Only the SHA-256 of the key is
- * looked up (the key itself is never stored). Resolved keys are cached for
- * `config.apiKeyCacheTtlMs`; revocation and flag changes made through this process clear the
- * cache at once, and another process notices within the TTL. Failures are never cached, so the
- * cache holds at most the live keys, however many bogus ones arrive.
+ * looked up (the key itself is never stored). Resolved keys are cached: a revocation or a flag
+ * change clears the entries of its environment in every process through LISTEN/NOTIFY
+ * (invalidation/service.ts); while this process does not hear the channel, an entry lives
+ * `config.apiKeyCacheTtlMs` at most. Failures are never cached, so the cache holds at most the
+ * live keys, however many bogus ones arrive.
  */
 export async function authenticateApiKey(deps: Deps, header: string | undefined): Promise<EnvironmentInfo> {
   return (await authenticateApiKeyWithId(deps, header)).env;
@@ -57,8 +58,10 @@ export async function authenticateApiKeyWithId(
   const hash = sha256Hex(secret);
   const cached = deps.caches.apiKeys.get(hash);
   const nowMs = Date.now();
-  if (cached && cached.expiresAt > nowMs) return cached;
+  const { invalidation } = deps.caches;
+  if (cached && (invalidation.listening || cached.expiresAt > nowMs)) return cached;
 
+  const epoch = invalidation.epoch;
   const row = await liveApiKeyByHash(deps.db, hash);
   if (!row) {
     deps.caches.apiKeys.delete(hash);
@@ -66,7 +69,8 @@ export async function authenticateApiKeyWithId(
   }
   const env: EnvironmentInfo = { id: row.id, name: row.name, clientId: row.clientId, flags: row.flags };
   const entry = { env, keyId: row.keyId, expiresAt: nowMs + deps.config.apiKeyCacheTtlMs };
-  deps.caches.apiKeys.set(hash, entry);
+  // A notification heard while the row was read may be about it: answer it, cache it not.
+  if (invalidation.epoch === epoch) deps.caches.apiKeys.set(hash, entry);
   return entry;
 }
 

@@ -2,6 +2,7 @@ import { type Db, type FeatureFlags, newId } from '@atrium/db';
 import { forgetEnvironment, KEY_PREFIX_LENGTH, keyPrefixOf, newApiKeySecret } from '../auth/service.ts';
 import type { Deps, Scope } from '../context.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
+import { publishInvalidation } from '../invalidation/service.ts';
 import { sha256Hex } from '../lib/random.ts';
 import { seedDefaultRoles } from '../roles/service.ts';
 import {
@@ -129,7 +130,12 @@ export async function revokeApiKey(
   const env = await resolveEnvironment(deps.db, input.environment);
   const match =
     input.id !== undefined ? { id: input.id } : { keyPrefix: (input.key_prefix as string).slice(0, KEY_PREFIX_LENGTH) };
-  const { matched, revoked } = await revokeLiveApiKey(deps.db, env.id, match, deps.now());
+  // The notification leaves with the revocation's commit: every process forgets the key.
+  const { matched, revoked } = await deps.db.transaction(async (tx) => {
+    const result = await revokeLiveApiKey(tx, env.id, match, deps.now());
+    if (result.revoked) await publishInvalidation(tx, 'environment', env.id);
+    return result;
+  });
   if (matched > 1) {
     throw conflict(
       'ambiguous_key_prefix',
@@ -158,7 +164,10 @@ export async function setFlag(deps: Deps, input: { environment: string; flag: st
   }
   const env = await resolveEnvironment(deps.db, input.environment);
   const flags = { ...env.flags, [input.flag]: input.enabled };
-  await setFlags(deps.db, env.id, flags, deps.now());
+  await deps.db.transaction(async (tx) => {
+    await setFlags(tx, env.id, flags, deps.now());
+    await publishInvalidation(tx, 'environment', env.id);
+  });
   forgetEnvironment(deps, env.id);
   return { environment_id: env.id, flags };
 }

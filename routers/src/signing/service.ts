@@ -4,6 +4,7 @@ import { decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose
 import { iso } from '../common/schemas.ts';
 import type { Deps, KeyCacheEntry, LoadedSigningKey } from '../context.ts';
 import { notFound } from '../errors.ts';
+import { publishInvalidation } from '../invalidation/service.ts';
 import { decryptPrivateKey, encryptPrivateKey, generateKeyMaterial, publicKeyOf } from './material.ts';
 import type { Jwks } from './schemas.ts';
 import {
@@ -59,14 +60,17 @@ async function ensureFirstKey(deps: Deps, environmentId: string): Promise<void> 
 /**
  * An environment's published keys, from memory. The first call in this process loads them
  * (making the environment's first key if it has none) and decrypts the private keys; the entry
- * lives until `tokens.keyCacheTtlMs` passes or a key becomes active or retires, whichever is
- * first. A rotation in this process clears it at once; another process sees a rotation within
- * `keyCacheTtlMs`, which is why a new key waits `rotationDelayMs` (longer) before it signs.
+ * lives until a key becomes active or retires, or a rotation's notification clears it in every
+ * process (LISTEN/NOTIFY, invalidation/service.ts). While this process does not hear the channel
+ * it also lives `tokens.keyCacheTtlMs` at most, which is why a new key waits `rotationDelayMs`
+ * (longer) before it signs.
  */
 export async function loadKeys(deps: Deps, environmentId: string, clientId: string): Promise<KeyCacheEntry> {
   let nowMs = deps.now().getTime();
   const cached = deps.caches.signingKeys.get(environmentId);
-  if (cached && cached.expiresAt > nowMs) return cached;
+  const { invalidation } = deps.caches;
+  if (cached && cached.expiresAt > nowMs && (invalidation.listening || cached.staleAt > nowMs)) return cached;
+  const epoch = invalidation.epoch;
 
   const read = () => publishedKeys(deps.db, environmentId, new Date(nowMs));
   let rows = await read();
@@ -85,9 +89,11 @@ export async function loadKeys(deps: Deps, environmentId: string, clientId: stri
   const body = { keys: rows.map(jwkOf) };
   const etag = `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
   const transitions = keys.flatMap((k) => [k.activeFrom, k.retiresAt ?? Number.POSITIVE_INFINITY]);
-  const next = Math.min(nowMs + deps.tokens.keyCacheTtlMs, ...transitions.filter((t) => t > nowMs));
-  const entry: KeyCacheEntry = { environmentId, clientId, keys, jwks: { body, etag }, expiresAt: next };
-  deps.caches.signingKeys.set(environmentId, entry);
+  const next = Math.min(...transitions.filter((t) => t > nowMs));
+  const staleAt = nowMs + deps.tokens.keyCacheTtlMs;
+  const entry: KeyCacheEntry = { environmentId, clientId, keys, jwks: { body, etag }, expiresAt: next, staleAt };
+  // A rotation heard while the keys were read may be missing from them: use them, keep them not.
+  if (invalidation.epoch === epoch) deps.caches.signingKeys.set(environmentId, entry);
   return entry;
 }
 
@@ -240,7 +246,11 @@ export async function rotateSigningKey(deps: Deps, environmentId: string, delayM
   const activeFrom = new Date(now.getTime() + delayMs);
   const retiresAt = new Date(activeFrom.getTime() + longestTokenMs(deps));
   const key = await newKey(deps, environmentId, now, activeFrom);
-  await insertRotatedKey(deps.db, key, retiresAt);
+  // The notification leaves with the commit: every process drops its copy of the key set.
+  await deps.db.transaction(async (tx) => {
+    await insertRotatedKey(tx, key, retiresAt);
+    await publishInvalidation(tx, 'signing_keys', environmentId);
+  });
   deps.caches.signingKeys.delete(environmentId);
   return {
     environment_id: environmentId,

@@ -1,17 +1,26 @@
-import { type Deps, purgeExpiredIdempotencyKeys, purgeExpiredSessions } from '@atrium/routers';
+import {
+  type Deps,
+  purgeExpiredIdempotencyKeys,
+  purgeExpiredSessions,
+  purgeIdleRateLimitWindows,
+} from '@atrium/routers';
 import { TickLoop } from './loop.ts';
 import type { Worker } from './worker.ts';
 
 /**
  * The retention sweep, every `intervalMs` (default: every 10 minutes, the first one interval
- * after start): idempotency keys older than 24 h, and sessions long past their expiry.
+ * after start): idempotency keys older than 24 h, sessions long past their expiry, and shared
+ * rate-limit counters an hour past their window (`rateLimitWindowMs`, the configured window).
  */
-export function retentionWorker(deps: Deps, intervalMs = 10 * 60 * 1000): Worker {
+export function retentionWorker(deps: Deps, intervalMs = 10 * 60 * 1000, rateLimitWindowMs = 60_000): Worker {
   const loop = new TickLoop(
     async () => {
       const keys = await purgeExpiredIdempotencyKeys(deps);
       const sessions = await purgeExpiredSessions(deps.db, deps.now());
-      if (keys + sessions > 0) deps.log.info({ idempotency_keys: keys, sessions }, 'expired records purged');
+      const windows = await purgeIdleRateLimitWindows(deps, rateLimitWindowMs);
+      if (keys + sessions + windows > 0) {
+        deps.log.info({ idempotency_keys: keys, sessions, rate_limit_windows: windows }, 'expired records purged');
+      }
       return false;
     },
     intervalMs,

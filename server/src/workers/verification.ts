@@ -26,6 +26,11 @@ export interface VerificationWorkerOptions {
   perEnvironment?: number;
   /** Domains taken per tick. */
   batchSize?: number;
+  /**
+   * How long past the batch's longest lookups a taken domain stays leased (default 30 s): a worker
+   * that dies mid-check holds it that long, then another takes it (DNS_LEASE_GRACE_MS).
+   */
+  leaseGraceMs?: number;
   /** How often the loop looks for due domains. */
   intervalMs?: number;
   /** First retry delay after a miss; doubles per attempt up to `backoffMaxMs`. */
@@ -87,6 +92,7 @@ export class VerificationWorker {
   private readonly concurrency: number;
   private readonly perEnvironment: number;
   private readonly batchSize: number;
+  private readonly leaseGraceMs: number;
   private readonly backoffBaseMs: number;
   private readonly backoffMaxMs: number;
   private readonly loop: TickLoop;
@@ -105,6 +111,7 @@ export class VerificationWorker {
     this.concurrency = options.concurrency ?? 8;
     this.perEnvironment = Math.max(1, options.perEnvironment ?? Math.floor(this.concurrency / 2));
     this.batchSize = options.batchSize ?? this.concurrency * 4;
+    this.leaseGraceMs = options.leaseGraceMs ?? 30_000;
     this.backoffBaseMs = options.backoffBaseMs ?? 15_000;
     this.backoffMaxMs = options.backoffMaxMs ?? 60 * 60 * 1000;
     this.environments =
@@ -125,7 +132,7 @@ export class VerificationWorker {
   /** One pass: take due domains, check them, apply results. Returns how many were taken. */
   async tick(): Promise<number> {
     // A lease covers the lookups of a whole batch, with room to spare.
-    const leaseMs = this.timeoutMs * Math.ceil(this.batchSize / this.concurrency) * 2 + 30_000;
+    const leaseMs = this.timeoutMs * Math.ceil(this.batchSize / this.concurrency) * 2 + this.leaseGraceMs;
     const taken = await takeDueDomains(this.deps.db, this.now(), this.batchSize, leaseMs, {
       perEnvironment: this.perEnvironment,
       cursor: this.cursor,

@@ -25,6 +25,11 @@ export interface WebhookWorkerOptions {
   allowPrivate?: boolean;
   /** Per-attempt timeout (the whole request). */
   timeoutMs?: number;
+  /**
+   * How long past the timeout a taken delivery stays leased (default 60 s): a worker that dies
+   * mid-attempt holds it that long, then another worker takes it (WEBHOOK_LEASE_GRACE_MS).
+   */
+  leaseGraceMs?: number;
   /** Attempts in flight at once, over all endpoints. */
   concurrency?: number;
   /** Attempts in flight at once per endpoint, so one slow endpoint cannot take every slot. */
@@ -146,6 +151,7 @@ export class WebhookWorker {
   private readonly random: () => number;
   private readonly allowPrivate: boolean;
   private readonly timeoutMs: number;
+  private readonly leaseGraceMs: number;
   private readonly concurrency: number;
   private readonly perEndpoint: number;
   private readonly perEnvironment: number;
@@ -176,6 +182,7 @@ export class WebhookWorker {
       options.environmentId === undefined ? undefined : ([] as string[]).concat(options.environmentId);
     this.allowPrivate = options.allowPrivate ?? false;
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.leaseGraceMs = options.leaseGraceMs ?? 60_000;
     this.concurrency = options.concurrency ?? 16;
     this.perEndpoint = options.perEndpoint ?? 2;
     this.perEnvironment = Math.max(1, options.perEnvironment ?? Math.floor(this.concurrency / 2));
@@ -230,7 +237,7 @@ export class WebhookWorker {
     if (free <= 0) return 0;
     const atCap = (counts: Map<string, number>, cap: number) =>
       [...counts].filter(([, n]) => n >= cap).map(([id]) => id);
-    const leaseMs = this.timeoutMs + 60_000;
+    const leaseMs = this.timeoutMs + this.leaseGraceMs;
     const taken = await takeDueDeliveries(
       this.deps.db,
       now,

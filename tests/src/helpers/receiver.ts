@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 export interface ReceivedRequest {
   headers: IncomingHttpHeaders;
   body: string;
+  /** The sender's port (which process sent it, tests/src/scale). */
+  remotePort: number | undefined;
 }
 
 /** What the receiver does with the n-th request (0-based): answer a status, or never answer. */
@@ -24,7 +26,11 @@ export class Receiver {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const n = this.requests.length;
-        this.requests.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        this.requests.push({
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          remotePort: req.socket.remotePort,
+        });
         const answer = this.behaviour(n);
         if (answer === 'hang') {
           this.hanging.push(res);

@@ -62,3 +62,47 @@ export async function spawnServer(env: Record<string, string>, port: number): Pr
   }
   return { child, url: `http://127.0.0.1:${port}`, output: () => out, exited };
 }
+
+export interface SpawnedProcess {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts a server entry point other than main.ts (`worker-main.ts`, `migrate-main.ts`) the way
+ * spawnServer does, resolving once its output holds `ready` (or at once when `ready` is undefined).
+ */
+export async function spawnEntry(
+  entry: string,
+  env: Record<string, string>,
+  ready: string | undefined,
+): Promise<SpawnedProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  alive.add(child);
+  child.once('exit', () => alive.delete(child));
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const started = Date.now();
+  while (ready !== undefined && !out.includes(ready)) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${entry} exited early:\n${out}`);
+    if (Date.now() - started > 60_000) {
+      child.kill('SIGKILL');
+      throw new Error(`${entry} did not start:\n${out}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { child, output: () => out, exited };
+}

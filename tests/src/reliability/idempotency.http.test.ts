@@ -199,7 +199,8 @@ describe('Idempotency-Key rules', () => {
     const env = await newEnvironment();
     // A facade whose database refuses every write (as when it has just gone away) answers 503.
     const db = faulty(env.deps.db, 'refused');
-    const own = await startOwnApp({ ...env.deps, db });
+    // Keys counted in memory: the fault is the procedure's, not the shared rate-limit upsert's.
+    const own = await startOwnApp({ ...env.deps, db }, { rateLimitStore: 'memory' });
     try {
       const key = randomUUID();
       const slow = new HttpClient(own.url, env.http.defaultHeaders);
@@ -219,7 +220,8 @@ describe('Idempotency-Key rules', () => {
     const env = await newEnvironment();
     // The write commits, then the connection dies before the answer (as a crash would).
     const db = faulty(env.deps.db, 'lost');
-    const own = await startOwnApp({ ...env.deps, db });
+    // Keys counted in memory: the fault is the procedure's, not the shared rate-limit upsert's.
+    const own = await startOwnApp({ ...env.deps, db }, { rateLimitStore: 'memory' });
     try {
       const key = randomUUID();
       const lostAnswer = await new HttpClient(own.url, env.http.defaultHeaders).post(

@@ -1,0 +1,50 @@
+# Atrium: the built server only (esbuild bundles of the API, the worker and the migrator, with the
+# production node_modules they load), run as the unprivileged `node` user.
+#   docker build -t atrium .
+#   docker run -e DATABASE_URL=… -e ATRIUM_MASTER_KEY=… -p 8080:8080 atrium                  # API
+#   docker run … atrium node server/dist/worker.mjs                                           # workers
+#   docker run … atrium node server/dist/migrate.mjs                                          # migrations, once per release
+# See docs/deployment.md.
+
+# 1. Build: every dependency, then the bundles (server/dist/{main,worker,migrate}.mjs).
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY db/package.json db/
+COPY routers/package.json routers/
+COPY rest-facade/package.json rest-facade/
+COPY server/package.json server/
+COPY tests/package.json tests/
+COPY patches patches
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN node server/build.mjs --all
+
+# 2. Production dependencies only (patch-package applies patches/ at install, as in development).
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY db/package.json db/
+COPY routers/package.json routers/
+COPY rest-facade/package.json rest-facade/
+COPY server/package.json server/
+COPY tests/package.json tests/
+COPY patches patches
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# 3. Runtime: the bundles, their node_modules, and the committed migrations (found through the
+# @atrium/db workspace link). No TypeScript sources of the API, no dev tools, no shell scripts.
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
+WORKDIR /app
+COPY --from=deps /app/package.json ./
+COPY --from=deps /app/node_modules node_modules
+COPY db/package.json db/
+COPY db/src/index.ts db/src/
+COPY db/migrations db/migrations
+COPY --from=build /app/server/dist server/dist
+USER node
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "--max-semi-space-size=6", "--heap-growing-percent=35", "--max-old-space-size=128", "server/dist/main.mjs"]
