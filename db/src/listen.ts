@@ -19,6 +19,18 @@ export interface Listener {
   close(): Promise<void>;
 }
 
+/** A listener as a class: the house keeps getters off object literals (tests/src/patches/v8-promotion.test.ts). */
+class ListenerHandle implements Listener {
+  constructor(
+    private readonly state: () => boolean,
+    readonly close: () => Promise<void>,
+  ) {}
+
+  get listening(): boolean {
+    return this.state();
+  }
+}
+
 export interface PostgresListenOptions {
   connectTimeoutSeconds?: number;
   /** How often the listening connection is checked with `select 1` (default 2 s); a silent drop is found within about twice that. */
@@ -110,11 +122,9 @@ export function listenPostgres(
   }
 
   void connect();
-  return {
-    get listening() {
-      return listening;
-    },
-    async close() {
+  return new ListenerHandle(
+    () => listening,
+    async () => {
       closed = true;
       if (retryTimer) clearTimeout(retryTimer);
       if (heartbeat) clearInterval(heartbeat);
@@ -123,7 +133,7 @@ export function listenPostgres(
       client = undefined;
       await old?.end({ timeout: 1 });
     },
-  };
+  );
 }
 
 /** The part of a PGlite client a listener uses (its own LISTEN/NOTIFY, within the one process). */
@@ -140,13 +150,11 @@ export async function listenPglite(
   const unlisten = await client.listen(channel, (payload) => callbacks.message(payload));
   callbacks.up();
   let listening = true;
-  return {
-    get listening() {
-      return listening;
-    },
-    async close() {
+  return new ListenerHandle(
+    () => listening,
+    async () => {
       listening = false;
       await unlisten();
     },
-  };
+  );
 }

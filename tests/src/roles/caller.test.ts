@@ -109,7 +109,7 @@ describe('the seed_default_roles migration', () => {
     await env.deps.db.delete(roles).where(eq(roles.environmentId, env.environmentId));
 
     // The migration's own statements, scoped to this environment (other test files share the database).
-    const file = readFileSync(join(migrationsFolder, '0008_seed_default_roles.sql'), 'utf8');
+    const file = readFileSync(join(migrationsFolder, '0011_seed_default_roles.sql'), 'utf8');
     const scoped = (from: string) => `(SELECT * FROM ${from} WHERE environment_id = '${env.environmentId}')`;
     const statements = file
       .replace('FROM "environments" e', `FROM (SELECT * FROM "environments" WHERE id = '${env.environmentId}') e`)
