@@ -61,7 +61,7 @@ const { values: args } = parseArgs({
     repeat: { type: 'string', default: '1' },
     /**
      * Where the API keys' rate limits are counted: `postgres` (the default on PostgreSQL: one
-     * upsert per request in the UNLOGGED rate_limit_windows), `memory` (per process), or `off`.
+     * upsert per lease of 1 % of the limit in the UNLOGGED rate_limit_windows), `memory` (per process), or `off`.
      * Run a scenario under two of them to read the shared limit's cost per request.
      */
     'rate-limit-store': { type: 'string', default: 'postgres' },

@@ -17,7 +17,7 @@ export interface RateLimitOptions {
 
 /**
  * Where keys and admin tokens are counted when several processes share the limit: PostgreSQL's
- * `rate_limit_windows` (routers' `consumeSharedWindow`), one upsert per request.
+ * `rate_limit_windows` (routers' `consumeSharedWindow`), one upsert per lease of points.
  */
 export interface SharedWindows {
   consume(bucket: string, points: number, windowMs: number): Promise<SharedCount>;
@@ -33,6 +33,18 @@ export const DEFAULT_RATE_LIMITS: RateLimitOptions = {
 
 /** Keys and admin tokens counted at once. Only credentials that authenticated get here, so it is a backstop. */
 const MAX_KEYS = 100_000;
+
+/** The share of a shared limit one lease takes (bench/README.md, "Shared rate limits"). */
+const LEASE_SHARE = 0.01;
+
+/** Points this process took from a shared window and has not spent yet. */
+interface Lease {
+  left: number;
+  /** The window's points used, this lease included, when it was taken. */
+  used: number;
+  /** When the window ends (this process's clock). */
+  until: number;
+}
 
 /**
  * What one HTTP request counts against its key: a REST call is one request (and one delete when
@@ -112,10 +124,12 @@ export class FixedWindows {
  * Every answer carries the IETF draft `RateLimit-*` headers.
  *
  * Keys and admin tokens are counted in this process, or, given `shared`, in PostgreSQL, so that
- * N processes allow the limit once, not N times: fixed windows on the database's clock, one
- * upsert per request (two for an organization delete). A bucket the database has answered
- * exhausted is refused here until its window ends, with no query. Addresses (failed or missing
- * credentials) are always counted in memory: a bogus-key flood must cost no query per request.
+ * N processes allow the limit once, not N times: fixed windows on the database's clock. A process
+ * takes the points it needs in leases of 1 % of the limit (one upsert per lease, not per request)
+ * and spends them locally, so the processes together never pass the limit, and may refuse at most
+ * a lease each early. A bucket the database has answered exhausted is refused here until its
+ * window ends, with no query. Addresses (failed or missing credentials) are always counted in
+ * memory: a bogus-key flood must cost no query per request.
  */
 export class RateLimits {
   private readonly keys: FixedWindows;
@@ -127,6 +141,9 @@ export class RateLimits {
   private readonly windowMs: number;
   /** Shared buckets the database last answered exhausted, with when their window ends (bounded). */
   private readonly exhausted = new Map<string, number>();
+  /** Leases of shared buckets (bounded), and the lease being taken per bucket. */
+  private readonly leases = new Map<string, Lease>();
+  private readonly leasing = new Map<string, Promise<unknown>>();
 
   constructor(
     readonly options: RateLimitOptions = DEFAULT_RATE_LIMITS,
@@ -211,17 +228,56 @@ export class RateLimits {
       if (until > now) return { ok: false, remaining: 0, msBeforeNext: until - now };
       this.exhausted.delete(bucket);
     }
-    const { used, msLeft } = await shared.consume(bucket, points, this.windowMs);
-    const ok = used <= limit;
-    if (!ok) {
-      if (this.exhausted.size >= MAX_KEYS) {
-        const oldest = this.exhausted.keys().next();
-        if (!oldest.done) this.exhausted.delete(oldest.value);
-      }
-      this.exhausted.set(bucket, Date.now() + msLeft);
+    const spent = this.spendLease(bucket, points, limit, now);
+    if (spent) return spent;
+    // One lease at a time per bucket: requests arriving meanwhile wait for it and spend from it.
+    const pending = this.leasing.get(bucket);
+    if (pending) {
+      await pending;
+      const after = this.spendLease(bucket, points, limit, Date.now());
+      if (after) return after;
     }
-    return { ok, remaining: Math.max(0, limit - used), msBeforeNext: msLeft };
+    const chunk = Math.max(points, Math.ceil(limit * LEASE_SHARE));
+    const taking = shared.consume(bucket, chunk, this.windowMs);
+    this.leasing.set(
+      bucket,
+      taking.catch(() => undefined),
+    );
+    let used: number;
+    let msLeft: number;
+    try {
+      ({ used, msLeft } = await taking);
+    } finally {
+      this.leasing.delete(bucket);
+    }
+    // Past the limit, only what was left below it is granted.
+    const granted = chunk - Math.max(0, used - limit);
+    const end = Date.now() + msLeft;
+    if (granted < points) {
+      remember(this.exhausted, bucket, end);
+      this.leases.delete(bucket);
+      return { ok: false, remaining: 0, msBeforeNext: msLeft };
+    }
+    remember(this.leases, bucket, { left: granted - points, used, until: end });
+    return { ok: true, remaining: Math.max(0, limit - used + granted - points), msBeforeNext: msLeft };
   }
+
+  /** Spends `points` from the bucket's lease, if it has that many left in the current window. */
+  private spendLease(bucket: string, points: number, limit: number, now: number): Count | undefined {
+    const lease = this.leases.get(bucket);
+    if (!lease || lease.until <= now || lease.left < points) return undefined;
+    lease.left -= points;
+    return { ok: true, remaining: Math.max(0, limit - lease.used + lease.left), msBeforeNext: lease.until - now };
+  }
+}
+
+/** Sets an entry of a map bounded by MAX_KEYS, forgetting the oldest past it. */
+function remember<T>(map: Map<string, T>, key: string, value: T): void {
+  if (!map.has(key) && map.size >= MAX_KEYS) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+  map.set(key, value);
 }
 
 function answer(res: ServerResponse, policy: string, limit: number, count: Count): Admission {
