@@ -62,7 +62,7 @@ describe('POST /user_management/sessions/revoke', () => {
     ['a numeric session_id', { session_id: 42 }, 422, 'invalid_request_parameters'],
     ['an empty session_id', { session_id: '' }, 422, 'invalid_request_parameters'],
     ['an unknown session_id', { session_id: 'session_01J00000000000000000000000' }, 404, 'entity_not_found'],
-  ])('with %s answers %i %s and revokes nothing', async (_label, body, status, code) => {
+  ])('with %s %j answers %i %s and revokes nothing', async (_label, body, status, code) => {
     const env = await newEnvironment();
     const { sessionId } = await issue(env);
     const res = await env.http.post('/user_management/sessions/revoke', body);
