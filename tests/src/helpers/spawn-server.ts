@@ -32,35 +32,12 @@ export interface SpawnedServer {
 
 /** Starts the real server (`tsx server/src/main.ts`) and resolves once it listens. */
 export async function spawnServer(env: Record<string, string>, port: number): Promise<SpawnedServer> {
-  // `node --import tsx`, not the tsx CLI: the CLI is a parent process that relays signals, so
-  // a SIGKILL would hit it and orphan the real server.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT: 'off', ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  alive.add(child);
-  child.once('exit', () => alive.delete(child));
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+  const server = await spawnEntry(
+    'server/src/main.ts',
+    { LOG_LEVEL: 'warn', RATE_LIMIT: 'off', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    'Atrium is listening on',
   );
-  const started = Date.now();
-  while (!out.includes('Atrium is listening on')) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited early:\n${out}`);
-    if (Date.now() - started > 60_000) {
-      child.kill('SIGKILL');
-      throw new Error(`server did not start:\n${out}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return { child, url: `http://127.0.0.1:${port}`, output: () => out, exited };
+  return { ...server, url: `http://127.0.0.1:${port}` };
 }
 
 export interface SpawnedProcess {
@@ -70,14 +47,16 @@ export interface SpawnedProcess {
 }
 
 /**
- * Starts a server entry point other than main.ts (`worker-main.ts`, `migrate-main.ts`) the way
- * spawnServer does, resolving once its output holds `ready` (or at once when `ready` is undefined).
+ * Starts a server entry point (`main.ts`, `worker-main.ts`, `migrate-main.ts`), resolving once
+ * its output holds `ready` (or at once when `ready` is undefined).
  */
 export async function spawnEntry(
   entry: string,
   env: Record<string, string>,
   ready: string | undefined,
 ): Promise<SpawnedProcess> {
+  // `node --import tsx`, not the tsx CLI: the CLI is a parent process that relays signals, so
+  // a SIGKILL would hit it and orphan the real server.
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
