@@ -195,22 +195,33 @@ export async function createEnvironmentRole(
   input: z.infer<typeof CreateEnvironmentRoleInput>,
 ): Promise<Role> {
   return scope.db.transaction(async (tx) => {
-    const now = scope.now();
-    const row = await insertRole(tx, scope.deps, {
-      id: newId('role'),
-      environmentId: scope.env.id,
-      organizationId: null,
-      slug: input.slug,
-      name: input.name,
-      description: input.description ?? null,
-      resourceTypeSlug: input.resource_type_slug ?? 'organization',
-      isDefault: false,
-      createdAt: now,
-      updatedAt: now,
-    });
-    await recordRoleEvent(tx, scope, row, 'created');
-    return toRole(row);
+    return addRole(tx, scope, null, input.slug, input);
   });
+}
+
+/** Inserts a role (the environment's when `organizationId` is null) and records `role.created`. */
+async function addRole(
+  tx: Db,
+  scope: Scope,
+  organizationId: string | null,
+  slug: string,
+  input: { name: string; description?: string | null | undefined; resource_type_slug?: string | undefined },
+): Promise<Role> {
+  const now = scope.now();
+  const row = await insertRole(tx, scope.deps, {
+    id: newId('role'),
+    environmentId: scope.env.id,
+    organizationId,
+    slug,
+    name: input.name,
+    description: input.description ?? null,
+    resourceTypeSlug: input.resource_type_slug ?? 'organization',
+    isDefault: false,
+    createdAt: now,
+    updatedAt: now,
+  });
+  await recordRoleEvent(tx, scope, row, 'created');
+  return toRole(row);
 }
 
 export async function listEnvironmentRoles(scope: Scope) {
@@ -334,21 +345,7 @@ export async function createOrganizationRole(
         { field: 'slug', code: 'slug_required', message: 'slug is required when the name has no letters or digits' },
       ]);
     }
-    const now = scope.now();
-    const row = await insertRole(tx, scope.deps, {
-      id: newId('role'),
-      environmentId: scope.env.id,
-      organizationId: input.organization_id,
-      slug,
-      name: input.name,
-      description: input.description ?? null,
-      resourceTypeSlug: input.resource_type_slug ?? 'organization',
-      isDefault: false,
-      createdAt: now,
-      updatedAt: now,
-    });
-    await recordRoleEvent(tx, scope, row, 'created');
-    return toRole(row);
+    return addRole(tx, scope, input.organization_id, slug, input);
   });
 }
 
