@@ -1,7 +1,8 @@
-import { connections, events } from '@atrium/db';
+import { connections } from '@atrium/db';
 import { NotFoundException } from '@workos-inc/node';
-import { and, eq, like } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { storedEvents } from '../helpers/events.ts';
 import { sdkFor } from '../helpers/sdk.ts';
 import { adminCaller, makeOrganization } from '../helpers/tokens.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
@@ -20,12 +21,8 @@ async function makeConnection(env: TestEnvironment, name = 'Acme Okta') {
 const storedConnections = (env: TestEnvironment) =>
   env.deps.db.select().from(connections).where(eq(connections.environmentId, env.environmentId));
 
-const connectionEvents = (env: TestEnvironment) =>
-  env.deps.db
-    .select()
-    .from(events)
-    .where(and(eq(events.environmentId, env.environmentId), like(events.event, 'connection.%')))
-    .orderBy(events.id);
+const connectionEvents = async (env: TestEnvironment) =>
+  (await storedEvents(env)).filter((e) => e.event.startsWith('connection.'));
 
 describe('GET and DELETE /connections/:id', () => {
   it('gets a connection with every field of the wire shape', async () => {

@@ -11,3 +11,8 @@ export async function storedEvents(env: TestEnvironment) {
 export async function eventNamesSince(env: TestEnvironment, after: number): Promise<string[]> {
   return (await storedEvents(env)).slice(after).map((e) => e.event);
 }
+
+/** The data of every stored event named `name`, oldest first. */
+export async function storedEventData(env: TestEnvironment, name: string): Promise<Array<Record<string, unknown>>> {
+  return (await storedEvents(env)).filter((e) => e.event === name).map((e) => e.data as Record<string, unknown>);
+}

@@ -1,19 +1,16 @@
-import { events, organizationApiKeys } from '@atrium/db';
+import { organizationApiKeys } from '@atrium/db';
 import { NotFoundException, UnprocessableEntityException } from '@workos-inc/node';
-import { and, eq, like } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { storedEvents } from '../helpers/events.ts';
 import { sdkFor } from '../helpers/sdk.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
 const storedKeys = (env: TestEnvironment) =>
   env.deps.db.select().from(organizationApiKeys).where(eq(organizationApiKeys.environmentId, env.environmentId));
 
-const keyEvents = (env: TestEnvironment) =>
-  env.deps.db
-    .select()
-    .from(events)
-    .where(and(eq(events.environmentId, env.environmentId), like(events.event, 'api_key.%')))
-    .orderBy(events.id);
+const keyEvents = async (env: TestEnvironment) =>
+  (await storedEvents(env)).filter((e) => e.event.startsWith('api_key.'));
 
 describe('official SDK: apiKeys (organization API keys)', () => {
   it('creates (value shown once), lists, validates and deletes, with every required field', async () => {

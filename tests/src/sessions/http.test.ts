@@ -1,8 +1,9 @@
-import { events, newId, sessions } from '@atrium/db';
+import { newId, sessions } from '@atrium/db';
 import { purgeExpiredSessions, SESSION_RETENTION_MS } from '@atrium/routers';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { storedEvents } from '../helpers/events.ts';
 import { makeMember, makeOrganization } from '../helpers/tokens.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
@@ -20,10 +21,7 @@ async function sessionRow(env: TestEnvironment, id: string) {
 }
 
 async function revokedEvents(env: TestEnvironment) {
-  return env.deps.db
-    .select()
-    .from(events)
-    .where(and(eq(events.environmentId, env.environmentId), eq(events.event, 'session.revoked')));
+  return (await storedEvents(env)).filter((e) => e.event === 'session.revoked');
 }
 
 describe('POST /user_management/sessions/revoke', () => {

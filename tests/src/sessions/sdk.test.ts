@@ -1,11 +1,10 @@
-import { events } from '@atrium/db';
 import { NotFoundException } from '@workos-inc/node';
-import { and, eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { storedEventData } from '../helpers/events.ts';
 import { uniqueEmail } from '../helpers/people.ts';
 import { sdkFor } from '../helpers/sdk.ts';
-import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+import { newEnvironment } from '../helpers/world.ts';
 
 /** Every field of the SDK's `Session` that Atrium sends (`impersonator` is optional upstream and never set). */
 const SESSION_FIELDS = [
@@ -22,15 +21,6 @@ const SESSION_FIELDS = [
   'createdAt',
   'updatedAt',
 ].sort();
-
-async function eventData(env: TestEnvironment, name: string) {
-  const rows = await env.deps.db
-    .select()
-    .from(events)
-    .where(and(eq(events.environmentId, env.environmentId), eq(events.event, name)))
-    .orderBy(events.id);
-  return rows.map((row) => row.data as Record<string, unknown>);
-}
 
 describe('sessions through the official SDK', () => {
   it('listSessions shows the session a client token is bound to; revokeSession ends it', async () => {
@@ -72,8 +62,8 @@ describe('sessions through the official SDK', () => {
     expect(Date.parse(revoked?.endedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(session?.createdAt ?? ''));
 
     // The events carry the session as the API shows it (the SDK's SessionResponse).
-    const created = await eventData(env, 'session.created');
-    const ended = await eventData(env, 'session.revoked');
+    const created = await storedEventData(env, 'session.created');
+    const ended = await storedEventData(env, 'session.revoked');
     expect(created).toEqual([
       expect.objectContaining({ object: 'session', id: claims.sid, user_id: user.id, status: 'active' }),
     ]);

@@ -1,8 +1,9 @@
-import { events, users } from '@atrium/db';
+import { users } from '@atrium/db';
 import { verifyPassword } from '@atrium/routers';
 import { NotFoundException, UnprocessableEntityException } from '@workos-inc/node';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { storedEventData } from '../helpers/events.ts';
 import { uniqueEmail } from '../helpers/people.ts';
 import { sdkFor } from '../helpers/sdk.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
@@ -28,15 +29,6 @@ const USER_FIELDS = [
 async function storedUser(env: TestEnvironment, id: string) {
   const [row] = await env.deps.db.select().from(users).where(eq(users.id, id));
   return row;
-}
-
-async function eventData(env: TestEnvironment, name: string) {
-  const rows = await env.deps.db
-    .select()
-    .from(events)
-    .where(and(eq(events.environmentId, env.environmentId), eq(events.event, name)))
-    .orderBy(events.id);
-  return rows.map((row) => row.data as Record<string, unknown>);
 }
 
 describe('users through the official SDK', () => {
@@ -121,11 +113,11 @@ describe('users through the official SDK', () => {
     await expect(workos.userManagement.getUser(created.id)).rejects.toBeInstanceOf(NotFoundException);
 
     // The events carry the user as the API shows it: name and locale included, never a password.
-    const wireCreated = (await eventData(env, 'user.created'))[0];
+    const wireCreated = (await storedEventData(env, 'user.created'))[0];
     expect(wireCreated).toMatchObject({ name: 'Ada Lovelace', locale: null, external_id: 'ada-1' });
-    const wireUpdated = (await eventData(env, 'user.updated'))[0];
+    const wireUpdated = (await storedEventData(env, 'user.updated'))[0];
     expect(wireUpdated).toMatchObject({ name: 'Augusta Ada King', locale: 'pt-BR', first_name: 'Augusta' });
-    const wireDeleted = (await eventData(env, 'user.deleted'))[0];
+    const wireDeleted = (await storedEventData(env, 'user.deleted'))[0];
     expect(wireDeleted).toMatchObject({ id: created.id, locale: 'pt-BR' });
     for (const data of [wireCreated, wireUpdated, wireDeleted]) {
       expect(Object.keys(data ?? {}).sort()).toEqual(Object.keys(raw.body).sort());
