@@ -7,6 +7,7 @@ import type { DispatcherKind } from './pipeline/dispatch.ts';
 import { bridgeDispatcher } from './pipeline/dispatch-bridge.ts';
 import { directDispatcher } from './pipeline/dispatch-direct.ts';
 import { beginExchange, type Exchange } from './pipeline/exchange.ts';
+import { GRAPHQL_PATH, graphqlTransport } from './pipeline/graphql.ts';
 import { DEFAULT_IN_FLIGHT, InFlightLimit, type InFlightOptions } from './pipeline/in-flight.ts';
 import { JWKS_TEMPLATE, serveJwks } from './pipeline/jwks.ts';
 import { Limits } from './pipeline/limits.ts';
@@ -110,6 +111,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     isOrganizationDelete: (method, template) => method === deleteRoute?.method && template === deleteRoute.template,
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes);
+  const graphql = graphqlTransport(deps, limits);
   const pages = pagesApp(deps, metrics, document, options.baseUrl);
 
   const handler: RequestListener = (req, res) => {
@@ -117,9 +119,12 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     const route = routes.match(ex.method, ex.pathname);
     const template = route.kind === 'match' ? route.template : undefined;
     const trpcCall = route.kind === 'none' && isTrpcPath(ex.pathname);
+    const graphqlCall = route.kind === 'none' && ex.pathname === GRAPHQL_PATH;
     observe(deps, metrics, accessLog, ex, labelOf(template, trpcCall, ex.pathname));
-    if (route.kind === 'none' && !trpcCall) return void pages(req as express.Request, res as express.Response);
+    if (route.kind === 'none' && !trpcCall && !graphqlCall)
+      return void pages(req as express.Request, res as express.Response);
     applyHeaders(res, API_SECURITY_HEADERS);
+    if (graphqlCall) return void graphql(ex).catch((error: unknown) => failed(deps, ex, error));
     if (route.kind === 'method') {
       req.resume();
       const error = new ApiError(405, 'method_not_allowed', `${ex.method} is not allowed here.`);

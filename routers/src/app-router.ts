@@ -1,5 +1,6 @@
 import { adminRouter } from './admin/router.ts';
 import { agentsRouter } from './agents/router.ts';
+import { clientRouter, widgetsRouter } from './client-api/router.ts';
 import { clientTokensRouter } from './client-tokens/router.ts';
 import { connectionsRouter } from './connections/router.ts';
 import { eventsRouter } from './events/router.ts';
@@ -38,6 +39,8 @@ export const appRouter = router({
   events: eventsRouter,
   webhookEndpoints: webhookEndpointsRouter,
   admin: adminRouter,
+  client: clientRouter,
+  widgets: widgetsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { Db, DbDriver, FeatureFlags, ReadReplica } from '@atrium/db';
 import type { Logger } from 'pino';
+import type { ClientPrincipal } from './client-api/principal.ts';
 
 /** What an authenticated request knows about its environment. */
 export interface EnvironmentInfo {
@@ -187,6 +188,11 @@ export interface Context {
   idempotencyKey?: string | undefined;
   /** The environment of `authorization`, when the transport has resolved it already (once per request). */
   environment?: EnvironmentInfo | undefined;
+  /**
+   * The caller of a client surface, when the transport has verified its token already (once per
+   * request, for the per-user limits); `clientProcedure` verifies it otherwise.
+   */
+  client?: { env: EnvironmentInfo; principal: ClientPrincipal } | undefined;
   /** Headers the procedures ask the transport to send (`Idempotent-Replayed: true` on a replay). */
   responseHeaders: Record<string, string>;
 }

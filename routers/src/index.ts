@@ -11,6 +11,17 @@ export {
   forgetEnvironment,
   isKnownApiKey,
 } from './auth/service.ts';
+export { authenticateClientToken, type ClientCaller } from './client-api/auth.ts';
+export type { GraphQLContext } from './client-api/graphql/builder.ts';
+export { clientSchema } from './client-api/graphql/schema.ts';
+export {
+  type ClientPrincipal,
+  type ClientScope,
+  clientTokenRefused,
+  requirePermission,
+  WIDGET_SCOPES,
+  type WidgetScope,
+} from './client-api/principal.ts';
 export {
   type ClientTokenGrant,
   purgeExpiredSessions,

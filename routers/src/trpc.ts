@@ -2,6 +2,8 @@ import type { ReadReplica } from '@atrium/db';
 import { initTRPC, type TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { authenticateAdmin, authenticateApiKey, bearer } from './auth/service.ts';
+import { authenticateClientToken } from './client-api/auth.ts';
+import type { ClientScope } from './client-api/principal.ts';
 import { type Context, DEFAULT_CONFIG, type Scope } from './context.ts';
 import {
   asTRPCError,
@@ -156,5 +158,18 @@ export const adminProcedure = t.procedure.use(({ ctx, next }) =>
   guarded(ctx, async () => {
     const adminTokenId = await authenticateAdmin(ctx.deps, ctx.authorization);
     return next({ ctx: { adminTokenId } });
+  }),
+);
+
+/**
+ * The client surfaces (`/_widgets/…`, `/client/graphql`, `/trpc/client.*`): authenticated by a
+ * client or widget token (never an API key), confined to its organization and user. Services get
+ * a ClientScope; every refusal of the credential is 403.
+ */
+export const clientProcedure = t.procedure.use(({ ctx, next }) =>
+  guarded(ctx, async () => {
+    const { env, principal } = ctx.client ?? (await authenticateClientToken(ctx.deps, ctx.authorization));
+    const scope: ClientScope = { db: ctx.deps.db, env, now: ctx.deps.now, deps: ctx.deps, client: principal };
+    return next({ ctx: { scope } });
   }),
 );

@@ -4,7 +4,9 @@ import {
   ApiError,
   authenticateAdmin,
   authenticateApiKeyWithId,
+  authenticateClientToken,
   bearer,
+  type ClientCaller,
   type Deps,
   type EnvironmentInfo,
   isKnownApiKey,
@@ -13,10 +15,11 @@ import {
 /** Where a request arrives: a REST path, or `/trpc` (admin tokens too). */
 export type Surface = 'api' | 'trpc';
 
-/** Who is calling: a live API key, an admin token (over `/trpc`), or a client address. */
+/** Who is calling: a live API key, an admin token (over `/trpc`), a client token's user, or a client address. */
 export type Identity =
   | { kind: 'key'; key: string; env: EnvironmentInfo }
   | { kind: 'admin'; key: string }
+  | { kind: 'client'; key: string; caller: ClientCaller }
   | { kind: 'address'; key: string };
 
 /**
@@ -57,6 +60,10 @@ export async function authenticate(
   if (!mayLookUp(address.key) && !isKnownApiKey(deps, header)) return address;
   try {
     const secret = bearer(header);
+    if (secret && JWT.test(secret)) {
+      const caller = await authenticateClientToken(deps, header);
+      return { kind: 'client', key: `client:${caller.env.id}:${caller.principal.userId}`, caller };
+    }
     if (surface === 'trpc' && secret?.startsWith('atrium_admin_')) {
       await authenticateAdmin(deps, header);
       return { kind: 'admin', key: `admin:${hash('sha256', secret, 'base64url')}` };
@@ -64,9 +71,17 @@ export async function authenticate(
     const { keyId, env } = await authenticateApiKeyWithId(deps, header);
     return { kind: 'key', key: keyId, env };
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) return address;
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return address;
     throw error;
   }
+}
+
+/** A client or widget token (a JWT); API keys and admin tokens have their own prefixes. */
+const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+
+/** The verified caller of a client token, for the client procedures' context. */
+export function clientOf(identity: Identity | undefined): ClientCaller | undefined {
+  return identity?.kind === 'client' ? identity.caller : undefined;
 }
 
 /** The environment of a caller authenticated by its API key, for the procedures' context. */

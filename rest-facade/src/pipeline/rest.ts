@@ -1,5 +1,5 @@
 import { createInnerContext, type Deps } from '@atrium/routers';
-import { environmentOf } from './authenticate.ts';
+import { clientOf, environmentOf } from './authenticate.ts';
 import { parseQuery, readJsonBody } from './body.ts';
 import type { RestDispatcher } from './dispatch.ts';
 import { takesBody } from './dispatch.ts';
@@ -46,6 +46,7 @@ export function restTransport(options: RestOptions): (ex: Exchange, template: st
     else ex.req.resume();
     const { authorization } = ex.req.headers;
     const ctx = createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
+    ctx.client = clientOf(identity);
     let outcome: Outcome;
     try {
       outcome = bounded(await dispatch({ ex, query, body, ctx }), maxResponseBytes);

@@ -3,7 +3,7 @@ import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import type { TRPCRequestInfo } from '@trpc/server/http';
 import { resolveResponse } from '@trpc/server/http';
 import { getErrorShape } from '@trpc/server/unstable-core-do-not-import';
-import { environmentOf } from './authenticate.ts';
+import { clientOf, environmentOf } from './authenticate.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import { type Exchange, idempotencyKeyOf } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
@@ -87,7 +87,9 @@ async function admitBatch(deps: Deps, limits: Limits, ex: Exchange, info: TRPCRe
     throw waited.error;
   }
   const { authorization } = ex.req.headers;
-  return createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
+  const ctx = createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
+  ctx.client = clientOf(identity);
+  return ctx;
 }
 
 /** The response's body, or undefined when it would pass `maxBytes` (then it is not read further). */

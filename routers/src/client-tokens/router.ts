@@ -1,6 +1,6 @@
 import { apiProcedure, router } from '../trpc.ts';
-import { ClientToken, CreateClientTokenInput } from './schemas.ts';
-import { createClientToken } from './service.ts';
+import { ClientToken, CreateClientTokenInput, CreateWidgetTokenInput } from './schemas.ts';
+import { createClientToken, createWidgetToken } from './service.ts';
 
 export const clientTokensRouter = router({
   create: apiProcedure
@@ -16,4 +16,17 @@ export const clientTokensRouter = router({
     .input(CreateClientTokenInput)
     .output(ClientToken)
     .mutation(({ ctx, input }) => createClientToken(ctx.scope, input)),
+  createWidgetToken: apiProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/widgets/token',
+        tags: ['Client tokens'],
+        summary: 'Issue a widget token: a client token carrying the widget scopes asked for',
+      },
+      successStatus: 201,
+    })
+    .input(CreateWidgetTokenInput)
+    .output(ClientToken)
+    .mutation(({ ctx, input }) => createWidgetToken(ctx.scope, input)),
 });

@@ -27,9 +27,29 @@ const MAX_CLIENT_TOKEN_SECONDS = 15 * 60;
  * (`sid`). The organization must exist in the environment (404), the user too (404), and the
  * user must hold an active membership of the organization (422 `organization_membership_required`).
  */
-export async function createClientToken(
+export function createClientToken(
   scope: Scope,
   input: { organization_id: string; user_id: string },
+): Promise<ClientToken> {
+  return issueSessionToken(scope, input, {});
+}
+
+/**
+ * `widgets.createToken`: a client token that also carries `permissions` (the widget scopes asked
+ * for), under the same checks and bound to a session the same way.
+ */
+export function createWidgetToken(
+  scope: Scope,
+  input: { organization_id: string; user_id: string; scopes: string[] },
+): Promise<ClientToken> {
+  return issueSessionToken(scope, input, { permissions: [...new Set(input.scopes)] });
+}
+
+/** Signs a client-kind token with `claims` and stores the session it is bound to. */
+async function issueSessionToken(
+  scope: Scope,
+  input: { organization_id: string; user_id: string },
+  claims: { permissions?: string[] },
 ): Promise<ClientToken> {
   const ttl = Math.min(scope.deps.tokens.clientTokenTtlSeconds, MAX_CLIENT_TOKEN_SECONDS);
   const organization = await requireOrganization(scope.db, scope, input.organization_id);
@@ -45,7 +65,7 @@ export async function createClientToken(
     scope.deps,
     scope.env,
     'client',
-    { sub: user.id, org_id: organization.id, sid: sessionId, jti: randomUUID() },
+    { sub: user.id, org_id: organization.id, sid: sessionId, jti: randomUUID(), ...claims },
     ttl,
     issuedAt,
   );
@@ -75,6 +95,8 @@ export interface ClientTokenGrant {
   userId: string;
   organizationId: string;
   expiresAt: Date;
+  /** The `permissions` claim of a widget token (`POST /widgets/token`); absent on an operation-20 token. */
+  permissions?: string[] | undefined;
 }
 
 /**
@@ -96,7 +118,10 @@ export async function verifyClientToken(
   if (typeof sid !== 'string' || typeof sub !== 'string' || typeof organizationId !== 'string') return null;
   const session = await liveSession(deps.db, env.id, sid, deps.now());
   if (!session || session.userId !== sub || session.organizationId !== organizationId) return null;
-  return { sessionId: session.id, userId: session.userId, organizationId, expiresAt: session.expiresAt };
+  const claimed = payload.permissions;
+  const permissions =
+    Array.isArray(claimed) && claimed.every((p) => typeof p === 'string') ? (claimed as string[]) : undefined;
+  return { sessionId: session.id, userId: session.userId, organizationId, expiresAt: session.expiresAt, permissions };
 }
 
 /** A session is kept this long past its expiry (a record of who held a token), then purged. */

@@ -22,7 +22,7 @@ function loadX509(): Promise<typeof import('@peculiar/x509')> {
   x509 ??= (async () => {
     await import('reflect-metadata');
     const module = await import('@peculiar/x509');
-    module.cryptoProvider.set(webcrypto as unknown as Parameters<typeof module.cryptoProvider.set>[0]);
+    module.cryptoProvider.set(webcrypto as unknown as Crypto);
     return module;
   })();
   return x509;

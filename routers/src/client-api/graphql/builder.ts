@@ -1,0 +1,31 @@
+import SchemaBuilder from '@pothos/core';
+import type { ClientScope } from '../principal.ts';
+
+/** What every resolver of `/client/graphql` gets: the verified caller's scope (one per request). */
+export interface GraphQLContext {
+  scope: ClientScope;
+}
+
+/**
+ * The one code-first builder of the client GraphQL schema. Each area registers its types and
+ * fields in its own file (imported by schema.ts); resolvers call the same services as every
+ * other surface. `DateTime` is an ISO-8601 UTC string, as the widgets' client types declare.
+ */
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  Scalars: { DateTime: { Input: string; Output: string } };
+  DefaultFieldNullability: false;
+}>({ defaultFieldNullability: false });
+
+builder.scalarType('DateTime', {
+  description: 'An ISO-8601 UTC timestamp.',
+  serialize: (value) => value,
+  parseValue: (value) => String(value),
+});
+
+builder.queryType({});
+// MUTATIONS: the schema declares `builder.mutationType({});` here once an area registers a mutation
+// (GraphQL refuses a Mutation type without fields).
+
+/** The status of the client API (the one operation the widgets' generated SDK declares). */
+builder.queryField('clientApiStatus', (t) => t.string({ resolve: () => 'ok' }));

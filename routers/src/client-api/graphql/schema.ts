@@ -1,0 +1,12 @@
+import type { GraphQLSchema } from 'graphql';
+import { builder } from './builder.ts';
+// Each area's types and fields register themselves on the builder when imported here.
+import '../organizations/router.ts';
+
+let built: GraphQLSchema | undefined;
+
+/** The client GraphQL schema, built once per process. */
+export function clientSchema(): GraphQLSchema {
+  built ??= builder.toSchema({ sortSchema: true });
+  return built;
+}

@@ -1,0 +1,18 @@
+import { clientProcedure, router } from '../trpc.ts';
+import { organizationsClientProcedures, organizationsWidgetProcedures } from './organizations/router.ts';
+
+/**
+ * The client surfaces' procedures, authorized by client and widget tokens (`clientProcedure`),
+ * confined to the token's organization and user. Each area adds its procedures here.
+ */
+
+/** `/_widgets/…`: the REST API the official WorkOS Widgets call, with their exact paths and shapes. */
+export const widgetsRouter = router({
+  ...organizationsWidgetProcedures,
+});
+
+/** `client.*` over `/trpc`: typed tRPC for TypeScript frontends, the operations of `/client/graphql`. */
+export const clientRouter = router({
+  status: clientProcedure.query(() => 'ok' as const),
+  ...organizationsClientProcedures,
+});
