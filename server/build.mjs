@@ -11,9 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-// The workspaces (@atrium/*) are TypeScript sources: bundled, never external.
-const external = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })
+const manifest = (dir) => JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
+const pkg = manifest('.');
+// The workspaces (@atrium/*) are TypeScript sources: bundled, never external. The packages they
+// declare themselves (graphql-yoga in rest-facade, say) are external like the root's.
+const declared = [pkg, ...pkg.workspaces.map(manifest)].flatMap((p) => [
+  ...Object.keys(p.dependencies ?? {}),
+  ...Object.keys(p.devDependencies ?? {}),
+]);
+const external = [...new Set(declared)]
   .filter((name) => !name.startsWith('@atrium/'))
   .flatMap((name) => [name, `${name}/*`]);
 

@@ -19,6 +19,7 @@ export {
   type ClientScope,
   clientTokenRefused,
   requirePermission,
+  requireUser,
   WIDGET_SCOPES,
   type WidgetScope,
 } from './client-api/principal.ts';

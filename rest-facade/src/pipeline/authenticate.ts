@@ -62,7 +62,11 @@ export async function authenticate(
     const secret = bearer(header);
     if (secret && JWT.test(secret)) {
       const caller = await authenticateClientToken(deps, header);
-      return { kind: 'client', key: `client:${caller.env.id}:${caller.principal.userId}`, caller };
+      return {
+        kind: 'client',
+        key: `client:${caller.env.id}:${caller.principal.userId ?? caller.principal.sessionId}`,
+        caller,
+      };
     }
     if (surface === 'trpc' && secret?.startsWith('atrium_admin_')) {
       await authenticateAdmin(deps, header);

@@ -7,11 +7,15 @@ import type { WidgetScope } from '../client-tokens/schemas.ts';
 
 /** Who calls a client surface (`/_widgets/…`, `/client/graphql`, `/trpc/client.*`): a user in one organization. */
 export interface ClientPrincipal {
-  /** `widgets`: from `POST /widgets/token`; `client`: from operation 20 (`POST /client/token`). */
-  kind: 'widgets' | 'client';
+  /**
+   * `widgets`: from `POST /widgets/token`; `client`: from operation 20 (`POST /client/token`);
+   * `portal`: an admin-portal session (issue #23), an organization's IT admin with no user.
+   */
+  kind: 'widgets' | 'client' | 'portal';
   organizationId: string;
-  userId: string;
-  /** The stored session the token is bound to (`sid`); revoking it ends the token. */
+  /** The token's user; null for a portal session (`requireUser` refuses user operations there). */
+  userId: string | null;
+  /** The stored session the token is bound to (`sid`); revoking or ending it ends the token. */
   sessionId: string;
   permissions: readonly string[];
   expiresAt: Date;
@@ -27,6 +31,12 @@ export function requirePermission(scope: ClientScope, permission: WidgetScope | 
   if (!scope.client.permissions.includes(permission)) {
     throw forbidden('forbidden', `This token lacks the '${permission}' permission.`);
   }
+}
+
+/** The caller's user id; 403 for a caller without a user (an admin-portal session). */
+export function requireUser(scope: ClientScope): string {
+  if (scope.client.userId === null) throw forbidden('forbidden', 'This operation needs a token of a user.');
+  return scope.client.userId;
 }
 
 /** The one refusal of a client credential that is missing, malformed, expired, revoked or of another kind. */

@@ -796,6 +796,29 @@ export const OPERATIONS: Operation[] = [
     creates: { table: 'sessions', validBody: (f) => ({ organization_id: f.organizationId, user_id: f.userId }) },
   },
   {
+    name: 'create widget token',
+    method: 'POST',
+    path: () => '/widgets/token',
+    hasParam: false,
+    body: (f) => ({
+      organization_id: fc.oneof(fc.constant(f.organizationId), hostileString, anyJson),
+      user_id: fc.oneof(fc.constant(f.userId), fc.constant(f.spareUserId), hostileString, anyJson),
+      scopes: fc.oneof(fc.constant(['widgets:users-table:manage']), fc.array(hostileString), anyJson),
+    }),
+    creates: {
+      table: 'sessions',
+      validBody: (f) => ({ organization_id: f.organizationId, user_id: f.userId, scopes: ['widgets:sso:manage'] }),
+    },
+  },
+  // The client surfaces (`/_widgets/…`): with the suites' API key these answer 403, which is what
+  // an API key gets there; their own suites run them with client tokens (tests/src/client-api).
+  {
+    name: 'widgets: list the caller organizations',
+    method: 'GET',
+    path: () => '/_widgets/UserManagement/organizations',
+    hasParam: false,
+  },
+  {
     name: 'validate agent credential',
     method: 'POST',
     path: () => '/agents/credentials/validate',

@@ -86,6 +86,7 @@ const ATTEMPTS: Attempt[] = [
   ['POST', (f) => `${group(f)}/organization-memberships`, (f) => ({ organization_membership_id: f.spareMembershipId })],
   ['DELETE', (f) => `${group(f)}/organization-memberships/${f.membershipId}`],
   ['POST', () => '/client/token', (f) => ({ organization_id: f.organizationId, user_id: f.userId })],
+  ['POST', () => '/widgets/token', (f) => ({ organization_id: f.organizationId, user_id: f.userId, scopes: [] })],
   ['GET', (f) => `/agents/registrations/${f.registrationId}`],
   ['GET', (f) => `${org(f)}/it_contacts`],
   ['POST', (f) => `${org(f)}/it_contacts`, () => ({ email: 'stolen@example.com' })],

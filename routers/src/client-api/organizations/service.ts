@@ -1,5 +1,5 @@
 import { listOrganizationMemberships } from '../../organization-memberships/service.ts';
-import type { ClientScope } from '../principal.ts';
+import { type ClientScope, requireUser } from '../principal.ts';
 
 /** One organization the caller belongs to, marked `current` when it is the token's. */
 export interface UserOrganization {
@@ -17,7 +17,7 @@ const MAX_LISTED = 100;
  */
 export async function listUserOrganizations(scope: ClientScope): Promise<UserOrganization[]> {
   const page = await listOrganizationMemberships(scope, {
-    user_id: scope.client.userId,
+    user_id: requireUser(scope),
     statuses: ['active'],
     limit: MAX_LISTED,
     order: 'desc',
