@@ -55,6 +55,9 @@ export interface AppOptions {
   inFlight?: Partial<InFlightOptions> | false;
   /** How REST calls reach their procedures: straight from the route table (default), or via trpc-to-openapi. */
   dispatcher?: DispatcherKind;
+  // --- client surfaces (issue #22, h22/platform) ---
+  /** `/client/graphql` answers introspection (default true; the server turns it off in production). */
+  graphqlIntrospection?: boolean;
 }
 
 function limitsOf(deps: Deps, options: AppOptions, metrics: Metrics): Limits {
@@ -111,7 +114,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     isOrganizationDelete: (method, template) => method === deleteRoute?.method && template === deleteRoute.template,
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes);
-  const graphql = graphqlTransport(deps, limits);
+  const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true });
   const pages = pagesApp(deps, metrics, document, options.baseUrl);
 
   const handler: RequestListener = (req, res) => {

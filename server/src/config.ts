@@ -93,6 +93,9 @@ export interface ServerConfig {
   smtp: { url: string; from: string; timeoutMs: number } | undefined;
   /** ATRIUM_INVITATION_URL: the accept link of invitations, `{token}` standing for the token. */
   invitationUrl: string | undefined;
+  // --- client surfaces (issue #22, h22/platform) ---
+  /** `/client/graphql` introspection: on unless NODE_ENV=production, where ATRIUM_GRAPHQL_INTROSPECTION=1 turns it on. */
+  graphqlIntrospection: boolean;
 }
 
 function integer(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -193,6 +196,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     quotas: quotas(env),
     smtp: smtp(env),
     invitationUrl: invitationUrl(env),
+    // --- client surfaces (issue #22, h22/platform) ---
+    graphqlIntrospection: env.NODE_ENV !== 'production' || boolean('ATRIUM_GRAPHQL_INTROSPECTION', false, env),
   };
 }
 

@@ -1,0 +1,14 @@
+import { loadConfig } from '@atrium/server';
+import { describe, expect, it } from 'vitest';
+
+describe('client surface settings', () => {
+  it('GraphQL introspection is on unless NODE_ENV=production, where ATRIUM_GRAPHQL_INTROSPECTION=1 turns it on', () => {
+    expect(loadConfig({}).graphqlIntrospection).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'development' }).graphqlIntrospection).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production' }).graphqlIntrospection).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', ATRIUM_GRAPHQL_INTROSPECTION: '1' }).graphqlIntrospection).toBe(true);
+    expect(() => loadConfig({ NODE_ENV: 'production', ATRIUM_GRAPHQL_INTROSPECTION: 'maybe' })).toThrow(
+      /ATRIUM_GRAPHQL_INTROSPECTION/,
+    );
+  });
+});
