@@ -96,6 +96,8 @@ export interface ServerConfig {
   // --- client surfaces (issue #22, h22/platform) ---
   /** `/client/graphql` introspection: on unless NODE_ENV=production, where ATRIUM_GRAPHQL_INTROSPECTION=1 turns it on. */
   graphqlIntrospection: boolean;
+  /** ATRIUM_CORS_ORIGINS: comma-separated exact origins whose browsers may call `/_widgets`, `/client/graphql`, `/trpc/client.*`. */
+  corsOrigins: string[];
 }
 
 function integer(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -198,7 +200,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     invitationUrl: invitationUrl(env),
     // --- client surfaces (issue #22, h22/platform) ---
     graphqlIntrospection: env.NODE_ENV !== 'production' || boolean('ATRIUM_GRAPHQL_INTROSPECTION', false, env),
+    corsOrigins: corsOrigins(env),
   };
+}
+
+/** Each entry an origin exactly as a browser sends it (scheme://host[:port], no path, no `*`). */
+function corsOrigins(env: NodeJS.ProcessEnv): string[] {
+  const origins = (env.ATRIUM_CORS_ORIGINS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {}
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin || origin.includes('*')) {
+      throw new Error(`ATRIUM_CORS_ORIGINS takes exact origins like https://app.example.com, got '${origin}'.`);
+    }
+  }
+  return origins;
 }
 
 /** SMTP_URL (`smtp://` or `smtps://`) needs SMTP_FROM: a mail without a sender is refused by most relays. */

@@ -11,4 +11,15 @@ describe('client surface settings', () => {
       /ATRIUM_GRAPHQL_INTROSPECTION/,
     );
   });
+
+  it('ATRIUM_CORS_ORIGINS takes exact origins, none by default', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ ATRIUM_CORS_ORIGINS: 'https://app.example.com, http://localhost:3000' }).corsOrigins).toEqual([
+      'https://app.example.com',
+      'http://localhost:3000',
+    ]);
+    for (const bad of ['*', 'https://app.example.com/', 'app.example.com', 'https://*.example.com', 'ftp://x.com']) {
+      expect(() => loadConfig({ ATRIUM_CORS_ORIGINS: bad })).toThrow(/ATRIUM_CORS_ORIGINS/);
+    }
+  });
 });
