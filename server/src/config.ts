@@ -75,6 +75,8 @@ export interface ServerConfig {
         windowSeconds: number;
         unauthenticated: number;
         maxAddresses: number;
+        /** RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS: per organization over client and widget tokens. */
+        clientOrganizationRequests: number;
       }
     | false;
   /** Where API keys are counted (RATE_LIMIT_STORE): `postgres` (shared; default with DATABASE_URL) or `memory`. */
@@ -189,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
             windowSeconds: integer('RATE_LIMIT_WINDOW_SECONDS', 60, env),
             unauthenticated: integer('RATE_LIMIT_UNAUTHENTICATED', 300, env),
             maxAddresses: Math.max(1, integer('RATE_LIMIT_MAX_ADDRESSES', 10_000, env)),
+            clientOrganizationRequests: integer('RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS', 20_000, env),
           },
     rateLimitStore: rateLimitStore(env),
     inFlight: inFlight(env),
