@@ -7,7 +7,7 @@ import {
   contractError,
   type Deps,
 } from '@atrium/routers';
-import { createYoga } from 'graphql-yoga';
+import { createGraphQLError, createYoga, maskError as yogaMaskError } from 'graphql-yoga';
 import { clientOf } from './authenticate.ts';
 import { readJsonBody } from './body.ts';
 import type { Exchange } from './exchange.ts';
@@ -25,6 +25,21 @@ function refuseGraphQL(ex: Exchange, error: unknown, headers: Record<string, str
   ex.res.end(JSON.stringify({ errors: [{ message: body.message, extensions: { code, status } }] }));
 }
 
+/** GraphQL's `extensions.code` of a service error's status (403 is what makes the widgets fetch a new token). */
+const CODE_BY_STATUS: Record<number, string> = { 403: 'FORBIDDEN', 404: 'NOT_FOUND', 429: 'RATE_LIMITED' };
+
+/**
+ * A resolver's ApiError (or database error) as a GraphQL error with its message, `code` and
+ * `status`: 4xx other than 403/404/429 are BAD_USER_INPUT. Faults stay masked by yoga.
+ */
+function maskError(error: unknown, message: string, isDev?: boolean): Error {
+  const original = (error as { originalError?: unknown } | null)?.originalError ?? error;
+  const { status, body } = contractError(original);
+  if (status >= 500) return yogaMaskError(error, message, isDev);
+  const code = CODE_BY_STATUS[status] ?? 'BAD_USER_INPUT';
+  return createGraphQLError(body.message, { extensions: { code, status, apiCode: body.code } });
+}
+
 /**
  * The GraphQL transport: authenticate (a client or widget token) → limits → graphql-yoga over
  * the client schema (routers/src/client-api/graphql). Resolvers get the caller's ClientScope.
@@ -37,7 +52,7 @@ export function graphqlTransport(deps: Deps, limits: Limits): (ex: Exchange) => 
     landingPage: false,
     cors: false,
     logging: false,
-    maskedErrors: true,
+    maskedErrors: { maskError },
   });
   const refuse = (ex: Exchange, refusal: Refusal): void => {
     if (refusal.silent) ex.req.resume();
