@@ -1,4 +1,5 @@
 import { clientProcedure, router } from '../trpc.ts';
+import { membersClientProcedures, membersWidgetProcedures } from './members/router.ts';
 import { organizationsClientProcedures, organizationsWidgetProcedures } from './organizations/router.ts';
 
 /**
@@ -9,10 +10,14 @@ import { organizationsClientProcedures, organizationsWidgetProcedures } from './
 /** `/_widgets/…`: the REST API the official WorkOS Widgets call, with their exact paths and shapes. */
 export const widgetsRouter = router({
   ...organizationsWidgetProcedures,
+  // h22/members: UsersManagement (rows 1–8).
+  ...membersWidgetProcedures,
 });
 
 /** `client.*` over `/trpc`: typed tRPC for TypeScript frontends, the operations of `/client/graphql`. */
 export const clientRouter = router({
   status: clientProcedure.query(() => 'ok' as const),
   ...organizationsClientProcedures,
+  // h22/members: `client.members.*`.
+  members: router(membersClientProcedures),
 });
