@@ -6,8 +6,9 @@ import {
   clientSchema,
   contractError,
   type Deps,
+  toApiError,
 } from '@atrium/routers';
-import { createYoga } from 'graphql-yoga';
+import { createGraphQLError, createYoga, maskError as maskUnexpected } from 'graphql-yoga';
 import { clientOf } from './authenticate.ts';
 import { readJsonBody } from './body.ts';
 import type { Exchange } from './exchange.ts';
@@ -25,6 +26,25 @@ function refuseGraphQL(ex: Exchange, error: unknown, headers: Record<string, str
   ex.res.end(JSON.stringify({ errors: [{ message: body.message, extensions: { code, status } }] }));
 }
 
+/** The `extensions.code` of a refusal by its status: the widgets re-fetch their token on FORBIDDEN. */
+const GRAPHQL_CODES: Record<number, string> = { 403: 'FORBIDDEN', 404: 'NOT_FOUND' };
+
+/**
+ * A resolver's ApiError keeps its message, with `extensions: {code, status}` (FORBIDDEN,
+ * NOT_FOUND, BAD_USER_INPUT for other 4xx); anything else is masked as yoga masks it.
+ */
+function maskError(error: unknown, message: string): Error {
+  const located = error as { originalError?: unknown; nodes?: never; path?: readonly (string | number)[] };
+  const api = toApiError(located?.originalError ?? error);
+  if (!api || api.status >= 500) return maskUnexpected(error, message, false);
+  const code = GRAPHQL_CODES[api.status] ?? 'BAD_USER_INPUT';
+  return createGraphQLError(api.message, {
+    nodes: located.nodes,
+    path: located.path,
+    extensions: { code, status: api.status },
+  });
+}
+
 /**
  * The GraphQL transport: authenticate (a client or widget token) → limits → graphql-yoga over
  * the client schema (routers/src/client-api/graphql). Resolvers get the caller's ClientScope.
@@ -37,7 +57,7 @@ export function graphqlTransport(deps: Deps, limits: Limits): (ex: Exchange) => 
     landingPage: false,
     cors: false,
     logging: false,
-    maskedErrors: true,
+    maskedErrors: { maskError },
   });
   const refuse = (ex: Exchange, refusal: Refusal): void => {
     if (refusal.silent) ex.req.resume();
