@@ -13,6 +13,7 @@ export {
 } from './auth/service.ts';
 export { authenticateClientToken, type ClientCaller } from './client-api/auth.ts';
 export type { GraphQLContext } from './client-api/graphql/builder.ts';
+export { maskClientError } from './client-api/graphql/list.ts';
 export { clientSchema } from './client-api/graphql/schema.ts';
 export {
   type ClientPrincipal,
@@ -74,10 +75,10 @@ export { hashPassword, verifyPassword } from './lib/password.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
 export {
   applyDnsResult,
+  DEFAULT_VERIFICATION_PERIOD_SECONDS,
   type DnsCheckResult,
   type DueDomain,
   takeDueDomains,
-  VERIFICATION_PERIOD_MS,
   verifyOrganizationDomainManually,
 } from './organization-domains/service.ts';
 export { toOrganization } from './organizations/service.ts';

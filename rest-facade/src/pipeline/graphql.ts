@@ -6,6 +6,7 @@ import {
   clientSchema,
   contractError,
   type Deps,
+  maskClientError,
 } from '@atrium/routers';
 import { createYoga } from 'graphql-yoga';
 import { clientOf } from './authenticate.ts';
@@ -37,7 +38,8 @@ export function graphqlTransport(deps: Deps, limits: Limits): (ex: Exchange) => 
     landingPage: false,
     cors: false,
     logging: false,
-    maskedErrors: true,
+    // A service's ApiError keeps its message, with extensions.code FORBIDDEN / NOT_FOUND / BAD_USER_INPUT.
+    maskedErrors: { maskError: maskClientError },
   });
   const refuse = (ex: Exchange, refusal: Refusal): void => {
     if (refusal.silent) ex.req.resume();

@@ -2,6 +2,9 @@ import type { GraphQLSchema } from 'graphql';
 import { builder } from './builder.ts';
 // Each area's types and fields register themselves on the builder when imported here.
 import '../organizations/router.ts';
+// h22/domains
+import '../domains/router.ts';
+import '../sso/router.ts';
 
 let built: GraphQLSchema | undefined;
 
