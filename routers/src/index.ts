@@ -13,7 +13,7 @@ export {
 } from './auth/service.ts';
 export { authenticateClientToken, type ClientCaller } from './client-api/auth.ts';
 export type { GraphQLContext } from './client-api/graphql/builder.ts';
-export { maskClientError } from './client-api/graphql/list.ts';
+export { clientErrorOf } from './client-api/graphql/list.ts';
 export { clientSchema } from './client-api/graphql/schema.ts';
 export {
   type ClientPrincipal,

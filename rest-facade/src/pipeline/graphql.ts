@@ -3,12 +3,12 @@ import {
   authenticateClientToken,
   type ClientCaller,
   type ClientScope,
+  clientErrorOf,
   clientSchema,
   contractError,
   type Deps,
-  maskClientError,
 } from '@atrium/routers';
-import { createYoga } from 'graphql-yoga';
+import { createGraphQLError, createYoga, maskError } from 'graphql-yoga';
 import { clientOf } from './authenticate.ts';
 import { readJsonBody } from './body.ts';
 import type { Exchange } from './exchange.ts';
@@ -39,7 +39,14 @@ export function graphqlTransport(deps: Deps, limits: Limits): (ex: Exchange) => 
     cors: false,
     logging: false,
     // A service's ApiError keeps its message, with extensions.code FORBIDDEN / NOT_FOUND / BAD_USER_INPUT.
-    maskedErrors: { maskError: maskClientError },
+    maskedErrors: {
+      maskError: (error, message, isDev) => {
+        const shown = clientErrorOf(error);
+        if (!shown) return maskError(error, message, isDev);
+        const path = (error as { path?: readonly (string | number)[] }).path;
+        return createGraphQLError(shown.message, { path, extensions: shown.extensions });
+      },
+    },
   });
   const refuse = (ex: Exchange, refusal: Refusal): void => {
     if (refusal.silent) ex.req.resume();

@@ -1,5 +1,4 @@
 import type { PageParams } from '@atrium/db';
-import { GraphQLError } from 'graphql';
 import { ListParams, pageParams } from '../../common/schemas.ts';
 import { invalidOfZod, toApiError } from '../../errors.ts';
 import { builder } from './builder.ts';
@@ -53,15 +52,17 @@ const GRAPHQL_CODES: Record<number, string> = {
 };
 
 /**
- * yoga's `maskError` for /client/graphql: a service's ApiError becomes its message with
+ * What /client/graphql shows of a resolver's error: a service's ApiError keeps its message, with
  * `extensions: {code, status, apiCode}` (403 = FORBIDDEN, on which the widgets fetch a new
- * token); anything else stays masked as `fallback` says.
+ * token); undefined for anything else (the transport masks it). The error arrives wrapped in a
+ * GraphQLError, read by shape: yoga and the routers may load different copies of graphql.
  */
-export function maskClientError(error: unknown, message: string): Error {
-  const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
-  const api = toApiError(original);
-  if (!api) return error instanceof GraphQLError && !error.originalError ? error : new GraphQLError(message);
+export function clientErrorOf(
+  error: unknown,
+): { message: string; extensions: { code: string; status: number; apiCode: string } } | undefined {
+  const wrapped = (error as { originalError?: unknown } | null)?.originalError;
+  const api = toApiError(wrapped ?? error);
+  if (!api) return undefined;
   const code = GRAPHQL_CODES[api.status] ?? 'INTERNAL_SERVER_ERROR';
-  const path = error instanceof GraphQLError ? error.path : undefined;
-  return new GraphQLError(api.message, { path, extensions: { code, status: api.status, apiCode: api.apiCode } });
+  return { message: api.message, extensions: { code, status: api.status, apiCode: api.apiCode } };
 }
