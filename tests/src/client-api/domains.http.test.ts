@@ -1,43 +1,13 @@
 import { organizationDomains } from '@atrium/db';
-import type { AppRouter } from '@atrium/routers';
-import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { eq } from 'drizzle-orm';
-import { ClientError, GraphQLClient } from 'graphql-request';
 import { describe, expect, it } from 'vitest';
-import { type ClientSetup, clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
+import { clientSetup } from '../helpers/client.ts';
+import { gqlError, surfaces, trpcStatus } from '../helpers/client-surfaces.ts';
 import { eventNamesSince, storedEvents } from '../helpers/events.ts';
 import { newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 const DOMAINS = '/_widgets/admin-portal/organization-domains';
 const FIELDS = 'id organizationId domain state nameServer subdomain verificationPrefix verificationToken createdAt';
-
-/** The three client surfaces for one token: REST (ClientSetup.http), graphql-request, typed tRPC. */
-function surfaces(env: TestEnvironment, a: ClientSetup) {
-  const headers = { Authorization: `Bearer ${a.token}`, ...WIDGET_HEADERS };
-  const gql = new GraphQLClient(`${env.world.url}/client/graphql`, { headers });
-  const trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${env.world.url}/trpc`, headers })] });
-  return { gql, trpc };
-}
-
-/** The error a GraphQL operation failed with: its message and extensions. */
-async function gqlError(promise: Promise<unknown>) {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof ClientError)) throw new Error(`expected a GraphQL error, got ${String(error)}`);
-  return error.response.errors?.[0] as unknown as { message: string; extensions: { code: string; status: number } };
-}
-
-/** The HTTP status a typed tRPC call failed with. */
-async function trpcStatus(promise: Promise<unknown>): Promise<number | undefined> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof TRPCClientError)) throw new Error(`expected a tRPC error, got ${String(error)}`);
-  return (error.data as { httpStatus?: number } | undefined)?.httpStatus;
-}
 
 /** A domain of the organization through the API-key surface: pending and due for a check. */
 async function pending(env: TestEnvironment, organizationId: string) {
