@@ -55,6 +55,8 @@ export interface AppOptions {
   inFlight?: Partial<InFlightOptions> | false;
   /** How REST calls reach their procedures: straight from the route table (default), or via trpc-to-openapi. */
   dispatcher?: DispatcherKind;
+  /** Where the built admin-portal page bundle is (`server/dist/portal`); unset, its assets are 404. */
+  portalAssetsDir?: string;
 }
 
 function limitsOf(deps: Deps, options: AppOptions, metrics: Metrics): Limits {
@@ -112,7 +114,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes);
   const graphql = graphqlTransport(deps, limits);
-  const pages = pagesApp(deps, metrics, document, options.baseUrl);
+  const pages = pagesApp(deps, metrics, document, options.baseUrl, options.portalAssetsDir);
 
   const handler: RequestListener = (req, res) => {
     const ex = beginExchange(req, res);

@@ -1,4 +1,6 @@
 import { clientProcedure, router } from '../trpc.ts';
+// Admin portal (issue #23)
+import { adminPortalClientProcedures, adminPortalWidgetProcedures } from './admin-portal/router.ts';
 import { organizationsClientProcedures, organizationsWidgetProcedures } from './organizations/router.ts';
 
 /**
@@ -9,10 +11,14 @@ import { organizationsClientProcedures, organizationsWidgetProcedures } from './
 /** `/_widgets/…`: the REST API the official WorkOS Widgets call, with their exact paths and shapes. */
 export const widgetsRouter = router({
   ...organizationsWidgetProcedures,
+  // Admin portal (issue #23): row 19.
+  ...adminPortalWidgetProcedures,
 });
 
 /** `client.*` over `/trpc`: typed tRPC for TypeScript frontends, the operations of `/client/graphql`. */
 export const clientRouter = router({
   status: clientProcedure.query(() => 'ok' as const),
   ...organizationsClientProcedures,
+  // Admin portal (issue #23).
+  adminPortal: router(adminPortalClientProcedures),
 });

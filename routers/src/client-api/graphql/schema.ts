@@ -2,6 +2,8 @@ import type { GraphQLSchema } from 'graphql';
 import { builder } from './builder.ts';
 // Each area's types and fields register themselves on the builder when imported here.
 import '../organizations/router.ts';
+// Admin portal (issue #23): createAdminPortalLink.
+import '../admin-portal/router.ts';
 
 let built: GraphQLSchema | undefined;
 
