@@ -24,6 +24,11 @@ export type Meta = OpenApiMeta<{
    * replay still answers it, so the stored response is sealed under the master key.
    */
   secretResponse?: true;
+  /**
+   * A POST whose input is its query string: the official widgets' `generate-link?intent=…`
+   * sends no body (the direct dispatcher reads the query; the trpc-to-openapi bridge cannot).
+   */
+  queryInput?: true;
 }>;
 
 const t = initTRPC

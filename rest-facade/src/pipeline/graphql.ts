@@ -7,7 +7,7 @@ import {
   contractError,
   type Deps,
 } from '@atrium/routers';
-import { createYoga } from 'graphql-yoga';
+import { createGraphQLError, createYoga, maskError } from 'graphql-yoga';
 import { clientOf } from './authenticate.ts';
 import { readJsonBody } from './body.ts';
 import type { Exchange } from './exchange.ts';
@@ -25,6 +25,24 @@ function refuseGraphQL(ex: Exchange, error: unknown, headers: Record<string, str
   ex.res.end(JSON.stringify({ errors: [{ message: body.message, extensions: { code, status } }] }));
 }
 
+/** The GraphQL code of an ApiError's status (the widgets act on FORBIDDEN, WIDGETS-API.md §1.4). */
+const GRAPHQL_CODES: Record<number, string> = {
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  400: 'BAD_USER_INPUT',
+  422: 'BAD_USER_INPUT',
+};
+
+/** Resolver errors: an ApiError keeps its message with `extensions.code`/`status`; anything else is masked. */
+function maskApiError(error: unknown, message: string, isDev?: boolean): Error {
+  const original = (error as { originalError?: unknown }).originalError ?? error;
+  if (original instanceof ApiError && GRAPHQL_CODES[original.status]) {
+    const extensions = { code: GRAPHQL_CODES[original.status], status: original.status };
+    return createGraphQLError(original.message, { extensions });
+  }
+  return maskError(error, message, isDev);
+}
+
 /**
  * The GraphQL transport: authenticate (a client or widget token) → limits → graphql-yoga over
  * the client schema (routers/src/client-api/graphql). Resolvers get the caller's ClientScope.
@@ -37,7 +55,7 @@ export function graphqlTransport(deps: Deps, limits: Limits): (ex: Exchange) => 
     landingPage: false,
     cors: false,
     logging: false,
-    maskedErrors: true,
+    maskedErrors: { maskError: maskApiError },
   });
   const refuse = (ex: Exchange, refusal: Refusal): void => {
     if (refusal.silent) ex.req.resume();

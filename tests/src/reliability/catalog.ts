@@ -18,6 +18,8 @@ import {
   organizationMemberships,
   organizations,
   permissions,
+  portalLinks,
+  portalSessions,
   rolePermissions,
   roles,
   sessions,
@@ -78,6 +80,9 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
     table: membershipRoles,
     environmentId: membershipRoles.environmentId,
   },
+  // Admin portal (issue #23).
+  { name: 'portal_links', table: portalLinks, environmentId: portalLinks.environmentId },
+  { name: 'portal_sessions', table: portalSessions, environmentId: portalSessions.environmentId },
 ];
 
 /** Row counts of every scoped table for one environment, e.g. `{organizations: 2, …}`, in one query. */
@@ -816,6 +821,35 @@ export const OPERATIONS: Operation[] = [
     name: 'widgets: list the caller organizations',
     method: 'GET',
     path: () => '/_widgets/UserManagement/organizations',
+    hasParam: false,
+  },
+  // Admin portal (issue #23): links from an API key; the widgets' own link route answers an API key 403.
+  {
+    name: 'generate admin portal link',
+    method: 'POST',
+    path: () => '/portal/generate_link',
+    hasParam: false,
+    body: (f) => ({
+      organization: fc.oneof(fc.constant(f.organizationId), hostileString, anyJson),
+      intent: fc.oneof(fc.constantFrom('domain_verification', 'sso', 'dsync', 'log_streams'), hostileString, anyJson),
+      return_url: fc.oneof(
+        fc.constant('https://app.example.com/'),
+        fc.constant('javascript:x'),
+        hostileString,
+        anyJson,
+      ),
+      success_url: fc.oneof(fc.constant('http://127.0.0.1:9/done'), hostileString, anyJson),
+      admin_emails: fc.oneof(fc.constant(['it@example.com']), fc.array(hostileString), anyJson),
+    }),
+    creates: {
+      table: 'portal_links',
+      validBody: (f) => ({ organization: f.organizationId, intent: 'domain_verification' }),
+    },
+  },
+  {
+    name: 'widgets: admin portal link',
+    method: 'POST',
+    path: () => '/_widgets/admin-portal/generate-link?intent=domain_verification',
     hasParam: false,
   },
   {

@@ -15,6 +15,7 @@ export const adminPortalWidgetProcedures = {
         summary: "A single-use admin portal link for the caller's organization",
       },
       successStatus: 201,
+      queryInput: true,
     })
     .input(z.object({ intent: z.string().max(64) }))
     .output(z.object({ link: z.string() }))
