@@ -849,7 +849,7 @@ export const OPERATIONS: Operation[] = [
   {
     name: 'widgets: admin portal link',
     method: 'POST',
-    path: () => '/_widgets/admin-portal/generate-link?intent=domain_verification',
+    path: () => '/_widgets/admin-portal/generate-link',
     hasParam: false,
   },
   {
