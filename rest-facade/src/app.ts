@@ -3,6 +3,7 @@ import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium
 import type express from 'express';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, restRouteOf } from './openapi.ts';
+import { corsStep } from './pipeline/cors.ts';
 import type { DispatcherKind } from './pipeline/dispatch.ts';
 import { bridgeDispatcher } from './pipeline/dispatch-bridge.ts';
 import { directDispatcher } from './pipeline/dispatch-direct.ts';
@@ -57,6 +58,11 @@ export interface AppOptions {
   dispatcher?: DispatcherKind;
   /** Where the built admin-portal page bundle is (`server/dist/portal`); unset, its assets are 404. */
   portalAssetsDir?: string;
+  // --- client surfaces (issue #22, h22/platform) ---
+  /** `/client/graphql` answers introspection (default true; the server turns it off in production). */
+  graphqlIntrospection?: boolean;
+  /** Exact origins (`https://app.example.com`) whose browsers may call the client surfaces (ATRIUM_CORS_ORIGINS). */
+  corsOrigins?: readonly string[];
 }
 
 function limitsOf(deps: Deps, options: AppOptions, metrics: Metrics): Limits {
@@ -113,8 +119,9 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     isOrganizationDelete: (method, template) => method === deleteRoute?.method && template === deleteRoute.template,
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes);
-  const graphql = graphqlTransport(deps, limits);
   const pages = pagesApp(deps, metrics, document, options.baseUrl, options.portalAssetsDir);
+  const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true });
+  const cors = corsStep(options.corsOrigins ?? []);
 
   const handler: RequestListener = (req, res) => {
     const ex = beginExchange(req, res);
@@ -123,6 +130,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     const trpcCall = route.kind === 'none' && isTrpcPath(ex.pathname);
     const graphqlCall = route.kind === 'none' && ex.pathname === GRAPHQL_PATH;
     observe(deps, metrics, accessLog, ex, labelOf(template, trpcCall, ex.pathname));
+    if (cors(ex)) return;
     if (route.kind === 'none' && !trpcCall && !graphqlCall)
       return void pages(req as express.Request, res as express.Response);
     applyHeaders(res, API_SECURITY_HEADERS);

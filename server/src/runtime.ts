@@ -264,6 +264,8 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     metrics,
     accessLog: config.accessLog,
     portalAssetsDir: portalAssetsDir(),
+    graphqlIntrospection: config.graphqlIntrospection,
+    corsOrigins: config.corsOrigins,
   });
   const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
   await new Promise<void>((resolve, reject) => {

@@ -1,6 +1,7 @@
 import { clientProcedure, router } from '../trpc.ts';
 // Admin portal (issue #23)
 import { adminPortalClientProcedures, adminPortalWidgetProcedures } from './admin-portal/router.ts';
+import { membersClientProcedures, membersWidgetProcedures } from './members/router.ts';
 import { organizationsClientProcedures, organizationsWidgetProcedures } from './organizations/router.ts';
 
 /**
@@ -13,6 +14,8 @@ export const widgetsRouter = router({
   ...organizationsWidgetProcedures,
   // Admin portal (issue #23): row 19.
   ...adminPortalWidgetProcedures,
+  // h22/members: UsersManagement (rows 1–8).
+  ...membersWidgetProcedures,
 });
 
 /** `client.*` over `/trpc`: typed tRPC for TypeScript frontends, the operations of `/client/graphql`. */
@@ -21,4 +24,6 @@ export const clientRouter = router({
   ...organizationsClientProcedures,
   // Admin portal (issue #23).
   adminPortal: router(adminPortalClientProcedures),
+  // h22/members: `client.members.*`.
+  members: router(membersClientProcedures),
 });

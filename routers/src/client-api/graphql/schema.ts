@@ -4,6 +4,8 @@ import { builder } from './builder.ts';
 import '../organizations/router.ts';
 // Admin portal (issue #23): createAdminPortalLink.
 import '../admin-portal/router.ts';
+// h22/members: the users table (members, invitations, roles, permissions).
+import '../members/graphql.ts';
 
 let built: GraphQLSchema | undefined;
 
