@@ -56,6 +56,8 @@ export interface AppOptions {
   inFlight?: Partial<InFlightOptions> | false;
   /** How REST calls reach their procedures: straight from the route table (default), or via trpc-to-openapi. */
   dispatcher?: DispatcherKind;
+  /** Where the built admin-portal page bundle is (`server/dist/portal`); unset, its assets are 404. */
+  portalAssetsDir?: string;
   // --- client surfaces (issue #22, h22/platform) ---
   /** `/client/graphql` answers introspection (default true; the server turns it off in production). */
   graphqlIntrospection?: boolean;
@@ -118,8 +120,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     deletesWithBody: deleteBodyTemplates(),
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes);
+  const pages = pagesApp(deps, metrics, document, options.baseUrl, options.portalAssetsDir);
   const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true });
-  const pages = pagesApp(deps, metrics, document, options.baseUrl);
   const cors = corsStep(options.corsOrigins ?? []);
 
   const handler: RequestListener = (req, res) => {

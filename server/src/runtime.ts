@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type DbHandle, type Listener, openDb, ReadReplica } from '@atrium/db';
 import { type AtriumApp, createApp, Metrics } from '@atrium/rest-facade';
 import {
@@ -22,6 +24,12 @@ import { retentionWorker } from './workers/retention.ts';
 import { VerificationWorker } from './workers/verification.ts';
 import { WebhookWorker } from './workers/webhooks.ts';
 import type { Worker } from './workers/worker.ts';
+
+/** The admin portal's built page (server/build-portal.mjs): beside the bundle, or in server/dist from the sources. */
+function portalAssetsDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return basename(here) === 'dist' ? join(here, 'portal') : join(here, '..', 'dist', 'portal');
+}
 
 export type { Worker } from './workers/worker.ts';
 
@@ -256,6 +264,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     maxResponseBytes: config.maxResponseBytes,
     metrics,
     accessLog: config.accessLog,
+    portalAssetsDir: portalAssetsDir(),
     graphqlIntrospection: config.graphqlIntrospection,
     corsOrigins: config.corsOrigins,
   });
