@@ -4,6 +4,7 @@ import type express from 'express';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, restRouteOf } from './openapi.ts';
 import type { DispatcherKind } from './pipeline/dispatch.ts';
+import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { bridgeDispatcher } from './pipeline/dispatch-bridge.ts';
 import { directDispatcher } from './pipeline/dispatch-direct.ts';
 import { beginExchange, type Exchange } from './pipeline/exchange.ts';
@@ -55,6 +56,8 @@ export interface AppOptions {
   inFlight?: Partial<InFlightOptions> | false;
   /** How REST calls reach their procedures: straight from the route table (default), or via trpc-to-openapi. */
   dispatcher?: DispatcherKind;
+  /** The operator console's built files (default `console/dist`, which `npm start` builds). */
+  consoleDir?: string;
 }
 
 function limitsOf(deps: Deps, options: AppOptions, metrics: Metrics): Limits {
@@ -112,7 +115,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes);
   const graphql = graphqlTransport(deps, limits);
-  const pages = pagesApp(deps, metrics, document, options.baseUrl);
+  const pages = pagesApp(deps, metrics, document, options.baseUrl, options.consoleDir ?? DEFAULT_CONSOLE_DIR);
 
   const handler: RequestListener = (req, res) => {
     const ex = beginExchange(req, res);

@@ -30,6 +30,13 @@ export {
   verifyClientToken,
 } from './client-tokens/service.ts';
 export { isoOfJson } from './common/schemas.ts';
+export {
+  CONSOLE_SESSION_TTL_MS,
+  type ConsoleCredentials,
+  describeConsoleSession,
+  signInToConsole,
+  signOutOfConsole,
+} from './console/service.ts';
 export { createConnection } from './connections/service.ts';
 export {
   type Config,

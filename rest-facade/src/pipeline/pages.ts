@@ -4,6 +4,7 @@ import type { OpenAPIObject } from 'trpc-to-openapi';
 import { DOCS_ASSETS, docsHandlers } from '../docs.ts';
 import type { Metrics } from '../metrics.ts';
 import { applyHeaders, PAGE_SECURITY_HEADERS } from '../security.ts';
+import { consoleRoutes } from './console.ts';
 import { writeError } from './render.ts';
 
 /** `/readyz`: the database answers a trivial query within 2 s. */
@@ -23,7 +24,13 @@ async function ready(deps: Deps, res: Response): Promise<void> {
  * The outer shell, for what is not a hot path: health, readiness, metrics, the OpenAPI document,
  * the API reference, and the 404 of any other path (errors rendered by the render step).
  */
-export function pagesApp(deps: Deps, metrics: Metrics, document: OpenAPIObject, baseUrl: string): express.Express {
+export function pagesApp(
+  deps: Deps,
+  metrics: Metrics,
+  document: OpenAPIObject,
+  baseUrl: string,
+  consoleDir: string,
+): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -48,6 +55,7 @@ export function pagesApp(deps: Deps, metrics: Metrics, document: OpenAPIObject, 
   app.get('/docs', docs.page);
   app.get(`${DOCS_ASSETS}/init.js`, docs.init);
   app.get(`${DOCS_ASSETS}/standalone.js`, docs.standalone);
+  app.use(consoleRoutes(deps, baseUrl, consoleDir));
   app.use((_req, res) => {
     writeError(res, new ApiError(404, 'route_not_found', 'No such route.'));
   });
