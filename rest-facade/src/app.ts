@@ -3,8 +3,8 @@ import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium
 import type express from 'express';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, restRouteOf } from './openapi.ts';
-import type { DispatcherKind } from './pipeline/dispatch.ts';
 import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
+import type { DispatcherKind } from './pipeline/dispatch.ts';
 import { bridgeDispatcher } from './pipeline/dispatch-bridge.ts';
 import { directDispatcher } from './pipeline/dispatch-direct.ts';
 import { beginExchange, type Exchange } from './pipeline/exchange.ts';

@@ -30,6 +30,7 @@ export {
   verifyClientToken,
 } from './client-tokens/service.ts';
 export { isoOfJson } from './common/schemas.ts';
+export { createConnection } from './connections/service.ts';
 export {
   CONSOLE_SESSION_TTL_MS,
   type ConsoleCredentials,
@@ -37,7 +38,6 @@ export {
   signInToConsole,
   signOutOfConsole,
 } from './console/service.ts';
-export { createConnection } from './connections/service.ts';
 export {
   type Config,
   type Context,

@@ -3,8 +3,8 @@ import { initTRPC, type TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { authenticateAdmin, authenticateApiKey, bearer } from './auth/service.ts';
 import { authenticateClientToken } from './client-api/auth.ts';
-import { authenticateConsole } from './console/service.ts';
 import type { ClientScope } from './client-api/principal.ts';
+import { authenticateConsole } from './console/service.ts';
 import { type Context, DEFAULT_CONFIG, type Scope } from './context.ts';
 import {
   asTRPCError,

@@ -57,7 +57,10 @@ export function cookieValue(header: string | undefined, name: string): string | 
 /** The console credentials of a request: the session cookie and the CSRF header. */
 export function consoleCredentials(req: { headers: Request['headers'] }): ConsoleCredentials {
   const csrf = req.headers[CSRF_HEADER];
-  return { session: cookieValue(req.headers.cookie, CONSOLE_COOKIE), csrf: typeof csrf === 'string' ? csrf : undefined };
+  return {
+    session: cookieValue(req.headers.cookie, CONSOLE_COOKIE),
+    csrf: typeof csrf === 'string' ? csrf : undefined,
+  };
 }
 
 function setSessionCookies(res: Response, value: string, maxAgeSeconds: number, secure: boolean): void {
@@ -112,7 +115,11 @@ export function consoleRoutes(deps: Deps, baseUrl: string, dir: string): express
   routes.get(['/console', '/console/'], (_req, res) => {
     const page = join(dir, 'index.html');
     if (!existsSync(page)) {
-      throw new ApiError(503, 'console_not_built', 'The console is not built: run `npm start` (or node console/build.mjs).');
+      throw new ApiError(
+        503,
+        'console_not_built',
+        'The console is not built: run `npm start` (or node console/build.mjs).',
+      );
     }
     res.sendFile(page);
   });

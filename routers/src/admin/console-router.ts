@@ -33,12 +33,10 @@ export const consoleRouters = {
     create: adminProcedure
       .input(CreateOrganizationInput.extend({ environment: EnvironmentRef }))
       .mutation(async ({ ctx, input }) => createOrganization(await adminScope(ctx.deps, input.environment), input)),
-    delete: adminProcedure
-      .input(InEnvironment.extend({ id: Id }))
-      .mutation(async ({ ctx, input }) => {
-        await deleteOrganization(await adminScope(ctx.deps, input.environment), input.id);
-        return { id: input.id, deleted: true };
-      }),
+    delete: adminProcedure.input(InEnvironment.extend({ id: Id })).mutation(async ({ ctx, input }) => {
+      await deleteOrganization(await adminScope(ctx.deps, input.environment), input.id);
+      return { id: input.id, deleted: true };
+    }),
   }),
   users: router({
     list: adminProcedure

@@ -24,6 +24,13 @@ import { CreateOrganizationDomainInput } from '../organization-domains/schemas.t
 import { createOrganizationDomain } from '../organization-domains/service.ts';
 import { listSigningKeys, rotateSigningKey } from '../signing/service.ts';
 import { adminProcedure, router } from '../trpc.ts';
+import { CreateWebhookEndpointInput } from '../webhooks/schemas.ts';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  listAllWebhookEndpoints,
+  updateWebhookEndpoint,
+} from '../webhooks/service.ts';
 import { consoleRouters } from './console-router.ts';
 import {
   adminScope,
@@ -33,13 +40,6 @@ import {
   verifyDomainWithReason,
   webhookDeliveryLog,
 } from './service.ts';
-import { CreateWebhookEndpointInput } from '../webhooks/schemas.ts';
-import {
-  createWebhookEndpoint,
-  deleteWebhookEndpoint,
-  listAllWebhookEndpoints,
-  updateWebhookEndpoint,
-} from '../webhooks/service.ts';
 
 const EnvironmentRef = z.string().min(1).max(128);
 const Id = z.string().min(1).max(128);
@@ -123,7 +123,10 @@ export const adminRouter = router({
         const env = await resolveEnvironment(ctx.deps.db, input.environment);
         const delay = input.activate_after_seconds === undefined ? undefined : input.activate_after_seconds * 1000;
         const rotated = await rotateSigningKey(ctx.deps, env.id, delay);
-        await recordAdminEvent(ctx.deps, env.id, 'signing_key.rotated', { kid: rotated.kid, active_from: rotated.active_from });
+        await recordAdminEvent(ctx.deps, env.id, 'signing_key.rotated', {
+          kid: rotated.kid,
+          active_from: rotated.active_from,
+        });
         return rotated;
       }),
   }),
@@ -177,7 +180,9 @@ export const adminRouter = router({
       .mutation(({ ctx, input }) => verifyDomainWithReason(ctx.deps, input.domain_id, input.reason)),
     create: adminProcedure
       .input(CreateOrganizationDomainInput.extend({ environment: EnvironmentRef }))
-      .mutation(async ({ ctx, input }) => createOrganizationDomain(await adminScope(ctx.deps, input.environment), input)),
+      .mutation(async ({ ctx, input }) =>
+        createOrganizationDomain(await adminScope(ctx.deps, input.environment), input),
+      ),
     /** The domain and every event about it, newest first (its verification history). */
     get: adminProcedure
       .input(z.object({ domain_id: Id }))

@@ -1,15 +1,18 @@
 import { newId } from '@atrium/db';
 import type { z } from 'zod';
+import { asList, iso, type ListParams, pageParams } from '../common/schemas.ts';
 import type { Deps, Scope } from '../context.ts';
+import { scopeOf } from '../environments/service.ts';
 import { notFound } from '../errors.ts';
-import { insertEvent } from '../events/store.ts';
-import { environmentOfDomain, getOrganizationDomain, verifyOrganizationDomainManually } from '../organization-domains/service.ts';
+import { EVENT_RETENTION_MS, toEvent } from '../events/service.ts';
+import { type EventRow, eventsOfDomain, insertEvent, pageOfEvents } from '../events/store.ts';
+import {
+  environmentOfDomain,
+  getOrganizationDomain,
+  verifyOrganizationDomainManually,
+} from '../organization-domains/service.ts';
 import { listOrganizations, toOrganization } from '../organizations/service.ts';
 import { searchOrganizations } from '../organizations/store.ts';
-import { scopeOf } from '../environments/service.ts';
-import { eventsOfDomain, type EventRow, pageOfEvents } from '../events/store.ts';
-import { EVENT_RETENTION_MS, toEvent } from '../events/service.ts';
-import { pageParams, asList, iso, type ListParams } from '../common/schemas.ts';
 import { deliveriesOfEndpoint, loadEndpoint, requeueDelivery } from '../webhooks/store.ts';
 
 /** The actor every change made through the admin surface (console or CLI) is recorded with. */

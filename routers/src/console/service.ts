@@ -4,7 +4,12 @@ import { authenticateAdmin } from '../auth/service.ts';
 import type { Deps } from '../context.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
-import { deleteConsoleSession, deleteExpiredConsoleSessions, insertConsoleSession, liveConsoleSession } from './store.ts';
+import {
+  deleteConsoleSession,
+  deleteExpiredConsoleSessions,
+  insertConsoleSession,
+  liveConsoleSession,
+} from './store.ts';
 
 /** A console sign-in lasts this long (the 12 hours); there is no sliding renewal. */
 export const CONSOLE_SESSION_TTL_MS = 12 * 60 * 60 * 1000;

@@ -10,7 +10,11 @@ export async function insertConsoleSession(db: Db, row: typeof consoleSessions.$
 /** The unexpired session whose secret hashes to `tokenHash`, if any. */
 export async function liveConsoleSession(db: Db, tokenHash: string, now: Date) {
   const [row] = await db
-    .select({ id: consoleSessions.id, adminTokenId: consoleSessions.adminTokenId, expiresAt: consoleSessions.expiresAt })
+    .select({
+      id: consoleSessions.id,
+      adminTokenId: consoleSessions.adminTokenId,
+      expiresAt: consoleSessions.expiresAt,
+    })
     .from(consoleSessions)
     .where(and(eq(consoleSessions.tokenHash, tokenHash), gt(consoleSessions.expiresAt, now)))
     .limit(1);

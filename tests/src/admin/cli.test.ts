@@ -458,7 +458,15 @@ describe('admin CLI: webhooks and domains', () => {
       const org = await env.caller.organizations.create({ name: 'Acme' });
       const domain = await env.caller.organizationDomains.create({ organization_id: org.id, domain: uniqueDomain() });
       const before = (await storedEvents(env)).length;
-      const res = await cli('domains', 'verify-manually', '--domain-id', domain.id, '--reason', 'DNS is managed by hand', '--json');
+      const res = await cli(
+        'domains',
+        'verify-manually',
+        '--domain-id',
+        domain.id,
+        '--reason',
+        'DNS is managed by hand',
+        '--json',
+      );
       expect(res.code).toBe(0);
       expect(JSON.parse(res.out)).toMatchObject({ id: domain.id, state: 'verified', verification_strategy: 'manual' });
       expect(res.out).not.toContain(domain.verification_token);
