@@ -3,7 +3,7 @@ import { createAdminToken, sha256Hex } from '@atrium/routers';
 import { eq, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { adminCaller, adminTokenOf } from '../helpers/tokens.ts';
-import { getWorld, newEnvironment } from '../helpers/world.ts';
+import { getWorld } from '../helpers/world.ts';
 import { consoleBuilt, consoleCall, signIn } from './helpers.ts';
 
 const sessionCount = async () => {
@@ -93,7 +93,7 @@ describe('console calls on /trpc', () => {
   });
 
   it.each([
-    ['no CSRF token', (csrf: string) => ({}) as Record<string, string>, 403],
+    ['no CSRF token', () => ({}) as Record<string, string>, 403],
     ['a wrong CSRF token', (csrf: string) => ({ 'x-csrf-token': `${csrf.slice(0, -2)}xx` }), 403],
     ['an empty CSRF token', () => ({ 'x-csrf-token': '' }), 403],
   ])('refuse a write with %s and store nothing', async (_name, csrfHeaders, status) => {
