@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { type DbHandle, type Listener, openDb, ReadReplica } from '@atrium/db';
 import { type AtriumApp, createApp, Metrics } from '@atrium/rest-facade';
 import {
@@ -22,6 +23,9 @@ import { retentionWorker } from './workers/retention.ts';
 import { VerificationWorker } from './workers/verification.ts';
 import { WebhookWorker } from './workers/webhooks.ts';
 import type { Worker } from './workers/worker.ts';
+
+/** console/dist, which `npm start` builds (console/build.mjs): two levels up from server/src and server/dist alike. */
+const CONSOLE_DIR = fileURLToPath(new URL('../../console/dist/', import.meta.url));
 
 export type { Worker } from './workers/worker.ts';
 
@@ -255,6 +259,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     maxResponseBytes: config.maxResponseBytes,
     metrics,
     accessLog: config.accessLog,
+    consoleDir: CONSOLE_DIR,
   });
   const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
   await new Promise<void>((resolve, reject) => {

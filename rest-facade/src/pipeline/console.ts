@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   ApiError,
   CONSOLE_SESSION_TTL_MS,
@@ -19,8 +20,8 @@ export const CSRF_HEADER = 'x-csrf-token';
 /** The cookie is sent to the console's own paths (sign-out) and to `/trpc` (its calls), nowhere else. */
 const COOKIE_PATHS = ['/console', '/trpc'];
 
-/** Where `npm start` (server/build.mjs) puts the console's bundle: `console/dist` (same depth from src/ and dist/). */
-export const DEFAULT_CONSOLE_DIR = new URL('../../../console/dist/', import.meta.url).pathname;
+/** `console/dist` from these sources (tests); the server passes its own (`consoleDir`), which also holds when bundled. */
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../console/dist/', import.meta.url));
 
 /** Scripts, styles and calls from this origin only; no inline script, no framing. */
 const CONSOLE_HEADERS = headersOf(
