@@ -10,7 +10,7 @@ import { organizationsClientProcedures, organizationsWidgetProcedures } from './
 /** `/_widgets/…`: the REST API the official WorkOS Widgets call, with their exact paths and shapes. */
 export const widgetsRouter = router({
   ...organizationsWidgetProcedures,
-  // h22/members: UsersManagement (rows 1–8).
+  // h22/members: UsersManagement (rows 1-8).
   ...membersWidgetProcedures,
 });
 

@@ -818,6 +818,57 @@ export const OPERATIONS: Operation[] = [
     path: () => '/_widgets/UserManagement/organizations',
     hasParam: false,
   },
+  // h22/members: UsersManagement (`/_widgets/UserManagement/…`, rows 1–8), 403 with an API key.
+  {
+    name: 'widgets: list members',
+    method: 'GET',
+    path: () => '/_widgets/UserManagement/members',
+    hasParam: false,
+    query: { ...listQuery, role: hostileString, search: hostileString },
+  },
+  {
+    name: 'widgets: roles and config',
+    method: 'GET',
+    path: () => '/_widgets/UserManagement/roles-and-config',
+    hasParam: false,
+  },
+  { name: 'widgets: roles', method: 'GET', path: () => '/_widgets/UserManagement/roles', hasParam: false },
+  {
+    name: 'widgets: invite a user',
+    method: 'POST',
+    path: () => '/_widgets/UserManagement/invite-user',
+    hasParam: false,
+    body: () => ({
+      email: fc.oneof(fc.constant(uniqueEmail('widget')), hostileString, anyJson),
+      roles: fc.oneof(fc.constant(['member']), fc.array(hostileString), anyJson),
+    }),
+  },
+  {
+    name: "widgets: change a member's roles",
+    method: 'POST',
+    path: (f, param) => `/_widgets/UserManagement/members/${p(param, f.userId)}`,
+    hasParam: true,
+    body: () => ({ roles: fc.oneof(fc.constant(['admin']), fc.array(hostileString), anyJson) }),
+  },
+  {
+    name: 'widgets: remove a member',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/UserManagement/members/${p(param, f.userId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: revoke an invitation',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.invitationId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: resend an invitation',
+    method: 'POST',
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.invitationId)}/resend`,
+    hasParam: true,
+  },
+  // end h22/members
   {
     name: 'validate agent credential',
     method: 'POST',
