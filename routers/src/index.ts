@@ -49,7 +49,15 @@ export {
   type TokenConfig,
 } from './context.ts';
 export { createEnvironment, listEnvironments, scopeOf } from './environments/service.ts';
-export { ApiError, asTRPCError, contractError, type ErrorBody, type FieldError, TRPCApiError } from './errors.ts';
+export {
+  ApiError,
+  asTRPCError,
+  contractError,
+  type ErrorBody,
+  type FieldError,
+  TRPCApiError,
+  toApiError,
+} from './errors.ts';
 export { recordEvent } from './events/record.ts';
 export { EVENT_RETENTION_MS, purgeExpiredEvents, toEvent } from './events/service.ts';
 export {
@@ -74,10 +82,10 @@ export { hashPassword, verifyPassword } from './lib/password.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
 export {
   applyDnsResult,
+  DEFAULT_VERIFICATION_PERIOD_SECONDS,
   type DnsCheckResult,
   type DueDomain,
   takeDueDomains,
-  VERIFICATION_PERIOD_MS,
   verifyOrganizationDomainManually,
 } from './organization-domains/service.ts';
 export { toOrganization } from './organizations/service.ts';

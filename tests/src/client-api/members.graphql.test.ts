@@ -172,7 +172,7 @@ describe('members on /client/graphql (graphql-request)', () => {
     ]);
   });
 
-  it('updates roles and removes members with the declared variants; the last admin is a BAD_USER_INPUT error', async () => {
+  it('updates roles and removes members with the declared variants; the last admin is a CONFLICT error (409)', async () => {
     const env = await newEnvironment();
     const a = await clientSetup(env);
     const admin = await addMember(env, a.organizationId, { roleSlug: 'admin' });
@@ -186,12 +186,12 @@ describe('members on /client/graphql (graphql-request)', () => {
     expect(lastAdmin).toBeInstanceOf(ClientError);
     expect((lastAdmin as ClientError).response.errors?.[0]).toMatchObject({
       message: expect.stringMatching(/last admin/),
-      extensions: { code: 'BAD_USER_INPUT' },
+      extensions: { code: 'CONFLICT' },
     });
     const removeAdmin = await gql
       .request(ID_MUTATIONS.removeMember, { input: { userId: admin.userId } })
       .catch((e) => e);
-    expect((removeAdmin as ClientError).response.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect((removeAdmin as ClientError).response.errors?.[0]?.extensions?.code).toBe('CONFLICT');
 
     const promoted: any = await gql
       .request(UPDATE_ROLE, { input: { userId: managed.userId, roleSlugs: ['admin'] } })
