@@ -885,6 +885,7 @@ export const OPERATIONS: Operation[] = [
     method: 'GET',
     path: () => '/_widgets/UserManagement/members',
     hasParam: false,
+    query: { ...listQuery, role: hostileString, search: hostileString },
   },
   {
     name: 'widgets: roles and config',
@@ -903,12 +904,17 @@ export const OPERATIONS: Operation[] = [
     method: 'POST',
     path: () => '/_widgets/UserManagement/invite-user',
     hasParam: false,
+    body: () => ({
+      email: fc.oneof(fc.constant(uniqueEmail('widget')), hostileString, anyJson),
+      roles: fc.oneof(fc.constant(['member']), fc.array(hostileString), anyJson),
+    }),
   },
   {
     name: "widgets: change a member's roles",
     method: 'POST',
     path: (f, param) => `/_widgets/UserManagement/members/${p(param, f.userId)}`,
     hasParam: true,
+    body: () => ({ roles: fc.oneof(fc.constant(['admin']), fc.array(hostileString), anyJson) }),
   },
   {
     name: 'widgets: remove a member',
@@ -919,13 +925,13 @@ export const OPERATIONS: Operation[] = [
   {
     name: 'widgets: revoke an invitation',
     method: 'DELETE',
-    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.userId)}`,
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.invitationId)}`,
     hasParam: true,
   },
   {
     name: 'widgets: resend an invitation',
     method: 'POST',
-    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.userId)}/resend`,
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.invitationId)}/resend`,
     hasParam: true,
   },
   {
