@@ -126,6 +126,7 @@ export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger):
       webhooksAllowPrivate: config.webhooksAllowPrivate,
       quotas: config.quotas,
       invitationUrl: config.invitationUrl,
+      dnsVerificationPeriodSeconds: config.dnsVerificationPeriodSeconds,
       // A request outlives neither a connect attempt plus a statement, plus a little slack.
       requestTimeoutMs: config.dbStatementTimeoutMs + config.dbConnectTimeoutSeconds * 1000 + 2_000,
     },
@@ -255,6 +256,8 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     maxResponseBytes: config.maxResponseBytes,
     metrics,
     accessLog: config.accessLog,
+    graphqlIntrospection: config.graphqlIntrospection,
+    corsOrigins: config.corsOrigins,
   });
   const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
   await new Promise<void>((resolve, reject) => {
