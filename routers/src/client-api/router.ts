@@ -17,7 +17,7 @@ import { ssoClientProcedures, ssoWidgetProcedures } from './sso/router.ts';
 /** `/_widgets/…`: the REST API the official WorkOS Widgets call, with their exact paths and shapes. */
 export const widgetsRouter = router({
   ...organizationsWidgetProcedures,
-  // h22/members: UsersManagement (rows 1–8).
+  // h22/members: UsersManagement (rows 1-8).
   ...membersWidgetProcedures,
   // h22/self
   ...sessionsWidgetProcedures,
