@@ -823,6 +823,40 @@ export const OPERATIONS: Operation[] = [
     path: () => '/_widgets/UserManagement/organizations',
     hasParam: false,
   },
+  // h22/self: the caller's sessions, profile and settings (tests/src/client-api/{sessions,profile,organization}).
+  {
+    name: 'widgets: list the caller sessions',
+    method: 'GET',
+    path: () => '/_widgets/UserProfile/sessions',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: revoke one of the caller sessions',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/UserProfile/sessions/revoke/${p(param, f.sessionId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: revoke all the caller sessions but one',
+    method: 'DELETE',
+    path: () => '/_widgets/UserProfile/sessions/revoke-all',
+    hasParam: false,
+    body: (f) => ({ currentSessionId: fc.oneof(fc.constant(f.sessionId), hostileString, anyJson) }),
+  },
+  { name: 'widgets: get the caller', method: 'GET', path: () => '/_widgets/UserProfile/me', hasParam: false },
+  {
+    name: 'widgets: update the caller',
+    method: 'POST',
+    path: () => '/_widgets/UserProfile/me',
+    hasParam: false,
+    body: () => ({
+      firstName: fc.oneof(fc.constant('Grace'), fc.constant(''), hostileString, anyJson),
+      lastName: fc.oneof(fc.constant('Hopper'), hostileString, anyJson),
+      locale: fc.oneof(fc.constantFrom('en', 'pt-BR', 'not a locale', ''), hostileString, anyJson),
+    }),
+  },
+  { name: 'widgets: settings', method: 'GET', path: () => '/_widgets/settings', hasParam: false },
+  // end h22/self
   // h22/domains: the domain verification and SSO widgets' routes (403 with an API key; with client
   // tokens in tests/src/client-api/{domains,sso}.http.test.ts).
   {
