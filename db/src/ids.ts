@@ -34,6 +34,8 @@ export const ID_PREFIXES = {
   webhookEndpoint: 'we_',
   webhookDelivery: 'wd_',
   webhookAttempt: 'wa_',
+  portalLink: 'portal_link_',
+  portalSession: 'portal_session_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -56,7 +56,15 @@ export {
   type TokenConfig,
 } from './context.ts';
 export { createEnvironment, listEnvironments, scopeOf } from './environments/service.ts';
-export { ApiError, asTRPCError, contractError, type ErrorBody, type FieldError, TRPCApiError } from './errors.ts';
+export {
+  ApiError,
+  asTRPCError,
+  contractError,
+  type ErrorBody,
+  type FieldError,
+  TRPCApiError,
+  toApiError,
+} from './errors.ts';
 export { recordEvent } from './events/record.ts';
 export { EVENT_RETENTION_MS, purgeExpiredEvents, toEvent } from './events/service.ts';
 export {
@@ -81,13 +89,26 @@ export { hashPassword, verifyPassword } from './lib/password.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
 export {
   applyDnsResult,
+  DEFAULT_VERIFICATION_PERIOD_SECONDS,
   type DnsCheckResult,
   type DueDomain,
   takeDueDomains,
-  VERIFICATION_PERIOD_MS,
   verifyOrganizationDomainManually,
 } from './organization-domains/service.ts';
 export { toOrganization } from './organizations/service.ts';
+export {
+  issuePortalToken,
+  type OpenedPortalLink,
+  openPortalLink,
+  PORTAL_SCOPES,
+  type PortalStatus,
+  portalCsrfMatches,
+  portalCsrfToken,
+  portalSessionOfCookie,
+  portalStatus,
+  SESSION_TTL_MS as PORTAL_SESSION_TTL_MS,
+} from './portal/service.ts';
+export type { LivePortalSession } from './portal/store.ts';
 export { consumeSharedWindow, purgeIdleRateLimitWindows, type SharedCount } from './rate-limits/service.ts';
 export { decryptPrivateKey, parseMasterKey } from './signing/material.ts';
 export {

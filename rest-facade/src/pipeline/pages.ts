@@ -3,6 +3,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { DOCS_ASSETS, docsHandlers } from '../docs.ts';
 import type { Metrics } from '../metrics.ts';
+import { portalRoutes } from '../portal.ts';
 import { applyHeaders, PAGE_SECURITY_HEADERS } from '../security.ts';
 import { consoleRoutes } from './console.ts';
 import { writeError } from './render.ts';
@@ -29,6 +30,7 @@ export function pagesApp(
   metrics: Metrics,
   document: OpenAPIObject,
   baseUrl: string,
+  portalAssetsDir: string | undefined,
   consoleDir: string,
 ): express.Express {
   const app = express();
@@ -55,6 +57,8 @@ export function pagesApp(
   app.get('/docs', docs.page);
   app.get(`${DOCS_ASSETS}/init.js`, docs.init);
   app.get(`${DOCS_ASSETS}/standalone.js`, docs.standalone);
+  // The self-serve admin portal (issue #23).
+  app.use(portalRoutes(deps, portalAssetsDir));
   app.use(consoleRoutes(deps, baseUrl, consoleDir));
   app.use((_req, res) => {
     writeError(res, new ApiError(404, 'route_not_found', 'No such route.'));
