@@ -123,14 +123,10 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     deletesWithBody: deleteBodyTemplates(),
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes);
-  const pages = pagesApp(
-    deps,
-    metrics,
-    document,
-    options.baseUrl,
-    options.portalAssetsDir,
-    options.consoleDir ?? DEFAULT_CONSOLE_DIR,
-  );
+  const pages = pagesApp(deps, metrics, document, options.baseUrl, {
+    console: options.consoleDir ?? DEFAULT_CONSOLE_DIR,
+    portal: options.portalAssetsDir,
+  });
   const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true });
   const cors = corsStep(options.corsOrigins ?? []);
 

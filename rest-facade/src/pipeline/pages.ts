@@ -30,8 +30,7 @@ export function pagesApp(
   metrics: Metrics,
   document: OpenAPIObject,
   baseUrl: string,
-  portalAssetsDir: string | undefined,
-  consoleDir: string,
+  assets: { console: string; portal?: string | undefined },
 ): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -58,8 +57,8 @@ export function pagesApp(
   app.get(`${DOCS_ASSETS}/init.js`, docs.init);
   app.get(`${DOCS_ASSETS}/standalone.js`, docs.standalone);
   // The self-serve admin portal (issue #23).
-  app.use(portalRoutes(deps, portalAssetsDir));
-  app.use(consoleRoutes(deps, baseUrl, consoleDir));
+  app.use(portalRoutes(deps, assets.portal));
+  app.use(consoleRoutes(deps, baseUrl, assets.console));
   app.use((_req, res) => {
     writeError(res, new ApiError(404, 'route_not_found', 'No such route.'));
   });
