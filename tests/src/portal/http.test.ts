@@ -1,4 +1,4 @@
-import { portalLinks, portalSessions } from '@atrium/db';
+import { organizationDomains, portalLinks, portalSessions } from '@atrium/db';
 import { type AppRouter, createCaller, createInnerContext, type MailMessage } from '@atrium/routers';
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { eq } from 'drizzle-orm';
@@ -281,6 +281,48 @@ describe('the portal session token (cookie-authenticated write)', () => {
     expect(claims).toMatchObject({ org_id: organization, permissions: ['widgets:domain-verification:manage'] });
     expect(claims.sid).toMatch(/^portal_session_/);
     expect(token.split('.')[1]).toMatch(/^[A-Za-z0-9+/=]+$/); // the widgets decode it with atob
+  });
+
+  it('adds a domain with the cookie and CSRF token, starting its verification; refusals store nothing', async () => {
+    const env = await newEnvironment();
+    const { cookie, csrf, organization } = await portalSession(env);
+    const add = (headers: Record<string, string>, body: string) =>
+      fetch(`${env.world.url}/portal/session/domains`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body,
+      });
+    const name = uniqueDomain('added');
+    const body = JSON.stringify({ domain: name });
+    const refusals: Record<string, string>[] = [
+      {},
+      { cookie },
+      { cookie, 'X-CSRF-Token': 'forged' },
+      { 'X-CSRF-Token': csrf },
+    ];
+    for (const headers of refusals) {
+      expect((await add(headers, body)).status).toBe(403);
+    }
+    const bad = await add({ cookie, 'X-CSRF-Token': csrf }, JSON.stringify({ domain: 'gmail.com' }));
+    expect(bad.status).toBe(422);
+    expect((await add({ cookie, 'X-CSRF-Token': csrf }, '{"domain":')).status).toBe(400);
+    expect((await add({ cookie, 'X-CSRF-Token': csrf }, '{}')).status).toBe(422);
+    expect((await env.http.get(`/organizations/${organization}`)).body.domains).toEqual([]);
+
+    const ok = await add({ cookie, 'X-CSRF-Token': csrf }, body);
+    expect(ok.status).toBe(201);
+    expect(await ok.json()).toMatchObject({ domain: name, state: 'pending' });
+    const [stored] = await env.deps.db
+      .select()
+      .from(organizationDomains)
+      .where(eq(organizationDomains.organizationId, organization));
+    expect(stored).toMatchObject({ domain: name, state: 'pending' });
+    expect(stored?.nextCheckAt).toBeInstanceOf(Date); // verification started: the worker checks it
+    // An SSO session may not add domains.
+    const sso = await portalSession(env, 'sso');
+    expect(
+      (await add({ cookie: sso.cookie, 'X-CSRF-Token': sso.csrf }, JSON.stringify({ domain: uniqueDomain() }))).status,
+    ).toBe(403);
   });
 
   it('the portal token reaches its intent on the client surfaces, and no user operation', async () => {
