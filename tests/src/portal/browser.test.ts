@@ -124,13 +124,6 @@ describe('the admin portal in a browser', () => {
     const workos = new WorkOS(env.apiKey, { apiHostname: '127.0.0.1', port, https: false });
     const organization = await workos.organizations.createOrganization({ name: 'Portal Corp' });
     const name = uniqueDomain('portal');
-    const domain = await workos.organizationDomains.createOrganizationDomain({
-      organizationId: organization.id,
-      domain: name,
-    });
-    expect(domain.state).toBe('pending');
-    // The application starts the DNS verification (the worker checks scheduled domains only).
-    await workos.organizationDomains.verifyOrganizationDomain(domain.id);
 
     const { link } = await workos.adminPortal.generateLink({
       organization: organization.id,
@@ -147,10 +140,14 @@ describe('the admin portal in a browser', () => {
     expect(opened?.headers()['content-security-policy']).toContain("script-src 'self'");
     await expect(page.locator('a.portal-back').getAttribute('href')).resolves.toBe(`${appUrl}/back`);
 
-    // The TXT record the page shows, with the domain's live state.
+    // The IT admin adds the domain in the page; the page shows its TXT record and live state.
+    await page.getByLabel('Domain').fill(name);
+    await page.getByRole('button', { name: 'Add a domain' }).click();
     const shown = page.locator(`#portal-status li[data-domain="${name}"]`);
     await shown.waitFor({ timeout: 15_000 });
     expect(await shown.getAttribute('data-state')).toBe('pending');
+    const [domain] = (await workos.organizations.getOrganization(organization.id)).domains;
+    if (!domain) throw new Error('the domain was not stored');
     const record = shown.locator('code.portal-record');
     const recordName = (await record.getAttribute('data-name')) ?? '';
     const recordValue = (await record.getAttribute('data-value')) ?? '';
