@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium/routers';
 import type express from 'express';
 import { Metrics } from './metrics.ts';
-import { buildOpenApiDocument, restRouteOf } from './openapi.ts';
+import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf } from './openapi.ts';
 import { corsStep } from './pipeline/cors.ts';
 import type { DispatcherKind } from './pipeline/dispatch.ts';
 import { bridgeDispatcher } from './pipeline/dispatch-bridge.ts';
@@ -117,6 +117,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     dispatch: options.dispatcher === 'bridge' ? bridgeDispatcher() : directDispatcher(),
     maxResponseBytes,
     isOrganizationDelete: (method, template) => method === deleteRoute?.method && template === deleteRoute.template,
+    deletesWithBody: deleteBodyTemplates(),
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes);
   const pages = pagesApp(deps, metrics, document, options.baseUrl, options.portalAssetsDir);

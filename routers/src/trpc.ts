@@ -24,6 +24,8 @@ export type Meta = OpenApiMeta<{
    * replay still answers it, so the stored response is sealed under the master key.
    */
   secretResponse?: true;
+  /** A DELETE that takes its input from a JSON body (the widgets' `sessions/revoke-all`), not the query. */
+  bodyOnDelete?: true;
   /**
    * A POST whose input is its query string: the official widgets' `generate-link?intent=…`
    * sends no body (the direct dispatcher reads the query; the trpc-to-openapi bridge cannot).

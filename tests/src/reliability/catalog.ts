@@ -823,6 +823,32 @@ export const OPERATIONS: Operation[] = [
     path: () => '/_widgets/UserManagement/organizations',
     hasParam: false,
   },
+  // h22/domains: the domain verification and SSO widgets' routes (403 with an API key; with client
+  // tokens in tests/src/client-api/{domains,sso}.http.test.ts).
+  {
+    name: 'widgets: list the organization domains',
+    method: 'GET',
+    path: () => '/_widgets/admin-portal/organization-domains',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: delete an organization domain',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/admin-portal/organization-domains/${p(param, f.domainId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: restart verification of a failed domain',
+    method: 'POST',
+    path: (f, param) => `/_widgets/admin-portal/organization-domains/${p(param, f.domainId)}/reverify`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: list the SSO connections',
+    method: 'GET',
+    path: () => '/_widgets/admin-portal/sso-connections',
+    hasParam: false,
+  },
   // Admin portal (issue #23): links from an API key; the widgets' own link route answers an API key 403.
   {
     name: 'generate admin portal link',
@@ -850,6 +876,92 @@ export const OPERATIONS: Operation[] = [
     name: 'widgets: admin portal link',
     method: 'POST',
     path: () => '/_widgets/admin-portal/generate-link',
+    hasParam: false,
+  },
+  // h22/members and h22/self: UsersManagement, UserSessions, UserProfile and settings (403 with an
+  // API key; with client tokens in tests/src/client-api/).
+  {
+    name: 'widgets: list members',
+    method: 'GET',
+    path: () => '/_widgets/UserManagement/members',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: roles and config',
+    method: 'GET',
+    path: () => '/_widgets/UserManagement/roles-and-config',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: roles',
+    method: 'GET',
+    path: () => '/_widgets/UserManagement/roles',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: invite a user',
+    method: 'POST',
+    path: () => '/_widgets/UserManagement/invite-user',
+    hasParam: false,
+  },
+  {
+    name: "widgets: change a member's roles",
+    method: 'POST',
+    path: (f, param) => `/_widgets/UserManagement/members/${p(param, f.userId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: remove a member',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/UserManagement/members/${p(param, f.userId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: revoke an invitation',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.userId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: resend an invitation',
+    method: 'POST',
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.userId)}/resend`,
+    hasParam: true,
+  },
+  {
+    name: "widgets: the caller's sessions",
+    method: 'GET',
+    path: () => '/_widgets/UserProfile/sessions',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: revoke a session',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/UserProfile/sessions/revoke/${p(param, 'session_01SAMPLE')}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: revoke all other sessions',
+    method: 'DELETE',
+    path: () => '/_widgets/UserProfile/sessions/revoke-all',
+    hasParam: false,
+  },
+  {
+    name: "widgets: the caller's profile",
+    method: 'GET',
+    path: () => '/_widgets/UserProfile/me',
+    hasParam: false,
+  },
+  {
+    name: "widgets: update the caller's profile",
+    method: 'POST',
+    path: () => '/_widgets/UserProfile/me',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: settings',
+    method: 'GET',
+    path: () => '/_widgets/settings',
     hasParam: false,
   },
   {

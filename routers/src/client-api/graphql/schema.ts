@@ -6,6 +6,13 @@ import '../organizations/router.ts';
 import '../admin-portal/router.ts';
 // h22/members: the users table (members, invitations, roles, permissions).
 import '../members/graphql.ts';
+// h22/self
+import '../sessions/router.ts';
+import '../profile/router.ts';
+import '../organization/router.ts';
+// h22/domains
+import '../domains/router.ts';
+import '../sso/router.ts';
 
 let built: GraphQLSchema | undefined;
 
