@@ -26,10 +26,10 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /**
  * CSP refusals other than the expected ones: zod's one `Function('')` probe (as on /docs), and the
- * provider icons the SSO widget asks cdn.workos.com for (the portal loads nothing from a CDN).
+ * icons the widgets ask WorkOS's CDNs for (SSO providers, DNS hosts): the portal loads nothing from a CDN.
  */
-const unexpected = (violations: string[]) =>
-  violations.filter((v) => v !== 'script-src eval' && !v.startsWith('img-src https://cdn.workos.com/'));
+const WIDGET_ICONS = /^img-src https:\/\/(cdn\.workos\.com|images\.workoscdn\.com)\//;
+const unexpected = (violations: string[]) => violations.filter((v) => v !== 'script-src eval' && !WIDGET_ICONS.test(v));
 
 let browser: Browser | undefined;
 let skipReason = '';
@@ -153,8 +153,9 @@ describe('the admin portal in a browser', () => {
     const recordValue = (await record.getAttribute('data-value')) ?? '';
     expect(recordName).toBe(`${domain.verificationPrefix}.${name}`);
     expect(recordValue).toBe(`verification_token=${domain.verificationToken}`);
-    // The official widget rendered in the page (its list, or its own message until rows 15-17 exist).
-    await page.locator('#portal-root *').first().waitFor({ timeout: 15_000 });
+    // The official widget lists the domain too (rows 15-17, with the portal token).
+    await page.locator('#portal-root').getByText(name).first().waitFor({ timeout: 15_000 });
+    await expect(page.locator('#portal-root').getByText('Verification pending').count()).resolves.toBeGreaterThan(0);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-domain-verification.png'), fullPage: true });
 
     // Publish the record on the loopback DNS server and run the DNS worker's check once.
