@@ -1,11 +1,18 @@
 import { organizationDomains, portalLinks, portalSessions } from '@atrium/db';
-import { type AppRouter, createCaller, createInnerContext, type MailMessage } from '@atrium/routers';
+import {
+  type AppRouter,
+  createCaller,
+  createInnerContext,
+  type MailMessage,
+  portalSessionOfCookie,
+} from '@atrium/routers';
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { clientFor, clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
 import { sdkFor } from '../helpers/sdk.ts';
+import { adminCaller } from '../helpers/tokens.ts';
 import { newEnvironment, TEST_ISSUER, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 // The self-serve admin portal (issue #23): links from the SDK, their exchange for a portal
@@ -383,6 +390,36 @@ describe('the portal session token (cookie-authenticated write)', () => {
       expect(reverify.status).toBe(404);
     } else expect(list.status).toBe(404);
     expect(JSON.stringify(list.body)).not.toContain(domainB);
+  });
+});
+
+describe('portal sessions: expiry and SSO isolation', () => {
+  it('a session is refused once its 30 minutes are over', async () => {
+    const env = await newEnvironment();
+    const { cookie } = await portalSession(env);
+    const value = cookie.replace('atrium_portal=', '');
+    expect(await portalSessionOfCookie(env.deps, value)).toBeDefined();
+    const later = { ...env.deps, now: () => new Date(Date.now() + 31 * 60_000) };
+    expect(await portalSessionOfCookie(later, value)).toBeUndefined();
+  });
+
+  it("an SSO portal of organization A lists A's connections only", async () => {
+    const env = await newEnvironment();
+    const a = await newOrganization(env, 'A Corp');
+    const b = await newOrganization(env, 'B Corp');
+    const admin = await adminCaller();
+    const connection = (organization_id: string, name: string) =>
+      admin.connections.create({ environment: env.environmentId, organization_id, connection_type: 'OktaSAML', name });
+    const mine = await connection(a, 'A Okta');
+    const theirs = await connection(b, 'B Okta');
+    const { tokenOf } = await portalSession(env, 'sso', a);
+    const portal = clientFor(env, await tokenOf());
+    const list = await portal.http.get('/_widgets/admin-portal/sso-connections');
+    expect(list.status).toBe(200);
+    expect(list.body.map((c: { id: string }) => c.id)).toEqual([mine.id]);
+    expect(JSON.stringify(list.body)).not.toContain(theirs.id);
+    // The domain widget's routes need the other scope.
+    expect((await portal.http.get('/_widgets/admin-portal/organization-domains')).status).toBe(403);
   });
 });
 
