@@ -1,4 +1,7 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { organizationDomains, portalLinks, portalSessions } from '@atrium/db';
+import { createApp } from '@atrium/rest-facade';
 import {
   type AppRouter,
   createCaller,
@@ -196,6 +199,26 @@ describe('opening a portal link', () => {
     expect(sessions).toHaveLength(1);
     expect(sessions[0]).toMatchObject({ organizationId: organization, intent: 'domain_verification' });
     expect(cookie).not.toContain(sessions[0]?.secretHash);
+  });
+
+  it('marks the cookie Secure when the base URL is https', async () => {
+    const env = await newEnvironment();
+    const deps = { ...env.deps, tokens: { ...env.deps.tokens, issuer: 'https://portal.example.com' } };
+    const server = createServer(createApp(deps, { baseUrl: 'https://portal.example.com' }).handler);
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const caller = createCaller(createInnerContext(deps, `Bearer ${env.apiKey}`));
+      const { link } = await caller.portal.generateLink({ organization: await newOrganization(env), intent: 'sso' });
+      expect(link.startsWith('https://portal.example.com/portal/launch?apiToken=')).toBe(true);
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}${new URL(link).pathname}${new URL(link).search}`, {
+        redirect: 'manual',
+      });
+      expect(res.status).toBe(303);
+      expect(res.headers.get('set-cookie')).toMatch(/; Secure$/);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
   });
 
   it('accepts the form POST the official widgets send', async () => {
