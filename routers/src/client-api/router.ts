@@ -21,7 +21,7 @@ export const widgetsRouter = router({
   ...organizationsWidgetProcedures,
   // Admin portal (issue #23): row 19.
   ...adminPortalWidgetProcedures,
-  // h22/members: UsersManagement (rows 1–8).
+  // h22/members: UsersManagement (rows 1-8).
   ...membersWidgetProcedures,
   // h22/self
   ...sessionsWidgetProcedures,
