@@ -9,6 +9,7 @@ export const ID_PREFIXES = {
   environment: 'env_',
   apiKey: 'apikey_',
   adminToken: 'admintok_',
+  consoleSession: 'console_session_',
   client: 'client_',
   organization: 'org_',
   organizationDomain: 'org_domain_',

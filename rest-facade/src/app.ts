@@ -3,6 +3,7 @@ import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium
 import type express from 'express';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf } from './openapi.ts';
+import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { corsStep } from './pipeline/cors.ts';
 import type { DispatcherKind } from './pipeline/dispatch.ts';
 import { bridgeDispatcher } from './pipeline/dispatch-bridge.ts';
@@ -63,6 +64,8 @@ export interface AppOptions {
   graphqlIntrospection?: boolean;
   /** Exact origins (`https://app.example.com`) whose browsers may call the client surfaces (ATRIUM_CORS_ORIGINS). */
   corsOrigins?: readonly string[];
+  /** The operator console's built files (default `console/dist`, which `npm start` builds). */
+  consoleDir?: string;
 }
 
 function limitsOf(deps: Deps, options: AppOptions, metrics: Metrics): Limits {
@@ -120,7 +123,10 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     deletesWithBody: deleteBodyTemplates(),
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes);
-  const pages = pagesApp(deps, metrics, document, options.baseUrl, options.portalAssetsDir);
+  const pages = pagesApp(deps, metrics, document, options.baseUrl, {
+    console: options.consoleDir ?? DEFAULT_CONSOLE_DIR,
+    portal: options.portalAssetsDir,
+  });
   const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true });
   const cors = corsStep(options.corsOrigins ?? []);
 

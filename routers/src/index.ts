@@ -32,6 +32,13 @@ export {
 export { isoOfJson } from './common/schemas.ts';
 export { createConnection } from './connections/service.ts';
 export {
+  CONSOLE_SESSION_TTL_MS,
+  type ConsoleCredentials,
+  describeConsoleSession,
+  signInToConsole,
+  signOutOfConsole,
+} from './console/service.ts';
+export {
   type Config,
   type Context,
   createInnerContext,

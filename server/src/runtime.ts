@@ -30,6 +30,8 @@ function portalAssetsDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   return basename(here) === 'dist' ? join(here, 'portal') : join(here, '..', 'dist', 'portal');
 }
+/** console/dist, which `npm start` builds (console/build.mjs): two levels up from server/src and server/dist alike. */
+const CONSOLE_DIR = fileURLToPath(new URL('../../console/dist/', import.meta.url));
 
 export type { Worker } from './workers/worker.ts';
 
@@ -267,6 +269,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     portalAssetsDir: portalAssetsDir(),
     graphqlIntrospection: config.graphqlIntrospection,
     corsOrigins: config.corsOrigins,
+    consoleDir: CONSOLE_DIR,
   });
   const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
   await new Promise<void>((resolve, reject) => {

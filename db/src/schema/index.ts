@@ -1,3 +1,4 @@
+export * from './console.ts';
 export * from './environments.ts';
 export * from './events.ts';
 export * from './groups.ts';

@@ -5,6 +5,7 @@ import { DOCS_ASSETS, docsHandlers } from '../docs.ts';
 import type { Metrics } from '../metrics.ts';
 import { portalRoutes } from '../portal.ts';
 import { applyHeaders, PAGE_SECURITY_HEADERS } from '../security.ts';
+import { consoleRoutes } from './console.ts';
 import { writeError } from './render.ts';
 
 /** `/readyz`: the database answers a trivial query within 2 s. */
@@ -29,7 +30,7 @@ export function pagesApp(
   metrics: Metrics,
   document: OpenAPIObject,
   baseUrl: string,
-  portalAssetsDir?: string,
+  assets: { console: string; portal?: string | undefined },
 ): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -56,7 +57,8 @@ export function pagesApp(
   app.get(`${DOCS_ASSETS}/init.js`, docs.init);
   app.get(`${DOCS_ASSETS}/standalone.js`, docs.standalone);
   // The self-serve admin portal (issue #23).
-  app.use(portalRoutes(deps, portalAssetsDir));
+  app.use(portalRoutes(deps, assets.portal));
+  app.use(consoleRoutes(deps, baseUrl, assets.console));
   app.use((_req, res) => {
     writeError(res, new ApiError(404, 'route_not_found', 'No such route.'));
   });
