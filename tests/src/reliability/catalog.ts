@@ -30,8 +30,9 @@ import {
 import { eq, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import fc from 'fast-check';
+import { ALL_WIDGET_SCOPES, WIDGET_HEADERS } from '../helpers/client.ts';
 import { adminCaller } from '../helpers/tokens.ts';
-import { type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
+import { HttpClient, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /**
  * The catalogue the reliability suites run over: every REST operation (organizations, domains,
@@ -130,6 +131,25 @@ export interface Fixture {
   permissionSlug: string;
   /** A permission no role holds (for permission adds). */
   sparePermissionSlug: string;
+  // --- client surfaces (issue #22, h22/platform) ---
+  /** A widget token (all the widgets' scopes) of `userId` in `organizationId`. */
+  widgetToken: string;
+  /** HTTP as the widgets call: that token as bearer, and their headers. */
+  clientHttp: HttpClient;
+}
+
+/** The HTTP client an operation runs with: the widget token for `auth: 'client'`, else the API key. */
+export function httpOf(f: Fixture, op: Pick<Operation, 'auth'>): HttpClient {
+  return op.auth === 'client' ? f.clientHttp : f.env.http;
+}
+
+/** A widget token of the user in the organization, with every scope the widgets check. */
+export async function widgetTokenOf(env: TestEnvironment, organizationId: string, userId: string): Promise<string> {
+  const issued = await created(
+    env.http.post('/widgets/token', { organization_id: organizationId, user_id: userId, scopes: ALL_WIDGET_SCOPES }),
+    'widget token',
+  );
+  return issued.token;
 }
 
 /** A fresh e-mail address (users' e-mails are unique per environment). */
@@ -233,6 +253,7 @@ export async function makeFixture(
     'organization role permission',
     200,
   );
+  const widgetToken = await widgetTokenOf(env, org.id, user.id);
   return {
     env,
     organizationId: org.id,
@@ -258,6 +279,8 @@ export async function makeFixture(
     organizationRoleSlug,
     permissionSlug,
     sparePermissionSlug,
+    widgetToken,
+    clientHttp: new HttpClient(env.http.baseUrl, { Authorization: `Bearer ${widgetToken}`, ...WIDGET_HEADERS }),
   };
 }
 
@@ -362,6 +385,13 @@ export interface Operation {
     /** Run again with the same body, it is refused so, adding nothing (the record is unique). */
     rerunRefused?: { status: number; code: string };
   };
+  /**
+   * `client`: an operation of the client surfaces (`/_widgets/…`); the suites run it with the
+   * fixture's widget token (`httpOf`), and the client isolation suite with another organization's.
+   */
+  auth?: 'client';
+  /** A valid body aimed at the fixture's ids (client isolation sends it with another organization's token). */
+  sample?: (f: Fixture) => Record<string, unknown>;
 }
 
 /**
@@ -810,13 +840,16 @@ export const OPERATIONS: Operation[] = [
       validBody: (f) => ({ organization_id: f.organizationId, user_id: f.userId, scopes: ['widgets:sso:manage'] }),
     },
   },
-  // The client surfaces (`/_widgets/…`): with the suites' API key these answer 403, which is what
-  // an API key gets there; their own suites run them with client tokens (tests/src/client-api).
+  // The client surfaces (`/_widgets/…`): `auth: 'client'` runs them with the fixture's widget token
+  // (fuzz, isolation by organization); a row per operation, like any other. A path parameter
+  // names the fixture's resource (e.g. `f.userId`), so the isolation suite aims it at another
+  // organization; a write gives `sample` (a valid body with the fixture's ids).
   {
     name: 'widgets: list the caller organizations',
     method: 'GET',
     path: () => '/_widgets/UserManagement/organizations',
     hasParam: false,
+    auth: 'client',
   },
   {
     name: 'validate agent credential',
@@ -1169,4 +1202,24 @@ export const OPERATIONS: Operation[] = [
     path: (f, param) => `/authorization/permissions/${p(param, `${f.permissionSlug}x`)}`,
     hasParam: true,
   },
+];
+
+// --- client GraphQL (issue #22, h22/platform) ---
+
+/**
+ * An operation of `/client/graphql`, run by the GraphQL reliability suite (graphql.http.test.ts)
+ * with the fixture's widget token; a new field is a new row. `namesResource`: its variables name
+ * one of the fixture's resources, so through another organization's token it must be an error
+ * with `extensions.code` NOT_FOUND, a null field, or a `…NotFound` union variant, never data.
+ */
+export interface GraphQLOperation {
+  name: string;
+  query: string;
+  variables?: (f: Fixture) => Record<string, unknown>;
+  namesResource?: boolean;
+}
+
+export const GRAPHQL_OPERATIONS: GraphQLOperation[] = [
+  { name: 'clientApiStatus', query: 'query { clientApiStatus }' },
+  { name: 'organizations', query: 'query { organizations { id name isCurrent } }' },
 ];

@@ -40,6 +40,8 @@ const dummy: Fixture = {
   organizationRoleSlug: ':org_role',
   permissionSlug: ':permission',
   sparePermissionSlug: ':spare_permission',
+  widgetToken: ':widget_token',
+  clientHttp: undefined as unknown as Fixture['clientHttp'],
 };
 
 type Attempt = [method: string, path: (f: Fixture) => string, body?: (f: Fixture) => unknown];
