@@ -96,7 +96,7 @@ function recordRoleEvent(tx: Db, scope: Scope, row: RoleRow, change: 'created' |
 /**
  * The system permissions every environment holds (`system: true`), granted to the default `admin`
  * role: the official widgets' scopes, so an operation-20 client token of an admin can do what a
- * widget token with those scopes can (existing environments: migration 0014).
+ * widget token with those scopes can (existing environments: migration 0016).
  */
 export const SYSTEM_PERMISSIONS = [
   { slug: 'widgets:users-table:manage', name: 'Manage users (widgets)' },
@@ -371,9 +371,13 @@ export async function createOrganizationRole(
 }
 
 export async function listOrganizationRoles(scope: Scope, organizationId: string) {
+  return { object: 'list' as const, data: (await rolesOfOrganization(scope, organizationId)).map(toRole) };
+}
+
+/** The role rows that apply in the organization (404 if absent), in priority order, `isDefault` included. */
+export async function rolesOfOrganization(scope: Scope, organizationId: string): Promise<RoleRow[]> {
   await requireOrganization(scope.db, scope, organizationId);
-  const rows = await rolesForOrganization(scope.db, scope.env.id, organizationId);
-  return { object: 'list' as const, data: applicable(rows).map(toRole) };
+  return applicable(await rolesForOrganization(scope.db, scope.env.id, organizationId));
 }
 
 /** The organization's own role of this slug, else the environment's. */

@@ -56,7 +56,7 @@ describe('the seed_widget_permissions migration', () => {
       .where(and(eq(permissions.environmentId, env.environmentId), eq(permissions.system, true)));
     expect((await env.caller.roles.get({ slug: 'admin' })).permissions).toEqual([]);
 
-    const file = readFileSync(join(migrationsFolder, '0014_seed_widget_permissions.sql'), 'utf8');
+    const file = readFileSync(join(migrationsFolder, '0016_seed_widget_permissions.sql'), 'utf8');
     const statements = file
       .replace('FROM "environments" e', `FROM (SELECT * FROM "environments" WHERE id = '${env.environmentId}') e`)
       .replace('FROM "roles" r', `FROM (SELECT * FROM "roles" WHERE environment_id = '${env.environmentId}') r`)
