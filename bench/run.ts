@@ -26,6 +26,7 @@ import {
   installSeedHelpers,
   seededDomain,
   seededOrganizationId,
+  seededUserId,
   seedGroup,
   seedOrganizations,
   sharedDomain,
@@ -173,6 +174,7 @@ async function startAtrium(databaseUrl: string, logName: string): Promise<Starte
       ATRIUM_MASTER_KEY: MASTER_KEY,
       // The limiter stays on (its cost is part of every request) but never refuses the load.
       RATE_LIMIT_REQUESTS: '1000000000',
+      RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS: '1000000000',
       ...(args['rate-limit-store'] === 'off'
         ? { RATE_LIMIT: 'off' }
         : { RATE_LIMIT_STORE: args['rate-limit-store'] ?? 'postgres' }),
@@ -371,6 +373,37 @@ interface BenchContext {
   groupReason: string | undefined;
   agentToken: string;
   agentTokenKind: string;
+  /** A widget token of seeded user 1 in the group's organization (1,000 members), minted each round (15-min TTL). */
+  widgetToken: string | undefined;
+  widgetReason: string | undefined;
+}
+
+/** What the official widgets send besides the token (WIDGETS-API.md §1.3). */
+const widgetHeaders = (token: string) => ({
+  Authorization: `Bearer ${token}`,
+  'WorkOS-Widgets-Version': '1',
+  'WorkOS-Widgets-Type': 'user-management',
+  'Content-Type': 'application/json',
+});
+
+/** A widget token for seeded user 1 of the group's organization, or why there is none. */
+async function mintWidgetToken(ctx: BenchContext): Promise<void> {
+  if (!ctx.group) {
+    ctx.widgetReason = ctx.groupReason ?? 'no members were seeded';
+    return;
+  }
+  const res = await fetch(`${baseUrl}/widgets/token`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${ctx.apiKey}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      organization_id: ctx.group.organizationId,
+      user_id: seededUserId(1),
+      scopes: ['widgets:users-table:manage'],
+    }),
+  });
+  const text = await res.text();
+  if (res.status === 201) ctx.widgetToken = (JSON.parse(text) as { token: string }).token;
+  else ctx.widgetReason = `POST /widgets/token answered ${res.status}: ${text.slice(0, 200)}`;
 }
 
 interface Scenario {
@@ -500,6 +533,45 @@ const SCENARIOS: Scenario[] = [
     note: (ctx) => ctx.agentTokenKind,
   },
   {
+    name: 'widgets_members_list',
+    title: 'widgets: list members (widget token, 1,000 members)',
+    // The UsersManagement widget's first page: client-token verification (environment, session,
+    // membership) on every request, then the members page.
+    build: (ctx) =>
+      ctx.widgetToken
+        ? { method: 'GET', paths: ['/_widgets/UserManagement/members'], headers: widgetHeaders(ctx.widgetToken) }
+        : (ctx.widgetReason ?? 'no widget token'),
+  },
+  {
+    name: 'widgets_organizations',
+    title: 'widgets: the caller organizations (widget token)',
+    // The lightest client route: mostly the per-request token verification (environment by
+    // client id, RS256, the live session joined to its membership), against get_organization's cached API key.
+    build: (ctx) =>
+      ctx.widgetToken
+        ? { method: 'GET', paths: ['/_widgets/UserManagement/organizations'], headers: widgetHeaders(ctx.widgetToken) }
+        : (ctx.widgetReason ?? 'no widget token'),
+  },
+  {
+    name: 'graphql_organization',
+    title: 'client GraphQL: organization(id) { id name }',
+    build: (ctx) =>
+      ctx.widgetToken && ctx.group
+        ? {
+            method: 'POST',
+            paths: ['/client/graphql'],
+            headers: {
+              ...widgetHeaders(ctx.widgetToken),
+              Accept: 'application/graphql-response+json, application/json',
+            },
+            body: JSON.stringify({
+              query: 'query Organization($id: ID!) { organization(id: $id) { id name } }',
+              variables: { id: ctx.group.organizationId },
+            }),
+          }
+        : (ctx.widgetReason ?? 'no widget token'),
+  },
+  {
     name: 'create_organization',
     title: 'create organization (durable)',
     build: (ctx) => ({
@@ -532,6 +604,9 @@ async function probe(spec: ReturnType<Scenario['build']>): Promise<string | unde
     ...(body === undefined ? {} : { body }),
   });
   const text = await res.text();
+  // A GraphQL answer is 200 with `errors` when the field is not in the schema (yet).
+  if (res.ok && spec.paths[0] === '/client/graphql' && text.includes('"errors"'))
+    return `GraphQL answered errors: ${text.slice(0, 200)}`;
   if (res.ok) return undefined;
   if (res.status === 404 && text.includes('route_not_found'))
     return 'endpoint not on this branch (404 route_not_found)';
@@ -753,6 +828,8 @@ async function main(): Promise<void> {
         groupReason,
         agentToken: token.token,
         agentTokenKind: token.kind,
+        widgetToken: undefined,
+        widgetReason: undefined,
       };
       // With --repeat, the whole list runs again (reads before writes each round), so that the
       // scenarios compared with each other are measured alternately, not minutes apart.
@@ -765,6 +842,7 @@ async function main(): Promise<void> {
           log(`speed check: baseline ${Math.round(speed?.rps ?? 0)} req/s, p99 ${speed?.latency.p99} ms`);
         }
         if (speed) speedChecks.push({ size, round, rps: Math.round(speed.rps), p99: speed.latency.p99 });
+        if (!only || [...only].some((name) => /^(widgets_|graphql_)/.test(name))) await mintWidgetToken(ctx);
         for (const scenario of SCENARIOS) {
           if (only && !only.has(scenario.name)) continue;
           if (round > 1 && !measuredRuns.has(scenario.name)) continue;

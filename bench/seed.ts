@@ -56,6 +56,11 @@ export function seededOrganizationId(n: number): string {
   return seededId('org_', n);
 }
 
+/** The user of seeded membership `n` (seedGroup's members; user 1 is the widget scenarios' caller). */
+export function seededUserId(n: number): string {
+  return seededId('user_', n);
+}
+
 /** `<prefix><ULID>` of seeded row `n`: time part BASE_MS + n, random part n (bigint shifts stop at 63 bits in SQL, hence 6 zeros then 10 chars). */
 function seededId(prefix: string, n: number): string {
   return `${prefix}${b32(BigInt(BASE_MS + n), 10)}000000${b32(BigInt(n), 10)}`;

@@ -84,11 +84,15 @@ export function isKnownApiKey(deps: Deps, header: string | undefined): boolean {
   return secret !== undefined && API_KEY.test(secret) && deps.caches.apiKeys.has(sha256Hex(secret));
 }
 
-/** Forgets every cached key of an environment (after a revocation or a flag change). */
+/**
+ * Forgets every cached key of an environment (after a revocation or a flag change), and what
+ * other caches of this process hold about it (the `environment` invalidation handlers).
+ */
 export function forgetEnvironment(deps: Deps, environmentId: string): void {
   for (const [hash, entry] of deps.caches.apiKeys) {
     if (entry.env.id === environmentId) deps.caches.apiKeys.delete(hash);
   }
+  for (const handler of deps.caches.invalidation.handlers.get('environment') ?? []) handler(environmentId);
 }
 
 /** Resolves an admin token to its id (the CLI's `admin-tokens list` marks the caller's own). */

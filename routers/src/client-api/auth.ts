@@ -2,6 +2,7 @@ import { decodeJwt, type JWTPayload } from 'jose';
 import { bearer } from '../auth/service.ts';
 import { grantOfClientPayload } from '../client-tokens/service.ts';
 import type { Deps, EnvironmentInfo } from '../context.ts';
+import { onInvalidation } from '../invalidation/service.ts';
 import { PORTAL_SCOPES } from '../portal/service.ts';
 import { livePortalSession } from '../portal/store.ts';
 import { verifyToken } from '../signing/service.ts';
@@ -22,6 +23,52 @@ function claimedClientId(token: string): string | undefined {
   }
 }
 
+/** Client ids whose environment this process holds at most (past it the oldest is forgotten). */
+const MAX_CLIENT_ENVIRONMENTS = 10_000;
+
+type EnvironmentEntry = { env: EnvironmentInfo; expiresAt: number };
+const environmentCaches = new WeakMap<Deps['caches'], Map<string, EnvironmentEntry>>();
+
+/** This process's environments by client id, dropped by an `environment` invalidation (flags changed). */
+function environmentCache(deps: Deps): Map<string, EnvironmentEntry> {
+  let cache = environmentCaches.get(deps.caches);
+  if (!cache) {
+    const made = new Map<string, EnvironmentEntry>();
+    onInvalidation(deps, 'environment', (id) => {
+      for (const [clientId, entry] of made) if (id === '*' || entry.env.id === id) made.delete(clientId);
+    });
+    environmentCaches.set(deps.caches, made);
+    cache = made;
+  }
+  return cache;
+}
+
+/**
+ * The environment a token's audience names, cached as API keys are (auth/service.ts): while this
+ * process hears invalidations, until one names the environment; else for `apiKeyCacheTtlMs`.
+ * Unknown client ids are not cached. The session (and so revocation) is read on every request.
+ */
+async function environmentOf(deps: Deps, clientId: string): Promise<EnvironmentInfo | undefined> {
+  const cache = environmentCache(deps);
+  const { invalidation } = deps.caches;
+  const nowMs = Date.now();
+  const cached = cache.get(clientId);
+  if (cached && (invalidation.listening || cached.expiresAt > nowMs)) return cached.env;
+  const epoch = invalidation.epoch;
+  const env = await environmentOfClientId(deps.db, clientId);
+  if (!env) {
+    cache.delete(clientId);
+    return undefined;
+  }
+  // A notification heard while the row was read may be about it: answer it, cache it not.
+  if (invalidation.epoch === epoch) {
+    cache.delete(clientId);
+    if (cache.size >= MAX_CLIENT_ENVIRONMENTS) cache.delete(cache.keys().next().value as string);
+    cache.set(clientId, { env, expiresAt: nowMs + deps.config.apiKeyCacheTtlMs });
+  }
+  return env;
+}
+
 export interface ClientCaller {
   env: EnvironmentInfo;
   principal: ClientPrincipal;
@@ -37,7 +84,7 @@ export async function authenticateClientToken(deps: Deps, header: string | undef
   const token = bearer(header);
   const clientId = token ? claimedClientId(token) : undefined;
   if (!token || !clientId) throw clientTokenRefused();
-  const env = await environmentOfClientId(deps.db, clientId);
+  const env = await environmentOf(deps, clientId);
   if (!env) throw clientTokenRefused();
   const payload = await verifyToken(deps, env, 'client', token);
   if (!payload) throw clientTokenRefused();

@@ -30,7 +30,8 @@ export async function insertPermission(tx: Db, deps: Deps, values: NewPermission
     deps,
     'permissionsPerEnvironment',
     permissions,
-    eq(permissions.environmentId, values.environmentId),
+    // The system permissions every environment holds do not count.
+    and(eq(permissions.environmentId, values.environmentId), eq(permissions.system, false)),
   );
   const [row] = await tx.insert(permissions).values(values).returning();
   return row as PermissionRow;

@@ -30,6 +30,7 @@ import {
   findRole,
   insertDefaultRoles,
   insertRole,
+  insertSystemPermissions,
   lockPermissions,
   lockRolesNamed,
   moveDefaultRole,
@@ -92,20 +93,40 @@ function recordRoleEvent(tx: Db, scope: Scope, row: RoleRow, change: 'created' |
   return recordEvent(tx, scope, `${family}.${change}`, roleEvent(row), row.organizationId);
 }
 
-/** Seeds a new environment's roles in the caller's transaction (environments/service.ts). */
+/**
+ * The system permissions every environment holds (`system: true`), granted to the default `admin`
+ * role: the official widgets' scopes, so an operation-20 client token of an admin can do what a
+ * widget token with those scopes can (existing environments: migration 0016).
+ */
+export const SYSTEM_PERMISSIONS = [
+  { slug: 'widgets:users-table:manage', name: 'Manage users (widgets)' },
+  { slug: 'widgets:domain-verification:manage', name: 'Verify domains (widgets)' },
+  { slug: 'widgets:sso:manage', name: 'Manage SSO connections (widgets)' },
+] as const;
+
+/** Seeds a new environment's roles and system permissions in the caller's transaction (environments/service.ts). */
 export async function seedDefaultRoles(tx: Db, environmentId: string, now: Date): Promise<void> {
-  await insertDefaultRoles(
-    tx,
-    DEFAULT_ROLES.map((role, index) => ({
-      id: newId('role'),
-      environmentId,
-      slug: role.slug,
-      name: role.name,
-      isDefault: index === 0,
-      createdAt: now,
-      updatedAt: now,
-    })),
-  );
+  const seeded = DEFAULT_ROLES.map((role, index) => ({
+    id: newId('role'),
+    environmentId,
+    slug: role.slug,
+    name: role.name,
+    isDefault: index === 0,
+    createdAt: now,
+    updatedAt: now,
+  }));
+  await insertDefaultRoles(tx, seeded);
+  const granted = SYSTEM_PERMISSIONS.map((permission) => ({
+    id: newId('permission'),
+    environmentId,
+    slug: permission.slug,
+    name: permission.name,
+    system: true,
+    createdAt: now,
+    updatedAt: now,
+  }));
+  const admin = seeded.find((role) => role.slug === 'admin');
+  if (admin) await insertSystemPermissions(tx, admin.id, granted);
 }
 
 /** The role, re-read (with its permissions) after a change. */

@@ -120,6 +120,19 @@ export async function updateRoleRow(
   await tx.update(roles).set(changes).where(eq(roles.id, id));
 }
 
+/** A new environment's system permissions, all given to `roleId` (its `admin`). */
+export async function insertSystemPermissions(
+  tx: Db,
+  roleId: string,
+  values: (typeof permissions.$inferInsert)[],
+): Promise<void> {
+  if (values.length === 0) return;
+  await tx.insert(permissions).values(values);
+  await tx
+    .insert(rolePermissions)
+    .values(values.map((p) => ({ environmentId: p.environmentId, roleId, permissionId: p.id })));
+}
+
 /** Replaces the role's permissions with these. */
 export async function replaceRolePermissions(
   tx: Db,

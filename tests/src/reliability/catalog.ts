@@ -32,8 +32,9 @@ import {
 import { eq, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import fc from 'fast-check';
+import { ALL_WIDGET_SCOPES, WIDGET_HEADERS } from '../helpers/client.ts';
 import { adminCaller } from '../helpers/tokens.ts';
-import { type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
+import { HttpClient, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /**
  * The catalogue the reliability suites run over: every REST operation (organizations, domains,
@@ -135,6 +136,25 @@ export interface Fixture {
   permissionSlug: string;
   /** A permission no role holds (for permission adds). */
   sparePermissionSlug: string;
+  // --- client surfaces (issue #22, h22/platform) ---
+  /** A widget token (all the widgets' scopes) of `userId` in `organizationId`. */
+  widgetToken: string;
+  /** HTTP as the widgets call: that token as bearer, and their headers. */
+  clientHttp: HttpClient;
+}
+
+/** The HTTP client an operation runs with: the widget token for `auth: 'client'`, else the API key. */
+export function httpOf(f: Fixture, op: Pick<Operation, 'auth'>): HttpClient {
+  return op.auth === 'client' ? f.clientHttp : f.env.http;
+}
+
+/** A widget token of the user in the organization, with every scope the widgets check. */
+export async function widgetTokenOf(env: TestEnvironment, organizationId: string, userId: string): Promise<string> {
+  const issued = await created(
+    env.http.post('/widgets/token', { organization_id: organizationId, user_id: userId, scopes: ALL_WIDGET_SCOPES }),
+    'widget token',
+  );
+  return issued.token;
 }
 
 /** A fresh e-mail address (users' e-mails are unique per environment). */
@@ -238,6 +258,7 @@ export async function makeFixture(
     'organization role permission',
     200,
   );
+  const widgetToken = await widgetTokenOf(env, org.id, user.id);
   return {
     env,
     organizationId: org.id,
@@ -263,6 +284,8 @@ export async function makeFixture(
     organizationRoleSlug,
     permissionSlug,
     sparePermissionSlug,
+    widgetToken,
+    clientHttp: new HttpClient(env.http.baseUrl, { Authorization: `Bearer ${widgetToken}`, ...WIDGET_HEADERS }),
   };
 }
 
@@ -367,6 +390,13 @@ export interface Operation {
     /** Run again with the same body, it is refused so, adding nothing (the record is unique). */
     rerunRefused?: { status: number; code: string };
   };
+  /**
+   * `client`: an operation of the client surfaces (`/_widgets/…`); the suites run it with the
+   * fixture's widget token (`httpOf`), and the client isolation suite with another organization's.
+   */
+  auth?: 'client';
+  /** A valid body aimed at the fixture's ids (client isolation sends it with another organization's token). */
+  sample?: (f: Fixture) => Record<string, unknown>;
 }
 
 /**
@@ -815,39 +845,52 @@ export const OPERATIONS: Operation[] = [
       validBody: (f) => ({ organization_id: f.organizationId, user_id: f.userId, scopes: ['widgets:sso:manage'] }),
     },
   },
-  // The client surfaces (`/_widgets/…`): with the suites' API key these answer 403, which is what
-  // an API key gets there; their own suites run them with client tokens (tests/src/client-api).
+  // The client surfaces (`/_widgets/…`): `auth: 'client'` runs them with the fixture's widget token
+  // (fuzz, isolation by organization); a row per operation, like any other. A path parameter
+  // names the fixture's resource (e.g. `f.userId`), so the isolation suite aims it at another
+  // organization; a write gives `sample` (a valid body with the fixture's ids).
   {
     name: 'widgets: list the caller organizations',
     method: 'GET',
     path: () => '/_widgets/UserManagement/organizations',
     hasParam: false,
+    auth: 'client',
   },
   // h22/self: the caller's sessions, profile and settings (tests/src/client-api/{sessions,profile,organization}).
   {
     name: 'widgets: list the caller sessions',
     method: 'GET',
     path: () => '/_widgets/UserProfile/sessions',
+    auth: 'client',
     hasParam: false,
   },
   {
     name: 'widgets: revoke one of the caller sessions',
     method: 'DELETE',
     path: (f, param) => `/_widgets/UserProfile/sessions/revoke/${p(param, f.sessionId)}`,
+    auth: 'client',
     hasParam: true,
   },
   {
     name: 'widgets: revoke all the caller sessions but one',
     method: 'DELETE',
     path: () => '/_widgets/UserProfile/sessions/revoke-all',
+    auth: 'client',
     hasParam: false,
     body: (f) => ({ currentSessionId: fc.oneof(fc.constant(f.sessionId), hostileString, anyJson) }),
   },
-  { name: 'widgets: get the caller', method: 'GET', path: () => '/_widgets/UserProfile/me', hasParam: false },
+  {
+    name: 'widgets: get the caller',
+    method: 'GET',
+    path: () => '/_widgets/UserProfile/me',
+    hasParam: false,
+    auth: 'client',
+  },
   {
     name: 'widgets: update the caller',
     method: 'POST',
     path: () => '/_widgets/UserProfile/me',
+    auth: 'client',
     hasParam: false,
     body: () => ({
       firstName: fc.oneof(fc.constant('Grace'), fc.constant(''), hostileString, anyJson),
@@ -855,7 +898,7 @@ export const OPERATIONS: Operation[] = [
       locale: fc.oneof(fc.constantFrom('en', 'pt-BR', 'not a locale', ''), hostileString, anyJson),
     }),
   },
-  { name: 'widgets: settings', method: 'GET', path: () => '/_widgets/settings', hasParam: false },
+  { name: 'widgets: settings', method: 'GET', path: () => '/_widgets/settings', hasParam: false, auth: 'client' },
   // end h22/self
   // h22/domains: the domain verification and SSO widgets' routes (403 with an API key; with client
   // tokens in tests/src/client-api/{domains,sso}.http.test.ts).
@@ -863,24 +906,28 @@ export const OPERATIONS: Operation[] = [
     name: 'widgets: list the organization domains',
     method: 'GET',
     path: () => '/_widgets/admin-portal/organization-domains',
+    auth: 'client',
     hasParam: false,
   },
   {
     name: 'widgets: delete an organization domain',
     method: 'DELETE',
     path: (f, param) => `/_widgets/admin-portal/organization-domains/${p(param, f.domainId)}`,
+    auth: 'client',
     hasParam: true,
   },
   {
     name: 'widgets: restart verification of a failed domain',
     method: 'POST',
     path: (f, param) => `/_widgets/admin-portal/organization-domains/${p(param, f.domainId)}/reverify`,
+    auth: 'client',
     hasParam: true,
   },
   {
     name: 'widgets: list the SSO connections',
     method: 'GET',
     path: () => '/_widgets/admin-portal/sso-connections',
+    auth: 'client',
     hasParam: false,
   },
   // Admin portal (issue #23): links from an API key; the widgets' own link route answers an API key 403.
@@ -910,14 +957,15 @@ export const OPERATIONS: Operation[] = [
     name: 'widgets: admin portal link',
     method: 'POST',
     path: () => '/_widgets/admin-portal/generate-link',
+    auth: 'client',
     hasParam: false,
   },
-  // h22/members and h22/self: UsersManagement, UserSessions, UserProfile and settings (403 with an
-  // API key; with client tokens in tests/src/client-api/).
+  // UsersManagement (rows 1-8), run with the fixture's widget token.
   {
     name: 'widgets: list members',
     method: 'GET',
     path: () => '/_widgets/UserManagement/members',
+    auth: 'client',
     hasParam: false,
     query: { ...listQuery, role: hostileString, search: hostileString },
   },
@@ -925,18 +973,21 @@ export const OPERATIONS: Operation[] = [
     name: 'widgets: roles and config',
     method: 'GET',
     path: () => '/_widgets/UserManagement/roles-and-config',
+    auth: 'client',
     hasParam: false,
   },
   {
     name: 'widgets: roles',
     method: 'GET',
     path: () => '/_widgets/UserManagement/roles',
+    auth: 'client',
     hasParam: false,
   },
   {
     name: 'widgets: invite a user',
     method: 'POST',
     path: () => '/_widgets/UserManagement/invite-user',
+    auth: 'client',
     hasParam: false,
     body: () => ({
       email: fc.oneof(fc.constant(uniqueEmail('widget')), hostileString, anyJson),
@@ -947,6 +998,8 @@ export const OPERATIONS: Operation[] = [
     name: "widgets: change a member's roles",
     method: 'POST',
     path: (f, param) => `/_widgets/UserManagement/members/${p(param, f.userId)}`,
+    auth: 'client',
+    sample: () => ({ roles: ['member'] }),
     hasParam: true,
     body: () => ({ roles: fc.oneof(fc.constant(['admin']), fc.array(hostileString), anyJson) }),
   },
@@ -954,55 +1007,22 @@ export const OPERATIONS: Operation[] = [
     name: 'widgets: remove a member',
     method: 'DELETE',
     path: (f, param) => `/_widgets/UserManagement/members/${p(param, f.userId)}`,
+    auth: 'client',
     hasParam: true,
   },
   {
     name: 'widgets: revoke an invitation',
     method: 'DELETE',
     path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.invitationId)}`,
+    auth: 'client',
     hasParam: true,
   },
   {
     name: 'widgets: resend an invitation',
     method: 'POST',
     path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.invitationId)}/resend`,
+    auth: 'client',
     hasParam: true,
-  },
-  {
-    name: "widgets: the caller's sessions",
-    method: 'GET',
-    path: () => '/_widgets/UserProfile/sessions',
-    hasParam: false,
-  },
-  {
-    name: 'widgets: revoke a session',
-    method: 'DELETE',
-    path: (f, param) => `/_widgets/UserProfile/sessions/revoke/${p(param, 'session_01SAMPLE')}`,
-    hasParam: true,
-  },
-  {
-    name: 'widgets: revoke all other sessions',
-    method: 'DELETE',
-    path: () => '/_widgets/UserProfile/sessions/revoke-all',
-    hasParam: false,
-  },
-  {
-    name: "widgets: the caller's profile",
-    method: 'GET',
-    path: () => '/_widgets/UserProfile/me',
-    hasParam: false,
-  },
-  {
-    name: "widgets: update the caller's profile",
-    method: 'POST',
-    path: () => '/_widgets/UserProfile/me',
-    hasParam: false,
-  },
-  {
-    name: 'widgets: settings',
-    method: 'GET',
-    path: () => '/_widgets/settings',
-    hasParam: false,
   },
   {
     name: 'validate agent credential',
@@ -1355,4 +1375,46 @@ export const OPERATIONS: Operation[] = [
     path: (f, param) => `/authorization/permissions/${p(param, `${f.permissionSlug}x`)}`,
     hasParam: true,
   },
+];
+
+// --- client GraphQL (issue #22, h22/platform) ---
+
+/**
+ * An operation of `/client/graphql`, run by the GraphQL reliability suite (graphql.http.test.ts)
+ * with the fixture's widget token; a new field is a new row. `namesResource`: its variables name
+ * one of the fixture's resources, so through another organization's token it must be an error
+ * with `extensions.code` NOT_FOUND, a null field, or a `…NotFound` union variant, never data.
+ */
+export interface GraphQLOperation {
+  name: string;
+  query: string;
+  variables?: (f: Fixture) => Record<string, unknown>;
+  namesResource?: boolean;
+}
+
+export const GRAPHQL_OPERATIONS: GraphQLOperation[] = [
+  { name: 'clientApiStatus', query: 'query { clientApiStatus }' },
+  { name: 'organizations', query: 'query { organizations { id name isCurrent } }' },
+  {
+    name: 'organization',
+    query: 'query ($id: ID!) { organization(id: $id) { id name } }',
+    variables: (f) => ({ id: f.organizationId }),
+    namesResource: true,
+  },
+  {
+    name: 'user',
+    query: 'query ($id: ID!) { user(id: $id) { id email } }',
+    variables: (f) => ({ id: f.userId }),
+    namesResource: true,
+  },
+  {
+    name: 'organizationDomain',
+    query: 'query ($id: ID!) { organizationDomain(id: $id) { id domain } }',
+    variables: (f) => ({ id: f.domainId }),
+    namesResource: true,
+  },
+  { name: 'me', query: 'query { me { id email } }' },
+  { name: 'organizationMemberships', query: 'query { organizationMemberships { data { id email } } }' },
+  { name: 'organizationDomains', query: 'query { organizationDomains { data { id domain } } }' },
+  { name: 'sessions', query: 'query { sessions { id organizationId } }' },
 ];

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HttpResponse, newEnvironment } from '../helpers/world.ts';
-import { type Fixture, hostileString, makeFixture, OPERATIONS, snapshot } from './catalog.ts';
+import { type Fixture, hostileString, httpOf, makeFixture, OPERATIONS, snapshot } from './catalog.ts';
 
 /**
  * Property-based fuzzing of every operation of the catalogue: hostile bodies, query strings,
@@ -88,7 +88,7 @@ describe.each(OPERATIONS)('fuzz: $name', (op) => {
         const sendHeaders: Record<string, string> = { ...headers };
         if (withBody && sendHeaders['Content-Type'] === undefined) sendHeaders['Content-Type'] = 'application/json';
         if (!withBody) delete sendHeaders['Content-Type'];
-        const res = await f.env.http.request(op.method, path, {
+        const res = await httpOf(f, op).request(op.method, path, {
           raw: withBody ? (raw ?? JSON.stringify(body ?? {})) : undefined,
           headers: sendHeaders,
         });

@@ -146,7 +146,12 @@ describe('roles over HTTP', () => {
     const unknownPermission = await env.http.put('/authorization/roles/admin/permissions', { permissions: ['ghost'] });
     expect(unknownPermission.status).toBe(422);
     expect(unknownPermission.body.errors[0]).toMatchObject({ field: 'permissions', code: 'permission_not_found' });
-    expect((await env.http.get('/authorization/roles/admin')).body.permissions).toEqual([]);
+    // Unchanged: the system permissions every environment's admin starts with.
+    expect((await env.http.get('/authorization/roles/admin')).body.permissions).toEqual([
+      'widgets:domain-verification:manage',
+      'widgets:sso:manage',
+      'widgets:users-table:manage',
+    ]);
   });
 
   it('deleting a role in use is 409 role_in_use; once unused it goes (204); the default role cannot go', async () => {

@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { migrationsFolder, permissions } from '@atrium/db';
+import { authenticateClientToken, type ClientScope, requirePermission } from '@atrium/routers';
+import { and, eq, sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { ALL_WIDGET_SCOPES, clientSetup } from '../helpers/client.ts';
+import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+
+const SYSTEM = ['widgets:domain-verification:manage', 'widgets:sso:manage', 'widgets:users-table:manage'];
+
+/** The verified principal of a token, as every client surface sees it, and a scope for the services. */
+async function scopeOf(env: TestEnvironment, token: string): Promise<ClientScope> {
+  const { env: info, principal } = await authenticateClientToken(env.deps, `Bearer ${token}`);
+  return { db: env.deps.db, env: info, now: env.deps.now, deps: env.deps, client: principal };
+}
+
+describe('client tokens get their role’s permissions', () => {
+  it('a new environment holds the widgets’ system permissions, all granted to admin and none to member', async () => {
+    const env = await newEnvironment();
+    const list = await env.http.get('/authorization/permissions?limit=100');
+    expect(list.status).toBe(200);
+    const system = list.body.data.filter((p: { system: boolean }) => p.system);
+    expect(system.map((p: { slug: string }) => p.slug).sort()).toEqual(SYSTEM);
+    const admin = await env.caller.roles.get({ slug: 'admin' });
+    expect([...admin.permissions].sort()).toEqual(SYSTEM);
+    expect((await env.caller.roles.get({ slug: 'member' })).permissions).toEqual([]);
+  });
+
+  it('an operation-20 token of an admin passes the checks a widget token with the scopes passes; a member’s does not', async () => {
+    const env = await newEnvironment();
+    const widget = await clientSetup(env, { scopes: ALL_WIDGET_SCOPES });
+    const admin = await clientSetup(env, { kind: 'client', roleSlug: 'admin', organizationId: widget.organizationId });
+    const member = await clientSetup(env, { kind: 'client', organizationId: widget.organizationId });
+    for (const token of [widget.token, admin.token]) {
+      const scope = await scopeOf(env, token);
+      for (const permission of SYSTEM) expect(() => requirePermission(scope, permission)).not.toThrow();
+    }
+    const memberScope = await scopeOf(env, member.token);
+    expect(memberScope.client.permissions).toEqual([]);
+    for (const permission of SYSTEM) {
+      expect(() => requirePermission(memberScope, permission)).toThrow(expect.objectContaining({ status: 403 }));
+    }
+    // The grant is read at each request: taking the permission from admin takes it from the token at once.
+    await env.caller.roles.setPermissions({ role_slug: 'admin', permissions: ['widgets:sso:manage'] });
+    expect((await scopeOf(env, admin.token)).client.permissions).toEqual(['widgets:sso:manage']);
+  });
+});
+
+describe('the seed_widget_permissions migration', () => {
+  it('gives an existing environment the system permissions and its admin role all three, once', async () => {
+    const env = await newEnvironment();
+    // As before the migration: no system permissions (their role links go with them).
+    await env.deps.db
+      .delete(permissions)
+      .where(and(eq(permissions.environmentId, env.environmentId), eq(permissions.system, true)));
+    expect((await env.caller.roles.get({ slug: 'admin' })).permissions).toEqual([]);
+
+    const file = readFileSync(join(migrationsFolder, '0016_seed_widget_permissions.sql'), 'utf8');
+    const statements = file
+      .replace('FROM "environments" e', `FROM (SELECT * FROM "environments" WHERE id = '${env.environmentId}') e`)
+      .replace('FROM "roles" r', `FROM (SELECT * FROM "roles" WHERE environment_id = '${env.environmentId}') r`)
+      .split('--> statement-breakpoint');
+    expect(statements).toHaveLength(2);
+    for (let run = 0; run < 2; run++) {
+      for (const statement of statements) await env.deps.db.execute(sql.raw(statement));
+    }
+    const seeded = await env.deps.db.select().from(permissions).where(eq(permissions.environmentId, env.environmentId));
+    expect(seeded.map((p) => [p.slug, p.system]).sort()).toEqual(SYSTEM.map((slug) => [slug, true]));
+    for (const p of seeded) expect(p.id).toMatch(/^perm_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect([...(await env.caller.roles.get({ slug: 'admin' })).permissions].sort()).toEqual(SYSTEM);
+    expect((await env.caller.roles.get({ slug: 'member' })).permissions).toEqual([]);
+  });
+});
