@@ -146,4 +146,21 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     });
     await closeClean(opened);
   });
+
+  it('a page on an origin the API does not allow gets nothing: the browser enforces CORS', async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env);
+    const stranger = await serveWidgetPage(async () => me.token);
+    const opened = await openPage(launched.browser!, api.url);
+    try {
+      await opened.page.goto(stranger.url('organization-switcher', api.url, { token: me.token }));
+      await expect.poll(() => opened.failed.length).toBeGreaterThan(0);
+      expect(opened.failed[0]).toContain(`${api.url}/_widgets/UserManagement/organizations`);
+      expect(await opened.page.getByText(/^Org /).count()).toBe(0);
+      expect(opened.outside).toEqual([]);
+    } finally {
+      await opened.close();
+      await stranger.close();
+    }
+  });
 });

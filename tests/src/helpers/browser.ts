@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -17,22 +17,49 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 export type Launched = { browser: Browser; reason?: undefined } | { browser?: undefined; reason: string };
 
 /**
+ * @sparticuz/chromium's flags (made for AWS Lambda), less those that would make the tests lie or
+ * break: it turns web security (CORS, the same-origin policy) off, and the widgets' cross-origin
+ * calls must meet the real thing; and a single-process browser dies when a context closes.
+ */
+const DROPPED = new Set(['--disable-web-security', '--allow-running-insecure-content', '--single-process']);
+
+/** Debian's chromium (`apt-get install chromium`), the fallback when the packaged binary cannot start. */
+const DEBIAN_CHROMIUM = '/usr/bin/chromium';
+const DEBIAN_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/**
  * Headless Chromium, or why there is none: the caller skips its tests with that reason printed
  * (`describe.skipIf(!launched.browser)`), so a machine without a usable browser says so plainly.
+ * Tries the binary inside @sparticuz/chromium, then Debian's.
  */
 export async function launchChromium(): Promise<Launched> {
+  const failures: string[] = [];
   try {
-    const browser = await playwright.launch({
-      executablePath: await chromium.executablePath(),
-      args: chromium.args,
-      headless: true,
-    });
-    return { browser };
+    const executablePath = await chromium.executablePath();
+    const args = chromium.args.filter((arg) => !DROPPED.has(arg));
+    return { browser: await playwright.launch({ executablePath, args, headless: true }) };
   } catch (error) {
-    const reason = `no headless Chromium could be launched (${(error as Error).message.split('\n')[0]})`;
-    console.warn(`SKIPPED browser tests: ${reason}`);
-    return { reason };
+    failures.push(`@sparticuz/chromium: ${(error as Error).message.split('\n')[0]}`);
   }
+  if (existsSync(DEBIAN_CHROMIUM))
+    try {
+      return {
+        browser: await playwright.launch({ executablePath: DEBIAN_CHROMIUM, args: DEBIAN_ARGS, headless: true }),
+      };
+    } catch (error) {
+      failures.push(`${DEBIAN_CHROMIUM}: ${(error as Error).message.split('\n')[0]}`);
+    }
+  else failures.push(`${DEBIAN_CHROMIUM}: not installed`);
+  const reason = `no headless Chromium could be launched (${failures.join('; ')})`;
+  console.warn(`SKIPPED browser tests: ${reason}`);
+  return { reason };
 }
 
 /** A loopback HTTP server on a free port. */
