@@ -1,9 +1,16 @@
 import type { RequestListener } from 'node:http';
 import { createApp } from '@atrium/rest-facade';
-import type { Deps } from '@atrium/routers';
-import { createSmtpMailer, type DevDnsServer, type DevSmtpServer, startDevDns, startDevSmtp } from '@atrium/server';
+import { type Deps, VERIFICATION_PERIOD_MS } from '@atrium/routers';
+import {
+  createSmtpMailer,
+  type DevDnsServer,
+  type DevSmtpServer,
+  startDevDns,
+  startDevSmtp,
+  VerificationWorker,
+} from '@atrium/server';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   launchChromium,
   listen,
@@ -13,8 +20,9 @@ import {
   serveWidgetPage,
   type WidgetPage,
 } from '../helpers/browser.ts';
-import { type ClientSetup, clientSetup } from '../helpers/client.ts';
-import { getWorld, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+import { type ClientSetup, clientFor, clientSetup } from '../helpers/client.ts';
+import { uniqueEmail } from '../helpers/people.ts';
+import { getWorld, HttpClient, newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /**
  * The official @workos-inc/widgets 1.18 components, unchanged, in headless Chromium, against an
@@ -31,7 +39,7 @@ let mailbox: DevSmtpServer;
 let dns: DevDnsServer;
 let deps: Deps;
 /** How far the API's clock is ahead of the real one. */
-const clockOffsetMs = 0;
+let clockOffsetMs = 0;
 /** What the page's token function answers, per test. */
 let mint: (widget: string) => Promise<string> = async () => '';
 
@@ -71,6 +79,10 @@ beforeAll(async () => {
   api = await listen(withCors(app.handler, () => page.origin));
 });
 
+afterEach(() => {
+  clockOffsetMs = 0;
+});
+
 afterAll(async () => {
   await launched.browser?.close();
   await page?.close();
@@ -105,6 +117,47 @@ async function addMembership(env: TestEnvironment, userId: string, name: string)
 
 /** The visible text of the page. */
 const textOf = (p: Page) => p.locator('body').innerText();
+
+/** The environment's API key against the test's API server (whose clock the tests move). */
+const apiOf = (env: TestEnvironment) => new HttpClient(api.url, { Authorization: `Bearer ${env.apiKey}` });
+
+/** A widget token minted by the test's API server (so on its clock), as a backend would with the SDK. */
+async function widgetToken(env: TestEnvironment, organizationId: string, userId: string, scopes: string[]) {
+  const res = await apiOf(env).post('/widgets/token', { organization_id: organizationId, user_id: userId, scopes });
+  expect(res.status).toBe(201);
+  return res.body.token as string;
+}
+
+/** A user of the organization with `roleSlug`, made through the API. */
+async function member(
+  env: TestEnvironment,
+  organizationId: string,
+  firstName: string,
+  lastName: string,
+  roleSlug = 'member',
+) {
+  const email = uniqueEmail(firstName.toLowerCase());
+  const user = await env.http.post('/user_management/users', { email, first_name: firstName, last_name: lastName });
+  const membership = await env.http.post('/user_management/organization_memberships', {
+    user_id: user.body.id,
+    organization_id: organizationId,
+    role_slug: roleSlug,
+  });
+  expect(membership.status).toBe(201);
+  return { userId: user.body.id as string, email, membershipId: membership.body.id as string };
+}
+
+/** The organization's memberships as stored, by user id. */
+async function storedMemberships(env: TestEnvironment, organizationId: string) {
+  const res = await env.http.get(
+    `/user_management/organization_memberships?organization_id=${organizationId}&limit=100`,
+  );
+  expect(res.status).toBe(200);
+  return new Map<string, { status: string; role: { slug: string } }>(res.body.data.map((m: any) => [m.user_id, m]));
+}
+
+/** The table row of the users table that shows `email`. */
+const rowOf = (p: Page, email: string) => p.getByRole('row').filter({ hasText: email });
 
 describe.skipIf(!launched.browser)('the official widgets in headless Chromium', () => {
   it("OrganizationSwitcher lists the caller's organizations, the token's current, and switching is the host's call", async () => {
@@ -162,5 +215,172 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
       await opened.close();
       await stranger.close();
     }
+  });
+
+  it('UsersManagement lists the members, invites by e-mail (delivered over SMTP), changes a role and removes a member', async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env, { roleSlug: 'admin' });
+    const grace = await member(env, me.organizationId, 'Grace', 'Hopper');
+    const alan = await member(env, me.organizationId, 'Alan', 'Turing');
+    // Someone of another organization is never listed.
+    const stranger = await clientSetup(env);
+    mint = () => widgetToken(env, me.organizationId, me.userId, ['widgets:users-table:manage']);
+
+    const opened = await open('users-management');
+    const { page: p } = opened;
+    for (const email of [me.email, grace.email, alan.email]) await rowOf(p, email).waitFor();
+    expect(await rowOf(p, stranger.email).count()).toBe(0);
+    await expect
+      .poll(async () => (await rowOf(p, grace.email).innerText()).replace(/\s+/g, ' '))
+      .toMatch(/Grace Hopper/);
+    await screenshot(p, 'users-management');
+    expect([...(await storedMemberships(env, me.organizationId)).keys()].sort()).toEqual(
+      [me.userId, grace.userId, alan.userId].sort(),
+    );
+
+    // Invite: the dialog, the new row, the stored invitation and the delivered e-mail.
+    const invitee = uniqueEmail('invitee');
+    await p.getByRole('button', { name: 'Invite user' }).click();
+    const invite = p.getByRole('dialog');
+    await invite.getByLabel('Email address').fill(invitee);
+    await invite.getByRole('button', { name: 'Invite', exact: true }).click();
+    await rowOf(p, invitee).waitFor();
+    expect(await rowOf(p, invitee).innerText()).toMatch(/Invited/);
+    await screenshot(p, 'users-management-invited');
+    const invitations = await env.http.get(`/user_management/invitations?organization_id=${me.organizationId}`);
+    expect(invitations.body.data).toEqual([
+      expect.objectContaining({
+        email: invitee,
+        state: 'pending',
+        organization_id: me.organizationId,
+        role_slug: 'member',
+      }),
+    ]);
+    const mail = await mailbox.next();
+    expect(mail.to).toMatchObject({ text: invitee });
+
+    // Edit role: Grace becomes an admin.
+    await rowOf(p, grace.email).getByRole('button', { name: 'User actions' }).click();
+    await p.getByRole('menuitem', { name: 'Edit role' }).click();
+    const edit = p.getByRole('dialog');
+    await edit.getByRole('combobox').click();
+    await p.getByRole('option', { name: 'Admin' }).click();
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(async () => rowOf(p, grace.email).innerText()).toMatch(/Admin/);
+    expect((await storedMemberships(env, me.organizationId)).get(grace.userId)?.role.slug).toBe('admin');
+
+    // Remove: Alan's row goes, and so does his membership.
+    await rowOf(p, alan.email).getByRole('button', { name: 'User actions' }).click();
+    await p.getByRole('menuitem', { name: 'Remove user' }).click();
+    await p.getByRole('alertdialog').getByRole('button', { name: 'Remove', exact: true }).click();
+    await expect.poll(() => rowOf(p, alan.email).count()).toBe(0);
+    await screenshot(p, 'users-management-after');
+    const after = await storedMemberships(env, me.organizationId);
+    expect(after.has(alan.userId)).toBe(false);
+    expect(after.get(me.userId)?.role.slug).toBe('admin');
+    await closeClean(opened);
+  });
+
+  it('AdminPortalDomainVerification shows each state, restarts only a failed domain, which then verifies over DNS', async () => {
+    const env = await newEnvironment();
+    const verified = uniqueDomain('verified');
+    const failing = uniqueDomain('failing');
+    const org = await env.http.post('/organizations', {
+      name: 'Domains Inc',
+      domain_data: [
+        { domain: verified, state: 'verified' },
+        { domain: failing, state: 'pending' },
+      ],
+    });
+    expect(org.status).toBe(201);
+    const me = await member(env, org.body.id, 'Dana', 'Scully', 'admin');
+    const failingId = org.body.domains.find((d: any) => d.domain === failing).id;
+    expect((await apiOf(env).post(`/organization_domains/${failingId}/verify`)).status).toBe(201);
+    // The verification period passes with no TXT record published: the worker fails the domain.
+    clockOffsetMs += VERIFICATION_PERIOD_MS + 1_000;
+    const pending = await apiOf(env).post('/organization_domains', {
+      organization_id: org.body.id,
+      domain: uniqueDomain('pending'),
+    });
+    expect(pending.status).toBe(201);
+    const worker = new VerificationWorker(deps, {
+      servers: [dns.address],
+      timeoutMs: 500,
+      environmentId: env.environmentId,
+    });
+    await worker.tick();
+    const stateOf = async (domain: string) =>
+      (await apiOf(env).get(`/organizations/${org.body.id}`)).body.domains.find((d: any) => d.domain === domain)?.state;
+    expect(await stateOf(failing)).toBe('failed');
+    expect(await stateOf(pending.body.domain)).toBe('pending');
+    expect(await stateOf(verified)).toBe('verified');
+    mint = () => widgetToken(env, org.body.id, me.userId, ['widgets:domain-verification:manage']);
+
+    const opened = await open('domain-verification');
+    const { page: p } = opened;
+    const item = (domain: string) => p.locator('li, [role="listitem"], div').filter({ hasText: domain }).last();
+    await p.getByText(failing).waitFor();
+    expect((await textOf(p)).replace(/\s+/g, ' ')).toMatch(new RegExp(`${failing}.*Verification failed`));
+    expect((await textOf(p)).replace(/\s+/g, ' ')).toMatch(new RegExp(`${pending.body.domain}.*Verification pending`));
+    expect((await textOf(p)).replace(/\s+/g, ' ')).toMatch(new RegExp(`${verified}.*Verified`));
+    await screenshot(p, 'domain-verification');
+
+    // The pending domain's menu offers no restart; the failed one's does.
+    await item(pending.body.domain).getByRole('button', { name: 'Domain actions' }).click();
+    expect(await p.getByRole('menuitem', { name: 'Restart verification' }).count()).toBe(0);
+    await p.keyboard.press('Escape');
+    await item(failing).getByRole('button', { name: 'Domain actions' }).click();
+    await p.getByRole('menuitem', { name: 'Restart verification' }).click();
+    await expect.poll(async () => await item(failing).innerText()).toMatch(/Verification pending/);
+    expect(await stateOf(failing)).toBe('pending');
+
+    // The record is published; the worker's next check verifies the domain, and the page shows it.
+    const stored = (await apiOf(env).get(`/organizations/${org.body.id}`)).body.domains.find(
+      (d: any) => d.domain === failing,
+    );
+    const full = (await apiOf(env).get(`/organization_domains/${stored.id}`)).body;
+    dns.set(`${full.verification_prefix}.${failing}`, { txt: [full.verification_token] });
+    await worker.tick();
+    expect(await stateOf(failing)).toBe('verified');
+    await p.reload();
+    await p.getByText(failing).waitFor();
+    await expect.poll(async () => await item(failing).innerText()).toMatch(/Verified/);
+    await screenshot(p, 'domain-verification-verified');
+    await closeClean(opened);
+  });
+
+  it('UserSessions lists the sessions, this device first, and signing one out refuses its token', async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env);
+    const other = async () => {
+      const res = await apiOf(env).post('/client/token', { organization_id: me.organizationId, user_id: me.userId });
+      expect(res.status).toBe(201);
+      return clientFor(env, res.body.token);
+    };
+    const laptop = await other();
+    const phone = await other();
+    const status = (c: Pick<ClientSetup, 'graphql'>) => c.graphql('{ clientApiStatus }').then((r) => r.status);
+    expect(await status(laptop)).toBe(200);
+    mint = async () => me.token;
+
+    const opened = await open('user-sessions');
+    const { page: p } = opened;
+    await p.getByText('This device').waitFor();
+    const signOuts = p.getByRole('button', { name: 'Sign out', exact: true });
+    // Two other sessions, each with its own button, plus "Sign out of all other devices".
+    await expect.poll(() => signOuts.count()).toBe(3);
+    await screenshot(p, 'user-sessions');
+    const stored = await env.http.get(`/user_management/users/${me.userId}/sessions`);
+    expect(stored.body.data.filter((s: any) => s.status === 'active')).toHaveLength(3);
+
+    await signOuts.first().click();
+    await p.getByRole('alertdialog').getByRole('button', { name: 'Sign out', exact: true }).click();
+    await expect.poll(() => signOuts.count()).toBe(1);
+    await screenshot(p, 'user-sessions-after');
+    const statuses = [await status(laptop), await status(phone)].sort();
+    // One of the two other sessions is revoked and its token refused; this device's still works.
+    expect(statuses).toEqual([200, 403]);
+    expect(await status(me)).toBe(200);
+    await closeClean(opened);
   });
 });

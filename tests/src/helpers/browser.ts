@@ -186,6 +186,8 @@ export async function openPage(browser: Browser, apiOrigin: string): Promise<Ope
     outside.push(target.href);
     return route.abort();
   });
+  // Shorter than a test's timeout, so a missing element fails with its locator named.
+  context.setDefaultTimeout(10_000);
   const page = await context.newPage();
   page.on('websocket', (ws) => {
     if (!LOOPBACK.has(new URL(ws.url()).hostname)) outside.push(ws.url());
