@@ -1,4 +1,7 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { RequestListener } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createApp } from '@atrium/rest-facade';
 import { type Deps, VERIFICATION_PERIOD_MS } from '@atrium/routers';
 import {
@@ -115,6 +118,23 @@ async function addMembership(env: TestEnvironment, userId: string, name: string)
   return org.body.id;
 }
 
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * The README's React page (the first tsx block of "## With the official WorkOS Widgets"), saved
+ * under .atrium/ (so its imports resolve in this checkout) with the test API's port for 8080.
+ */
+function readmePage(port: string): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## With the official WorkOS Widgets'));
+  const block = section.match(/```tsx\n([\s\S]*?)\n```/)?.[1];
+  if (!block) throw new Error('README has no widget page');
+  mkdirSync(join(ROOT, '.atrium'), { recursive: true });
+  const file = join(mkdtempSync(join(ROOT, '.atrium', 'readme-page-')), 'page.tsx');
+  writeFileSync(file, block.replace(/\b8080\b/g, port));
+  return file;
+}
+
 /** The visible text of the page. */
 const textOf = (p: Page) => p.locator('body').innerText();
 
@@ -215,6 +235,31 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
       await opened.close();
       await stranger.close();
     }
+  });
+
+  it("the README's React page shows the switcher, the users table and the sessions against the API", async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env, { roleSlug: 'admin' });
+    const orgName = (await env.http.get(`/organizations/${me.organizationId}`)).body.name as string;
+    const entry = readmePage(new URL(api.url).port);
+    const readme = await serveWidgetPage(
+      () => widgetToken(env, me.organizationId, me.userId, ['widgets:users-table:manage']),
+      entry,
+    );
+    const opened = await openPage(launched.browser!, api.url);
+    try {
+      await opened.page.goto(readme.url('readme', api.url));
+      await opened.page.getByRole('button', { name: orgName }).waitFor();
+      await rowOf(opened.page, me.email).waitFor();
+      await opened.page.getByText('This device').waitFor();
+      await screenshot(opened.page, 'readme-page');
+      // One token per widget type, each from the backend's endpoint.
+      expect(readme.tokenRequests.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await readme.close();
+      rmSync(dirname(entry), { recursive: true, force: true });
+    }
+    await closeClean(opened);
   });
 
   it('UsersManagement lists the members, invites by e-mail (delivered over SMTP), changes a role and removes a member', async () => {

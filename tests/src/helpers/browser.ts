@@ -80,28 +80,32 @@ export async function listen(
   };
 }
 
-let bundled: Promise<{ js: string; css: string }> | undefined;
+const bundles = new Map<string, Promise<{ js: string; css: string }>>();
 
-/** The page's script and styles, bundled once per process with esbuild (no CDN, nothing fetched). */
-function bundle(): Promise<{ js: string; css: string }> {
-  bundled ??= build({
-    entryPoints: [`${PAGE_DIR}main.tsx`],
-    tsconfig: `${PAGE_DIR}tsconfig.json`,
-    bundle: true,
-    write: false,
-    outdir: 'out',
-    format: 'esm',
-    platform: 'browser',
-    target: 'chrome120',
-    jsx: 'automatic',
-    minify: true,
-    define: { 'process.env.NODE_ENV': '"production"' },
-    logLevel: 'silent',
-  }).then((result) => {
-    const text = (ext: string) => result.outputFiles.find((f) => f.path.endsWith(ext))?.text ?? '';
-    return { js: text('.js'), css: text('.css') };
-  });
-  return bundled;
+/** A page's script and styles, bundled once per process with esbuild (no CDN, nothing fetched). */
+function bundle(entry: string): Promise<{ js: string; css: string }> {
+  let built = bundles.get(entry);
+  if (!built) {
+    built = build({
+      entryPoints: [entry],
+      tsconfig: `${PAGE_DIR}tsconfig.json`,
+      bundle: true,
+      write: false,
+      outdir: 'out',
+      format: 'esm',
+      platform: 'browser',
+      target: 'chrome120',
+      jsx: 'automatic',
+      minify: true,
+      define: { 'process.env.NODE_ENV': '"production"' },
+      logLevel: 'silent',
+    }).then((result) => {
+      const text = (ext: string) => result.outputFiles.find((f) => f.path.endsWith(ext))?.text ?? '';
+      return { js: text('.js'), css: text('.css') };
+    });
+    bundles.set(entry, built);
+  }
+  return built;
 }
 
 const HTML =
@@ -120,11 +124,15 @@ export interface WidgetPage {
 }
 
 /**
- * Serves the bundled widget page; `POST /token?widget=…` answers `tokenFor(widget)`, the page's
- * token function (the widgets call it on mount and again after a 403).
+ * Serves a page bundled from `entry` (default tests/src/browser/page/main.tsx);
+ * `POST /widgets-token?widget=…` answers `tokenFor(widget)`, the page's token function (the
+ * widgets call it on mount and again after a 403), as a host application's backend would.
  */
-export async function serveWidgetPage(tokenFor: (widget: string) => Promise<string>): Promise<WidgetPage> {
-  const assets = await bundle();
+export async function serveWidgetPage(
+  tokenFor: (widget: string) => Promise<string>,
+  entry = `${PAGE_DIR}main.tsx`,
+): Promise<WidgetPage> {
+  const assets = await bundle(entry);
   const tokenRequests: string[] = [];
   const served = await listen((req, res) => {
     const url = new URL(req.url ?? '/', 'http://page');
@@ -135,7 +143,7 @@ export async function serveWidgetPage(tokenFor: (widget: string) => Promise<stri
     if (url.pathname === '/') return send(200, 'text/html; charset=utf-8', HTML);
     if (url.pathname === '/main.js') return send(200, 'text/javascript; charset=utf-8', assets.js);
     if (url.pathname === '/main.css') return send(200, 'text/css; charset=utf-8', assets.css);
-    if (url.pathname === '/token' && req.method === 'POST') {
+    if (url.pathname === '/widgets-token' && req.method === 'POST') {
       const widget = url.searchParams.get('widget') ?? '';
       tokenRequests.push(widget);
       tokenFor(widget).then(

@@ -22,7 +22,7 @@ const fixedToken = query.get('token');
 
 /** The token function the widgets call (again after a 403): a fresh token from the test. */
 async function fetchToken(): Promise<string> {
-  const res = await fetch(`/token?widget=${encodeURIComponent(widget)}`, { method: 'POST' });
+  const res = await fetch(`/widgets-token?widget=${encodeURIComponent(widget)}`, { method: 'POST' });
   if (!res.ok) throw new Error(`token: ${res.status}`);
   return res.text();
 }
