@@ -1,6 +1,10 @@
+import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // graphql 16 ships CJS (main) and ESM (module): Node loads the CJS one for graphql-yoga and Pothos,
+  // so the workspaces' own `import 'graphql'` must too, else its instanceof checks fail across the two.
+  resolve: { alias: [{ find: /^graphql$/, replacement: createRequire(import.meta.url).resolve('graphql') }] },
   test: {
     include: ['tests/src/**/*.test.ts'],
     globalSetup: ['tests/src/global-setup.ts'],

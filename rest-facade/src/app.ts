@@ -2,7 +2,8 @@ import type { RequestListener } from 'node:http';
 import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium/routers';
 import type express from 'express';
 import { Metrics } from './metrics.ts';
-import { buildOpenApiDocument, restRouteOf } from './openapi.ts';
+import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf } from './openapi.ts';
+import { corsStep } from './pipeline/cors.ts';
 import type { DispatcherKind } from './pipeline/dispatch.ts';
 import { bridgeDispatcher } from './pipeline/dispatch-bridge.ts';
 import { directDispatcher } from './pipeline/dispatch-direct.ts';
@@ -55,6 +56,11 @@ export interface AppOptions {
   inFlight?: Partial<InFlightOptions> | false;
   /** How REST calls reach their procedures: straight from the route table (default), or via trpc-to-openapi. */
   dispatcher?: DispatcherKind;
+  // --- client surfaces (issue #22, h22/platform) ---
+  /** `/client/graphql` answers introspection (default true; the server turns it off in production). */
+  graphqlIntrospection?: boolean;
+  /** Exact origins (`https://app.example.com`) whose browsers may call the client surfaces (ATRIUM_CORS_ORIGINS). */
+  corsOrigins?: readonly string[];
 }
 
 function limitsOf(deps: Deps, options: AppOptions, metrics: Metrics): Limits {
@@ -109,10 +115,12 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     dispatch: options.dispatcher === 'bridge' ? bridgeDispatcher() : directDispatcher(),
     maxResponseBytes,
     isOrganizationDelete: (method, template) => method === deleteRoute?.method && template === deleteRoute.template,
+    deletesWithBody: deleteBodyTemplates(),
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes);
-  const graphql = graphqlTransport(deps, limits);
+  const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true });
   const pages = pagesApp(deps, metrics, document, options.baseUrl);
+  const cors = corsStep(options.corsOrigins ?? []);
 
   const handler: RequestListener = (req, res) => {
     const ex = beginExchange(req, res);
@@ -121,6 +129,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     const trpcCall = route.kind === 'none' && isTrpcPath(ex.pathname);
     const graphqlCall = route.kind === 'none' && ex.pathname === GRAPHQL_PATH;
     observe(deps, metrics, accessLog, ex, labelOf(template, trpcCall, ex.pathname));
+    if (cors(ex)) return;
     if (route.kind === 'none' && !trpcCall && !graphqlCall)
       return void pages(req as express.Request, res as express.Response);
     applyHeaders(res, API_SECURITY_HEADERS);

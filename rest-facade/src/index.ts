@@ -2,6 +2,13 @@ export { type AppOptions, type AtriumApp, createApp } from './app.ts';
 export { Metrics } from './metrics.ts';
 export { buildOpenApiDocument } from './openapi.ts';
 export type { DispatcherKind } from './pipeline/dispatch.ts';
+export {
+  GRAPHQL_LIMITS,
+  type GraphQLOptions,
+  graphqlCodeOf,
+  graphqlHardening,
+  type YogaContext,
+} from './pipeline/graphql.ts';
 export { DEFAULT_IN_FLIGHT, InFlightLimit, type InFlightOptions, weightOfPage } from './pipeline/in-flight.ts';
 export { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits } from './pipeline/rate-limit.ts';
 export { MAX_BATCH_CALLS, MAX_RESPONSE_BYTES } from './pipeline/render.ts';

@@ -30,6 +30,16 @@ export function restRouteOf(procedurePath: string): { method: string; template: 
   return openapi ? { method: openapi.method, template: openapi.path } : undefined;
 }
 
+/** The path templates of the DELETE operations that read a JSON body (`meta.bodyOnDelete`). */
+export function deleteBodyTemplates(): Set<string> {
+  const templates = new Set<string>();
+  for (const procedure of Object.values(appRouter._def.procedures as unknown as Record<string, ProcedureLike>)) {
+    const meta = procedure._def.meta;
+    if (meta?.bodyOnDelete && meta.openapi?.method === 'DELETE') templates.add(meta.openapi.path);
+  }
+  return templates;
+}
+
 /** `procedure path → success status`, read once from the procedures' metadata. */
 export function successStatuses(): Map<string, number> {
   const statuses = new Map<string, number>();

@@ -49,7 +49,15 @@ export {
   type TokenConfig,
 } from './context.ts';
 export { createEnvironment, listEnvironments, scopeOf } from './environments/service.ts';
-export { ApiError, asTRPCError, contractError, type ErrorBody, type FieldError, TRPCApiError } from './errors.ts';
+export {
+  ApiError,
+  asTRPCError,
+  contractError,
+  type ErrorBody,
+  type FieldError,
+  TRPCApiError,
+  toApiError,
+} from './errors.ts';
 export { recordEvent } from './events/record.ts';
 export { EVENT_RETENTION_MS, purgeExpiredEvents, toEvent } from './events/service.ts';
 export {

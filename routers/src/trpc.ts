@@ -24,6 +24,8 @@ export type Meta = OpenApiMeta<{
    * replay still answers it, so the stored response is sealed under the master key.
    */
   secretResponse?: true;
+  /** A DELETE that takes its input from a JSON body (the widgets' `sessions/revoke-all`), not the query. */
+  bodyOnDelete?: true;
 }>;
 
 const t = initTRPC

@@ -75,6 +75,8 @@ export interface ServerConfig {
         windowSeconds: number;
         unauthenticated: number;
         maxAddresses: number;
+        /** RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS: per organization over client and widget tokens. */
+        clientOrganizationRequests: number;
       }
     | false;
   /** Where API keys are counted (RATE_LIMIT_STORE): `postgres` (shared; default with DATABASE_URL) or `memory`. */
@@ -93,6 +95,11 @@ export interface ServerConfig {
   smtp: { url: string; from: string; timeoutMs: number } | undefined;
   /** ATRIUM_INVITATION_URL: the accept link of invitations, `{token}` standing for the token. */
   invitationUrl: string | undefined;
+  // --- client surfaces (issue #22, h22/platform) ---
+  /** `/client/graphql` introspection: on unless NODE_ENV=production, where ATRIUM_GRAPHQL_INTROSPECTION=1 turns it on. */
+  graphqlIntrospection: boolean;
+  /** ATRIUM_CORS_ORIGINS: comma-separated exact origins whose browsers may call `/_widgets`, `/client/graphql`, `/trpc/client.*`. */
+  corsOrigins: string[];
 }
 
 function integer(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -184,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
             windowSeconds: integer('RATE_LIMIT_WINDOW_SECONDS', 60, env),
             unauthenticated: integer('RATE_LIMIT_UNAUTHENTICATED', 300, env),
             maxAddresses: Math.max(1, integer('RATE_LIMIT_MAX_ADDRESSES', 10_000, env)),
+            clientOrganizationRequests: integer('RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS', 20_000, env),
           },
     rateLimitStore: rateLimitStore(env),
     inFlight: inFlight(env),
@@ -193,7 +201,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     quotas: quotas(env),
     smtp: smtp(env),
     invitationUrl: invitationUrl(env),
+    // --- client surfaces (issue #22, h22/platform) ---
+    graphqlIntrospection: env.NODE_ENV !== 'production' || boolean('ATRIUM_GRAPHQL_INTROSPECTION', false, env),
+    corsOrigins: corsOrigins(env),
   };
+}
+
+/** Each entry an origin exactly as a browser sends it (scheme://host[:port], no path, no `*`). */
+function corsOrigins(env: NodeJS.ProcessEnv): string[] {
+  const origins = (env.ATRIUM_CORS_ORIGINS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {}
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin || origin.includes('*')) {
+      throw new Error(`ATRIUM_CORS_ORIGINS takes exact origins like https://app.example.com, got '${origin}'.`);
+    }
+  }
+  return origins;
 }
 
 /** SMTP_URL (`smtp://` or `smtps://`) needs SMTP_FROM: a mail without a sender is refused by most relays. */

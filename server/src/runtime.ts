@@ -255,6 +255,8 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     maxResponseBytes: config.maxResponseBytes,
     metrics,
     accessLog: config.accessLog,
+    graphqlIntrospection: config.graphqlIntrospection,
+    corsOrigins: config.corsOrigins,
   });
   const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
   await new Promise<void>((resolve, reject) => {

@@ -19,7 +19,7 @@ export type Surface = 'api' | 'trpc';
 export type Identity =
   | { kind: 'key'; key: string; env: EnvironmentInfo }
   | { kind: 'admin'; key: string }
-  | { kind: 'client'; key: string; caller: ClientCaller }
+  | { kind: 'client'; key: string; organizationKey: string; caller: ClientCaller }
   | { kind: 'address'; key: string };
 
 /**
@@ -65,6 +65,7 @@ export async function authenticate(
       return {
         kind: 'client',
         key: `client:${caller.env.id}:${caller.principal.userId ?? caller.principal.sessionId}`,
+        organizationKey: `client-org:${caller.env.id}:${caller.principal.organizationId}`,
         caller,
       };
     }

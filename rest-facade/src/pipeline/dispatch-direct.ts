@@ -11,7 +11,7 @@ import {
   unwrapZodType,
 } from 'trpc-to-openapi';
 import type { ZodObject, ZodRawShape } from 'zod';
-import { queryInput, type RestCall, type RestDispatcher, takesBody } from './dispatch.ts';
+import { queryInput, type RestCall, type RestDispatcher } from './dispatch.ts';
 import { decodedParams, normalisedPath } from './path-params.ts';
 import { successOutcome } from './render.ts';
 
@@ -88,8 +88,9 @@ export function operationFinder(): (
 /** The procedure's input, built as the bridge builds it: query or body, then path parameters. */
 function inputOf(op: Operation, call: RestCall, params: Record<string, string>): unknown {
   if (op.voidInput) return undefined;
-  const useBody = takesBody(call.ex.method);
-  const input: Record<string, unknown> = Object.assign({}, useBody ? call.body : queryInput(call.query), params);
+  // A body when the transport read one (a DELETE marked `bodyOnDelete` too), else the query.
+  const useBody = call.body !== undefined;
+  const input: Record<string, unknown> = Object.assign({}, call.body ?? queryInput(call.query), params);
   if (op.schema && !useBody) {
     for (const key of op.arrayKeys) {
       if (input[key] !== undefined && !Array.isArray(input[key])) input[key] = [input[key]];

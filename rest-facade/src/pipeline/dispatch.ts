@@ -7,7 +7,10 @@ export interface RestCall {
   ex: Exchange;
   /** The query string as `parseQuery` reads it. */
   query: Record<string, string | string[]>;
-  /** The JSON body of a POST, PUT or PATCH (`{}` when none was sent); undefined otherwise. */
+  /**
+   * The JSON body of a POST, PUT or PATCH, or of a DELETE marked `bodyOnDelete` (`{}` when none
+   * was sent); undefined otherwise.
+   */
   body: Record<string, unknown> | undefined;
   ctx: Context;
 }

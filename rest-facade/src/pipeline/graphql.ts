@@ -6,21 +6,113 @@ import {
   clientSchema,
   contractError,
   type Deps,
+  toApiError,
 } from '@atrium/routers';
-import { createYoga } from 'graphql-yoga';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import { clientOf } from './authenticate.ts';
 import { readJsonBody } from './body.ts';
 import type { Exchange } from './exchange.ts';
 import type { Limits, Refusal } from './limits.ts';
+import { logFailure } from './render.ts';
 
 /** Where the official widgets (and graphql-request) send client GraphQL. */
 export const GRAPHQL_PATH = '/client/graphql';
+
+export interface GraphQLOptions {
+  /** Answer `__schema`/`__type` (off in production unless ATRIUM_GRAPHQL_INTROSPECTION=1; server/src/config.ts). */
+  introspection: boolean;
+}
+
+/** The context of one GraphQL request: the caller's scope, and the request id unexpected errors are logged with. */
+export interface YogaContext {
+  scope: ClientScope;
+  requestId: string;
+}
+
+/**
+ * Depth, cost, aliases, directives and tokens per document, bounded before anything runs
+ * (graphql-armor's validation rules). The widgets' deepest documents (a list → its items → their
+ * roles) are depth 4; introspection is exempt from depth and cost.
+ */
+export const GRAPHQL_LIMITS = {
+  maxDepth: { n: 8 },
+  costLimit: { maxCost: 5000 },
+  maxAliases: { n: 15 },
+  maxDirectives: { n: 50 },
+  maxTokens: { n: 2000 },
+} as const;
+
+/** An ApiError's status as GraphQL's `extensions.code` (the codes Apollo clients know). */
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'BAD_USER_INPUT',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  422: 'BAD_USER_INPUT',
+  429: 'RATE_LIMITED',
+};
+
+export function graphqlCodeOf(status: number): string {
+  return CODE_BY_STATUS[status] ?? (status >= 500 ? 'INTERNAL_SERVER_ERROR' : 'BAD_REQUEST');
+}
+
+/**
+ * One error of an execution as the caller sees it: an ApiError (however wrapped) keeps its
+ * message with `extensions {code, status}`; GraphQL's own errors (syntax, validation, variables)
+ * pass; anything else is logged with the request id and masked.
+ */
+function publicError(deps: Deps, error: GraphQLError, requestId: string): GraphQLError {
+  const original = error.originalError;
+  if (original === undefined || original instanceof GraphQLError) return error;
+  const api = toApiError(original);
+  const at = { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path };
+  if (api) {
+    const extensions = {
+      code: graphqlCodeOf(api.status),
+      status: api.status,
+      ...(api.errors && { errors: api.errors }),
+    };
+    return new GraphQLError(api.message, { ...at, extensions });
+  }
+  logFailure(deps, original, { requestId, pathname: GRAPHQL_PATH });
+  return new GraphQLError('Unexpected error.', { ...at, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+}
+
+/** Maps every execution error through `publicError` (runs before yoga's own masking, which then lets them pass). */
+function useApiErrors(deps: Deps): Plugin<YogaContext> {
+  return {
+    onExecute: ({ args }) => ({
+      onExecuteDone: ({ result, setResult }) => {
+        if (Symbol.asyncIterator in result || !result.errors?.length) return;
+        const requestId = args.contextValue.requestId;
+        setResult({ ...result, errors: result.errors.map((error) => publicError(deps, error, requestId)) });
+      },
+    }),
+  };
+}
+
+/** Refuses `__schema`/`__type` at validation (graphql's own rule). */
+const noIntrospection: Plugin<YogaContext> = {
+  onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule),
+};
+
+/** The yoga plugins that harden `/client/graphql`: document limits, introspection, error mapping. */
+export function graphqlHardening(deps: Deps, options: GraphQLOptions): Plugin<YogaContext>[] {
+  return [
+    EnvelopArmorPlugin<YogaContext>(GRAPHQL_LIMITS) as Plugin<YogaContext>,
+    ...(options.introspection ? [] : [noIntrospection]),
+    useApiErrors(deps),
+  ];
+}
 
 /** A refusal in GraphQL's shape, with the HTTP status the widgets act on (403 → fetch a new token). */
 function refuseGraphQL(ex: Exchange, error: unknown, headers: Record<string, string> = {}): void {
   ex.req.resume();
   const { status, body } = contractError(error);
-  const code = status === 403 ? 'FORBIDDEN' : status === 429 ? 'RATE_LIMITED' : body.code.toUpperCase();
+  const code = graphqlCodeOf(status);
   ex.res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
   ex.res.end(JSON.stringify({ errors: [{ message: body.message, extensions: { code, status } }] }));
 }
@@ -29,8 +121,12 @@ function refuseGraphQL(ex: Exchange, error: unknown, headers: Record<string, str
  * The GraphQL transport: authenticate (a client or widget token) → limits → graphql-yoga over
  * the client schema (routers/src/client-api/graphql). Resolvers get the caller's ClientScope.
  */
-export function graphqlTransport(deps: Deps, limits: Limits): (ex: Exchange) => Promise<void> {
-  const yoga = createYoga<{ scope: ClientScope }>({
+export function graphqlTransport(
+  deps: Deps,
+  limits: Limits,
+  options: GraphQLOptions = { introspection: true },
+): (ex: Exchange) => Promise<void> {
+  const yoga = createYoga<YogaContext>({
     schema: clientSchema(),
     graphqlEndpoint: GRAPHQL_PATH,
     graphiql: false,
@@ -38,6 +134,7 @@ export function graphqlTransport(deps: Deps, limits: Limits): (ex: Exchange) => 
     cors: false,
     logging: false,
     maskedErrors: true,
+    plugins: graphqlHardening(deps, options),
   });
   const refuse = (ex: Exchange, refusal: Refusal): void => {
     if (refusal.silent) ex.req.resume();
@@ -68,7 +165,7 @@ export function graphqlTransport(deps: Deps, limits: Limits): (ex: Exchange) => 
     if (body === undefined) ex.req.resume();
     const url = `http://localhost${ex.pathname}${ex.search ? `?${ex.search}` : ''}`;
     const headers = { 'content-type': 'application/json', accept: String(ex.req.headers.accept ?? 'application/json') };
-    const response = await yoga.fetch(url, { method: ex.method, headers, body }, { scope });
+    const response = await yoga.fetch(url, { method: ex.method, headers, body }, { scope, requestId: ex.requestId });
     const text = await response.text();
     ex.res.writeHead(response.status, {
       'Content-Type': response.headers.get('content-type') ?? 'application/json; charset=utf-8',

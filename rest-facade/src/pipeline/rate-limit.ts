@@ -13,6 +13,11 @@ export interface RateLimitOptions {
   unauthenticated: number;
   /** Client addresses counted at once; past it the least recently seen is forgotten (default 10,000). */
   maxAddresses: number;
+  /**
+   * Requests per organization per window over client and widget tokens (default 20,000), on top
+   * of each token user's own `requests`: many users of one organization share this.
+   */
+  clientOrganizationRequests: number;
 }
 
 /**
@@ -29,6 +34,7 @@ export const DEFAULT_RATE_LIMITS: RateLimitOptions = {
   organizationDeletes: 50,
   unauthenticated: 300,
   maxAddresses: 10_000,
+  clientOrganizationRequests: 20_000,
 };
 
 /** Keys and admin tokens counted at once. Only credentials that authenticated get here, so it is a backstop. */
@@ -67,6 +73,21 @@ interface Count {
   ok: boolean;
   remaining: number;
   msBeforeNext: number;
+}
+
+/** One kind of counter: its shared-bucket prefix, its in-memory windows, its policy header and limit. */
+interface Bucket {
+  prefix: string;
+  windows: FixedWindows;
+  policy: string;
+  limit: number;
+}
+
+/** The second bucket a request counts against, under which key, by how much. */
+interface Second {
+  bucket: Bucket;
+  key: string;
+  points: number;
 }
 
 /**
@@ -135,7 +156,9 @@ export class RateLimits {
   private readonly keys: FixedWindows;
   private readonly deletes: FixedWindows;
   private readonly addresses: FixedWindows;
+  private readonly organizations: FixedWindows;
   private readonly keyPolicy: string;
+  private readonly organizationPolicy: string;
   private readonly deletesPolicy: string;
   private readonly addressPolicy: string;
   private readonly windowMs: number;
@@ -154,6 +177,8 @@ export class RateLimits {
     this.keys = new FixedWindows(options.requests, windowMs, MAX_KEYS);
     this.deletes = new FixedWindows(options.organizationDeletes, windowMs, MAX_KEYS);
     this.addresses = new FixedWindows(options.unauthenticated, windowMs, options.maxAddresses);
+    this.organizations = new FixedWindows(options.clientOrganizationRequests, windowMs, MAX_KEYS);
+    this.organizationPolicy = `${options.clientOrganizationRequests};w=${options.windowSeconds}`;
     this.keyPolicy = `${options.requests};w=${options.windowSeconds}`;
     this.deletesPolicy = `${options.organizationDeletes};w=${options.windowSeconds}`;
     this.addressPolicy = `${options.unauthenticated};w=${options.windowSeconds}`;
@@ -179,46 +204,77 @@ export class RateLimits {
     return this.shared ? 'postgres' : 'memory';
   }
 
-  /** Counts the request against its caller's limits and sets the `RateLimit-*` headers. */
+  /**
+   * Counts the request against its caller's limits and sets the `RateLimit-*` headers: a key's
+   * requests, then (when still allowed) its organization deletes, or a client token's
+   * organization; the headers name the bucket that refused, else the one with less left.
+   */
   admit(caller: Identity, res: ServerResponse, cost: Cost): Admission | Promise<Admission> {
     const requests = Math.max(1, cost.requests);
-    if (this.shared && caller.kind !== 'address') return this.admitShared(this.shared, caller.key, res, cost, requests);
-    let policy: string;
-    let limit: number;
-    let count: Count;
     if (caller.kind === 'address') {
-      policy = this.addressPolicy;
-      limit = this.options.unauthenticated;
-      count = this.addresses.consume(caller.key, requests);
-    } else {
-      policy = this.keyPolicy;
-      limit = this.options.requests;
-      count = this.keys.consume(caller.key, requests);
-      if (count.ok && cost.organizationDeletes > 0) {
-        policy = this.deletesPolicy;
-        limit = this.options.organizationDeletes;
-        count = this.deletes.consume(caller.key, cost.organizationDeletes);
-      }
+      const count = this.addresses.consume(caller.key, requests);
+      return answer(res, this.addressPolicy, this.options.unauthenticated, count);
     }
-    return answer(res, policy, limit, count);
+    const second = this.secondBucket(caller, cost);
+    const shared = this.shared;
+    if (shared) {
+      const counted = (bucket: Bucket, key: string, points: number) =>
+        this.countShared(shared, `${bucket.prefix}:${key}`, points, bucket.limit);
+      return this.admitBoth(res, requests, second, counted, caller.key);
+    }
+    const counted = (bucket: Bucket, key: string, points: number) => bucket.windows.consume(key, points);
+    return this.admitBoth(res, requests, second, counted, caller.key);
   }
 
-  private async admitShared(
-    shared: SharedWindows,
-    key: string,
-    res: ServerResponse,
-    cost: Cost,
-    requests: number,
-  ): Promise<Admission> {
-    let policy = this.keyPolicy;
-    let limit = this.options.requests;
-    let count = await this.countShared(shared, `k:${key}`, requests, limit);
-    if (count.ok && cost.organizationDeletes > 0) {
-      policy = this.deletesPolicy;
-      limit = this.options.organizationDeletes;
-      count = await this.countShared(shared, `d:${key}`, cost.organizationDeletes, limit);
+  /** What a caller counts besides its requests: organization deletes, or a client token's organization. */
+  private secondBucket(caller: Exclude<Identity, { kind: 'address' }>, cost: Cost): Second | undefined {
+    if (caller.kind === 'client') {
+      return { bucket: this.bucketOf('organization'), key: caller.organizationKey, points: Math.max(1, cost.requests) };
     }
-    return answer(res, policy, limit, count);
+    if (cost.organizationDeletes > 0) {
+      return { bucket: this.bucketOf('deletes'), key: caller.key, points: cost.organizationDeletes };
+    }
+    return undefined;
+  }
+
+  private bucketOf(name: 'requests' | 'deletes' | 'organization'): Bucket {
+    if (name === 'deletes') {
+      return {
+        prefix: 'd',
+        windows: this.deletes,
+        policy: this.deletesPolicy,
+        limit: this.options.organizationDeletes,
+      };
+    }
+    if (name === 'organization') {
+      const limit = this.options.clientOrganizationRequests;
+      return { prefix: 'o', windows: this.organizations, policy: this.organizationPolicy, limit };
+    }
+    return { prefix: 'k', windows: this.keys, policy: this.keyPolicy, limit: this.options.requests };
+  }
+
+  /** The caller's own bucket, then (when it allowed the request) the second one. */
+  private admitBoth<R extends Count | Promise<Count>>(
+    res: ServerResponse,
+    requests: number,
+    second: Second | undefined,
+    counted: (bucket: Bucket, key: string, points: number) => R,
+    key: string,
+  ): Admission | Promise<Admission> {
+    const own = this.bucketOf('requests');
+    const settle = (first: Count, other: Count | undefined): Admission => {
+      const byOther = second && other && first.ok && (!other.ok || other.remaining < first.remaining);
+      return byOther
+        ? answer(res, second.bucket.policy, second.bucket.limit, other)
+        : answer(res, own.policy, own.limit, first);
+    };
+    const firstCount = counted(own, key, requests);
+    const then = (first: Count): Admission | Promise<Admission> => {
+      if (!first.ok || !second) return settle(first, undefined);
+      const other = counted(second.bucket, second.key, second.points);
+      return other instanceof Promise ? other.then((o) => settle(first, o)) : settle(first, other as Count);
+    };
+    return firstCount instanceof Promise ? firstCount.then(then) : then(firstCount as Count);
   }
 
   private async countShared(shared: SharedWindows, bucket: string, points: number, limit: number): Promise<Count> {

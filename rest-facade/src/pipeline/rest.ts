@@ -1,8 +1,7 @@
 import { createInnerContext, type Deps } from '@atrium/routers';
 import { clientOf, environmentOf } from './authenticate.ts';
 import { parseQuery, readJsonBody } from './body.ts';
-import type { RestDispatcher } from './dispatch.ts';
-import { takesBody } from './dispatch.ts';
+import { type RestDispatcher, takesBody } from './dispatch.ts';
 import { type Exchange, idempotencyKeyOf } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
 import type { Limits, Refusal } from './limits.ts';
@@ -15,6 +14,8 @@ export interface RestOptions {
   maxResponseBytes: number;
   /** Is this REST call an organization delete (it counts against that limit too)? */
   isOrganizationDelete: (method: string, template: string) => boolean;
+  /** The templates of the DELETEs that read a JSON body (`meta.bodyOnDelete`: the widgets' revoke-all). */
+  deletesWithBody: ReadonlySet<string>;
 }
 
 /** A refusal of the limits, answered (unless its caller left) with `Retry-After`. */
@@ -42,7 +43,8 @@ export function restTransport(options: RestOptions): (ex: Exchange, template: st
       return refuse(ex, waited);
     }
     let body: Record<string, unknown> | undefined;
-    if (takesBody(ex.method)) body = await readJsonBody(ex.req);
+    const readsBody = takesBody(ex.method) || (ex.method === 'DELETE' && options.deletesWithBody.has(template));
+    if (readsBody) body = await readJsonBody(ex.req);
     else ex.req.resume();
     const { authorization } = ex.req.headers;
     const ctx = createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));

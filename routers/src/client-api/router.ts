@@ -1,5 +1,10 @@
 import { clientProcedure, router } from '../trpc.ts';
+import { membersClientProcedures, membersWidgetProcedures } from './members/router.ts';
+// h22/self: the caller's sessions, profile, and organization.
+import { organizationClientProcedures, organizationWidgetProcedures } from './organization/router.ts';
 import { organizationsClientProcedures, organizationsWidgetProcedures } from './organizations/router.ts';
+import { profileClientProcedures, profileWidgetProcedures } from './profile/router.ts';
+import { sessionsClientProcedures, sessionsWidgetProcedures } from './sessions/router.ts';
 
 /**
  * The client surfaces' procedures, authorized by client and widget tokens (`clientProcedure`),
@@ -9,10 +14,22 @@ import { organizationsClientProcedures, organizationsWidgetProcedures } from './
 /** `/_widgets/…`: the REST API the official WorkOS Widgets call, with their exact paths and shapes. */
 export const widgetsRouter = router({
   ...organizationsWidgetProcedures,
+  // h22/members: UsersManagement (rows 1–8).
+  ...membersWidgetProcedures,
+  // h22/self
+  ...sessionsWidgetProcedures,
+  ...profileWidgetProcedures,
+  ...organizationWidgetProcedures,
 });
 
 /** `client.*` over `/trpc`: typed tRPC for TypeScript frontends, the operations of `/client/graphql`. */
 export const clientRouter = router({
   status: clientProcedure.query(() => 'ok' as const),
   ...organizationsClientProcedures,
+  // h22/members: `client.members.*`.
+  members: router(membersClientProcedures),
+  // h22/self
+  ...sessionsClientProcedures,
+  ...profileClientProcedures,
+  ...organizationClientProcedures,
 });

@@ -1,6 +1,6 @@
 import { MEMBERSHIP_STATUSES } from '@atrium/db';
 import { z } from 'zod';
-import { Id, ListParams, listOf, QueryList, Timestamp } from '../common/schemas.ts';
+import { Id, ListParams, listOf, QueryList, StrictBoolean, Timestamp } from '../common/schemas.ts';
 
 /** A membership's role as the SDK reads it (`RoleResponse`). */
 export const RoleReference = z.object({ slug: z.string() });
@@ -38,6 +38,8 @@ export const CreateOrganizationMembershipInput = z.object({
   organization_id: Id,
   role_slug: RoleSlugRef.optional(),
   role_slugs: z.array(RoleSlugRef).max(20).optional(),
+  /** Atrium's own: marks a membership as managed by a directory (upstream's directory sync sets it). */
+  directory_managed: StrictBoolean.optional(),
 });
 
 /** `updateOrganizationMembership`: the roles to hold from now on (one of the two). */

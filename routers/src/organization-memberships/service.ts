@@ -66,7 +66,16 @@ export interface NewMembershipInput {
   organizationId: string;
   roleSlug?: string | undefined;
   roleSlugs?: string[] | undefined;
+  /** Managed by a directory (upstream sets it from directory sync): the client surfaces refuse to edit it. */
+  directoryManaged?: boolean | undefined;
 }
+
+/**
+ * A check a caller adds to a membership change, run in its transaction once the membership is
+ * held (and, for an update, the new roles resolved); it throws to refuse. The client surfaces'
+ * rules (the last admin, directory-managed members) use it; the API-key path passes none.
+ */
+export type MembershipGuard = (tx: Db, before: MembershipRow, nextRoleSlugs: string[] | null) => Promise<void>;
 
 /**
  * Creates a membership in the caller's transaction: the user and organization must exist in
@@ -88,7 +97,7 @@ export async function addMembership(tx: Db, scope: Scope, input: NewMembershipIn
     userId: user.id,
     organizationId: organization.id,
     status: 'active',
-    directoryManaged: false,
+    directoryManaged: input.directoryManaged ?? false,
     customAttributes: {},
     createdAt: now,
     updatedAt: now,
@@ -118,6 +127,7 @@ export async function createOrganizationMembership(
       organizationId: input.organization_id,
       roleSlug: input.role_slug,
       roleSlugs: input.role_slugs,
+      directoryManaged: input.directory_managed,
     }),
   );
 }
@@ -130,6 +140,7 @@ export async function createOrganizationMembership(
 export async function updateOrganizationMembership(
   scope: Scope,
   input: z.infer<typeof UpdateOrganizationMembershipInput>,
+  guard?: MembershipGuard,
 ): Promise<OrganizationMembership> {
   return scope.db.transaction(async (tx) => {
     const current = await lockMembership(tx, scope.env.id, input.id);
@@ -141,6 +152,7 @@ export async function updateOrganizationMembership(
     });
     const slugs = roles.map((r) => r.slug);
     if (slugs.join('\n') === before.roleSlugs.join('\n')) return toOrganizationMembership(before);
+    await guard?.(tx, before, slugs);
     await replaceMembershipRoles(
       tx,
       scope.env.id,
@@ -171,9 +183,11 @@ export async function setMembershipStatus(
 }
 
 /** Deletes the membership; its group links go with it by foreign key, in the same statement. */
-export async function deleteOrganizationMembership(scope: Scope, id: string): Promise<void> {
+export async function deleteOrganizationMembership(scope: Scope, id: string, guard?: MembershipGuard): Promise<void> {
   await scope.db.transaction(async (tx) => {
+    if (guard) await lockMembership(tx, scope.env.id, id);
     const current = await findMembership(tx, scope.env.id, id);
+    await guard?.(tx, current, null);
     if (!(await deleteMembership(tx, scope.env.id, id))) throw notFound('organization_membership', id);
     await recordEvent(tx, scope, 'organization_membership.deleted', toOrganizationMembership(current));
   });

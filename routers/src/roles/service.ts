@@ -350,9 +350,13 @@ export async function createOrganizationRole(
 }
 
 export async function listOrganizationRoles(scope: Scope, organizationId: string) {
+  return { object: 'list' as const, data: (await rolesOfOrganization(scope, organizationId)).map(toRole) };
+}
+
+/** The role rows that apply in the organization (404 if absent), in priority order, `isDefault` included. */
+export async function rolesOfOrganization(scope: Scope, organizationId: string): Promise<RoleRow[]> {
   await requireOrganization(scope.db, scope, organizationId);
-  const rows = await rolesForOrganization(scope.db, scope.env.id, organizationId);
-  return { object: 'list' as const, data: applicable(rows).map(toRole) };
+  return applicable(await rolesForOrganization(scope.db, scope.env.id, organizationId));
 }
 
 /** The organization's own role of this slug, else the environment's. */

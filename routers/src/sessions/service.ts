@@ -1,10 +1,11 @@
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
+import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { findUser } from '../users/store.ts';
 import type { ListSessionsInput, Session } from './schemas.ts';
-import { findSession, markSessionRevoked, pageOfUserSessions, type SessionRow } from './store.ts';
+import { findSession, liveSessionsOfUser, markSessionRevoked, pageOfUserSessions, type SessionRow } from './store.ts';
 
 /** `revoked` once revoked, `expired` from `expires_at` on, else `active`. */
 function statusOf(row: SessionRow, now: Date): Session['status'] {
@@ -44,14 +45,22 @@ export async function listSessions(scope: Scope, input: z.infer<typeof ListSessi
   return asList(page, (row) => toSession(row, now));
 }
 
+/** The user's live sessions (not revoked, not expired), newest first: the client surfaces' session lists. */
+export async function listLiveSessions(scope: Scope, userId: string): Promise<Session[]> {
+  const now = scope.now();
+  return (await liveSessionsOfUser(scope.db, scope.env.id, userId, now)).map((row) => toSession(row, now));
+}
+
 /**
  * `revokeSession`: ends the session, and so every token bound to it, on every surface (the
  * client-token check reads the session on each use). Revoking a revoked or expired session
  * changes nothing and answers it as it is; only a revocation records `session.revoked`.
+ * With `ownerId` (a user revoking their own), a session of anyone else is 404, as if absent.
  */
-export async function revokeSession(scope: Scope, sessionId: string): Promise<Session> {
+export async function revokeSession(scope: Scope, sessionId: string, ownerId?: string): Promise<Session> {
   return scope.db.transaction(async (tx) => {
     const current = await findSession(tx, scope.env.id, sessionId, 'update');
+    if (ownerId !== undefined && current.userId !== ownerId) throw notFound('session', sessionId);
     const now = scope.now();
     if (statusOf(current, now) !== 'active') return toSession(current, now);
     const session = toSession(await markSessionRevoked(tx, current.id, now), now);

@@ -1,5 +1,5 @@
 import { type Db, organizationMemberships, type PageParams, paginate, sessions } from '@atrium/db';
-import { and, eq, gt, isNull } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull } from 'drizzle-orm';
 import { loadScoped, type RowLock } from '../common/store.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
@@ -29,6 +29,22 @@ export function pageOfUserSessions(db: Db, environmentId: string, userId: string
         .limit(q.limit),
     (row) => row.id,
   );
+}
+
+/** The user's live sessions at `now` (not revoked, not expired), newest first. */
+export function liveSessionsOfUser(db: Db, environmentId: string, userId: string, now: Date): Promise<SessionRow[]> {
+  return db
+    .select()
+    .from(sessions)
+    .where(
+      and(
+        eq(sessions.environmentId, environmentId),
+        eq(sessions.userId, userId),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, now),
+      ),
+    )
+    .orderBy(desc(sessions.id));
 }
 
 export async function markSessionRevoked(tx: Db, id: string, at: Date): Promise<SessionRow> {

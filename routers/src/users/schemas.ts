@@ -49,7 +49,8 @@ const PictureUrl = z
   .max(2048)
   .pipe(z.url({ protocol: /^https?$/ }));
 /** Upstream's password rules leave the policy to the application; Atrium asks for 8..1024 characters. */
-const Password = z.string().min(8).max(1024);
+export const PASSWORD_POLICY = { minLength: 8, maxLength: 1024 } as const;
+const Password = z.string().min(PASSWORD_POLICY.minLength).max(PASSWORD_POLICY.maxLength);
 /** Upstream's `password_hash_type` values (a hash imported from another system). */
 export const PASSWORD_HASH_TYPES = ['bcrypt', 'firebase-scrypt', 'ssha', 'scrypt', 'argon2'] as const;
 

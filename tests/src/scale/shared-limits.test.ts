@@ -19,6 +19,7 @@ const OPTIONS: RateLimitOptions = {
   organizationDeletes: 50,
   unauthenticated: 300,
   maxAddresses: 10_000,
+  clientOrganizationRequests: 20_000,
 };
 const headers = { setHeader: () => undefined } as unknown as ServerResponse;
 

@@ -24,8 +24,7 @@ builder.scalarType('DateTime', {
 });
 
 builder.queryType({});
-// MUTATIONS: the schema declares `builder.mutationType({});` here once an area registers a mutation
-// (GraphQL refuses a Mutation type without fields).
+builder.mutationType({});
 
 /** The status of the client API (the one operation the widgets' generated SDK declares). */
 builder.queryField('clientApiStatus', (t) => t.string({ resolve: () => 'ok' }));

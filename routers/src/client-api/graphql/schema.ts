@@ -2,6 +2,12 @@ import type { GraphQLSchema } from 'graphql';
 import { builder } from './builder.ts';
 // Each area's types and fields register themselves on the builder when imported here.
 import '../organizations/router.ts';
+// h22/members: the users table (members, invitations, roles, permissions).
+import '../members/graphql.ts';
+// h22/self
+import '../sessions/router.ts';
+import '../profile/router.ts';
+import '../organization/router.ts';
 
 let built: GraphQLSchema | undefined;
 

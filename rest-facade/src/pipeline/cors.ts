@@ -1,0 +1,51 @@
+import type { Exchange } from './exchange.ts';
+import { GRAPHQL_PATH } from './graphql.ts';
+import { TRPC_BASE } from './trpc.ts';
+
+/** What the official widgets send (WIDGETS-API.md §5): `Authorization` named, a `*` would not cover it. */
+export const CORS_ALLOW_METHODS = 'GET, POST, PUT, DELETE';
+export const CORS_ALLOW_HEADERS =
+  'Authorization, Content-Type, WorkOS-Widgets-Version, WorkOS-Widgets-Type, x-elevated-access-token';
+/** How long a browser may reuse a preflight (Chromium caps it at 2 h). */
+export const CORS_MAX_AGE_SECONDS = 600;
+
+/**
+ * The browser-facing surfaces: `/_widgets/…`, `/client/graphql`, and tRPC calls that are all
+ * `client.*`. Nothing else gets CORS headers: the API-key surfaces are for servers.
+ */
+export function isClientSurface(pathname: string): boolean {
+  if (pathname.startsWith('/_widgets/') || pathname === GRAPHQL_PATH) return true;
+  if (!pathname.startsWith(`${TRPC_BASE}/`)) return false;
+  return pathname
+    .slice(TRPC_BASE.length + 1)
+    .split(',')
+    .every((call) => call.startsWith('client.'));
+}
+
+/**
+ * The CORS step, before routing and authentication: on a client surface, an allowed `Origin`
+ * (exact match) is echoed, never `*` and never with credentials (tokens travel as bearer headers);
+ * a preflight is answered 204 here. A disallowed origin gets no CORS headers, so the browser
+ * refuses. Returns true when it answered the request.
+ */
+export function corsStep(allowed: readonly string[]): (ex: Exchange) => boolean {
+  const origins = new Set(allowed);
+  return (ex) => {
+    if (!isClientSurface(ex.pathname)) return false;
+    const { res, req } = ex;
+    res.setHeader('Vary', 'Origin');
+    const origin = req.headers.origin;
+    const ok = typeof origin === 'string' && origins.has(origin);
+    if (ok) res.setHeader('Access-Control-Allow-Origin', origin);
+    if (ex.method !== 'OPTIONS' || req.headers['access-control-request-method'] === undefined) return false;
+    if (ok) {
+      res.setHeader('Access-Control-Allow-Methods', CORS_ALLOW_METHODS);
+      res.setHeader('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS);
+      res.setHeader('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS));
+    }
+    req.resume();
+    res.writeHead(204, { 'Content-Length': '0' });
+    res.end();
+    return true;
+  };
+}

@@ -1,0 +1,36 @@
+import { notFound } from '../../errors.ts';
+import type { Organization } from '../../organizations/schemas.ts';
+import { getOrganization } from '../../organizations/service.ts';
+import { PASSWORD_POLICY } from '../../users/schemas.ts';
+import type { ClientScope } from '../principal.ts';
+
+/** The token's organization by id: GraphQL `organization(id)`, `client.organization`; any other id is 404. */
+export async function getOwnOrganization(scope: ClientScope, id: string): Promise<Organization> {
+  if (id !== scope.client.organizationId) throw notFound('organization', id);
+  return getOrganization(scope, id);
+}
+
+/** What the widgets show of the deployment: the environment's name, the server's base URL (its tokens' issuer). */
+export interface ClientSettings {
+  teamName: string;
+  authkitOrigin: string;
+}
+
+/** `GET /_widgets/settings`, GraphQL `branding` and `authkitSettings`: no logos are stored. */
+export function clientSettings(scope: ClientScope): ClientSettings {
+  return { teamName: scope.env.name, authkitOrigin: scope.deps.tokens.issuer.replace(/\/+$/, '') };
+}
+
+/**
+ * How users of this deployment authenticate, as far as Atrium knows: it stores passwords (set
+ * through the users API), and has no MFA or passkeys.
+ */
+export function authenticationSettings(_scope: ClientScope) {
+  return {
+    mfaEnabled: false,
+    mfaRequired: false,
+    passkeyAuthEnabled: false,
+    passwordAuthEnabled: true,
+    passwordPolicy: PASSWORD_POLICY,
+  };
+}

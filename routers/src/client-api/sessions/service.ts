@@ -1,0 +1,39 @@
+import type { Session } from '../../sessions/schemas.ts';
+import { listLiveSessions, revokeSession } from '../../sessions/service.ts';
+import { type ClientScope, requireUser } from '../principal.ts';
+
+/** One of the caller's sessions, marked `current` when the token is bound to it. */
+export interface OwnSession {
+  session: Session;
+  current: boolean;
+}
+
+/**
+ * The caller's live sessions, newest first: UserSessions (`GET /_widgets/UserProfile/sessions`),
+ * GraphQL `sessions`, `client.sessions.list`.
+ */
+export async function listOwnSessions(scope: ClientScope): Promise<OwnSession[]> {
+  const sessions = await listLiveSessions(scope, requireUser(scope));
+  return sessions.map((session) => ({ session, current: session.id === scope.client.sessionId }));
+}
+
+/**
+ * Revokes one of the caller's sessions (its tokens are refused from then on); another user's
+ * session is 404. Through sessions/service.ts, so `session.revoked` is recorded as on the API.
+ */
+export async function revokeOwnSession(scope: ClientScope, sessionId: string): Promise<OwnSession> {
+  const session = await revokeSession(scope, sessionId, requireUser(scope));
+  return { session, current: session.id === scope.client.sessionId };
+}
+
+/** Revokes every live session of the caller but `keepId` ("sign out of all other devices"); how many ended. */
+export async function revokeOtherOwnSessions(scope: ClientScope, keepId: string): Promise<number> {
+  const userId = requireUser(scope);
+  let revoked = 0;
+  for (const session of await listLiveSessions(scope, userId)) {
+    if (session.id === keepId) continue;
+    await revokeSession(scope, session.id, userId);
+    revoked++;
+  }
+  return revoked;
+}

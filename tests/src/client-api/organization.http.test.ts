@@ -1,0 +1,133 @@
+import { environments } from '@atrium/db';
+import { TRPCClientError } from '@trpc/client';
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { clientSetup } from '../helpers/client.ts';
+import { newEnvironment, TEST_ISSUER, type TestEnvironment } from '../helpers/world.ts';
+import { graphqlRequestFor, portalCaller, trpcFor } from './self-helpers.ts';
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+async function environmentName(env: TestEnvironment): Promise<string> {
+  const [row] = await env.deps.db.select().from(environments).where(eq(environments.id, env.environmentId));
+  return String(row?.name);
+}
+
+describe('GET /_widgets/settings', () => {
+  it("answers the SettingsResponse: the environment's name and the server's base URL, no logos", async () => {
+    const env = await newEnvironment();
+    const a = await clientSetup(env, { scopes: [] });
+    const res = await a.http.get('/_widgets/settings');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      object: 'settings',
+      authkitOrigin: TEST_ISSUER,
+      teamName: await environmentName(env),
+      logoDarkIconPath: null,
+      logoDarkPath: null,
+      logoLightIconPath: null,
+      logoLightPath: null,
+    });
+  });
+
+  it('refuses a missing token and an API key with 403', async () => {
+    const env = await newEnvironment();
+    expect((await fetch(`${env.world.url}/_widgets/settings`)).status).toBe(403);
+    expect((await env.http.get('/_widgets/settings')).status).toBe(403);
+  });
+});
+
+describe('the organization and settings on GraphQL', () => {
+  it("organization(id) answers the token's organization only", async () => {
+    const env = await newEnvironment();
+    const a = await clientSetup(env);
+    const other = await clientSetup(env);
+    const query =
+      'query ($id: ID!) { organization(id: $id) { id name allowProfilesOutsideOrganization createdAt updatedAt } }';
+    const own = await graphqlRequestFor(env, a.token).request<{ organization: unknown }>(query, {
+      id: a.organizationId,
+    });
+    const stored = (await env.http.get(`/organizations/${a.organizationId}`)).body;
+    expect(own.organization).toEqual({
+      id: a.organizationId,
+      name: stored.name,
+      allowProfilesOutsideOrganization: false,
+      createdAt: expect.stringMatching(ISO),
+      updatedAt: expect.stringMatching(ISO),
+    });
+    // Another organization of the environment, even one the caller's user may see elsewhere, is NOT_FOUND.
+    for (const id of [other.organizationId, 'org_01NOPE']) {
+      const res = await a.graphql(query, { id });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toBeNull();
+      expect(res.body.errors[0]).toMatchObject({ extensions: { code: 'NOT_FOUND', status: 404 } });
+      expect(res.body.errors[0].message).toContain(id);
+    }
+  });
+
+  it('branding, authkitSettings and authenticationSettings describe the deployment', async () => {
+    const env = await newEnvironment();
+    const a = await clientSetup(env);
+    const res = await a.graphql(`{
+      branding { displayName logoDarkIconPath logoDarkPath logoLightIconPath logoLightPath }
+      authkitSettings { origin }
+      authenticationSettings { mfaEnabled mfaRequired passkeyAuthEnabled passwordAuthEnabled
+        passwordPolicy { minLength maxLength } }
+    }`);
+    expect(res).toEqual({
+      status: 200,
+      body: {
+        data: {
+          branding: {
+            displayName: await environmentName(env),
+            logoDarkIconPath: null,
+            logoDarkPath: null,
+            logoLightIconPath: null,
+            logoLightPath: null,
+          },
+          authkitSettings: { origin: TEST_ISSUER },
+          authenticationSettings: {
+            mfaEnabled: false,
+            mfaRequired: false,
+            passkeyAuthEnabled: false,
+            passwordAuthEnabled: true,
+            passwordPolicy: { minLength: 8, maxLength: 1024 },
+          },
+        },
+      },
+    });
+  });
+});
+
+describe('the organization on typed tRPC', () => {
+  it("client.organization answers the token's organization, 404 for another", async () => {
+    const env = await newEnvironment();
+    const a = await clientSetup(env);
+    const other = await clientSetup(env);
+    const trpc = trpcFor(env, a.token);
+    expect(await trpc.client.organization.query({ id: a.organizationId })).toEqual({
+      id: a.organizationId,
+      name: expect.any(String),
+      allowProfilesOutsideOrganization: false,
+      createdAt: expect.stringMatching(ISO),
+      updatedAt: expect.stringMatching(ISO),
+    });
+    const refused = await trpc.client.organization.query({ id: other.organizationId }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(TRPCClientError);
+    expect((refused as { data?: { httpStatus?: number } }).data?.httpStatus).toBe(404);
+  });
+});
+
+describe('an admin-portal principal (no user)', () => {
+  it("reads its organization and the settings (they need no user), never another organization's", async () => {
+    const env = await newEnvironment();
+    const a = await clientSetup(env);
+    const other = await clientSetup(env);
+    const portal = await portalCaller(env, a.organizationId);
+    expect(await portal.caller.client.organization({ id: a.organizationId })).toMatchObject({ id: a.organizationId });
+    await expect(portal.caller.client.organization({ id: other.organizationId })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
+    expect(await portal.caller.widgets.settings({})).toMatchObject({ object: 'settings', authkitOrigin: TEST_ISSUER });
+  });
+});

@@ -1,0 +1,67 @@
+import { createRequire } from 'node:module';
+import { environments } from '@atrium/db';
+import {
+  type AppRouter,
+  type ClientPrincipal,
+  clientSchema,
+  createCaller,
+  createInnerContext,
+  type EnvironmentInfo,
+} from '@atrium/routers';
+import { createTRPCClient, httpLink } from '@trpc/client';
+import { eq } from 'drizzle-orm';
+import type * as GraphQL from 'graphql';
+import { GraphQLClient } from 'graphql-request';
+import { WIDGET_HEADERS } from '../helpers/client.ts';
+import type { TestEnvironment } from '../helpers/world.ts';
+
+/** Typed tRPC over /trpc with a client token, as a TypeScript frontend calls it. */
+export function trpcFor(env: TestEnvironment, token: string) {
+  return createTRPCClient<AppRouter>({
+    links: [httpLink({ url: `${env.world.url}/trpc`, headers: { Authorization: `Bearer ${token}` } })],
+  });
+}
+
+/** graphql-request (the widgets' own GraphQL transport) against /client/graphql with a token. */
+export function graphqlRequestFor(env: TestEnvironment, token: string): GraphQLClient {
+  return new GraphQLClient(`${env.world.url}/client/graphql`, {
+    headers: { Authorization: `Bearer ${token}`, ...WIDGET_HEADERS, 'WorkOS-Widgets-Type': 'user-sessions' },
+  });
+}
+
+/** A new widget token (and so a new session) for a user of an organization. */
+export async function anotherToken(env: TestEnvironment, organizationId: string, userId: string): Promise<string> {
+  const res = await env.http.post('/widgets/token', { organization_id: organizationId, user_id: userId, scopes: [] });
+  if (res.status !== 201) throw new Error(`token: ${res.status} ${res.text}`);
+  return res.body.token;
+}
+
+/**
+ * An admin-portal caller (issue #23: no user) of the organization, which no endpoint mints yet:
+ * a tRPC caller and a GraphQL executor with that principal, as the transports would build them.
+ */
+export async function portalCaller(env: TestEnvironment, organizationId: string) {
+  const [environment] = await env.deps.db.select().from(environments).where(eq(environments.id, env.environmentId));
+  const info: EnvironmentInfo = {
+    id: env.environmentId,
+    name: String(environment?.name),
+    clientId: env.clientId,
+    flags: environment?.flags ?? {},
+  };
+  const principal: ClientPrincipal = {
+    kind: 'portal',
+    organizationId,
+    userId: null,
+    sessionId: 'session_portal',
+    permissions: [],
+    expiresAt: new Date(Date.now() + 60_000),
+  };
+  const ctx = { ...createInnerContext(env.deps, undefined), client: { env: info, principal } };
+  const scope = { db: env.deps.db, env: info, now: env.deps.now, deps: env.deps, client: principal };
+  // The schema's own copy of graphql (CommonJS, as Pothos loads it), not vitest's ESM one.
+  const { graphql } = createRequire(import.meta.url)('graphql') as typeof GraphQL;
+  return {
+    caller: createCaller(ctx),
+    graphql: (source: string) => graphql({ schema: clientSchema(), source, contextValue: { scope } }),
+  };
+}
