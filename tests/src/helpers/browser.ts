@@ -124,15 +124,17 @@ export interface WidgetPage {
 }
 
 /**
- * Serves a page bundled from `entry` (default tests/src/browser/page/main.tsx);
+ * Serves a page bundled from `entry` (default tests/src/browser/page/main.tsx; a function is
+ * called at the first request, so the page may be written once the API's port is known);
  * `POST /widgets-token?widget=…` answers `tokenFor(widget)`, the page's token function (the
  * widgets call it on mount and again after a 403), as a host application's backend would.
  */
 export async function serveWidgetPage(
   tokenFor: (widget: string) => Promise<string>,
-  entry = `${PAGE_DIR}main.tsx`,
+  entry: string | (() => string) = `${PAGE_DIR}main.tsx`,
 ): Promise<WidgetPage> {
-  const assets = await bundle(entry);
+  if (typeof entry === 'string') await bundle(entry);
+  const assets = () => bundle(typeof entry === 'string' ? entry : entry());
   const tokenRequests: string[] = [];
   const served = await listen((req, res) => {
     const url = new URL(req.url ?? '/', 'http://page');
@@ -140,9 +142,14 @@ export async function serveWidgetPage(
       res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' });
       res.end(body);
     };
+    const asset = (type: string, pick: (a: { js: string; css: string }) => string) =>
+      void assets().then(
+        (a) => send(200, type, pick(a)),
+        (error: Error) => send(500, 'text/plain', error.message),
+      );
     if (url.pathname === '/') return send(200, 'text/html; charset=utf-8', HTML);
-    if (url.pathname === '/main.js') return send(200, 'text/javascript; charset=utf-8', assets.js);
-    if (url.pathname === '/main.css') return send(200, 'text/css; charset=utf-8', assets.css);
+    if (url.pathname === '/main.js') return asset('text/javascript; charset=utf-8', (a) => a.js);
+    if (url.pathname === '/main.css') return asset('text/css; charset=utf-8', (a) => a.css);
     if (url.pathname === '/widgets-token' && req.method === 'POST') {
       const widget = url.searchParams.get('widget') ?? '';
       tokenRequests.push(widget);
@@ -176,7 +183,7 @@ export interface OpenedPage {
   outside: string[];
   /** Uncaught errors of the page (expected empty). */
   pageErrors: string[];
-  /** Requests that failed at the network level (CORS refusals among them). */
+  /** Requests to loopback that failed at the network level (CORS refusals among them). */
   failed: string[];
   /** The page's calls to `apiOrigin` (preflights excluded), in the order they were answered. */
   apiCalls: ApiCall[];
@@ -203,9 +210,11 @@ export async function openPage(browser: Browser, apiOrigin: string): Promise<Ope
   const pageErrors: string[] = [];
   page.on('pageerror', (error) => pageErrors.push(error.message));
   const failed: string[] = [];
-  page.on('requestfailed', (request) =>
-    failed.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText ?? '?'}`),
-  );
+  page.on('requestfailed', (request) => {
+    // Requests off loopback were refused above, and are listed in `outside`.
+    if (LOOPBACK.has(new URL(request.url()).hostname))
+      failed.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText ?? '?'}`);
+  });
   const apiCalls: ApiCall[] = [];
   page.on('response', (response) => {
     const url = new URL(response.url());
@@ -230,5 +239,5 @@ export async function openPage(browser: Browser, apiOrigin: string): Promise<Ope
 /** Saves the page to tests/artifacts/screenshots/<name>.png (gitignored; CI keeps the folder). */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
+  await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true, animations: 'disabled', timeout: 20_000 });
 }
