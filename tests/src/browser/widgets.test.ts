@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from '@atrium/rest-facade';
@@ -24,6 +25,7 @@ import {
 } from '../helpers/browser.ts';
 import { type ClientSetup, clientFor, clientSetup } from '../helpers/client.ts';
 import { uniqueEmail } from '../helpers/people.ts';
+import { freePort, type SpawnedServer, spawnServer } from '../helpers/spawn-server.ts';
 import { getWorld, HttpClient, newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /**
@@ -443,5 +445,69 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     expect(statuses).toEqual([200, 403]);
     expect(await status(me)).toBe(200);
     await closeClean(opened);
+  });
+});
+
+/** The caller's settings the spawned server must not see (it takes process.env): never ATRIUM_*, WORKOS_*, DATABASE_URL. */
+const SCRUBBED = /^(ATRIUM_|WORKOS_|DATABASE_URL$|DNS_|SMTP_|PORT$|HOST$)/;
+
+describe.skipIf(!launched.browser)('the official widgets against the real server (what npm start runs)', () => {
+  let server: SpawnedServer;
+  let hostPage: WidgetPage;
+  let dataDir: string;
+  let token = '';
+  const saved: Record<string, string | undefined> = {};
+
+  beforeAll(async () => {
+    hostPage = await serveWidgetPage(async () => token);
+    for (const key of Object.keys(process.env))
+      if (SCRUBBED.test(key)) {
+        saved[key] = process.env[key];
+        delete process.env[key];
+      }
+    dataDir = mkdtempSync(join(tmpdir(), 'atrium-widgets-'));
+    server = await spawnServer({ ATRIUM_DATA_DIR: dataDir, ATRIUM_CORS_ORIGINS: hostPage.origin }, await freePort());
+  });
+
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    for (const [key, value] of Object.entries(saved)) if (value !== undefined) process.env[key] = value;
+    await hostPage?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('configured by ATRIUM_CORS_ORIGINS, it serves the switcher and the users table to the page', async () => {
+    const apiKey = server.output().match(/export WORKOS_API_KEY=(\S+)/)?.[1];
+    expect(apiKey).toBeDefined();
+    const http = new HttpClient(server.url, { Authorization: `Bearer ${apiKey}` });
+    const org = await http.post('/organizations', { name: 'Initech' });
+    const email = uniqueEmail('peter');
+    const user = await http.post('/user_management/users', { email, first_name: 'Peter', last_name: 'Gibbons' });
+    const membership = await http.post('/user_management/organization_memberships', {
+      user_id: user.body.id,
+      organization_id: org.body.id,
+      role_slug: 'admin',
+    });
+    expect(membership.status).toBe(201);
+    const issued = await http.post('/widgets/token', {
+      organization_id: org.body.id,
+      user_id: user.body.id,
+      scopes: ['widgets:users-table:manage'],
+    });
+    expect(issued.status).toBe(201);
+    token = issued.body.token;
+
+    for (const widget of ['organization-switcher', 'users-management']) {
+      const opened = await openPage(launched.browser!, server.url);
+      await opened.page.goto(hostPage.url(widget, server.url));
+      if (widget === 'organization-switcher') await opened.page.getByRole('button', { name: 'Initech' }).waitFor();
+      else await rowOf(opened.page, email).waitFor();
+      expect(opened.apiCalls.every((call) => call.status === 200 || call.status === 403)).toBe(true);
+      await screenshot(opened.page, `npm-start-${widget}`);
+      await closeClean(opened);
+    }
   });
 });
