@@ -30,6 +30,11 @@ export interface Config {
    * unset, a link on this server (`<issuer>/invite?invitation_token=<token>`).
    */
   invitationUrl?: string;
+  /**
+   * How long a pending domain may go without a successful DNS check before it fails
+   * (`DNS_VERIFICATION_PERIOD_SECONDS`); unset, `DEFAULT_VERIFICATION_PERIOD_SECONDS` (30 days).
+   */
+  dnsVerificationPeriodSeconds?: number;
 }
 
 /**

@@ -213,6 +213,9 @@ function fieldErrorOf(issue: ZodIssueLike): FieldError {
   return { field, code: `${field}_invalid`, message: `${field}: ${issue.message}` };
 }
 
+/** A zod failure outside tRPC (a GraphQL argument parsed by its area) as the contract's 422. */
+export const invalidOfZod = (error: { issues: ZodIssueLike[] }) => invalid(error.issues.map(fieldErrorOf));
+
 /**
  * tRPC's own refusals of a request it could not read: input that is not JSON (`?input=%7Bbad`,
  * a bad body) is 400 `invalid_json`; a batch whose input is not an object, 400 `invalid_request`.
@@ -242,7 +245,7 @@ export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (isTRPCError(error)) {
     if (error.cause instanceof ApiError) return error.cause;
-    if (isZodError(error.cause)) return invalid(error.cause.issues.map(fieldErrorOf));
+    if (isZodError(error.cause)) return invalidOfZod(error.cause);
     const fromDb = fromDatabaseError(error.cause);
     if (fromDb) return fromDb;
     const malformed = malformedInput(error);

@@ -82,10 +82,10 @@ export { hashPassword, verifyPassword } from './lib/password.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
 export {
   applyDnsResult,
+  DEFAULT_VERIFICATION_PERIOD_SECONDS,
   type DnsCheckResult,
   type DueDomain,
   takeDueDomains,
-  VERIFICATION_PERIOD_MS,
   verifyOrganizationDomainManually,
 } from './organization-domains/service.ts';
 export { toOrganization } from './organizations/service.ts';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DEFAULT_IN_FLIGHT, type InFlightOptions, MAX_RESPONSE_BYTES } from '@atrium/rest-facade';
-import { DEFAULT_QUOTAS, parseMasterKey, type Quotas } from '@atrium/routers';
+import { DEFAULT_QUOTAS, DEFAULT_VERIFICATION_PERIOD_SECONDS, parseMasterKey, type Quotas } from '@atrium/routers';
 
 /** Every setting of the server, read once from the environment (see the README's table). */
 export interface ServerConfig {
@@ -51,6 +51,8 @@ export interface ServerConfig {
   dnsBackoffMaxMs: number;
   /** How long past its lookups a DNS check's lease lasts (a dead worker's check waits that long). */
   dnsLeaseGraceMs: number;
+  /** How long a pending domain may go without a successful check before it fails (DNS_VERIFICATION_PERIOD_SECONDS, 30 days). */
+  dnsVerificationPeriodSeconds: number;
   webhooksAllowPrivate: boolean;
   webhookTimeoutMs: number;
   /** How long past its timeout a delivery attempt's lease lasts (a dead worker's job waits that long). */
@@ -171,6 +173,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     dnsBackoffBaseMs: integer('DNS_BACKOFF_BASE_MS', 15_000, env),
     dnsBackoffMaxMs: integer('DNS_BACKOFF_MAX_MS', 60 * 60 * 1000, env),
     dnsLeaseGraceMs: integer('DNS_LEASE_GRACE_MS', 30_000, env),
+    dnsVerificationPeriodSeconds: Math.max(
+      1,
+      integer('DNS_VERIFICATION_PERIOD_SECONDS', DEFAULT_VERIFICATION_PERIOD_SECONDS, env),
+    ),
     webhooksAllowPrivate: boolean('WEBHOOKS_ALLOW_PRIVATE', false, env),
     webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, env),
     webhookLeaseGraceMs: integer('WEBHOOK_LEASE_GRACE_MS', 60_000, env),

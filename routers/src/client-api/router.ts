@@ -1,10 +1,13 @@
 import { clientProcedure, router } from '../trpc.ts';
+// h22/domains: domain verification and SSO connections.
+import { domainsClientProcedures, domainsWidgetProcedures } from './domains/router.ts';
 import { membersClientProcedures, membersWidgetProcedures } from './members/router.ts';
 // h22/self: the caller's sessions, profile, and organization.
 import { organizationClientProcedures, organizationWidgetProcedures } from './organization/router.ts';
 import { organizationsClientProcedures, organizationsWidgetProcedures } from './organizations/router.ts';
 import { profileClientProcedures, profileWidgetProcedures } from './profile/router.ts';
 import { sessionsClientProcedures, sessionsWidgetProcedures } from './sessions/router.ts';
+import { ssoClientProcedures, ssoWidgetProcedures } from './sso/router.ts';
 
 /**
  * The client surfaces' procedures, authorized by client and widget tokens (`clientProcedure`),
@@ -20,6 +23,9 @@ export const widgetsRouter = router({
   ...sessionsWidgetProcedures,
   ...profileWidgetProcedures,
   ...organizationWidgetProcedures,
+  // h22/domains
+  ...domainsWidgetProcedures,
+  ...ssoWidgetProcedures,
 });
 
 /** `client.*` over `/trpc`: typed tRPC for TypeScript frontends, the operations of `/client/graphql`. */
@@ -32,4 +38,7 @@ export const clientRouter = router({
   ...sessionsClientProcedures,
   ...profileClientProcedures,
   ...organizationClientProcedures,
+  // h22/domains
+  ...domainsClientProcedures,
+  ...ssoClientProcedures,
 });

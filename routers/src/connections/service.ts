@@ -15,6 +15,7 @@ import {
   loadConnection,
   lockConnection,
   pageOfConnections,
+  updateConnectionName,
   updateConnectionState,
 } from './store.ts';
 
@@ -85,6 +86,21 @@ export async function setConnectionState(scope: Scope, id: string, state: 'activ
     const row = orNotFound(await updateConnectionState(tx, scope.env.id, id, state, scope.now()), 'connection', id);
     const connection = toConnection(row);
     await recordEvent(tx, scope, state === 'active' ? 'connection.activated' : 'connection.deactivated', connection);
+    return connection;
+  });
+}
+
+/**
+ * Renames a connection (the client surfaces' `updateSsoConnection`): event `connection.updated`;
+ * the name it already has changes nothing.
+ */
+export async function renameConnection(scope: Scope, id: string, name: string): Promise<Connection> {
+  return scope.db.transaction(async (tx) => {
+    const current = await lockConnection(tx, scope.env.id, id);
+    if (current.name === name) return toConnection(current);
+    const row = orNotFound(await updateConnectionName(tx, scope.env.id, id, name, scope.now()), 'connection', id);
+    const connection = toConnection(row);
+    await recordEvent(tx, scope, 'connection.updated', connection);
     return connection;
   });
 }

@@ -63,6 +63,21 @@ export async function updateConnectionState(
   return row;
 }
 
+export async function updateConnectionName(
+  tx: Db,
+  environmentId: string,
+  id: string,
+  name: string,
+  now: Date,
+): Promise<ConnectionRow | undefined> {
+  const [row] = await tx
+    .update(connections)
+    .set({ name, updatedAt: now })
+    .where(scopedId(connections, environmentId, id))
+    .returning();
+  return row;
+}
+
 /** Deletes the connection; the row as it was, or undefined if there was none. */
 export async function deleteConnectionRow(
   tx: Db,

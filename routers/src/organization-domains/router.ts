@@ -49,5 +49,7 @@ export const organizationDomainsRouter = router({
     })
     .input(DomainIdInput)
     .output(z.void())
-    .mutation(({ ctx, input }) => deleteOrganizationDomain(ctx.scope, input.id)),
+    .mutation(async ({ ctx, input }) => {
+      await deleteOrganizationDomain(ctx.scope, input.id);
+    }),
 });

@@ -1,4 +1,5 @@
-import { type Db, type FairTake, newId } from '@atrium/db';
+import { type Db, type FairTake, newId, type PageParams } from '@atrium/db';
+import { asList } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import {
   markVerified,
@@ -22,6 +23,7 @@ import {
   findDomainForUpdate,
   leaseDueDomains,
   loadDomain,
+  pageOfOrganizationDomains,
   whyClaimRefused,
 } from './store.ts';
 
@@ -78,13 +80,29 @@ export async function getOrganizationDomain(scope: Scope, id: string): Promise<O
   return toOrganizationDomain(await loadDomain(scope.db, scope.env.id, id));
 }
 
+/** One page of an organization's domains as the list envelope (the client surfaces list them). */
+export async function listOrganizationDomains(scope: Scope, organizationId: string, params: PageParams) {
+  return asList(await pageOfOrganizationDomains(scope.db, scope.env.id, organizationId, params), toOrganizationDomain);
+}
+
 /**
  * Starts (or restarts) DNS verification: the domain stays `pending` and is due for a check
- * now. A failed claim starts a new verification period; a verified one is 400.
+ * now. A failed claim starts a new verification period; a verified one is 400. With
+ * `onlyFailed` (the widgets' "Restart verification") anything but a failed claim is 409.
  */
-export async function verifyOrganizationDomain(scope: Scope, id: string): Promise<OrganizationDomain> {
+export async function verifyOrganizationDomain(
+  scope: Scope,
+  id: string,
+  options: { onlyFailed?: boolean } = {},
+): Promise<OrganizationDomain> {
   return scope.db.transaction(async (tx) => {
     const row = await loadDomain(tx, scope.env.id, id, 'update');
+    if (options.onlyFailed && row.state !== 'failed') {
+      throw conflict(
+        'domain_not_failed',
+        `Only a failed domain restarts verification; '${row.domain}' is ${row.state}.`,
+      );
+    }
     if (row.state === 'verified') {
       throw badRequest('domain_already_verified', `The domain '${row.domain}' is already verified.`);
     }
@@ -116,12 +134,15 @@ async function assertClaimable(tx: Db, scope: Scope, row: DomainRow): Promise<vo
   if (await isVerifiedElsewhere(tx, scope.env.id, row.organizationId, row.domain)) throw verifiedByOther(row.domain);
 }
 
-export async function deleteOrganizationDomain(scope: Scope, id: string): Promise<void> {
-  await scope.db.transaction(async (tx) => {
+/** Deletes a domain (event `organization_domain.deleted`); the domain as it was. */
+export async function deleteOrganizationDomain(scope: Scope, id: string): Promise<OrganizationDomain> {
+  return scope.db.transaction(async (tx) => {
     const deleted = await deleteDomain(tx, scope.env.id, id);
     if (!deleted) throw notFound('organization_domain', id);
     await uncountDomain(tx, deleted.organizationId);
-    await recordEvent(tx, scope, 'organization_domain.deleted', toOrganizationDomain(deleted));
+    const wire = toOrganizationDomain(deleted);
+    await recordEvent(tx, scope, 'organization_domain.deleted', wire);
+    return wire;
   });
 }
 
@@ -139,8 +160,12 @@ export async function verifyOrganizationDomainManually(scope: Scope, id: string)
   });
 }
 
-/** How long a domain may stay pending without a successful check before it fails. */
-export const VERIFICATION_PERIOD_MS = 30 * 24 * 60 * 60 * 1000;
+/** How long a domain may stay pending without a successful check before it fails, unless configured. */
+export const DEFAULT_VERIFICATION_PERIOD_SECONDS = 30 * 24 * 60 * 60;
+
+/** The verification window of this deployment (`DNS_VERIFICATION_PERIOD_SECONDS`), in ms. */
+const verificationPeriodMs = (scope: Scope) =>
+  (scope.deps.config.dnsVerificationPeriodSeconds ?? DEFAULT_VERIFICATION_PERIOD_SECONDS) * 1000;
 
 /** A domain taken by the DNS worker: what it needs to look up, never more. */
 export interface DueDomain {
@@ -203,7 +228,7 @@ async function failClaim(tx: Db, scope: Scope, id: string, changes: DomainChange
 /**
  * Applies one DNS check to a leased domain: a match verifies it (and fails competing claims);
  * no match records the error and schedules the next check at `retryAt`, or fails the claim
- * with `domain_verification_period_expired` once the 30-day period is over. A result whose
+ * with `domain_verification_period_expired` once the verification period is over. A result whose
  * lease was superseded (the domain was verified, deleted or re-scheduled meanwhile) is dropped.
  */
 export async function applyDnsResult(
@@ -231,7 +256,7 @@ export async function applyDnsResult(
       }
     }
     const started = (row.verificationStartedAt ?? row.createdAt).getTime();
-    if (now.getTime() - started >= VERIFICATION_PERIOD_MS) {
+    if (now.getTime() - started >= verificationPeriodMs(scope)) {
       await failClaim(tx, scope, row.id, {
         ...checked,
         verificationFailedReason: 'domain_verification_period_expired',

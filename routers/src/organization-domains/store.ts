@@ -7,6 +7,8 @@ import {
   type FairTake,
   interleaveByEnvironment,
   organizations,
+  type PageParams,
+  paginate,
   rawRows,
 } from '@atrium/db';
 import { and, eq, inArray, isNotNull, lte, type SQL, sql } from 'drizzle-orm';
@@ -19,6 +21,22 @@ import { assertBelowQuota } from '../quotas.ts';
 /** The domain with this id in the environment, or the contract's 404. */
 export const loadDomain = (db: Db, environmentId: string, id: string, lock?: RowLock) =>
   loadScoped(db, d, 'organization_domain', environmentId, id, lock);
+
+/** One keyset page of an organization's domains (by id; the id is time-ordered). */
+export function pageOfOrganizationDomains(db: Db, environmentId: string, organizationId: string, params: PageParams) {
+  return paginate(
+    params,
+    d.id,
+    (q) =>
+      db
+        .select()
+        .from(d)
+        .where(and(eq(d.environmentId, environmentId), eq(d.organizationId, organizationId), q.keyset))
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+}
 
 /** The domain with this id in the environment, locked for update, if it is still there. */
 export async function findDomainForUpdate(db: Db, environmentId: string, id: string): Promise<DomainRow | undefined> {

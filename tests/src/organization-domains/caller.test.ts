@@ -1,5 +1,11 @@
 import { type DbHandle, events, openDb, organizationDomains } from '@atrium/db';
-import { createCaller, createInnerContext, type Deps, newCaches, VERIFICATION_PERIOD_MS } from '@atrium/routers';
+import {
+  createCaller,
+  createInnerContext,
+  DEFAULT_VERIFICATION_PERIOD_SECONDS,
+  type Deps,
+  newCaches,
+} from '@atrium/routers';
 import { createTxtResolver, type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -147,12 +153,12 @@ describe('DNS verification worker', () => {
 
     // Just inside the period: still pending.
     const start = (await row(env, domain.id)).verificationStartedAt as Date;
-    const inside = new Date(start.getTime() + VERIFICATION_PERIOD_MS - 60_000);
+    const inside = new Date(start.getTime() + DEFAULT_VERIFICATION_PERIOD_SECONDS * 1000 - 60_000);
     await workerFor(env, () => inside).tick();
     expect((await row(env, domain.id)).state).toBe('pending');
 
     // The next check falls after the period: failed, with the reason and one event.
-    const late = new Date(start.getTime() + VERIFICATION_PERIOD_MS + 2 * 60 * 60 * 1000);
+    const late = new Date(start.getTime() + DEFAULT_VERIFICATION_PERIOD_SECONDS * 1000 + 2 * 60 * 60 * 1000);
     expect(await workerFor(env, () => late).tick()).toBe(1);
     const expired = await env.caller.organizationDomains.get({ id: domain.id });
     expect(expired).toMatchObject({

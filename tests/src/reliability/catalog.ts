@@ -818,6 +818,32 @@ export const OPERATIONS: Operation[] = [
     path: () => '/_widgets/UserManagement/organizations',
     hasParam: false,
   },
+  // h22/domains: the domain verification and SSO widgets' routes (403 with an API key; with client
+  // tokens in tests/src/client-api/{domains,sso}.http.test.ts).
+  {
+    name: 'widgets: list the organization domains',
+    method: 'GET',
+    path: () => '/_widgets/admin-portal/organization-domains',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: delete an organization domain',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/admin-portal/organization-domains/${p(param, f.domainId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: restart verification of a failed domain',
+    method: 'POST',
+    path: (f, param) => `/_widgets/admin-portal/organization-domains/${p(param, f.domainId)}/reverify`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: list the SSO connections',
+    method: 'GET',
+    path: () => '/_widgets/admin-portal/sso-connections',
+    hasParam: false,
+  },
   {
     name: 'validate agent credential',
     method: 'POST',

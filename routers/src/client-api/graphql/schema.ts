@@ -8,6 +8,9 @@ import '../members/graphql.ts';
 import '../sessions/router.ts';
 import '../profile/router.ts';
 import '../organization/router.ts';
+// h22/domains
+import '../domains/router.ts';
+import '../sso/router.ts';
 
 let built: GraphQLSchema | undefined;
 

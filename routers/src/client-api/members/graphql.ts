@@ -1,4 +1,5 @@
 import { builder } from '../graphql/builder.ts';
+import { ListMetadataRef as ListMetadata, PaginationOrder } from '../graphql/list.ts';
 import { toOrganizationMember } from './router.ts';
 import {
   type ClientInvitation,
@@ -19,17 +20,6 @@ import {
 
 // The users table on `/client/graphql` (WIDGETS-API.md §4): the same service functions as the
 // widgets' REST and `client.members.*`.
-
-// SHARED TYPES: `ListMetadata` and `PaginationOrder` are declared here first; other areas' lists reuse them.
-export const ListMetadata = builder
-  .objectRef<{ before: string | null; after: string | null }>('ListMetadata')
-  .implement({
-    fields: (t) => ({
-      before: t.exposeString('before', { nullable: true }),
-      after: t.exposeString('after', { nullable: true }),
-    }),
-  });
-export const PaginationOrder = builder.enumType('PaginationOrder', { values: ['Asc', 'Desc', 'Normal'] as const });
 
 const pageArgs = builder.args((t) => ({
   after: t.string(),

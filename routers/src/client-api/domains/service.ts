@@ -1,0 +1,102 @@
+import type { PageParams } from '@atrium/db';
+import type { OrganizationDomain } from '../../domain-claims/schemas.ts';
+import { notFound } from '../../errors.ts';
+import {
+  createOrganizationDomain,
+  deleteOrganizationDomain,
+  getOrganizationDomain,
+  listOrganizationDomains,
+  verifyOrganizationDomain,
+} from '../../organization-domains/service.ts';
+import { quotaLimit } from '../../quotas.ts';
+import { type ClientScope, requirePermission } from '../principal.ts';
+
+export const DOMAIN_STATES = ['Failed', 'LegacyVerified', 'Pending', 'Verified'] as const;
+export const NAME_SERVERS = ['AwsRoute53', 'CloudFlare', 'GoDaddy', 'GoogleDomains', 'Other'] as const;
+
+/** A domain as the widgets (REST), GraphQL and `client.domains.*` show it (WIDGETS-API.md §2.2, §4). */
+export interface ClientDomain {
+  id: string;
+  organizationId: string;
+  domain: string;
+  state: (typeof DOMAIN_STATES)[number];
+  nameServer: (typeof NAME_SERVERS)[number];
+  subdomain: string | null;
+  verificationPrefix: string | null;
+  verificationToken: string | null;
+  createdAt: string;
+}
+
+const STATE = { pending: 'Pending', verified: 'Verified', failed: 'Failed' } as const;
+
+/**
+ * The client shape of a domain. The widget's DNS dialog shows a TXT record at host `subdomain`
+ * with value `<verificationPrefix>=<verificationToken>`: Atrium's record lives at
+ * `<verification_prefix>.<domain>` and the worker accepts `verification_token=<token>`, so the
+ * prefix is the subdomain and `verification_token` the value's key. A domain verified without
+ * DNS (`manual`: domain_data, the admin console) is `LegacyVerified`. Atrium does not look up
+ * name servers, so `nameServer` is `Other`.
+ */
+export function toClientDomain(d: OrganizationDomain): ClientDomain {
+  const state = d.state === 'verified' && d.verification_strategy === 'manual' ? 'LegacyVerified' : STATE[d.state];
+  return {
+    id: d.id,
+    organizationId: d.organization_id,
+    domain: d.domain,
+    state,
+    nameServer: 'Other',
+    subdomain: d.verification_prefix,
+    verificationPrefix: 'verification_token',
+    verificationToken: d.verification_token,
+    createdAt: d.created_at,
+  };
+}
+
+const PERMISSION = 'widgets:domain-verification:manage';
+
+/** The domain of the token's organization, or 404 as if absent (another organization's too). */
+async function ownDomain(scope: ClientScope, id: string): Promise<OrganizationDomain> {
+  requirePermission(scope, PERMISSION);
+  const domain = await getOrganizationDomain(scope, id);
+  if (domain.organization_id !== scope.client.organizationId) throw notFound('organization_domain', id);
+  return domain;
+}
+
+/** A page of the organization's domains; without `params`, all of them (at most the domain quota). */
+export async function listDomains(scope: ClientScope, params?: PageParams) {
+  requirePermission(scope, PERMISSION);
+  const page = params ?? { limit: quotaLimit(scope.deps, 'domainsPerOrganization'), order: 'desc' };
+  const list = await listOrganizationDomains(scope, scope.client.organizationId, page);
+  return { data: list.data.map(toClientDomain), listMetadata: list.list_metadata };
+}
+
+export async function getDomain(scope: ClientScope, id: string): Promise<ClientDomain> {
+  return toClientDomain(await ownDomain(scope, id));
+}
+
+/**
+ * Adds a domain to the token's organization and starts its DNS verification at once, as the
+ * widgets expect of an added domain (events `organization_domain.created`, then `.updated`).
+ */
+export async function addDomain(scope: ClientScope, domain: string): Promise<ClientDomain> {
+  requirePermission(scope, PERMISSION);
+  const organizationId = scope.client.organizationId;
+  const created = await createOrganizationDomain(scope, { organization_id: organizationId, domain });
+  return toClientDomain(await verifyOrganizationDomain(scope, created.id));
+}
+
+/** Removes a domain of the organization (event `organization_domain.deleted`); the domain as it was. */
+export async function removeDomain(scope: ClientScope, id: string): Promise<ClientDomain> {
+  await ownDomain(scope, id);
+  return toClientDomain(await deleteOrganizationDomain(scope, id));
+}
+
+/**
+ * "Restart verification": only a failed domain restarts (back to pending, checked now, a new
+ * verification period, event `organization_domain.updated`); a pending or verified one is
+ * 409 `domain_not_failed` and nothing changes.
+ */
+export async function reverifyDomain(scope: ClientScope, id: string): Promise<ClientDomain> {
+  await ownDomain(scope, id);
+  return toClientDomain(await verifyOrganizationDomain(scope, id, { onlyFailed: true }));
+}

@@ -1,0 +1,173 @@
+import type { ConnectionType } from '@atrium/db';
+import { type Connection, CreateConnectionInput } from '../../connections/schemas.ts';
+import {
+  createConnection,
+  deleteConnection,
+  getConnection,
+  listConnections,
+  renameConnection,
+} from '../../connections/service.ts';
+import { invalid, invalidOfZod, notFound } from '../../errors.ts';
+import { quotaLimit } from '../../quotas.ts';
+import { type ClientScope, requirePermission } from '../principal.ts';
+
+/**
+ * Atrium's SSO connection types (SAML and OpenID Connect) and their spelling in the widgets' REST
+ * (§2.2, with the `providerTag` they belong to). Every other connection type (OAuth, magic link)
+ * is not an SSO connection: the client surfaces neither list nor show it.
+ */
+const SSO_TYPES = {
+  ADFSSAML: ['Saml', 'AdfsSaml'],
+  AzureSAML: ['Saml', 'AzureSaml'],
+  CasSAML: ['Saml', 'CasSaml'],
+  ClassLinkSAML: ['Saml', 'ClassLinkSaml'],
+  CloudflareSAML: ['Saml', 'CloudflareSaml'],
+  CyberArkSAML: ['Saml', 'CyberArkSaml'],
+  DuoSAML: ['Saml', 'DuoSaml'],
+  GenericSAML: ['Saml', 'GenericSaml'],
+  GoogleSAML: ['Saml', 'GoogleSaml'],
+  JumpCloudSAML: ['Saml', 'JumpCloudSaml'],
+  KeycloakSAML: ['Saml', 'KeycloakSaml'],
+  LastPassSAML: ['Saml', 'LastPassSaml'],
+  MiniOrangeSAML: ['Saml', 'MiniOrangeSaml'],
+  NetIqSAML: ['Saml', 'NetIqSaml'],
+  OktaSAML: ['Saml', 'OktaSaml'],
+  OneLoginSAML: ['Saml', 'OneLoginSaml'],
+  OracleSAML: ['Saml', 'OracleSaml'],
+  PingFederateSAML: ['Saml', 'PingFederateSaml'],
+  PingOneSAML: ['Saml', 'PingOneSaml'],
+  RipplingSAML: ['Saml', 'RipplingSaml'],
+  SalesforceSAML: ['Saml', 'SalesforceSaml'],
+  ShibbolethGenericSAML: ['Saml', 'ShibbolethGenericSaml'],
+  ShibbolethSAML: ['Saml', 'ShibbolethSaml'],
+  SimpleSamlPhpSAML: ['Saml', 'SimpleSamlPhpSaml'],
+  VMwareSAML: ['Saml', 'VmWareSaml'],
+  AdpOidc: ['OpenIdConnect', 'AdpOidc'],
+  CleverOIDC: ['OpenIdConnect', 'CleverOidc'],
+  EntraIdOIDC: ['OpenIdConnect', 'EntraIdOidc'],
+  GenericOIDC: ['OpenIdConnect', 'GenericOidc'],
+  LoginGovOidc: ['OpenIdConnect', 'LoginGovOidc'],
+  OktaOIDC: ['OpenIdConnect', 'OktaOidc'],
+} as const satisfies Partial<Record<ConnectionType, readonly ['Saml' | 'OpenIdConnect', string]>>;
+
+export type SsoType = keyof typeof SSO_TYPES;
+export const SSO_TYPE_NAMES = Object.keys(SSO_TYPES) as SsoType[];
+const isSsoType = (type: string): type is SsoType => Object.hasOwn(SSO_TYPES, type);
+
+/** §4 ConnectionState (REST's SsoConnection state is the same list). */
+export const CONNECTION_STATES = ['Active', 'Deleting', 'Inactive', 'Validating'] as const;
+
+/** An SSO connection as GraphQL and `client.sso.*` show it (§4 Connection). */
+export interface ClientConnection {
+  id: string;
+  name: string;
+  organizationId: string;
+  /** Atrium's (and §4's) spelling: `OktaSAML`, `GenericOIDC`, … */
+  type: SsoType;
+  state: 'Active' | 'Inactive';
+  setupComplete: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function toClientConnection(c: Connection): ClientConnection | undefined {
+  if (!isSsoType(c.connection_type)) return undefined;
+  const state = c.state === 'active' ? 'Active' : 'Inactive';
+  return {
+    id: c.id,
+    name: c.name,
+    organizationId: c.organization_id,
+    type: c.connection_type,
+    state,
+    setupComplete: state === 'Active',
+    createdAt: c.created_at,
+    updatedAt: c.updated_at,
+  };
+}
+
+/**
+ * §2.2 SsoConnection for the widget: `providerTag` and `type` in REST's spelling. Atrium keeps
+ * no certificates and no SSO sessions yet: SAML connections list none, `lastSession` is null.
+ */
+export function toWidgetConnection(c: ClientConnection) {
+  const [providerTag, type] = SSO_TYPES[c.type];
+  const base = { id: c.id, name: c.name, type, state: c.state, createdAt: c.createdAt, lastSession: null };
+  if (providerTag === 'OpenIdConnect') return { ...base, providerTag };
+  const none: { id: string; value: string }[] = [];
+  return {
+    ...base,
+    providerTag,
+    x509Certificates: none,
+    latestExpiringCertificate: null,
+    latestExpiredCertificate: null,
+  };
+}
+
+const PERMISSION = 'widgets:sso:manage';
+
+/** The SSO connection of the token's organization, or 404 as if absent (another organization's, an OAuth one). */
+async function ownConnection(scope: ClientScope, id: string): Promise<ClientConnection> {
+  requirePermission(scope, PERMISSION);
+  const connection = await getConnection(scope, id);
+  const client =
+    connection.organization_id === scope.client.organizationId ? toClientConnection(connection) : undefined;
+  if (!client) throw notFound('connection', id);
+  return client;
+}
+
+/** The organization's SSO connections, newest first (at most the connection quota). */
+export async function listSsoConnections(scope: ClientScope): Promise<ClientConnection[]> {
+  requirePermission(scope, PERMISSION);
+  const limit = quotaLimit(scope.deps, 'connectionsPerOrganization');
+  const page = await listConnections(scope, { organization_id: scope.client.organizationId, limit, order: 'desc' });
+  return page.data.flatMap((c) => toClientConnection(c) ?? []);
+}
+
+export const getSsoConnection = ownConnection;
+
+/**
+ * Starts an SSO connection of the organization (event `connection.created`): `inactive` until
+ * it is set up (the widget's "Setup in progress"). Types Atrium does not store are 422.
+ */
+export async function createSsoConnection(
+  scope: ClientScope,
+  input: { type: string; name?: string | null | undefined },
+): Promise<ClientConnection> {
+  requirePermission(scope, PERMISSION);
+  if (!isSsoType(input.type)) {
+    const message = `Atrium does not support SSO connections of type '${input.type}'.`;
+    throw invalid(
+      [{ field: 'type', code: 'connection_type_unsupported', message }],
+      'connection_type_unsupported',
+      message,
+    );
+  }
+  // The API's own rules of a connection (name 1–256 characters, trimmed); a missing name is the type.
+  const parsed = CreateConnectionInput.safeParse({
+    organization_id: scope.client.organizationId,
+    connection_type: input.type,
+    name: input.name ?? input.type,
+    state: 'inactive',
+  });
+  if (!parsed.success) throw invalidOfZod(parsed.error);
+  const created = await createConnection(scope, parsed.data);
+  return toClientConnection(created) as ClientConnection;
+}
+
+/** Renames an SSO connection of the organization (event `connection.updated`); no name changes nothing. */
+export async function updateSsoConnection(
+  scope: ClientScope,
+  input: { id: string; name?: string | null | undefined },
+): Promise<ClientConnection> {
+  const current = await ownConnection(scope, input.id);
+  if (input.name === undefined || input.name === null) return current;
+  const name = CreateConnectionInput.shape.name.safeParse(input.name);
+  if (!name.success) throw invalidOfZod({ issues: name.error.issues.map((i) => ({ ...i, path: ['name'] })) });
+  return toClientConnection(await renameConnection(scope, input.id, name.data)) as ClientConnection;
+}
+
+/** Deletes an SSO connection of the organization (event `connection.deleted`); its id. */
+export async function deleteSsoConnection(scope: ClientScope, id: string): Promise<string> {
+  await ownConnection(scope, id);
+  return (await deleteConnection(scope, id)).id;
+}
