@@ -26,6 +26,7 @@ import {
 import { type ClientSetup, clientFor, clientSetup } from '../helpers/client.ts';
 import { uniqueEmail } from '../helpers/people.ts';
 import { freePort, type SpawnedServer, spawnServer } from '../helpers/spawn-server.ts';
+import { adminCaller } from '../helpers/tokens.ts';
 import { getWorld, HttpClient, newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 /**
@@ -409,6 +410,33 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     await item(failing).getByRole('button', { name: 'Remove domain' }).waitFor();
     expect(await item(failing).getByRole('button', { name: 'Domain actions' }).count()).toBe(0);
     await screenshot(p, 'domain-verification-verified');
+    await closeClean(opened);
+  });
+
+  it('AdminPortalSsoConnection offers set-up without a connection, and shows the first SSO connection once there is one', async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env, { scopes: ['widgets:sso:manage'] });
+    mint = async () => me.token;
+    const opened = await open('sso-connection');
+    const { page: p } = opened;
+    await p.getByText("You haven't set up Single Sign-On yet.").waitFor();
+    await p.getByRole('button', { name: 'Set up SSO' }).waitFor();
+    expect((await env.http.get(`/connections?organization_id=${me.organizationId}`)).body.data).toEqual([]);
+
+    const admin = await adminCaller();
+    await admin.connections.create({
+      environment: env.environmentId,
+      organization_id: me.organizationId,
+      connection_type: 'OktaSAML',
+      name: 'Okta',
+      state: 'active',
+    });
+    await p.reload();
+    await p.getByText('Connected').waitFor();
+    await p.getByRole('button', { name: 'Manage' }).waitFor();
+    await screenshot(p, 'sso-connection');
+    const stored = (await env.http.get(`/connections?organization_id=${me.organizationId}`)).body.data;
+    expect(stored).toEqual([expect.objectContaining({ connection_type: 'OktaSAML', name: 'Okta', state: 'active' })]);
     await closeClean(opened);
   });
 
