@@ -90,7 +90,7 @@ afterAll(async () => {
   await dns?.close();
 });
 
-/** Opens the page with `widget`; fails the test if the page threw or reached past loopback. */
+/** Opens the fixture page with `widget` against the test's API (closeClean then checks what it did). */
 async function open(widget: string, params: Record<string, string> = {}): Promise<OpenedPage> {
   const opened = await openPage(launched.browser!, api.url);
   await opened.page.goto(page.url(widget, api.url, params));
@@ -472,6 +472,9 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     // One of the two other sessions is revoked and its token refused; this device's still works.
     expect(statuses).toEqual([200, 403]);
     expect(await status(me)).toBe(200);
+    const after = (await env.http.get(`/user_management/users/${me.userId}/sessions`)).body.data;
+    expect(after.map((s: any) => s.status).sort()).toEqual(['active', 'active', 'revoked']);
+    expect(after.find((s: any) => s.id === me.claims.sid)?.status).toBe('active');
     await closeClean(opened);
   });
 });
