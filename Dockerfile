@@ -6,7 +6,7 @@
 #   docker run … atrium node server/dist/migrate.mjs                                          # migrations, once per release
 # See docs/deployment.md.
 
-# 1. Build: every dependency, then the bundles (server/dist/{main,worker,migrate}.mjs).
+# 1. Build: every dependency, then the bundles (server/dist/{main,worker,migrate}.mjs, console/dist).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -14,11 +14,12 @@ COPY db/package.json db/
 COPY routers/package.json routers/
 COPY rest-facade/package.json rest-facade/
 COPY server/package.json server/
+COPY console/package.json console/
 COPY tests/package.json tests/
 COPY patches patches
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN node server/build.mjs --all
+RUN node server/build.mjs --all && node console/build.mjs
 
 # 2. Production dependencies only (patch-package applies patches/ at install, as in development).
 FROM node:20-bookworm-slim AS deps
@@ -28,6 +29,7 @@ COPY db/package.json db/
 COPY routers/package.json routers/
 COPY rest-facade/package.json rest-facade/
 COPY server/package.json server/
+COPY console/package.json console/
 COPY tests/package.json tests/
 COPY patches patches
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -43,6 +45,7 @@ COPY db/package.json db/
 COPY db/src/index.ts db/src/
 COPY db/migrations db/migrations
 COPY --from=build /app/server/dist server/dist
+COPY --from=build /app/console/dist console/dist
 USER node
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \

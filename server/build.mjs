@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildPortal } from './build-portal.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const manifest = (dir) => JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
@@ -52,9 +53,14 @@ export async function buildAll() {
   await buildServer(outfile);
   await buildServer(join(dist, 'worker.mjs'), 'worker-main.ts');
   await buildServer(join(dist, 'migrate.mjs'), 'migrate-main.ts');
+  await buildPortal();
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (process.argv[2] === '--all') await buildAll();
-  else await buildServer(process.argv[2]);
+  else {
+    await buildServer(process.argv[2]);
+    // The admin portal's page bundle (issue #23), served from server/dist/portal.
+    if (!process.argv[2]) await buildPortal();
+  }
 }

@@ -9,6 +9,7 @@ export const ID_PREFIXES = {
   environment: 'env_',
   apiKey: 'apikey_',
   adminToken: 'admintok_',
+  consoleSession: 'console_session_',
   client: 'client_',
   organization: 'org_',
   organizationDomain: 'org_domain_',
@@ -33,6 +34,8 @@ export const ID_PREFIXES = {
   webhookEndpoint: 'we_',
   webhookDelivery: 'wd_',
   webhookAttempt: 'wa_',
+  portalLink: 'portal_link_',
+  portalSession: 'portal_session_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -3,6 +3,7 @@ import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium
 import type express from 'express';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf } from './openapi.ts';
+import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { corsStep } from './pipeline/cors.ts';
 import type { DispatcherKind } from './pipeline/dispatch.ts';
 import { bridgeDispatcher } from './pipeline/dispatch-bridge.ts';
@@ -56,11 +57,15 @@ export interface AppOptions {
   inFlight?: Partial<InFlightOptions> | false;
   /** How REST calls reach their procedures: straight from the route table (default), or via trpc-to-openapi. */
   dispatcher?: DispatcherKind;
+  /** Where the built admin-portal page bundle is (`server/dist/portal`); unset, its assets are 404. */
+  portalAssetsDir?: string;
   // --- client surfaces (issue #22, h22/platform) ---
   /** `/client/graphql` answers introspection (default true; the server turns it off in production). */
   graphqlIntrospection?: boolean;
   /** Exact origins (`https://app.example.com`) whose browsers may call the client surfaces (ATRIUM_CORS_ORIGINS). */
   corsOrigins?: readonly string[];
+  /** The operator console's built files (default `console/dist`, which `npm start` builds). */
+  consoleDir?: string;
 }
 
 function limitsOf(deps: Deps, options: AppOptions, metrics: Metrics): Limits {
@@ -118,8 +123,11 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     deletesWithBody: deleteBodyTemplates(),
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes);
+  const pages = pagesApp(deps, metrics, document, options.baseUrl, {
+    console: options.consoleDir ?? DEFAULT_CONSOLE_DIR,
+    portal: options.portalAssetsDir,
+  });
   const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true });
-  const pages = pagesApp(deps, metrics, document, options.baseUrl);
   const cors = corsStep(options.corsOrigins ?? []);
 
   const handler: RequestListener = (req, res) => {

@@ -12,6 +12,7 @@ import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
 import { permissionsRouter } from './permissions/router.ts';
+import { portalRouter } from './portal/router.ts';
 import { rolesRouter } from './roles/router.ts';
 import { sessionsRouter } from './sessions/router.ts';
 import { jwksRouter } from './signing/router.ts';
@@ -41,6 +42,7 @@ export const appRouter = router({
   admin: adminRouter,
   client: clientRouter,
   widgets: widgetsRouter,
+  portal: portalRouter,
 });
 
 export type AppRouter = typeof appRouter;

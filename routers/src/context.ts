@@ -200,6 +200,11 @@ export interface Context {
   client?: { env: EnvironmentInfo; principal: ClientPrincipal } | undefined;
   /** Headers the procedures ask the transport to send (`Idempotent-Replayed: true` on a replay). */
   responseHeaders: Record<string, string>;
+  /**
+   * The operator console's cookie and CSRF header, when the request came with the cookie and no
+   * `Authorization`: admin procedures accept them instead of an admin token (console/service.ts).
+   */
+  console?: { session: string | undefined; csrf: string | undefined } | undefined;
 }
 
 export interface IdempotencyClaim {
@@ -218,6 +223,10 @@ export interface Scope {
    * as they commit (see idempotency/service.ts `markingDb` and events/record.ts `writeWithEvent`).
    */
   idempotency?: IdempotencyClaim | undefined;
+  /** Who acts, recorded on every event of the call: `admin` on the admin surface (console, CLI). */
+  actor?: 'admin' | undefined;
+  /** Why, when the operator gave a reason (manual domain verification); recorded on the events too. */
+  reason?: string | undefined;
 }
 
 export function createInnerContext(

@@ -51,6 +51,7 @@ const ENTITY_LABELS = {
   agent_registration: 'Agent registration',
   client: 'Client',
   webhook_endpoint: 'Webhook endpoint',
+  webhook_delivery: 'Webhook delivery',
   invitation: 'Invitation',
   session: 'Session',
   role: 'Role',

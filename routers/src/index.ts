@@ -32,6 +32,13 @@ export {
 export { isoOfJson } from './common/schemas.ts';
 export { createConnection } from './connections/service.ts';
 export {
+  CONSOLE_SESSION_TTL_MS,
+  type ConsoleCredentials,
+  describeConsoleSession,
+  signInToConsole,
+  signOutOfConsole,
+} from './console/service.ts';
+export {
   type Config,
   type Context,
   createInnerContext,
@@ -89,6 +96,19 @@ export {
   verifyOrganizationDomainManually,
 } from './organization-domains/service.ts';
 export { toOrganization } from './organizations/service.ts';
+export {
+  issuePortalToken,
+  type OpenedPortalLink,
+  openPortalLink,
+  PORTAL_SCOPES,
+  type PortalStatus,
+  portalCsrfMatches,
+  portalCsrfToken,
+  portalSessionOfCookie,
+  portalStatus,
+  SESSION_TTL_MS as PORTAL_SESSION_TTL_MS,
+} from './portal/service.ts';
+export type { LivePortalSession } from './portal/store.ts';
 export { consumeSharedWindow, purgeIdleRateLimitWindows, type SharedCount } from './rate-limits/service.ts';
 export { decryptPrivateKey, parseMasterKey } from './signing/material.ts';
 export {

@@ -4,6 +4,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { authenticateAdmin, authenticateApiKey, bearer } from './auth/service.ts';
 import { authenticateClientToken } from './client-api/auth.ts';
 import type { ClientScope } from './client-api/principal.ts';
+import { authenticateConsole } from './console/service.ts';
 import { type Context, DEFAULT_CONFIG, type Scope } from './context.ts';
 import {
   asTRPCError,
@@ -26,6 +27,11 @@ export type Meta = OpenApiMeta<{
   secretResponse?: true;
   /** A DELETE that takes its input from a JSON body (the widgets' `sessions/revoke-all`), not the query. */
   bodyOnDelete?: true;
+  /**
+   * A POST whose input is its query string: the official widgets' `generate-link?intent=…`
+   * sends no body (the direct dispatcher reads the query; the trpc-to-openapi bridge cannot).
+   */
+  queryInput?: true;
 }>;
 
 const t = initTRPC
@@ -155,10 +161,15 @@ export const apiProcedure = t.procedure.use(apiGuard());
 /** An API procedure that also needs a feature flag of the environment. */
 export const featureProcedure = (flag: string) => t.procedure.use(apiGuard(flag));
 
-/** The admin surface (not on the REST facade): authenticated by an admin token. */
+/**
+ * The admin surface (not on the REST facade): authenticated by an admin token, or by the
+ * operator console's session cookie with its CSRF token.
+ */
 export const adminProcedure = t.procedure.use(({ ctx, next }) =>
   guarded(ctx, async () => {
-    const adminTokenId = await authenticateAdmin(ctx.deps, ctx.authorization);
+    const adminTokenId = ctx.console
+      ? await authenticateConsole(ctx.deps, ctx.console)
+      : await authenticateAdmin(ctx.deps, ctx.authorization);
     return next({ ctx: { adminTokenId } });
   }),
 );

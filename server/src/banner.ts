@@ -29,6 +29,7 @@ export function banner(config: ServerConfig, url: string, firstRun: FirstRun, pr
     `  curl -s -X POST ${url}/organizations -H "Authorization: Bearer $WORKOS_API_KEY" \\`,
     `       -H 'Content-Type: application/json' -d '{"name":"Acme","domain_data":[{"domain":"acme.com","state":"pending"}]}'`,
     `API reference: ${url}/docs   OpenAPI: ${url}/openapi.json`,
+    `Operator console: ${url}/console (sign in with the admin token)`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -276,9 +276,11 @@ const registerDomains: Register = (program, ctx) => {
     .command('verify-manually')
     .description('Mark a domain verified (strategy manual), as the admin console of the specification does')
     .requiredOption('--domain-id <id>', 'the org_domain_ id')
+    .requiredOption('--reason <text>', 'why (recorded on the organization_domain.verified event)')
     .option('--json', 'print JSON')
-    .action(async (options: { domainId: string; json?: boolean }) => {
-      const domain = await ctx.client().domains.verifyManually.mutate({ domain_id: options.domainId });
+    .action(async (options: { domainId: string; reason: string; json?: boolean }) => {
+      const input = { domain_id: options.domainId, reason: options.reason };
+      const domain = await ctx.client().domains.verifyManually.mutate(input);
       const { verification_token: _token, ...shown } = domain;
       ctx.print(options)(shown);
     });

@@ -1,3 +1,4 @@
+export { banner } from './banner.ts';
 export { type AdminClient, type CliIo, createAdminClient, runCli } from './cli.ts';
 export { loadConfig, resolveMasterKey, type ServerConfig } from './config.ts';
 export { type DevDnsAnswer, type DevDnsServer, startDevDns } from './dev-dns.ts';

@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type DbHandle, type Listener, openDb, ReadReplica } from '@atrium/db';
 import { type AtriumApp, createApp, Metrics } from '@atrium/rest-facade';
 import {
@@ -22,6 +24,14 @@ import { retentionWorker } from './workers/retention.ts';
 import { VerificationWorker } from './workers/verification.ts';
 import { WebhookWorker } from './workers/webhooks.ts';
 import type { Worker } from './workers/worker.ts';
+
+/** The admin portal's built page (server/build-portal.mjs): beside the bundle, or in server/dist from the sources. */
+function portalAssetsDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return basename(here) === 'dist' ? join(here, 'portal') : join(here, '..', 'dist', 'portal');
+}
+/** console/dist, which `npm start` builds (console/build.mjs): two levels up from server/src and server/dist alike. */
+const CONSOLE_DIR = fileURLToPath(new URL('../../console/dist/', import.meta.url));
 
 export type { Worker } from './workers/worker.ts';
 
@@ -256,8 +266,10 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     maxResponseBytes: config.maxResponseBytes,
     metrics,
     accessLog: config.accessLog,
+    portalAssetsDir: portalAssetsDir(),
     graphqlIntrospection: config.graphqlIntrospection,
     corsOrigins: config.corsOrigins,
+    consoleDir: CONSOLE_DIR,
   });
   const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
   await new Promise<void>((resolve, reject) => {

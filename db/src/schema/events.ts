@@ -23,6 +23,10 @@ export const events = pgTable(
      * did fan-out had their deliveries already, hence the default.
      */
     fanoutPending: boolean('fanout_pending').notNull().default(false),
+    /** Who made the change when it came through the admin surface (console or CLI): `admin`. */
+    actor: text('actor'),
+    /** Why, when the operator had to say (a manual domain verification's reason). */
+    reason: text('reason'),
   },
   (t) => [
     index('events_environment_id_idx').on(t.environmentId, t.id),

@@ -1,3 +1,4 @@
+export * from './console.ts';
 export * from './environments.ts';
 export * from './events.ts';
 export * from './groups.ts';
@@ -5,6 +6,7 @@ export * from './idempotency.ts';
 export * from './invitations.ts';
 export * from './organization-api-keys.ts';
 export * from './organizations.ts';
+export * from './portal.ts';
 export * from './rate-limits.ts';
 export * from './relations.ts';
 export * from './roles.ts';

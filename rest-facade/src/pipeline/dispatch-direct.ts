@@ -28,6 +28,8 @@ interface Operation {
   /** Query keys whose schema is an array: a single value becomes a list of one. */
   arrayKeys: string[];
   coerced: boolean;
+  /** A POST that takes its input from the query (`meta.queryInput`). */
+  queryInput: boolean;
 }
 
 type SchemaDef = { _zod?: { def?: { type?: string; innerType?: SchemaDef } } };
@@ -51,6 +53,7 @@ function operationOf(path: string, procedure: AnyTRPCProcedure, meta: Meta): Ope
     voidInput: instanceofZodTypeLikeVoid(unwrapped),
     arrayKeys: schema ? Object.keys(schema.shape).filter((key) => isArraySchema(schema.shape[key] as SchemaDef)) : [],
     coerced: false,
+    queryInput: meta.queryInput === true,
   };
 }
 
@@ -88,9 +91,10 @@ export function operationFinder(): (
 /** The procedure's input, built as the bridge builds it: query or body, then path parameters. */
 function inputOf(op: Operation, call: RestCall, params: Record<string, string>): unknown {
   if (op.voidInput) return undefined;
-  // A body when the transport read one (a DELETE marked `bodyOnDelete` too), else the query.
-  const useBody = call.body !== undefined;
-  const input: Record<string, unknown> = Object.assign({}, call.body ?? queryInput(call.query), params);
+  // A body when the transport read one (a DELETE marked `bodyOnDelete` too) and the operation takes
+  // it, else the query (a POST marked `queryInput`: the widgets' `generate-link?intent=…`).
+  const useBody = call.body !== undefined && !op.queryInput;
+  const input: Record<string, unknown> = Object.assign({}, useBody ? call.body : queryInput(call.query), params);
   if (op.schema && !useBody) {
     for (const key of op.arrayKeys) {
       if (input[key] !== undefined && !Array.isArray(input[key])) input[key] = [input[key]];

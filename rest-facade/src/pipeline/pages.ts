@@ -3,7 +3,9 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { DOCS_ASSETS, docsHandlers } from '../docs.ts';
 import type { Metrics } from '../metrics.ts';
+import { portalRoutes } from '../portal.ts';
 import { applyHeaders, PAGE_SECURITY_HEADERS } from '../security.ts';
+import { consoleRoutes } from './console.ts';
 import { writeError } from './render.ts';
 
 /** `/readyz`: the database answers a trivial query within 2 s. */
@@ -23,7 +25,13 @@ async function ready(deps: Deps, res: Response): Promise<void> {
  * The outer shell, for what is not a hot path: health, readiness, metrics, the OpenAPI document,
  * the API reference, and the 404 of any other path (errors rendered by the render step).
  */
-export function pagesApp(deps: Deps, metrics: Metrics, document: OpenAPIObject, baseUrl: string): express.Express {
+export function pagesApp(
+  deps: Deps,
+  metrics: Metrics,
+  document: OpenAPIObject,
+  baseUrl: string,
+  assets: { console: string; portal?: string | undefined },
+): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -48,6 +56,9 @@ export function pagesApp(deps: Deps, metrics: Metrics, document: OpenAPIObject, 
   app.get('/docs', docs.page);
   app.get(`${DOCS_ASSETS}/init.js`, docs.init);
   app.get(`${DOCS_ASSETS}/standalone.js`, docs.standalone);
+  // The self-serve admin portal (issue #23).
+  app.use(portalRoutes(deps, assets.portal));
+  app.use(consoleRoutes(deps, baseUrl, assets.console));
   app.use((_req, res) => {
     writeError(res, new ApiError(404, 'route_not_found', 'No such route.'));
   });

@@ -2,11 +2,12 @@ import { CONNECTION_TYPES } from '@atrium/db';
 import { z } from 'zod';
 import { registerAgent, revokeAgentRegistration } from '../agents/service.ts';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from '../auth/service.ts';
-import { CreateConnectionInput } from '../connections/schemas.ts';
+import { CreateConnectionInput, ListConnectionsInput } from '../connections/schemas.ts';
 import {
   createConnection,
   deleteConnection,
   environmentOfConnection,
+  listConnections,
   setConnectionState,
 } from '../connections/service.ts';
 import {
@@ -17,10 +18,10 @@ import {
   listEnvironments,
   resolveEnvironment,
   revokeApiKey,
-  scopeOf,
   setFlag,
 } from '../environments/service.ts';
-import { environmentOfDomain, verifyOrganizationDomainManually } from '../organization-domains/service.ts';
+import { CreateOrganizationDomainInput } from '../organization-domains/schemas.ts';
+import { createOrganizationDomain } from '../organization-domains/service.ts';
 import { listSigningKeys, rotateSigningKey } from '../signing/service.ts';
 import { adminProcedure, router } from '../trpc.ts';
 import { CreateWebhookEndpointInput } from '../webhooks/schemas.ts';
@@ -30,9 +31,20 @@ import {
   listAllWebhookEndpoints,
   updateWebhookEndpoint,
 } from '../webhooks/service.ts';
+import { consoleRouters } from './console-router.ts';
+import {
+  adminScope,
+  domainWithHistory,
+  recordAdminEvent,
+  resendWebhookDelivery,
+  verifyDomainWithReason,
+  webhookDeliveryLog,
+} from './service.ts';
 
 const EnvironmentRef = z.string().min(1).max(128);
 const Id = z.string().min(1).max(128);
+/** Why an operator verified a domain by hand: required, recorded on the event. */
+const Reason = z.string().trim().min(3, 'reason is required (at least 3 characters)').max(500);
 
 /**
  * The admin surface: reachable over tRPC at /trpc with an admin token, never on the REST
@@ -54,13 +66,22 @@ export const adminRouter = router({
           flags: z.partialRecord(z.enum(KNOWN_FLAGS), z.boolean()).optional(),
         }),
       )
-      .mutation(({ ctx, input }) => createEnvironment(ctx.deps, input)),
+      .mutation(async ({ ctx, input }) => {
+        const created = await createEnvironment(ctx.deps, input);
+        const { environment_id: id, client_id } = created;
+        await recordAdminEvent(ctx.deps, id, 'environment.created', { id, name: input.name, client_id });
+        return created;
+      }),
     list: adminProcedure.query(({ ctx }) => listEnvironments(ctx.deps)),
   }),
   apiKeys: router({
     create: adminProcedure
       .input(z.object({ environment: EnvironmentRef, live: z.boolean().optional() }))
-      .mutation(({ ctx, input }) => createApiKey(ctx.deps, input)),
+      .mutation(async ({ ctx, input }) => {
+        const created = await createApiKey(ctx.deps, input);
+        await recordAdminEvent(ctx.deps, created.environment_id, 'api_key.created', { key_prefix: created.key_prefix });
+        return created;
+      }),
     list: adminProcedure
       .input(z.object({ environment: EnvironmentRef }))
       .query(({ ctx, input }) => listApiKeys(ctx.deps, input)),
@@ -68,12 +89,21 @@ export const adminRouter = router({
       .input(
         z.object({ environment: EnvironmentRef, id: Id.optional(), key_prefix: z.string().min(1).max(64).optional() }),
       )
-      .mutation(({ ctx, input }) => revokeApiKey(ctx.deps, input)),
+      .mutation(async ({ ctx, input }) => {
+        const { environment_id, ...revoked } = await revokeApiKey(ctx.deps, input);
+        await recordAdminEvent(ctx.deps, environment_id, 'api_key.revoked', revoked);
+        return { environment_id, ...revoked };
+      }),
   }),
   flags: router({
     set: adminProcedure
       .input(z.object({ environment: EnvironmentRef, flag: z.string().min(1).max(64), enabled: z.boolean() }))
-      .mutation(({ ctx, input }) => setFlag(ctx.deps, input)),
+      .mutation(async ({ ctx, input }) => {
+        const set = await setFlag(ctx.deps, input);
+        const data = { flag: input.flag, enabled: input.enabled, flags: set.flags };
+        await recordAdminEvent(ctx.deps, set.environment_id, 'environment.flag_updated', data);
+        return set;
+      }),
   }),
   signingKeys: router({
     list: adminProcedure
@@ -92,13 +122,18 @@ export const adminRouter = router({
       .mutation(async ({ ctx, input }) => {
         const env = await resolveEnvironment(ctx.deps.db, input.environment);
         const delay = input.activate_after_seconds === undefined ? undefined : input.activate_after_seconds * 1000;
-        return rotateSigningKey(ctx.deps, env.id, delay);
+        const rotated = await rotateSigningKey(ctx.deps, env.id, delay);
+        await recordAdminEvent(ctx.deps, env.id, 'signing_key.rotated', {
+          kid: rotated.kid,
+          active_from: rotated.active_from,
+        });
+        return rotated;
       }),
   }),
   agents: router({
     register: adminProcedure
       .input(z.object({ environment: EnvironmentRef, organization_id: Id, userland_user_id: Id.optional() }))
-      .mutation(async ({ ctx, input }) => registerAgent(await scopeOf(ctx.deps, input.environment), input)),
+      .mutation(async ({ ctx, input }) => registerAgent(await adminScope(ctx.deps, input.environment), input)),
     revoke: adminProcedure
       .input(z.object({ registration_id: Id }))
       .mutation(({ ctx, input }) => revokeAgentRegistration(ctx.deps, input.registration_id)),
@@ -106,12 +141,12 @@ export const adminRouter = router({
   connections: router({
     create: adminProcedure
       .input(CreateConnectionInput.extend({ environment: EnvironmentRef }))
-      .mutation(async ({ ctx, input }) => createConnection(await scopeOf(ctx.deps, input.environment), input)),
+      .mutation(async ({ ctx, input }) => createConnection(await adminScope(ctx.deps, input.environment), input)),
     activate: adminProcedure
       .input(z.object({ connection_id: Id }))
       .mutation(async ({ ctx, input }) =>
         setConnectionState(
-          await scopeOf(ctx.deps, await environmentOfConnection(ctx.deps.db, input.connection_id)),
+          await adminScope(ctx.deps, await environmentOfConnection(ctx.deps.db, input.connection_id)),
           input.connection_id,
           'active',
         ),
@@ -120,7 +155,7 @@ export const adminRouter = router({
       .input(z.object({ connection_id: Id }))
       .mutation(async ({ ctx, input }) =>
         setConnectionState(
-          await scopeOf(ctx.deps, await environmentOfConnection(ctx.deps.db, input.connection_id)),
+          await adminScope(ctx.deps, await environmentOfConnection(ctx.deps.db, input.connection_id)),
           input.connection_id,
           'inactive',
         ),
@@ -129,20 +164,29 @@ export const adminRouter = router({
       .input(z.object({ connection_id: Id }))
       .mutation(async ({ ctx, input }) =>
         deleteConnection(
-          await scopeOf(ctx.deps, await environmentOfConnection(ctx.deps.db, input.connection_id)),
+          await adminScope(ctx.deps, await environmentOfConnection(ctx.deps.db, input.connection_id)),
           input.connection_id,
         ),
       ),
     types: adminProcedure.query(() => [...CONNECTION_TYPES]),
+    list: adminProcedure
+      .input(ListConnectionsInput.extend({ environment: EnvironmentRef }))
+      .query(async ({ ctx, input }) => listConnections(await adminScope(ctx.deps, input.environment), input)),
   }),
   domains: router({
     /** The specification's "manual verification in the admin console". */
     verifyManually: adminProcedure
-      .input(z.object({ domain_id: z.string().min(1).max(128) }))
-      .mutation(async ({ ctx, input }) => {
-        const scope = await scopeOf(ctx.deps, await environmentOfDomain(ctx.deps.db, input.domain_id));
-        return verifyOrganizationDomainManually(scope, input.domain_id);
-      }),
+      .input(z.object({ domain_id: Id, reason: Reason }))
+      .mutation(({ ctx, input }) => verifyDomainWithReason(ctx.deps, input.domain_id, input.reason)),
+    create: adminProcedure
+      .input(CreateOrganizationDomainInput.extend({ environment: EnvironmentRef }))
+      .mutation(async ({ ctx, input }) =>
+        createOrganizationDomain(await adminScope(ctx.deps, input.environment), input),
+      ),
+    /** The domain and every event about it, newest first (its verification history). */
+    get: adminProcedure
+      .input(z.object({ domain_id: Id }))
+      .query(({ ctx, input }) => domainWithHistory(ctx.deps, input.domain_id)),
   }),
   webhooks: router({
     create: adminProcedure
@@ -154,25 +198,39 @@ export const adminRouter = router({
         }),
       )
       .mutation(async ({ ctx, input }) => {
-        const scope = await scopeOf(ctx.deps, input.environment);
-        return createWebhookEndpoint(scope, { endpoint_url: input.url, events: input.events ?? ['*'] });
+        const scope = await adminScope(ctx.deps, input.environment);
+        const created = await createWebhookEndpoint(scope, { endpoint_url: input.url, events: input.events ?? ['*'] });
+        const { secret: _secret, ...shown } = created;
+        await recordAdminEvent(ctx.deps, scope.env.id, 'webhook_endpoint.created', shown);
+        return created;
       }),
     list: adminProcedure
       .input(z.object({ environment: EnvironmentRef }))
-      .query(async ({ ctx, input }) => listAllWebhookEndpoints(await scopeOf(ctx.deps, input.environment))),
+      .query(async ({ ctx, input }) => listAllWebhookEndpoints(await adminScope(ctx.deps, input.environment))),
     disable: adminProcedure
       .input(z.object({ environment: EnvironmentRef, id: z.string().min(1).max(128) }))
       .mutation(async ({ ctx, input }) => {
-        const scope = await scopeOf(ctx.deps, input.environment);
+        const scope = await adminScope(ctx.deps, input.environment);
         const { secret: _secret, ...rest } = await updateWebhookEndpoint(scope, { id: input.id, status: 'disabled' });
+        await recordAdminEvent(ctx.deps, scope.env.id, 'webhook_endpoint.disabled', rest);
         return rest;
       }),
     delete: adminProcedure
       .input(z.object({ environment: EnvironmentRef, id: z.string().min(1).max(128) }))
       .mutation(async ({ ctx, input }) => {
-        const scope = await scopeOf(ctx.deps, input.environment);
+        const scope = await adminScope(ctx.deps, input.environment);
         await deleteWebhookEndpoint(scope, input.id);
+        await recordAdminEvent(ctx.deps, scope.env.id, 'webhook_endpoint.deleted', { id: input.id });
         return { id: input.id, deleted: true };
       }),
+    deliveries: adminProcedure
+      .input(z.object({ environment: EnvironmentRef, id: Id }))
+      .query(async ({ ctx, input }) => webhookDeliveryLog(await adminScope(ctx.deps, input.environment), input.id)),
+    resend: adminProcedure
+      .input(z.object({ environment: EnvironmentRef, delivery_id: Id }))
+      .mutation(async ({ ctx, input }) =>
+        resendWebhookDelivery(await adminScope(ctx.deps, input.environment), input.delivery_id),
+      ),
   }),
+  ...consoleRouters,
 });

@@ -1,7 +1,10 @@
-import { decodeJwt } from 'jose';
+import { decodeJwt, type JWTPayload } from 'jose';
 import { bearer } from '../auth/service.ts';
-import { verifyClientToken } from '../client-tokens/service.ts';
+import { grantOfClientPayload } from '../client-tokens/service.ts';
 import type { Deps, EnvironmentInfo } from '../context.ts';
+import { PORTAL_SCOPES } from '../portal/service.ts';
+import { livePortalSession } from '../portal/store.ts';
+import { verifyToken } from '../signing/service.ts';
 import { type ClientPrincipal, clientTokenRefused } from './principal.ts';
 import { environmentOfClientId, membershipPermissionSlugs } from './store.ts';
 
@@ -26,8 +29,8 @@ export interface ClientCaller {
 
 /**
  * The one authentication of the client surfaces: `Authorization: Bearer <client or widget
- * token>`, verified by `verifyClientToken` (signature, kind, issuer, audience, expiry, and the
- * live stored session). A widget token carries its permissions; an operation-20 token gets those
+ * token>`, verified as `verifyClientToken` does (signature, kind, issuer, audience, expiry, and
+ * the live stored session: a user session, or for a portal token the live portal session). A widget token carries its permissions; an operation-20 token gets those
  * its membership's roles grant now. Anything else is 403 (the widgets recover only from 403).
  */
 export async function authenticateClientToken(deps: Deps, header: string | undefined): Promise<ClientCaller> {
@@ -36,7 +39,15 @@ export async function authenticateClientToken(deps: Deps, header: string | undef
   if (!token || !clientId) throw clientTokenRefused();
   const env = await environmentOfClientId(deps.db, clientId);
   if (!env) throw clientTokenRefused();
-  const grant = await verifyClientToken(deps, env, token);
+  const payload = await verifyToken(deps, env, 'client', token);
+  if (!payload) throw clientTokenRefused();
+  // An admin-portal session is one more principal behind the same token check (issue #23).
+  if (isPortalClaim(payload)) {
+    const principal = await portalPrincipal(deps, env, payload);
+    if (!principal) throw clientTokenRefused();
+    return { env, principal };
+  }
+  const grant = await grantOfClientPayload(deps, env, payload);
   if (!grant) throw clientTokenRefused();
   const kind = grant.permissions ? 'widgets' : 'client';
   const permissions =
@@ -51,5 +62,28 @@ export async function authenticateClientToken(deps: Deps, header: string | undef
       permissions,
       expiresAt: grant.expiresAt,
     },
+  };
+}
+
+/** Whether a verified client token's session is an admin-portal session (its `sid` says so). */
+const isPortalClaim = (payload: JWTPayload) =>
+  typeof payload.sid === 'string' && payload.sid.startsWith('portal_session_');
+
+/**
+ * The portal principal of a verified client token: its portal session must still be live, of
+ * this environment and of the token's organization (a deleted organization took it along). No
+ * user; the permissions are the session's intent's scope.
+ */
+async function portalPrincipal(deps: Deps, env: EnvironmentInfo, payload: JWTPayload): Promise<ClientPrincipal | null> {
+  const live = await livePortalSession(deps.db, String(payload.sid), deps.now());
+  if (!live || live.env.id !== env.id || live.session.organizationId !== payload.org_id) return null;
+  const exp = typeof payload.exp === 'number' ? payload.exp * 1000 : 0;
+  return {
+    kind: 'portal',
+    organizationId: live.session.organizationId,
+    userId: null,
+    sessionId: live.session.id,
+    permissions: [PORTAL_SCOPES[live.session.intent]],
+    expiresAt: new Date(Math.min(exp, live.session.expiresAt.getTime())),
   };
 }

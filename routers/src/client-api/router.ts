@@ -1,4 +1,6 @@
 import { clientProcedure, router } from '../trpc.ts';
+// Admin portal (issue #23)
+import { adminPortalClientProcedures, adminPortalWidgetProcedures } from './admin-portal/router.ts';
 // h22/domains: domain verification and SSO connections.
 import { domainsClientProcedures, domainsWidgetProcedures } from './domains/router.ts';
 import { membersClientProcedures, membersWidgetProcedures } from './members/router.ts';
@@ -17,6 +19,8 @@ import { ssoClientProcedures, ssoWidgetProcedures } from './sso/router.ts';
 /** `/_widgets/…`: the REST API the official WorkOS Widgets call, with their exact paths and shapes. */
 export const widgetsRouter = router({
   ...organizationsWidgetProcedures,
+  // Admin portal (issue #23): row 19.
+  ...adminPortalWidgetProcedures,
   // h22/members: UsersManagement (rows 1–8).
   ...membersWidgetProcedures,
   // h22/self
@@ -32,6 +36,8 @@ export const widgetsRouter = router({
 export const clientRouter = router({
   status: clientProcedure.query(() => 'ok' as const),
   ...organizationsClientProcedures,
+  // Admin portal (issue #23).
+  adminPortal: router(adminPortalClientProcedures),
   // h22/members: `client.members.*`.
   members: router(membersClientProcedures),
   // h22/self

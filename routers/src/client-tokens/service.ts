@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Db, newId } from '@atrium/db';
+import type { JWTPayload } from 'jose';
 import type { Deps, Scope } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
@@ -113,7 +114,15 @@ export async function verifyClientToken(
   token: string,
 ): Promise<ClientTokenGrant | null> {
   const payload = await verifyToken(deps, env, 'client', token);
-  if (!payload) return null;
+  return payload ? grantOfClientPayload(deps, env, payload) : null;
+}
+
+/** `verifyClientToken` after the signature check: the stored session a verified payload names. */
+export async function grantOfClientPayload(
+  deps: Deps,
+  env: { id: string },
+  payload: JWTPayload,
+): Promise<ClientTokenGrant | null> {
   const { sid, sub, org_id: organizationId } = payload;
   if (typeof sid !== 'string' || typeof sub !== 'string' || typeof organizationId !== 'string') return null;
   const session = await liveSession(deps.db, env.id, sid, deps.now());

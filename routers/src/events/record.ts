@@ -25,6 +25,8 @@ export async function recordEvent(
     data,
     createdAt: scope.now(),
     fanoutPending: true,
+    actor: scope.actor ?? null,
+    reason: scope.reason ?? null,
   });
   return id;
 }

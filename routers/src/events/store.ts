@@ -21,6 +21,26 @@ export async function insertEvent(db: Db, row: NewEvent): Promise<void> {
   await db.insert(events).values(row);
 }
 
+/**
+ * The events about one domain (its `organization_domain.*` events, whose data is the domain or,
+ * for `verification_failed`, holds it), newest first: the console's verification history.
+ */
+export function eventsOfDomain(db: Db, environmentId: string, organizationId: string, domainId: string) {
+  return db
+    .select()
+    .from(events)
+    .where(
+      and(
+        eq(events.environmentId, environmentId),
+        eq(events.organizationId, organizationId),
+        sql`${events.event} like 'organization_domain.%'`,
+        sql`(${events.data}->>'id' = ${domainId} or ${events.data}->'organization_domain'->>'id' = ${domainId})`,
+      ),
+    )
+    .orderBy(sql`${events.id} desc`)
+    .limit(100);
+}
+
 /** One page of the environment's events matching `filter`, by id. */
 export function pageOfEvents(db: Db, environmentId: string, filter: EventFilter, params: PageParams) {
   const where = and(
@@ -61,7 +81,15 @@ export async function deleteEventsBefore(db: Db, cutoff: Date, batchSize: number
 }
 
 /** The names of the event's values in `writeWithEvent`'s statement. */
-const EVENT_VALUES = ['eventEnvironment', 'eventId', 'eventName', 'eventOrganization', 'eventData', 'eventAt'] as const;
+const EVENT_VALUES = [
+  'eventEnvironment',
+  'eventId',
+  'eventName',
+  'eventOrganization',
+  'eventData',
+  'eventAt',
+  'eventActor',
+] as const;
 type EventValue = (typeof EVENT_VALUES)[number];
 type EventValues = Record<EventValue, unknown>;
 /** The Idempotency-Key claim's values, filled when the scope carries one. */
@@ -83,6 +111,7 @@ function eventValues(
     eventOrganization: organizationId,
     eventData: JSON.stringify(data),
     eventAt: now.toISOString(),
+    eventActor: scope.actor ?? null,
   };
 }
 
@@ -96,13 +125,13 @@ function eventValues(
 export function writeWithEvent<K extends string>(
   names: readonly K[],
   change: (values: Record<K, unknown>) => SQL,
-  before?: (values: Record<K, unknown>) => SQL,
+  before?: (values: Record<K | EventValue, unknown>) => SQL,
 ) {
   const build = (v: Record<K | EventValue, unknown>, mark: SQL) =>
     sql`with ${before ? sql`${before(v)},` : sql``} changed as (${change(v)}),
     recorded as (
-      insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending)
-      select ${v.eventId}, ${v.eventEnvironment}, ${v.eventName}, ${v.eventOrganization}, ${v.eventData}::jsonb, ${v.eventAt}::timestamptz, true
+      insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending, actor)
+      select ${v.eventId}, ${v.eventEnvironment}, ${v.eventName}, ${v.eventOrganization}, ${v.eventData}::jsonb, ${v.eventAt}::timestamptz, true, ${v.eventActor}::text
       from changed
       returning id
     )${mark}

@@ -9,7 +9,7 @@ export interface InvitationMail {
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string);
+export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string);
 
 /** The invitation e-mail: plain text and HTML, both carrying the accept link. */
 export function invitationMessage(mail: InvitationMail): MailMessage {

@@ -157,6 +157,29 @@ async function findOne(db: Db, environmentId: string, where: SQL): Promise<Organ
 export const findByExternalId = (db: Db, environmentId: string, externalId: string) =>
   findOne(db, environmentId, eq(organizations.externalId, externalId));
 
+/**
+ * The operator console's search: organizations whose name contains `text` (any case), whose
+ * external id or id is `text`, or that claim the domain `text`; newest first, at most `limit`.
+ * A substring of a name scans the environment's organizations: an operator's lookup, not an API.
+ */
+export async function searchOrganizations(db: Db, environmentId: string, text: string, limit: number) {
+  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const rows = await db
+    .select({ o: organizationTuple })
+    .from(organizations)
+    .where(
+      and(
+        eq(organizations.environmentId, environmentId),
+        sql`(${organizations.name} ilike ${pattern} or ${organizations.externalId} = ${text} or ${organizations.id} = ${text}
+          or ${organizations.id} in (select ${organizationDomains.organizationId} from ${organizationDomains}
+            where ${organizationDomains.environmentId} = ${environmentId} and ${organizationDomains.domain} = lower(${text})))`,
+      ),
+    )
+    .orderBy(desc(organizations.id))
+    .limit(limit);
+  return rows.map((row) => fromTuple(row.o));
+}
+
 /** Reads in the caller's transaction (a transaction is a handle without prepared statements). */
 export const findById = (db: Db, environmentId: string, id: string) =>
   findOne(db, environmentId, eq(organizations.id, id));
@@ -258,8 +281,8 @@ const createClaiming = writeWithEvent(
       returning id
     ),
     claims_recorded as (
-      insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending)
-      select e.id, ${v.environmentId}, e.event, e.organization, e.data, ${v.at}::timestamptz, true
+      insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending, actor)
+      select e.id, ${v.environmentId}, e.event, e.organization, e.data, ${v.at}::timestamptz, true, ${v.eventActor}::text
       from created, claim_events as e
       where e.claim is null or e.claim in (select id from failed)
       returning id

@@ -283,3 +283,27 @@ export async function releaseDeliveries(db: Db, ids: string[], at: Date): Promis
     .set({ nextAttemptAt: at })
     .where(and(inArray(webhookDeliveries.id, ids), eq(webhookDeliveries.status, 'pending')));
 }
+
+// The operator console's delivery log
+
+/** The endpoint's latest deliveries (newest first, at most `limit`), with their event's name. */
+export function deliveriesOfEndpoint(db: Db, environmentId: string, endpointId: string, limit: number) {
+  const d = webhookDeliveries;
+  return db
+    .select({ delivery: d, event: events.event })
+    .from(d)
+    .innerJoin(events, eq(events.id, d.eventId))
+    .where(and(eq(d.environmentId, environmentId), eq(d.endpointId, endpointId)))
+    .orderBy(sql`${d.id} desc`)
+    .limit(limit);
+}
+
+/** Makes a delivery due now again, whatever its state; undefined when it is not in the environment. */
+export async function requeueDelivery(db: Db, environmentId: string, id: string, now: Date) {
+  const [row] = await db
+    .update(webhookDeliveries)
+    .set({ status: 'pending', nextAttemptAt: now, updatedAt: now })
+    .where(scopedId(webhookDeliveries, environmentId, id))
+    .returning();
+  return row;
+}

@@ -458,7 +458,15 @@ describe('admin CLI: webhooks and domains', () => {
       const org = await env.caller.organizations.create({ name: 'Acme' });
       const domain = await env.caller.organizationDomains.create({ organization_id: org.id, domain: uniqueDomain() });
       const before = (await storedEvents(env)).length;
-      const res = await cli('domains', 'verify-manually', '--domain-id', domain.id, '--json');
+      const res = await cli(
+        'domains',
+        'verify-manually',
+        '--domain-id',
+        domain.id,
+        '--reason',
+        'DNS is managed by hand',
+        '--json',
+      );
       expect(res.code).toBe(0);
       expect(JSON.parse(res.out)).toMatchObject({ id: domain.id, state: 'verified', verification_strategy: 'manual' });
       expect(res.out).not.toContain(domain.verification_token);
@@ -466,10 +474,17 @@ describe('admin CLI: webhooks and domains', () => {
       expect(read).toMatchObject({ state: 'verified', verification_strategy: 'manual' });
       expect((await storedEvents(env)).slice(before).map((e) => e.event)).toEqual(['organization_domain.verified']);
 
-      const again = await cli('domains', 'verify-manually', '--domain-id', domain.id);
+      const again = await cli('domains', 'verify-manually', '--domain-id', domain.id, '--reason', 'again');
       expect(again.code).toBe(1);
       expect(again.err).toContain('domain_already_verified');
-      const unknown = await cli('domains', 'verify-manually', '--domain-id', 'org_domain_01JUNKNOWN00000000000000000');
+      const unknown = await cli(
+        'domains',
+        'verify-manually',
+        '--domain-id',
+        'org_domain_01JUNKNOWN00000000000000000',
+        '--reason',
+        'unknown',
+      );
       expect(unknown.code).toBe(1);
       expect(unknown.err).toContain('entity_not_found');
     });

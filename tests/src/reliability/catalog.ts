@@ -18,6 +18,8 @@ import {
   organizationMemberships,
   organizations,
   permissions,
+  portalLinks,
+  portalSessions,
   rolePermissions,
   roles,
   sessions,
@@ -78,6 +80,9 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
     table: membershipRoles,
     environmentId: membershipRoles.environmentId,
   },
+  // Admin portal (issue #23).
+  { name: 'portal_links', table: portalLinks, environmentId: portalLinks.environmentId },
+  { name: 'portal_sessions', table: portalSessions, environmentId: portalSessions.environmentId },
 ];
 
 /** Row counts of every scoped table for one environment, e.g. `{organizations: 2, …}`, in one query. */
@@ -842,6 +847,121 @@ export const OPERATIONS: Operation[] = [
     name: 'widgets: list the SSO connections',
     method: 'GET',
     path: () => '/_widgets/admin-portal/sso-connections',
+    hasParam: false,
+  },
+  // Admin portal (issue #23): links from an API key; the widgets' own link route answers an API key 403.
+  {
+    name: 'generate admin portal link',
+    method: 'POST',
+    path: () => '/portal/generate_link',
+    hasParam: false,
+    body: (f) => ({
+      organization: fc.oneof(fc.constant(f.organizationId), hostileString, anyJson),
+      intent: fc.oneof(fc.constantFrom('domain_verification', 'sso', 'dsync', 'log_streams'), hostileString, anyJson),
+      return_url: fc.oneof(
+        fc.constant('https://app.example.com/'),
+        fc.constant('javascript:x'),
+        hostileString,
+        anyJson,
+      ),
+      success_url: fc.oneof(fc.constant('http://127.0.0.1:9/done'), hostileString, anyJson),
+      admin_emails: fc.oneof(fc.constant(['it@example.com']), fc.array(hostileString), anyJson),
+    }),
+    creates: {
+      table: 'portal_links',
+      validBody: (f) => ({ organization: f.organizationId, intent: 'domain_verification' }),
+    },
+  },
+  {
+    name: 'widgets: admin portal link',
+    method: 'POST',
+    path: () => '/_widgets/admin-portal/generate-link',
+    hasParam: false,
+  },
+  // h22/members and h22/self: UsersManagement, UserSessions, UserProfile and settings (403 with an
+  // API key; with client tokens in tests/src/client-api/).
+  {
+    name: 'widgets: list members',
+    method: 'GET',
+    path: () => '/_widgets/UserManagement/members',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: roles and config',
+    method: 'GET',
+    path: () => '/_widgets/UserManagement/roles-and-config',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: roles',
+    method: 'GET',
+    path: () => '/_widgets/UserManagement/roles',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: invite a user',
+    method: 'POST',
+    path: () => '/_widgets/UserManagement/invite-user',
+    hasParam: false,
+  },
+  {
+    name: "widgets: change a member's roles",
+    method: 'POST',
+    path: (f, param) => `/_widgets/UserManagement/members/${p(param, f.userId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: remove a member',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/UserManagement/members/${p(param, f.userId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: revoke an invitation',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.userId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: resend an invitation',
+    method: 'POST',
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.userId)}/resend`,
+    hasParam: true,
+  },
+  {
+    name: "widgets: the caller's sessions",
+    method: 'GET',
+    path: () => '/_widgets/UserProfile/sessions',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: revoke a session',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/UserProfile/sessions/revoke/${p(param, 'session_01SAMPLE')}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: revoke all other sessions',
+    method: 'DELETE',
+    path: () => '/_widgets/UserProfile/sessions/revoke-all',
+    hasParam: false,
+  },
+  {
+    name: "widgets: the caller's profile",
+    method: 'GET',
+    path: () => '/_widgets/UserProfile/me',
+    hasParam: false,
+  },
+  {
+    name: "widgets: update the caller's profile",
+    method: 'POST',
+    path: () => '/_widgets/UserProfile/me',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: settings',
+    method: 'GET',
+    path: () => '/_widgets/settings',
     hasParam: false,
   },
   {

@@ -2,6 +2,8 @@ import type { GraphQLSchema } from 'graphql';
 import { builder } from './builder.ts';
 // Each area's types and fields register themselves on the builder when imported here.
 import '../organizations/router.ts';
+// Admin portal (issue #23): createAdminPortalLink.
+import '../admin-portal/router.ts';
 // h22/members: the users table (members, invitations, roles, permissions).
 import '../members/graphql.ts';
 // h22/self

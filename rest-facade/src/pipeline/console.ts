@@ -1,0 +1,128 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  ApiError,
+  CONSOLE_SESSION_TTL_MS,
+  type ConsoleCredentials,
+  type Deps,
+  describeConsoleSession,
+  signInToConsole,
+  signOutOfConsole,
+} from '@atrium/routers';
+import express, { type Request, type Response } from 'express';
+import helmet from 'helmet';
+import { applyHeaders, headersOf } from '../security.ts';
+
+/** The operator console's cookie (its session secret) and the header that carries its CSRF token. */
+export const CONSOLE_COOKIE = 'atrium_console';
+export const CSRF_HEADER = 'x-csrf-token';
+/** The cookie is sent to the console's own paths (sign-out) and to `/trpc` (its calls), nowhere else. */
+const COOKIE_PATHS = ['/console', '/trpc'];
+
+/** `console/dist` from these sources (tests); the server passes its own (`consoleDir`), which also holds when bundled. */
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../console/dist/', import.meta.url));
+
+/** Scripts, styles and calls from this origin only; no inline script, no framing. */
+const CONSOLE_HEADERS = headersOf(
+  helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        scriptSrcAttr: ["'none'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+  }),
+);
+
+/** The value of one cookie of a `Cookie` header, if present. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+/** The console credentials of a request: the session cookie and the CSRF header. */
+export function consoleCredentials(req: { headers: Request['headers'] }): ConsoleCredentials {
+  const csrf = req.headers[CSRF_HEADER];
+  return {
+    session: cookieValue(req.headers.cookie, CONSOLE_COOKIE),
+    csrf: typeof csrf === 'string' ? csrf : undefined,
+  };
+}
+
+function setSessionCookies(res: Response, value: string, maxAgeSeconds: number, secure: boolean): void {
+  const flags = `HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+  res.setHeader(
+    'Set-Cookie',
+    COOKIE_PATHS.map((path) => `${CONSOLE_COOKIE}=${value}; Path=${path}; ${flags}`),
+  );
+}
+
+/** `POST /console/session`: `{ token }` (the admin token) → the session cookie and `{ csrf_token, expires_at }`. */
+async function signIn(deps: Deps, secure: boolean, req: Request, res: Response): Promise<void> {
+  const token = (req.body as { token?: unknown } | undefined)?.token;
+  if (typeof token !== 'string' || token.length === 0 || token.length > 256) {
+    const field = { field: 'token', code: 'token_required', message: 'token (the admin token) is required' };
+    throw new ApiError(422, 'invalid_request_parameters', 'Validation failed.', [field]);
+  }
+  const { secret, ...session } = await signInToConsole(deps, token.trim());
+  setSessionCookies(res, secret, CONSOLE_SESSION_TTL_MS / 1000, secure);
+  res.status(201).json(session);
+}
+
+/**
+ * The console's routes on the Express shell: the page and its bundle (`dir`, built by
+ * console/build.mjs) under a strict CSP, and its session (sign-in, the CSRF token after a
+ * reload, sign-out).
+ */
+export function consoleRoutes(deps: Deps, baseUrl: string, dir: string): express.Router {
+  const secure = baseUrl.startsWith('https:');
+  const routes = express.Router();
+  routes.use('/console', (_req, res, next) => {
+    applyHeaders(res, CONSOLE_HEADERS);
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  routes.post('/console/session', express.json({ limit: '4kb', strict: true }), (req, res) =>
+    signIn(deps, secure, req, res),
+  );
+  routes.get('/console/session', async (req, res) => {
+    res.json(await describeConsoleSession(deps, consoleCredentials(req).session));
+  });
+  routes.delete('/console/session', async (req, res) => {
+    await signOutOfConsole(deps, consoleCredentials(req));
+    setSessionCookies(res, '', 0, secure);
+    res.status(204).end();
+  });
+  routes.get('/console/assets/:file', (req, res, next) => {
+    const file = req.params.file;
+    if (!/^[\w.-]+\.(js|css)$/.test(file) || !existsSync(join(dir, file))) return next();
+    res.sendFile(join(dir, file));
+  });
+  routes.get(['/console', '/console/'], (_req, res) => {
+    const page = join(dir, 'index.html');
+    if (!existsSync(page)) {
+      throw new ApiError(
+        503,
+        'console_not_built',
+        'The console is not built: run `npm start` (or node console/build.mjs).',
+      );
+    }
+    res.sendFile(page);
+  });
+  return routes;
+}

@@ -1,0 +1,180 @@
+import { join } from 'node:path';
+import {
+  type Deps,
+  issuePortalToken,
+  type LivePortalSession,
+  openPortalLink,
+  PORTAL_SESSION_TTL_MS,
+  portalCsrfMatches,
+  portalCsrfToken,
+  portalSessionOfCookie,
+  portalStatus,
+} from '@atrium/routers';
+import express, { type Request, type Response, type Router } from 'express';
+import helmet from 'helmet';
+import { applyHeaders, headersOf } from './security.ts';
+
+/**
+ * The self-serve admin portal (issue #23, docs/portal.md): a link from `POST /portal/generate_link`
+ * opens here (GET, or the form POST the official widgets send), becomes a portal session cookie
+ * (`Path=/portal`, HttpOnly, SameSite=Lax), and the intent's page runs the official widget with a
+ * portal token from `POST /portal/session/token` (cookie and CSRF token). Pages run no inline script.
+ */
+export const PORTAL_COOKIE = 'atrium_portal';
+export const CSRF_HEADER = 'x-csrf-token';
+const INTENTS = ['domain_verification', 'sso'] as const;
+
+const PAGE_HEADERS = headersOf(
+  helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        scriptSrcAttr: ["'none'"],
+        // React and Radix set style attributes; no script may be inline.
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        fontSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    referrerPolicy: { policy: 'no-referrer' },
+  }),
+);
+
+function noStore(res: Response): void {
+  applyHeaders(res, PAGE_HEADERS);
+  res.setHeader('Cache-Control', 'no-store');
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const html = (value: string) => value.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
+
+function layout(title: string, head: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>${html(title)}</title>
+    <link rel="stylesheet" href="/portal/assets/portal.css" />${head}
+  </head>
+  <body>
+${body}
+  </body>
+</html>
+`;
+}
+
+/** A readable page for a link or session that cannot be used (the admin asks for a new link). */
+function refusal(res: Response, status: number, heading: string, text: string): void {
+  noStore(res);
+  const body = `    <main class="portal-message"><h1>${html(heading)}</h1><p>${html(text)}</p></main>`;
+  res
+    .status(status)
+    .type('html')
+    .send(layout(heading, '', body));
+}
+
+const REFUSALS = {
+  used: [410, 'This link has already been used', 'Admin portal links work once. Ask for a new link.'],
+  expired: [410, 'This link has expired', 'Admin portal links are valid for 5 minutes. Ask for a new link.'],
+  unknown: [404, 'This link is not valid', 'Check that you copied the whole link, or ask for a new one.'],
+  ended: [401, 'Your admin portal session has ended', 'Open the admin portal again from a new link.'],
+} as const;
+
+function refuse(res: Response, why: keyof typeof REFUSALS): void {
+  const [status, heading, text] = REFUSALS[why];
+  refusal(res, status, heading, text);
+}
+
+/** The value of one cookie of the request (no cookie library: one name, one format). */
+export function cookieOf(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+function sessionCookie(value: string, secure: boolean, maxAgeSeconds: number): string {
+  const flags = `Path=/portal; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
+  return `${PORTAL_COOKIE}=${value}; ${flags}`;
+}
+
+async function launch(deps: Deps, secure: boolean, secret: unknown, res: Response): Promise<void> {
+  const opened = await openPortalLink(deps, typeof secret === 'string' ? secret : '');
+  if (opened.kind !== 'opened') return refuse(res, opened.kind);
+  noStore(res);
+  res.setHeader('Set-Cookie', sessionCookie(opened.cookie, secure, PORTAL_SESSION_TTL_MS / 1000));
+  res.redirect(303, `/portal/${opened.intent}`);
+}
+
+function page(deps: Deps, live: LivePortalSession): string {
+  const { session, organizationName } = live;
+  const title = `${organizationName} · ${session.intent === 'sso' ? 'Single sign-on' : 'Domain verification'}`;
+  const head = `
+    <meta name="atrium-portal-csrf" content="${html(portalCsrfToken(deps, session.id))}" />
+    <meta name="atrium-portal-intent" content="${session.intent}" />
+    <script src="/portal/assets/portal.js" defer></script>`;
+  const back = session.returnUrl ? `<a class="portal-back" href="${html(session.returnUrl)}">Back</a>` : '';
+  const body = `    <header class="portal-header">${back}<h1>${html(title)}</h1></header>
+    <main><div id="portal-root"></div><section id="portal-status" data-testid="portal-status"></section></main>`;
+  return layout(title, head, body);
+}
+
+/** The live session of the request's cookie, or undefined. */
+const sessionOf = (deps: Deps, req: Request) => portalSessionOfCookie(deps, cookieOf(req, PORTAL_COOKIE));
+
+function refusedJson(res: Response, message: string): void {
+  noStore(res);
+  res.status(403).json({ code: 'forbidden', message });
+}
+
+/** The portal's routes, for the Express shell (pages.ts); `assetsDir` holds the built page bundle. */
+export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router {
+  const app = express.Router();
+  const secure = deps.tokens.issuer.startsWith('https:');
+  const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 4 });
+  app.get('/portal/launch', (req, res) => launch(deps, secure, req.query.apiToken, res));
+  app.post('/portal/launch', form, (req, res) => launch(deps, secure, req.body?.apiToken, res));
+  for (const intent of INTENTS) {
+    app.get(`/portal/${intent}`, async (req, res) => {
+      const live = await sessionOf(deps, req);
+      if (!live || live.session.intent !== intent) return refuse(res, 'ended');
+      noStore(res);
+      res.type('html').send(page(deps, live));
+    });
+  }
+  // The page's bearer token for the widgets: cookie-authenticated, so the CSRF token is required.
+  app.post('/portal/session/token', async (req, res) => {
+    const live = await sessionOf(deps, req);
+    if (!live) return refusedJson(res, 'No live admin portal session.');
+    if (!portalCsrfMatches(deps, live.session.id, req.get(CSRF_HEADER))) {
+      return refusedJson(res, 'The CSRF token is missing or wrong.');
+    }
+    noStore(res);
+    res.json(await issuePortalToken(deps, live));
+  });
+  app.get('/portal/session/status', async (req, res) => {
+    const live = await sessionOf(deps, req);
+    if (!live) return refusedJson(res, 'No live admin portal session.');
+    noStore(res);
+    res.json(await portalStatus(deps, live));
+  });
+  for (const file of ['portal.js', 'portal.css']) {
+    app.get(`/portal/assets/${file}`, (_req, res, next) => {
+      if (!assetsDir) return next();
+      res.setHeader('Cache-Control', 'no-cache');
+      res.sendFile(join(assetsDir, file), (err) => {
+        if (err && !res.headersSent) next();
+      });
+    });
+  }
+  return app;
+}

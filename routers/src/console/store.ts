@@ -1,0 +1,36 @@
+import { consoleSessions, type Db } from '@atrium/db';
+import { and, eq, gt, lte } from 'drizzle-orm';
+
+export type ConsoleSessionRow = typeof consoleSessions.$inferSelect;
+
+export async function insertConsoleSession(db: Db, row: typeof consoleSessions.$inferInsert): Promise<void> {
+  await db.insert(consoleSessions).values(row);
+}
+
+/** The unexpired session whose secret hashes to `tokenHash`, if any. */
+export async function liveConsoleSession(db: Db, tokenHash: string, now: Date) {
+  const [row] = await db
+    .select({
+      id: consoleSessions.id,
+      adminTokenId: consoleSessions.adminTokenId,
+      expiresAt: consoleSessions.expiresAt,
+    })
+    .from(consoleSessions)
+    .where(and(eq(consoleSessions.tokenHash, tokenHash), gt(consoleSessions.expiresAt, now)))
+    .limit(1);
+  return row;
+}
+
+/** Ends a session (sign-out); true when there was one. */
+export async function deleteConsoleSession(db: Db, tokenHash: string): Promise<boolean> {
+  const rows = await db
+    .delete(consoleSessions)
+    .where(eq(consoleSessions.tokenHash, tokenHash))
+    .returning({ id: consoleSessions.id });
+  return rows.length > 0;
+}
+
+/** Forgets expired sessions (run at each sign-in, so the table holds live sessions and few others). */
+export async function deleteExpiredConsoleSessions(db: Db, now: Date): Promise<void> {
+  await db.delete(consoleSessions).where(lte(consoleSessions.expiresAt, now));
+}

@@ -1,0 +1,213 @@
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { newId, PORTAL_INTENTS, type PortalIntent } from '@atrium/db';
+import type { WidgetScope } from '../client-tokens/schemas.ts';
+import type { Deps, Scope } from '../context.ts';
+import { invalid } from '../errors.ts';
+import { randomBase62, sameDigest, sha256Hex } from '../lib/random.ts';
+import { requireOrganization } from '../organizations/lookup.ts';
+import { getOrganization } from '../organizations/service.ts';
+import { signToken } from '../signing/service.ts';
+import { portalLinkMessage } from './mail.ts';
+import type { GeneratePortalLinkInput, PortalLink } from './schemas.ts';
+import {
+  consumePortalLink,
+  findPortalLink,
+  insertPortalLink,
+  insertPortalSession,
+  type LivePortalSession,
+  livePortalSession,
+} from './store.ts';
+
+/** A link is single-use and valid this long; the session it opens lasts `SESSION_TTL_MS`. */
+export const LINK_TTL_MS = 5 * 60_000;
+export const SESSION_TTL_MS = 30 * 60_000;
+
+/** The widget permission a portal session of each intent holds (WIDGETS-API.md §3). */
+export const PORTAL_SCOPES: Record<PortalIntent, WidgetScope> = {
+  domain_verification: 'widgets:domain-verification:manage',
+  sso: 'widgets:sso:manage',
+};
+
+/** Upstream intents Atrium does not serve yet (each is refused with its own message). */
+const UPSTREAM_INTENTS = ['dsync', 'audit_logs', 'log_streams', 'certificate_renewal', 'bring_your_own_key'];
+
+/** The intent a link is asked for, or the 422 that says why it cannot be served. */
+export function requireServedIntent(intent: string | undefined): PortalIntent {
+  if ((PORTAL_INTENTS as readonly string[]).includes(intent ?? '')) return intent as PortalIntent;
+  const served = PORTAL_INTENTS.join(', ');
+  const message = UPSTREAM_INTENTS.includes(intent ?? '')
+    ? `The admin portal intent '${intent}' is not available in Atrium yet; served intents: ${served}.`
+    : `intent must be one of: ${served}.`;
+  const code = UPSTREAM_INTENTS.includes(intent ?? '') ? 'intent_not_supported' : 'invalid_intent';
+  throw invalid([{ field: 'intent', code, message }], code, message);
+}
+
+/** Where portal links point: this server's public base URL (the tokens' issuer). */
+function portalBase(deps: Deps): string {
+  return deps.tokens.issuer.replace(/\/+$/, '');
+}
+
+export interface IssuedPortalLink extends PortalLink {
+  intent: PortalIntent;
+  expiresAt: Date;
+}
+
+/**
+ * A single-use link to the admin portal of an organization of the caller's environment (404
+ * otherwise), valid `LINK_TTL_MS`; only the SHA-256 of its secret is stored. The secret rides
+ * in `apiToken`, the query parameter the official widgets turn into a form POST.
+ */
+export async function createPortalLink(
+  scope: Scope,
+  input: Omit<GeneratePortalLinkInput, 'intent'> & { intent: PortalIntent },
+): Promise<IssuedPortalLink> {
+  const organization = await requireOrganization(scope.db, scope, input.organization);
+  const secret = randomBase62(43);
+  const now = scope.now();
+  const expiresAt = new Date(now.getTime() + LINK_TTL_MS);
+  await insertPortalLink(scope.db, {
+    id: newId('portalLink'),
+    environmentId: scope.env.id,
+    organizationId: organization.id,
+    intent: input.intent,
+    secretHash: sha256Hex(secret),
+    returnUrl: input.return_url ?? null,
+    successUrl: input.success_url ?? null,
+    expiresAt,
+    createdAt: now,
+  });
+  const link = `${portalBase(scope.deps)}/portal/launch?apiToken=${secret}`;
+  await mailPortalLink(scope, input.admin_emails ?? [], link, input.intent, organization.name);
+  return { link, intent: input.intent, expiresAt };
+}
+
+/** `POST /portal/generate_link` (SDK `adminPortal.generateLink`): `{ link }`. */
+export async function generatePortalLink(scope: Scope, input: GeneratePortalLinkInput): Promise<PortalLink> {
+  const intent = requireServedIntent(input.intent);
+  const { link } = await createPortalLink(scope, { ...input, intent });
+  return { link };
+}
+
+/** Mails the link to each admin when a mailer is configured; a failure is logged, never thrown. */
+async function mailPortalLink(scope: Scope, to: string[], link: string, intent: string, organizationName: string) {
+  const mailer = scope.deps.mailer;
+  if (!mailer) return;
+  for (const email of new Set(to)) {
+    try {
+      await mailer.send(portalLinkMessage(email, link, intent, organizationName));
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      scope.deps.log.warn({ reason }, 'the admin portal e-mail could not be sent');
+    }
+  }
+}
+
+/** What opening a link gives: a session (its cookie value), or why not. */
+export type OpenedPortalLink =
+  | { kind: 'opened'; cookie: string; intent: PortalIntent; expiresAt: Date }
+  | { kind: 'used' | 'expired' | 'unknown' };
+
+/**
+ * Exchanges a link's secret for a portal session, in one transaction: the link is marked used
+ * (one opener wins) and the session stored, bound to the link's organization and intent.
+ */
+export async function openPortalLink(deps: Deps, secret: string): Promise<OpenedPortalLink> {
+  if (!/^[0-9A-Za-z]{20,64}$/.test(secret)) return { kind: 'unknown' };
+  const secretHash = sha256Hex(secret);
+  const now = deps.now();
+  const opened = await deps.db.transaction(async (tx) => {
+    const link = await consumePortalLink(tx, secretHash, now);
+    if (!link) return undefined;
+    const sessionSecret = randomBase62(43);
+    const id = newId('portalSession');
+    const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
+    await insertPortalSession(tx, {
+      id,
+      environmentId: link.environmentId,
+      organizationId: link.organizationId,
+      intent: link.intent,
+      secretHash: sha256Hex(sessionSecret),
+      returnUrl: link.returnUrl,
+      successUrl: link.successUrl,
+      expiresAt,
+      createdAt: now,
+    });
+    return { kind: 'opened' as const, cookie: `${id}.${sessionSecret}`, intent: link.intent, expiresAt };
+  });
+  if (opened) return opened;
+  const link = await findPortalLink(deps.db, secretHash);
+  if (!link) return { kind: 'unknown' };
+  return { kind: link.usedAt ? 'used' : 'expired' };
+}
+
+/** The live session a portal cookie (`<id>.<secret>`) names, or undefined. */
+export async function portalSessionOfCookie(
+  deps: Deps,
+  cookie: string | undefined,
+): Promise<LivePortalSession | undefined> {
+  const [id, secret, extra] = (cookie ?? '').split('.');
+  if (!id?.startsWith('portal_session_') || !secret || extra !== undefined || id.length > 64) return undefined;
+  const live = await livePortalSession(deps.db, id, deps.now());
+  if (!live || !sameDigest(live.session.secretHash, sha256Hex(secret))) return undefined;
+  return live;
+}
+
+/** The CSRF token of a portal session: an HMAC of its id under the master key (never stored). */
+export function portalCsrfToken(deps: Deps, sessionId: string): string {
+  return createHmac('sha256', deps.tokens.masterKey).update(`portal-csrf:${sessionId}`).digest('base64url');
+}
+
+/** Whether `sent` is the session's CSRF token (constant time). */
+export function portalCsrfMatches(deps: Deps, sessionId: string, sent: string | undefined): boolean {
+  const expected = Buffer.from(portalCsrfToken(deps, sessionId));
+  const given = Buffer.from(sent ?? '');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * A client-kind token for the portal principal of a live session: `sid` = the portal session,
+ * `permissions` = its intent's scope, no user; it lives no longer than the session.
+ */
+export async function issuePortalToken(deps: Deps, live: LivePortalSession): Promise<{ token: string }> {
+  const { session, env } = live;
+  const left = Math.floor((session.expiresAt.getTime() - deps.now().getTime()) / 1000);
+  const ttl = Math.max(1, Math.min(deps.tokens.clientTokenTtlSeconds, 15 * 60, left));
+  const claims = {
+    sub: session.id,
+    org_id: session.organizationId,
+    sid: session.id,
+    permissions: [PORTAL_SCOPES[session.intent]],
+    jti: randomUUID(),
+  };
+  const signed = await signToken(deps, env, 'client', claims, ttl);
+  return { token: signed.token };
+}
+
+/** What the portal page shows and polls: the organization's domains and where "done" leads. */
+export interface PortalStatus {
+  intent: PortalIntent;
+  organizationName: string;
+  successUrl: string | null;
+  domains: { id: string; domain: string; state: string; record: { type: 'TXT'; name: string; value: string } }[];
+}
+
+/** The portal session's organization as its page shows it (the organizations service reads it). */
+export async function portalStatus(deps: Deps, live: LivePortalSession): Promise<PortalStatus> {
+  const scope: Scope = { db: deps.db, env: live.env, now: deps.now, deps };
+  const organization = await getOrganization(scope, live.session.organizationId);
+  return {
+    intent: live.session.intent,
+    organizationName: organization.name,
+    successUrl: live.session.successUrl,
+    domains: organization.domains.map((d) => ({
+      id: d.id,
+      domain: d.domain,
+      state: d.state,
+      record: {
+        type: 'TXT' as const,
+        name: `${d.verification_prefix}.${d.domain}`,
+        value: `verification_token=${d.verification_token}`,
+      },
+    })),
+  };
+}

@@ -1,0 +1,45 @@
+import '@radix-ui/themes/styles.css';
+import '@workos-inc/widgets/styles.css';
+import './portal.css';
+import { AdminPortalDomainVerification, AdminPortalSsoConnection, WorkOsWidgets } from '@workos-inc/widgets';
+import { createRoot } from 'react-dom/client';
+import { watchStatus } from './status.ts';
+
+// The admin portal page (rest-facade/src/portal.ts serves its HTML): the official widget of the
+// session's intent, against this origin, with a portal token the page asks for with its session
+// cookie and the CSRF token the HTML carries in a meta tag. No inline script anywhere.
+
+const meta = (name: string) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
+const csrf = meta('atrium-portal-csrf');
+const intent = meta('atrium-portal-intent');
+
+/** The widgets call this for a token (again after a 403, and before `exp`). */
+async function authToken(): Promise<string> {
+  const res = await fetch('/portal/session/token', {
+    method: 'POST',
+    headers: { 'X-CSRF-Token': csrf },
+    credentials: 'same-origin',
+  });
+  if (!res.ok) throw new Error(`The admin portal session has ended (${res.status}).`);
+  return ((await res.json()) as { token: string }).token;
+}
+
+const root = document.getElementById('portal-root');
+if (root) {
+  createRoot(root).render(
+    <WorkOsWidgets
+      apiHostname={location.hostname}
+      port={location.port ? Number(location.port) : null}
+      https={location.protocol === 'https:'}
+    >
+      {intent === 'sso' ? (
+        <AdminPortalSsoConnection authToken={authToken} />
+      ) : (
+        <AdminPortalDomainVerification authToken={authToken} />
+      )}
+    </WorkOsWidgets>,
+  );
+}
+
+const status = document.getElementById('portal-status');
+if (status && intent === 'domain_verification') watchStatus(status);

@@ -1,0 +1,52 @@
+import { buildConsole } from '@atrium/console/build';
+import { getWorld } from '../helpers/world.ts';
+
+let built: Promise<string> | undefined;
+
+/** console/dist, built once per worker (the server serves it from there). */
+export function consoleBuilt(): Promise<string> {
+  built ??= buildConsole();
+  return built;
+}
+
+export interface ConsoleSession {
+  /** The `Cookie` header the browser would send. */
+  cookie: string;
+  csrf: string;
+  setCookies: string[];
+  body: { csrf_token: string; expires_at: string };
+}
+
+/** Signs in to the console with an admin token, as the sign-in form does. */
+export async function signIn(token: string): Promise<ConsoleSession> {
+  const { url } = await getWorld();
+  const res = await fetch(`${url}/console/session`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ token }),
+  });
+  if (res.status !== 201) throw new Error(`sign-in answered ${res.status}: ${await res.text()}`);
+  const setCookies = res.headers.getSetCookie();
+  const value = setCookies[0]?.split(';')[0] ?? '';
+  const body = (await res.json()) as ConsoleSession['body'];
+  return { cookie: value, csrf: body.csrf_token, setCookies, body };
+}
+
+/** A tRPC call over HTTP as the console makes it (`GET` for a query, `POST` for a mutation). */
+export async function consoleCall(
+  path: string,
+  input: unknown,
+  headers: Record<string, string>,
+  kind: 'query' | 'mutation' = 'query',
+) {
+  const { url } = await getWorld();
+  const res =
+    kind === 'query'
+      ? await fetch(`${url}/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers })
+      : await fetch(`${url}/trpc/${path}`, {
+          method: 'POST',
+          headers: { ...headers, 'Content-Type': 'application/json' },
+          body: JSON.stringify(input),
+        });
+  return { status: res.status, body: (await res.json()) as any };
+}

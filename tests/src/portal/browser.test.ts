@@ -1,0 +1,216 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { createApp } from '@atrium/rest-facade';
+import type { Deps } from '@atrium/routers';
+import { type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
+import chromium from '@sparticuz/chromium';
+import { WorkOS } from '@workos-inc/node';
+import { type Browser, type BrowserContext, chromium as playwright } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getWorld, newEnvironment, uniqueDomain } from '../helpers/world.ts';
+
+// The admin portal end to end in headless Chromium (from @sparticuz/chromium, nothing downloaded):
+// the SDK makes a domain_verification link, the page opens with the official widget bundled at
+// build time (server/build-portal.mjs), the TXT record it shows is published on a loopback DNS
+// server (dns2), the DNS worker's check runs (one direct tick, no sleeps), and the browser lands
+// on success_url. A reused link shows the readable page.
+
+const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+const SCREENSHOTS = join(ROOT, 'tests', 'artifacts', 'screenshots');
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * CSP refusals other than the expected ones: zod's one `Function('')` probe (as on /docs), and the
+ * provider icons the SSO widget asks cdn.workos.com for (the portal loads nothing from a CDN).
+ */
+const unexpected = (violations: string[]) =>
+  violations.filter((v) => v !== 'script-src eval' && !v.startsWith('img-src https://cdn.workos.com/'));
+
+let browser: Browser | undefined;
+let skipReason = '';
+let assets: string;
+let server: Server;
+let app: Server;
+let url: string;
+let appUrl: string;
+let deps: Deps;
+let dns: DevDnsServer;
+
+async function listen(s: Server): Promise<string> {
+  await new Promise<void>((done) => s.listen(0, '127.0.0.1', done));
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+}
+
+beforeAll(async () => {
+  try {
+    browser = await playwright.launch({
+      executablePath: await chromium.executablePath(),
+      args: chromium.args,
+      headless: true,
+    });
+  } catch (error) {
+    skipReason = `no headless Chromium here (${(error as Error).message.split('\n')[0]})`;
+    console.warn(`portal browser test skipped: ${skipReason}`);
+    return;
+  }
+  assets = mkdtempSync(join(tmpdir(), 'atrium-portal-'));
+  await promisify(execFile)(process.execPath, [join(ROOT, 'server', 'build-portal.mjs'), assets]);
+  // The server as `npm start` runs it: the portal links name its own base URL.
+  const world = await getWorld();
+  deps = { ...world.deps, tokens: { ...world.deps.tokens } };
+  server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1', portalAssetsDir: assets }).handler);
+  url = await listen(server);
+  deps.tokens.issuer = url;
+  // The application the portal returns to: `/back` (return_url) and `/done` (success_url).
+  app = createServer((req, res) => {
+    res.setHeader('Content-Type', 'text/html');
+    res.end(`<!doctype html><title>Acme app</title><h1>${req.url === '/done' ? 'Setup complete' : 'Settings'}</h1>`);
+  });
+  appUrl = await listen(app);
+  dns = await startDevDns();
+  mkdirSync(SCREENSHOTS, { recursive: true });
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await new Promise((done) => server?.close(done));
+  await new Promise((done) => app?.close(done));
+  await dns?.close();
+  if (assets) rmSync(assets, { recursive: true, force: true });
+});
+
+let context: BrowserContext | undefined;
+const outside: string[] = [];
+
+/**
+ * A page that records CSP violations and page errors, in the file's one context (which records
+ * requests off loopback): with --single-process, closing a context takes the browser down.
+ */
+async function watchedPage() {
+  if (!browser) throw new Error('no browser');
+  if (!context) {
+    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+    await context.route('**/*', (route) => {
+      const target = new URL(route.request().url());
+      if (target.protocol === 'data:' || target.protocol === 'blob:' || LOOPBACK.has(target.hostname)) {
+        return route.continue();
+      }
+      outside.push(target.href);
+      return route.abort();
+    });
+  }
+  const page = await context.newPage();
+  const violations: string[] = [];
+  await page.exposeFunction('reportCspViolation', (v: string) => violations.push(v));
+  await page.addInitScript(
+    "document.addEventListener('securitypolicyviolation', (e) => reportCspViolation(e.violatedDirective + ' ' + e.blockedURI));",
+  );
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  return { page, violations, errors };
+}
+
+describe('the admin portal in a browser', () => {
+  it('verifies a domain end to end and lands on success_url; a reused link shows a readable page', async (ctx) => {
+    if (!browser) return ctx.skip(skipReason);
+    const env = await newEnvironment();
+    const port = Number(new URL(url).port);
+    const workos = new WorkOS(env.apiKey, { apiHostname: '127.0.0.1', port, https: false });
+    const organization = await workos.organizations.createOrganization({ name: 'Portal Corp' });
+    const name = uniqueDomain('portal');
+    const domain = await workos.organizationDomains.createOrganizationDomain({
+      organizationId: organization.id,
+      domain: name,
+    });
+    expect(domain.state).toBe('pending');
+    // The application starts the DNS verification (the worker checks scheduled domains only).
+    await workos.organizationDomains.verifyOrganizationDomain(domain.id);
+
+    const { link } = await workos.adminPortal.generateLink({
+      organization: organization.id,
+      intent: 'domain_verification',
+      returnUrl: `${appUrl}/back`,
+      successUrl: `${appUrl}/done`,
+    });
+    expect(link.startsWith(`${url}/portal/launch?apiToken=`)).toBe(true);
+
+    const { page, violations, errors } = await watchedPage();
+    const opened = await page.goto(link);
+    expect(opened?.status()).toBe(200);
+    expect(page.url()).toBe(`${url}/portal/domain_verification`);
+    expect(opened?.headers()['content-security-policy']).toContain("script-src 'self'");
+    await expect(page.locator('a.portal-back').getAttribute('href')).resolves.toBe(`${appUrl}/back`);
+
+    // The TXT record the page shows, with the domain's live state.
+    const shown = page.locator(`#portal-status li[data-domain="${name}"]`);
+    await shown.waitFor({ timeout: 15_000 });
+    expect(await shown.getAttribute('data-state')).toBe('pending');
+    const record = shown.locator('code.portal-record');
+    const recordName = (await record.getAttribute('data-name')) ?? '';
+    const recordValue = (await record.getAttribute('data-value')) ?? '';
+    expect(recordName).toBe(`${domain.verificationPrefix}.${name}`);
+    expect(recordValue).toBe(`verification_token=${domain.verificationToken}`);
+    // The official widget rendered in the page (its list, or its own message until rows 15-17 exist).
+    await page.locator('#portal-root *').first().waitFor({ timeout: 15_000 });
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-domain-verification.png'), fullPage: true });
+
+    // Publish the record on the loopback DNS server and run the DNS worker's check once.
+    dns.set(recordName, { txt: [recordValue] });
+    const worker = new VerificationWorker(env.deps, {
+      servers: [dns.address],
+      timeoutMs: 2_000,
+      environmentId: env.environmentId,
+    });
+    expect(await worker.tick()).toBe(1);
+    const verified = await workos.organizationDomains.getOrganizationDomain(domain.id);
+    expect(verified.state).toBe('verified');
+
+    // The page sees it and sends the browser to success_url.
+    await page.waitForURL(`${appUrl}/done`, { timeout: 20_000 });
+    await expect(page.locator('h1').innerText()).resolves.toBe('Setup complete');
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-success.png') });
+
+    // The link was used: opening it again shows why, and sets no session.
+    const reused = await page.goto(link);
+    expect(reused?.status()).toBe(410);
+    await expect(page.locator('h1').innerText()).resolves.toBe('This link has already been used');
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-link-used.png') });
+
+    await page.close();
+    expect(outside).toEqual([]);
+    expect(unexpected(violations)).toEqual([]);
+    expect(errors).toEqual([]);
+  }, 90_000);
+
+  it('opens the SSO page by the form POST of the official widgets', async (ctx) => {
+    if (!browser) return ctx.skip(skipReason);
+    const env = await newEnvironment();
+    const port = Number(new URL(url).port);
+    const workos = new WorkOS(env.apiKey, { apiHostname: '127.0.0.1', port, https: false });
+    const organization = await workos.organizations.createOrganization({ name: 'SSO Corp' });
+    const { link } = await workos.adminPortal.generateLink({ organization: organization.id, intent: 'sso' });
+    const { page, violations, errors } = await watchedPage();
+    // As the widgets do: strip apiToken from the link and submit it in a hidden form.
+    const target = new URL(link);
+    const apiToken = target.searchParams.get('apiToken') ?? '';
+    target.searchParams.delete('apiToken');
+    await page.setContent(
+      `<form method="post" action="${target.href}"><input type="hidden" name="apiToken" value="${apiToken}"></form>`,
+    );
+    await Promise.all([
+      page.waitForURL(`${url}/portal/sso`),
+      page.locator('form').evaluate((f: HTMLFormElement) => f.submit()),
+    ]);
+    await page.locator('#portal-root *').first().waitFor({ timeout: 15_000 });
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-sso.png'), fullPage: true });
+    await page.close();
+    expect(unexpected(violations)).toEqual([]);
+    expect(errors).toEqual([]);
+  }, 60_000);
+});
