@@ -823,6 +823,40 @@ export const OPERATIONS: Operation[] = [
     path: () => '/_widgets/UserManagement/organizations',
     hasParam: false,
   },
+  // h22/self: the caller's sessions, profile and settings (tests/src/client-api/{sessions,profile,organization}).
+  {
+    name: 'widgets: list the caller sessions',
+    method: 'GET',
+    path: () => '/_widgets/UserProfile/sessions',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: revoke one of the caller sessions',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/UserProfile/sessions/revoke/${p(param, f.sessionId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'widgets: revoke all the caller sessions but one',
+    method: 'DELETE',
+    path: () => '/_widgets/UserProfile/sessions/revoke-all',
+    hasParam: false,
+    body: (f) => ({ currentSessionId: fc.oneof(fc.constant(f.sessionId), hostileString, anyJson) }),
+  },
+  { name: 'widgets: get the caller', method: 'GET', path: () => '/_widgets/UserProfile/me', hasParam: false },
+  {
+    name: 'widgets: update the caller',
+    method: 'POST',
+    path: () => '/_widgets/UserProfile/me',
+    hasParam: false,
+    body: () => ({
+      firstName: fc.oneof(fc.constant('Grace'), fc.constant(''), hostileString, anyJson),
+      lastName: fc.oneof(fc.constant('Hopper'), hostileString, anyJson),
+      locale: fc.oneof(fc.constantFrom('en', 'pt-BR', 'not a locale', ''), hostileString, anyJson),
+    }),
+  },
+  { name: 'widgets: settings', method: 'GET', path: () => '/_widgets/settings', hasParam: false },
+  // end h22/self
   // h22/domains: the domain verification and SSO widgets' routes (403 with an API key; with client
   // tokens in tests/src/client-api/{domains,sso}.http.test.ts).
   {
@@ -885,6 +919,7 @@ export const OPERATIONS: Operation[] = [
     method: 'GET',
     path: () => '/_widgets/UserManagement/members',
     hasParam: false,
+    query: { ...listQuery, role: hostileString, search: hostileString },
   },
   {
     name: 'widgets: roles and config',
@@ -903,12 +938,17 @@ export const OPERATIONS: Operation[] = [
     method: 'POST',
     path: () => '/_widgets/UserManagement/invite-user',
     hasParam: false,
+    body: () => ({
+      email: fc.oneof(fc.constant(uniqueEmail('widget')), hostileString, anyJson),
+      roles: fc.oneof(fc.constant(['member']), fc.array(hostileString), anyJson),
+    }),
   },
   {
     name: "widgets: change a member's roles",
     method: 'POST',
     path: (f, param) => `/_widgets/UserManagement/members/${p(param, f.userId)}`,
     hasParam: true,
+    body: () => ({ roles: fc.oneof(fc.constant(['admin']), fc.array(hostileString), anyJson) }),
   },
   {
     name: 'widgets: remove a member',
@@ -919,13 +959,13 @@ export const OPERATIONS: Operation[] = [
   {
     name: 'widgets: revoke an invitation',
     method: 'DELETE',
-    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.userId)}`,
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.invitationId)}`,
     hasParam: true,
   },
   {
     name: 'widgets: resend an invitation',
     method: 'POST',
-    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.userId)}/resend`,
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.invitationId)}/resend`,
     hasParam: true,
   },
   {
