@@ -52,10 +52,26 @@ export function successStatuses(): Map<string, number> {
   return statuses;
 }
 
+type OperationObject = NonNullable<NonNullable<OpenAPIObject['paths']>[string]['delete']>;
+
+/** A `bodyOnDelete` operation's input is its JSON body: the generator's query parameters become one. */
+function queryToBody(operation: OperationObject): void {
+  type Parameter = { name: string; in: string; required?: boolean; schema?: Record<string, unknown> };
+  const all = (operation.parameters ?? []) as Parameter[];
+  const query = all.filter((param) => param.in === 'query');
+  operation.parameters = operation.parameters?.filter((param) => (param as Parameter).in !== 'query');
+  const properties = Object.fromEntries(query.map((param) => [param.name, param.schema ?? {}]));
+  const required = query.filter((param) => param.required).map((param) => param.name);
+  operation.requestBody = {
+    required: required.length > 0,
+    content: { 'application/json': { schema: { type: 'object', properties, required } } },
+  };
+}
+
 /**
  * The OpenAPI 3.1 document of the REST surface, generated from the routers once at start-up
  * and corrected to what the facade really answers: success statuses, the contract's error
- * body, and bearer authentication.
+ * body, bearer authentication, and the JSON body of a `bodyOnDelete` DELETE.
  */
 export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
   const doc = generateOpenApiDocument(appRouter, {
@@ -72,11 +88,13 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
     const status = procedure._def.meta?.successStatus;
     if (openapi && status) byOperation.set(`${openapi.method.toLowerCase()} ${openapi.path}`, status);
   }
+  const deletesWithBody = deleteBodyTemplates();
   doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, Error: ERROR_SCHEMA } };
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
       const operation = item[method];
       if (!operation) continue;
+      if (method === 'delete' && deletesWithBody.has(path)) queryToBody(operation);
       const status = byOperation.get(`${method} ${path}`);
       const responses = operation.responses ?? {};
       if (status && status !== 200 && responses['200']) {

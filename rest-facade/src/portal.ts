@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import {
+  ApiError,
+  addPortalDomain,
   type Deps,
   issuePortalToken,
   type LivePortalSession,
@@ -10,8 +12,9 @@ import {
   portalSessionOfCookie,
   portalStatus,
 } from '@atrium/routers';
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import helmet from 'helmet';
+import { writeError } from './pipeline/render.ts';
 import { applyHeaders, headersOf } from './security.ts';
 
 /**
@@ -161,6 +164,17 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
     noStore(res);
     res.json(await issuePortalToken(deps, live));
   });
+  // "Add a domain" on the domain_verification page: a cookie-authenticated write, CSRF-checked too.
+  app.post('/portal/session/domains', express.json({ limit: '4kb' }), async (req, res) => {
+    const live = await sessionOf(deps, req);
+    if (!live) return refusedJson(res, 'No live admin portal session.');
+    if (!portalCsrfMatches(deps, live.session.id, req.get(CSRF_HEADER))) {
+      return refusedJson(res, 'The CSRF token is missing or wrong.');
+    }
+    const added = await addPortalDomain(deps, live, req.body?.domain);
+    noStore(res);
+    res.status(201).json({ id: added.id, domain: added.domain, state: added.state });
+  });
   app.get('/portal/session/status', async (req, res) => {
     const live = await sessionOf(deps, req);
     if (!live) return refusedJson(res, 'No live admin portal session.');
@@ -176,5 +190,14 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
       });
     });
   }
+  // A body the parsers refuse (malformed JSON, too large) is the contract's 400 or 413, not a 500.
+  app.use((error: { status?: number; type?: string }, _req: Request, res: Response, next: NextFunction) => {
+    if (typeof error?.type !== 'string' || !error.status || error.status >= 500) return next(error);
+    const refused =
+      error.status === 413
+        ? new ApiError(413, 'payload_too_large', 'The request body is too large.')
+        : new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
+    writeError(res, refused);
+  });
   return app;
 }

@@ -97,6 +97,7 @@ export {
 } from './organization-domains/service.ts';
 export { toOrganization } from './organizations/service.ts';
 export {
+  addPortalDomain,
   issuePortalToken,
   type OpenedPortalLink,
   openPortalLink,

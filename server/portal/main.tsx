@@ -42,4 +42,4 @@ if (root) {
 }
 
 const status = document.getElementById('portal-status');
-if (status && intent === 'domain_verification') watchStatus(status);
+if (status && intent === 'domain_verification') watchStatus(status, csrf);

@@ -36,9 +36,45 @@ function render(target: HTMLElement, status: Status, done: boolean): void {
   target.replaceChildren(heading, list);
 }
 
-export function watchStatus(target: HTMLElement): void {
+/** The "Add a domain" form: `POST /portal/session/domains` with the session's CSRF token. */
+function addDomainForm(csrf: string, added: () => void): HTMLFormElement {
+  const form = document.createElement('form');
+  form.className = 'portal-add';
+  const input = document.createElement('input');
+  input.name = 'domain';
+  input.placeholder = 'example.com';
+  input.required = true;
+  input.setAttribute('aria-label', 'Domain');
+  const button = document.createElement('button');
+  button.type = 'submit';
+  button.textContent = 'Add a domain';
+  const message = document.createElement('p');
+  message.className = 'portal-add-message';
+  form.append(input, button, message);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const res = await fetch('/portal/session/domains', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      credentials: 'same-origin',
+      body: JSON.stringify({ domain: input.value }),
+    });
+    const body = (await res.json().catch(() => ({}))) as { message?: string };
+    message.textContent = res.ok ? '' : (body.message ?? `The domain could not be added (${res.status}).`);
+    if (res.ok) {
+      input.value = '';
+      added();
+    }
+  });
+  return form;
+}
+
+export function watchStatus(target: HTMLElement, csrf: string): void {
   const notVerified = new Set<string>();
+  const list = document.createElement('div');
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const poll = async () => {
+    clearTimeout(timer);
     const res = await fetch('/portal/session/status', { credentials: 'same-origin' });
     if (!res.ok) {
       target.textContent = 'Your admin portal session has ended. Open the admin portal again from a new link.';
@@ -47,12 +83,18 @@ export function watchStatus(target: HTMLElement): void {
     const status = (await res.json()) as Status;
     const done = status.domains.some((d) => d.state === 'verified' && notVerified.has(d.id));
     for (const d of status.domains) if (d.state !== 'verified') notVerified.add(d.id);
-    render(target, status, done);
+    render(list, status, done);
     if (done && status.successUrl) {
       location.assign(status.successUrl);
       return;
     }
-    setTimeout(poll, POLL_MS);
+    timer = setTimeout(poll, POLL_MS);
   };
-  poll().catch(() => setTimeout(poll, POLL_MS));
+  target.replaceChildren(
+    addDomainForm(csrf, () => void poll()),
+    list,
+  );
+  poll().catch(() => {
+    timer = setTimeout(poll, POLL_MS);
+  });
 }

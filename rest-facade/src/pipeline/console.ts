@@ -72,6 +72,20 @@ function setSessionCookies(res: Response, value: string, maxAgeSeconds: number, 
   );
 }
 
+const jsonBody = express.json({ limit: '4kb', strict: true });
+
+/** The sign-in body, its refusals in the contract's terms (invalid JSON 400, too large 413). */
+const readJson: express.RequestHandler = (req, res, next) =>
+  jsonBody(req, res, (error?: unknown) => {
+    if (!error) return next();
+    const tooLarge = (error as { type?: string }).type === 'entity.too.large';
+    next(
+      tooLarge
+        ? new ApiError(413, 'payload_too_large', 'The sign-in body is larger than 4 KiB.')
+        : new ApiError(400, 'invalid_json', 'The body is not valid JSON.'),
+    );
+  });
+
 /** `POST /console/session`: `{ token }` (the admin token) → the session cookie and `{ csrf_token, expires_at }`. */
 async function signIn(deps: Deps, secure: boolean, req: Request, res: Response): Promise<void> {
   const token = (req.body as { token?: unknown } | undefined)?.token;
@@ -97,9 +111,7 @@ export function consoleRoutes(deps: Deps, baseUrl: string, dir: string): express
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  routes.post('/console/session', express.json({ limit: '4kb', strict: true }), (req, res) =>
-    signIn(deps, secure, req, res),
-  );
+  routes.post('/console/session', readJson, (req, res) => signIn(deps, secure, req, res));
   routes.get('/console/session', async (req, res) => {
     res.json(await describeConsoleSession(deps, consoleCredentials(req).session));
   });

@@ -79,7 +79,7 @@ export function bridgeDispatcher(): RestDispatcher {
     byRequest.set(req, capture);
     const request = req as typeof req & { query?: unknown; body?: unknown };
     // The bridge reads a DELETE's input from the query: a `bodyOnDelete` body goes there.
-    request.query = !takesBody(method) && call.body ? { ...call.query, ...call.body } : call.query;
+    request.query = !takesBody(method) && call.body ? Object.assign({}, call.query, call.body) : call.query;
     if (takesBody(method)) {
       request.body = call.body;
       // The body is parsed; tell the bridge so, also for a bodyless POST such as /verify.

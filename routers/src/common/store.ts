@@ -40,3 +40,6 @@ export async function loadScoped<T extends ScopedTable>(
   const rows = (lock ? await query.for(lock) : await query) as T['$inferSelect'][];
   return orNotFound(rows[0], entity, id);
 }
+
+/** A LIKE pattern matching `text` anywhere, its `%`, `_` and backslash taken literally (a search box's text). */
+export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -151,8 +151,8 @@ export async function updateOrganizationMembership(
       roleSlugs: input.role_slugs,
     });
     const slugs = roles.map((r) => r.slug);
-    if (slugs.join('\n') === before.roleSlugs.join('\n')) return toOrganizationMembership(before);
     await guard?.(tx, before, slugs);
+    if (slugs.join('\n') === before.roleSlugs.join('\n')) return toOrganizationMembership(before);
     await replaceMembershipRoles(
       tx,
       scope.env.id,

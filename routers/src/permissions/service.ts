@@ -54,8 +54,9 @@ export async function createPermission(
   });
 }
 
-export async function listPermissions(scope: Scope, input: z.infer<typeof ListPermissionsInput>) {
-  return asList(await pageOfPermissions(scope.db, scope.env.id, pageParams(input)), toPermission);
+/** `search` (the client API's) matches slug or name; the API-key list has none. */
+export async function listPermissions(scope: Scope, input: z.infer<typeof ListPermissionsInput>, search?: string) {
+  return asList(await pageOfPermissions(scope.db, scope.env.id, pageParams(input), search), toPermission);
 }
 
 export async function getPermission(scope: Scope, slug: string): Promise<Permission> {

@@ -1,5 +1,6 @@
 import { type Db, lockEnvironment, type PageParams, paginate, permissions } from '@atrium/db';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, or, sql } from 'drizzle-orm';
+import { containsPattern } from '../common/store.ts';
 import type { Deps } from '../context.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
@@ -51,7 +52,12 @@ export async function deletePermissionRow(tx: Db, id: string): Promise<void> {
 }
 
 /** One page of the environment's permissions, keyset on their id. */
-export function pageOfPermissions(db: Db, environmentId: string, params: PageParams) {
+/** One page of the environment's permissions; `search` matches slug or name (case-insensitive substring). */
+export function pageOfPermissions(db: Db, environmentId: string, params: PageParams, search?: string) {
+  const pattern = search ? containsPattern(search.toLowerCase()) : undefined;
+  const matches = pattern
+    ? or(sql`lower(${permissions.slug}) like ${pattern}`, sql`lower(${permissions.name}) like ${pattern}`)
+    : undefined;
   return paginate(
     params,
     permissions.id,
@@ -59,7 +65,7 @@ export function pageOfPermissions(db: Db, environmentId: string, params: PagePar
       db
         .select()
         .from(permissions)
-        .where(and(eq(permissions.environmentId, environmentId), q.keyset))
+        .where(and(eq(permissions.environmentId, environmentId), matches, q.keyset))
         .orderBy(q.orderBy)
         .limit(q.limit),
     (row) => row.id,

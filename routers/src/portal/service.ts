@@ -2,8 +2,10 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { newId, PORTAL_INTENTS, type PortalIntent } from '@atrium/db';
 import type { WidgetScope } from '../client-tokens/schemas.ts';
 import type { Deps, Scope } from '../context.ts';
-import { invalid } from '../errors.ts';
+import { forbidden, invalid } from '../errors.ts';
 import { randomBase62, sameDigest, sha256Hex } from '../lib/random.ts';
+import type { OrganizationDomain } from '../organization-domains/schemas.ts';
+import { createOrganizationDomain, verifyOrganizationDomain } from '../organization-domains/service.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { getOrganization } from '../organizations/service.ts';
 import { signToken } from '../signing/service.ts';
@@ -193,8 +195,7 @@ export interface PortalStatus {
 
 /** The portal session's organization as its page shows it (the organizations service reads it). */
 export async function portalStatus(deps: Deps, live: LivePortalSession): Promise<PortalStatus> {
-  const scope: Scope = { db: deps.db, env: live.env, now: deps.now, deps };
-  const organization = await getOrganization(scope, live.session.organizationId);
+  const organization = await getOrganization(scopeOfSession(deps, live), live.session.organizationId);
   return {
     intent: live.session.intent,
     organizationName: organization.name,
@@ -210,4 +211,33 @@ export async function portalStatus(deps: Deps, live: LivePortalSession): Promise
       },
     })),
   };
+}
+
+/** The Scope of a portal session: its environment, for the services it calls. */
+const scopeOfSession = (deps: Deps, live: LivePortalSession): Scope => ({
+  db: deps.db,
+  env: live.env,
+  now: deps.now,
+  deps,
+});
+
+/**
+ * The portal's "Add a domain": the organizations domains service creates the domain for the
+ * session's organization (its rules: 422 invalid or consumer domain, 409 taken) and starts its
+ * DNS verification, so the worker checks it. Only a domain_verification session may (else 403).
+ */
+export async function addPortalDomain(
+  deps: Deps,
+  live: LivePortalSession,
+  domain: unknown,
+): Promise<OrganizationDomain> {
+  if (live.session.intent !== 'domain_verification') {
+    throw forbidden('forbidden', 'This admin portal session may not add domains.');
+  }
+  if (typeof domain !== 'string') {
+    throw invalid([{ field: 'domain', code: 'domain_required', message: 'domain is required.' }]);
+  }
+  const scope = scopeOfSession(deps, live);
+  const created = await createOrganizationDomain(scope, { organization_id: live.session.organizationId, domain });
+  return verifyOrganizationDomain(scope, created.id);
 }

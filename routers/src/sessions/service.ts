@@ -45,10 +45,10 @@ export async function listSessions(scope: Scope, input: z.infer<typeof ListSessi
   return asList(page, (row) => toSession(row, now));
 }
 
-/** The user's live sessions (not revoked, not expired), newest first: the client surfaces' session lists. */
-export async function listLiveSessions(scope: Scope, userId: string): Promise<Session[]> {
+/** The user's live sessions (not revoked, not expired), newest first, at most `limit`: the client surfaces' lists. */
+export async function listLiveSessions(scope: Scope, userId: string, limit?: number): Promise<Session[]> {
   const now = scope.now();
-  return (await liveSessionsOfUser(scope.db, scope.env.id, userId, now)).map((row) => toSession(row, now));
+  return (await liveSessionsOfUser(scope.db, scope.env.id, userId, now, limit)).map((row) => toSession(row, now));
 }
 
 /**

@@ -31,9 +31,15 @@ export function pageOfUserSessions(db: Db, environmentId: string, userId: string
   );
 }
 
-/** The user's live sessions at `now` (not revoked, not expired), newest first. */
-export function liveSessionsOfUser(db: Db, environmentId: string, userId: string, now: Date): Promise<SessionRow[]> {
-  return db
+/** The user's live sessions at `now` (not revoked, not expired), newest first; at most `limit` of them. */
+export function liveSessionsOfUser(
+  db: Db,
+  environmentId: string,
+  userId: string,
+  now: Date,
+  limit?: number,
+): Promise<SessionRow[]> {
+  const query = db
     .select()
     .from(sessions)
     .where(
@@ -45,6 +51,7 @@ export function liveSessionsOfUser(db: Db, environmentId: string, userId: string
       ),
     )
     .orderBy(desc(sessions.id));
+  return limit === undefined ? query : query.limit(limit);
 }
 
 export async function markSessionRevoked(tx: Db, id: string, at: Date): Promise<SessionRow> {

@@ -114,6 +114,8 @@ describe('members on /client/graphql (graphql-request)', () => {
     expect(perms.permissions.data.map((p: { slug: string }) => p.slug)).toEqual(
       expect.arrayContaining(['posts:write', 'posts:read']),
     );
+    const searched: any = await gql.request('{ permissions(search: "WRITE") { data { slug } } }');
+    expect(searched.permissions.data).toEqual([{ slug: 'posts:write' }]);
     const effective: any = await gql.request('query E($u: ID!) { effectivePermissions(userId: $u) { slug } }', {
       u: a.userId,
     });

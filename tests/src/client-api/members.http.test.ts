@@ -1,3 +1,5 @@
+import { invitations } from '@atrium/db';
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { clientSetup } from '../helpers/client.ts';
 import { storedEventData, storedEvents } from '../helpers/events.ts';
@@ -191,6 +193,41 @@ describe('UsersManagement REST (/_widgets/UserManagement)', () => {
     // With a second admin, the first may be demoted.
     await addMember(env, a.organizationId, { roleSlug: 'admin' });
     expect((await a.http.post(`${BASE}/members/${admin.userId}`, { roles: ['member'] })).status).toBe(200);
+  });
+
+  it('shows a lapsed invitation as InviteExpired; resending it sends a new one', async () => {
+    const env = await newEnvironment();
+    const a = await clientSetup(env);
+    const email = uniqueEmail('late');
+    await a.http.post(`${BASE}/invite-user`, { email, roles: ['member'] });
+    const [invitation] = await invitationsOf(env, a.organizationId);
+    const id = invitation?.id as string;
+    await env.deps.db
+      .update(invitations)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(invitations.id, id));
+    const row = (await a.http.get(`${BASE}/members`)).body.data.find((m: { id: string }) => m.id === id);
+    expect(row).toMatchObject({ status: 'InviteExpired', actions: ['resend-invite'] });
+    expect((await a.http.delete(`${BASE}/invites/${id}`)).status).toBe(400);
+    const resent = await a.http.post(`${BASE}/invites/${id}/resend`);
+    expect(resent.status).toBe(200);
+    const rows = (await a.http.get(`${BASE}/members`)).body.data.filter((m: { email: string }) => m.email === email);
+    expect(rows).toEqual([expect.objectContaining({ id: resent.body.id, status: 'Invited' })]);
+    const states = (await invitationsOf(env, a.organizationId)).map((i) => i.state).sort();
+    expect(states).toEqual(['expired', 'pending']);
+  });
+
+  it('lets only one of two concurrent demotions of the last two admins through', async () => {
+    const env = await newEnvironment();
+    const a = await clientSetup(env);
+    const b = await addMember(env, a.organizationId, { roleSlug: 'admin' });
+    const c = await addMember(env, a.organizationId, { roleSlug: 'admin' });
+    const results = await Promise.all(
+      [b, c].map((m) => a.http.post(`${BASE}/members/${m.userId}`, { roles: ['member'] })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    const admins = await a.http.get(`${BASE}/members?role=admin`);
+    expect(admins.body.data).toHaveLength(1);
   });
 
   it('answers 403 without the scope, 404 for another organization, 4xx for bad bodies and stores nothing', async () => {

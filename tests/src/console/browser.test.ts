@@ -42,7 +42,10 @@ const shoot = (page: Page, name: string) =>
 const open = (page: Page, tab: string) => page.getByRole('navigation').getByRole('button', { name: tab }).click();
 
 describe('the operator console in a browser', () => {
-  it('signs in, creates an environment and an API key, an organization and a verified domain, shows the event, rotates the signing key', async (ctx) => {
+  // A long walk-through on a shared machine (two RSA-2048 keys among it): more than the default 30 s.
+  it('signs in, creates an environment and an API key, an organization and a verified domain, shows the event, rotates the signing key', {
+    timeout: 120_000,
+  }, async (ctx) => {
     if (!browser) {
       console.log(`console browser test skipped: ${unavailable}`);
       ctx.skip();

@@ -223,3 +223,19 @@ describe('console page', () => {
     expect((await fetch(`${url}/console/assets/..%2Fpackage.json`)).status).toBe(404);
   });
 });
+
+describe('console sign-in bodies', () => {
+  it.each([
+    ['malformed JSON', '{"token":', 'application/json'],
+    ['a body that is not JSON', 'token=x', 'application/x-www-form-urlencoded'],
+  ])('refuses %s with the contract error and stores nothing', async (_name, raw, type) => {
+    const { url } = await getWorld();
+    const before = await sessionCount();
+    const res = await fetch(`${url}/console/session`, { method: 'POST', headers: { 'Content-Type': type }, body: raw });
+    expect([400, 415, 422]).toContain(res.status);
+    const body = await res.json();
+    expect(typeof body.code).toBe('string');
+    expect(body.code).not.toBe('server_error');
+    expect(await sessionCount()).toBe(before);
+  });
+});

@@ -1,6 +1,5 @@
-import chromium from '@sparticuz/chromium';
-import { type Browser, chromium as playwright } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/browser.ts';
 import { getWorld } from '../helpers/world.ts';
 
 // The API reference in a real headless Chromium (shipped inside @sparticuz/chromium, so nothing
@@ -9,71 +8,67 @@ import { getWorld } from '../helpers/world.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await playwright.launch({
-    executablePath: await chromium.executablePath(),
-    args: chromium.args,
-    headless: true,
-  });
-});
+// Skipped, with the reason printed, where no headless Chromium can be launched.
+const launched = await launchChromium();
 
 afterAll(async () => {
-  await browser?.close();
+  await launched.browser?.close();
 });
 
 describe('/docs', () => {
-  it('shows the operations with no request leaving the machine and no CSP violation', async () => {
-    const { url } = await getWorld();
-    const context = await browser.newContext();
-    const outside: string[] = [];
-    const served: string[] = [];
-    await context.route('**/*', (route) => {
-      const target = new URL(route.request().url());
-      if (target.protocol === 'data:' || target.protocol === 'blob:' || LOOPBACK.has(target.hostname)) {
-        served.push(target.pathname);
-        return route.continue();
-      }
-      outside.push(target.href);
-      return route.abort();
-    });
-    // WebSockets bypass route(): record them too.
-    const page = await context.newPage();
-    page.on('websocket', (ws) => {
-      if (!LOOPBACK.has(new URL(ws.url()).hostname)) outside.push(ws.url());
-    });
-    const violations: string[] = [];
-    await page.exposeFunction('reportCspViolation', (v: string) => violations.push(v));
-    await page.addInitScript(
-      "document.addEventListener('securitypolicyviolation', (e) => reportCspViolation(e.violatedDirective + ' ' + e.blockedURI));",
-    );
-    const pageErrors: string[] = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
+  it.skipIf(!launched.browser)(
+    'shows the operations with no request leaving the machine and no CSP violation',
+    async () => {
+      const { url } = await getWorld();
+      const context = await launched.browser!.newContext();
+      const outside: string[] = [];
+      const served: string[] = [];
+      await context.route('**/*', (route) => {
+        const target = new URL(route.request().url());
+        if (target.protocol === 'data:' || target.protocol === 'blob:' || LOOPBACK.has(target.hostname)) {
+          served.push(target.pathname);
+          return route.continue();
+        }
+        outside.push(target.href);
+        return route.abort();
+      });
+      // WebSockets bypass route(): record them too.
+      const page = await context.newPage();
+      page.on('websocket', (ws) => {
+        if (!LOOPBACK.has(new URL(ws.url()).hostname)) outside.push(ws.url());
+      });
+      const violations: string[] = [];
+      await page.exposeFunction('reportCspViolation', (v: string) => violations.push(v));
+      await page.addInitScript(
+        "document.addEventListener('securitypolicyviolation', (e) => reportCspViolation(e.violatedDirective + ' ' + e.blockedURI));",
+      );
+      const pageErrors: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
 
-    const response = await page.goto(`${url}/docs`);
-    expect(response?.status()).toBe(200);
-    const csp = response?.headers()['content-security-policy'] ?? '';
-    expect(csp).toMatch(/script-src 'self'(;|$)/);
-    expect(csp).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline/);
+      const response = await page.goto(`${url}/docs`);
+      expect(response?.status()).toBe(200);
+      const csp = response?.headers()['content-security-policy'] ?? '';
+      expect(csp).toMatch(/script-src 'self'(;|$)/);
+      expect(csp).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline/);
 
-    // Scalar renders the OpenAPI document's summaries and paths.
-    await page.getByText('Create an organization').first().waitFor({ timeout: 15_000 });
-    const text = await page.locator('body').innerText();
-    for (const summary of ['Create an organization', 'List organizations', 'Get an organization by external id'])
-      expect(text).toContain(summary);
-    expect(text).toContain('/organizations/{id}');
+      // Scalar renders the OpenAPI document's summaries and paths.
+      await page.getByText('Create an organization').first().waitFor({ timeout: 15_000 });
+      const text = await page.locator('body').innerText();
+      for (const summary of ['Create an organization', 'List organizations', 'Get an organization by external id'])
+        expect(text).toContain(summary);
+      expect(text).toContain('/organizations/{id}');
 
-    await page.close();
-    await context.close();
-    expect(outside).toEqual([]);
-    // The one refusal expected: zod (inside the bundle) probes `Function('')` once to see whether
-    // it may compile validators, and falls back to interpreting them. Nothing else is blocked.
-    expect(violations.filter((v) => v !== 'script-src eval')).toEqual([]);
-    expect(pageErrors).toEqual([]);
-    expect(served).toContain('/openapi.json');
-    expect(served.some((p) => /^\/docs\/assets\/[^/]+\/standalone\.js$/.test(p))).toBe(true);
-  });
+      await page.close();
+      await context.close();
+      expect(outside).toEqual([]);
+      // The one refusal expected: zod (inside the bundle) probes `Function('')` once to see whether
+      // it may compile validators, and falls back to interpreting them. Nothing else is blocked.
+      expect(violations.filter((v) => v !== 'script-src eval')).toEqual([]);
+      expect(pageErrors).toEqual([]);
+      expect(served).toContain('/openapi.json');
+      expect(served.some((p) => /^\/docs\/assets\/[^/]+\/standalone\.js$/.test(p))).toBe(true);
+    },
+  );
 
   it('serves the bundle from the installed package with a year-long cache', async () => {
     const { url } = await getWorld();

@@ -1,11 +1,21 @@
-import { portalLinks, portalSessions } from '@atrium/db';
-import { type AppRouter, createCaller, createInnerContext, type MailMessage } from '@atrium/routers';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { organizationDomains, portalLinks, portalSessions } from '@atrium/db';
+import { createApp } from '@atrium/rest-facade';
+import {
+  type AppRouter,
+  createCaller,
+  createInnerContext,
+  type MailMessage,
+  portalSessionOfCookie,
+} from '@atrium/routers';
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { clientFor, clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
 import { sdkFor } from '../helpers/sdk.ts';
+import { adminCaller } from '../helpers/tokens.ts';
 import { newEnvironment, TEST_ISSUER, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 // The self-serve admin portal (issue #23): links from the SDK, their exchange for a portal
@@ -191,6 +201,26 @@ describe('opening a portal link', () => {
     expect(cookie).not.toContain(sessions[0]?.secretHash);
   });
 
+  it('marks the cookie Secure when the base URL is https', async () => {
+    const env = await newEnvironment();
+    const deps = { ...env.deps, tokens: { ...env.deps.tokens, issuer: 'https://portal.example.com' } };
+    const server = createServer(createApp(deps, { baseUrl: 'https://portal.example.com' }).handler);
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const caller = createCaller(createInnerContext(deps, `Bearer ${env.apiKey}`));
+      const { link } = await caller.portal.generateLink({ organization: await newOrganization(env), intent: 'sso' });
+      expect(link.startsWith('https://portal.example.com/portal/launch?apiToken=')).toBe(true);
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}${new URL(link).pathname}${new URL(link).search}`, {
+        redirect: 'manual',
+      });
+      expect(res.status).toBe(303);
+      expect(res.headers.get('set-cookie')).toMatch(/; Secure$/);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
+  });
+
   it('accepts the form POST the official widgets send', async () => {
     const env = await newEnvironment();
     const { link } = await sdkFor(env).adminPortal.generateLink({
@@ -283,6 +313,48 @@ describe('the portal session token (cookie-authenticated write)', () => {
     expect(token.split('.')[1]).toMatch(/^[A-Za-z0-9+/=]+$/); // the widgets decode it with atob
   });
 
+  it('adds a domain with the cookie and CSRF token, starting its verification; refusals store nothing', async () => {
+    const env = await newEnvironment();
+    const { cookie, csrf, organization } = await portalSession(env);
+    const add = (headers: Record<string, string>, body: string) =>
+      fetch(`${env.world.url}/portal/session/domains`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body,
+      });
+    const name = uniqueDomain('added');
+    const body = JSON.stringify({ domain: name });
+    const refusals: Record<string, string>[] = [
+      {},
+      { cookie },
+      { cookie, 'X-CSRF-Token': 'forged' },
+      { 'X-CSRF-Token': csrf },
+    ];
+    for (const headers of refusals) {
+      expect((await add(headers, body)).status).toBe(403);
+    }
+    const bad = await add({ cookie, 'X-CSRF-Token': csrf }, JSON.stringify({ domain: 'gmail.com' }));
+    expect(bad.status).toBe(422);
+    expect((await add({ cookie, 'X-CSRF-Token': csrf }, '{"domain":')).status).toBe(400);
+    expect((await add({ cookie, 'X-CSRF-Token': csrf }, '{}')).status).toBe(422);
+    expect((await env.http.get(`/organizations/${organization}`)).body.domains).toEqual([]);
+
+    const ok = await add({ cookie, 'X-CSRF-Token': csrf }, body);
+    expect(ok.status).toBe(201);
+    expect(await ok.json()).toMatchObject({ domain: name, state: 'pending' });
+    const [stored] = await env.deps.db
+      .select()
+      .from(organizationDomains)
+      .where(eq(organizationDomains.organizationId, organization));
+    expect(stored).toMatchObject({ domain: name, state: 'pending' });
+    expect(stored?.nextCheckAt).toBeInstanceOf(Date); // verification started: the worker checks it
+    // An SSO session may not add domains.
+    const sso = await portalSession(env, 'sso');
+    expect(
+      (await add({ cookie: sso.cookie, 'X-CSRF-Token': sso.csrf }, JSON.stringify({ domain: uniqueDomain() }))).status,
+    ).toBe(403);
+  });
+
   it('the portal token reaches its intent on the client surfaces, and no user operation', async () => {
     const env = await newEnvironment();
     const { tokenOf, organization } = await portalSession(env);
@@ -341,6 +413,36 @@ describe('the portal session token (cookie-authenticated write)', () => {
       expect(reverify.status).toBe(404);
     } else expect(list.status).toBe(404);
     expect(JSON.stringify(list.body)).not.toContain(domainB);
+  });
+});
+
+describe('portal sessions: expiry and SSO isolation', () => {
+  it('a session is refused once its 30 minutes are over', async () => {
+    const env = await newEnvironment();
+    const { cookie } = await portalSession(env);
+    const value = cookie.replace('atrium_portal=', '');
+    expect(await portalSessionOfCookie(env.deps, value)).toBeDefined();
+    const later = { ...env.deps, now: () => new Date(Date.now() + 31 * 60_000) };
+    expect(await portalSessionOfCookie(later, value)).toBeUndefined();
+  });
+
+  it("an SSO portal of organization A lists A's connections only", async () => {
+    const env = await newEnvironment();
+    const a = await newOrganization(env, 'A Corp');
+    const b = await newOrganization(env, 'B Corp');
+    const admin = await adminCaller();
+    const connection = (organization_id: string, name: string) =>
+      admin.connections.create({ environment: env.environmentId, organization_id, connection_type: 'OktaSAML', name });
+    const mine = await connection(a, 'A Okta');
+    const theirs = await connection(b, 'B Okta');
+    const { tokenOf } = await portalSession(env, 'sso', a);
+    const portal = clientFor(env, await tokenOf());
+    const list = await portal.http.get('/_widgets/admin-portal/sso-connections');
+    expect(list.status).toBe(200);
+    expect(list.body.map((c: { id: string }) => c.id)).toEqual([mine.id]);
+    expect(JSON.stringify(list.body)).not.toContain(theirs.id);
+    // The domain widget's routes need the other scope.
+    expect((await portal.http.get('/_widgets/admin-portal/organization-domains')).status).toBe(403);
   });
 });
 

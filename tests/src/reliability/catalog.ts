@@ -856,6 +856,50 @@ export const OPERATIONS: Operation[] = [
     hasParam: false,
     auth: 'client',
   },
+  // h22/self: the caller's sessions, profile and settings (tests/src/client-api/{sessions,profile,organization}).
+  {
+    name: 'widgets: list the caller sessions',
+    method: 'GET',
+    path: () => '/_widgets/UserProfile/sessions',
+    auth: 'client',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: revoke one of the caller sessions',
+    method: 'DELETE',
+    path: (f, param) => `/_widgets/UserProfile/sessions/revoke/${p(param, f.sessionId)}`,
+    auth: 'client',
+    hasParam: true,
+  },
+  {
+    name: 'widgets: revoke all the caller sessions but one',
+    method: 'DELETE',
+    path: () => '/_widgets/UserProfile/sessions/revoke-all',
+    auth: 'client',
+    hasParam: false,
+    body: (f) => ({ currentSessionId: fc.oneof(fc.constant(f.sessionId), hostileString, anyJson) }),
+  },
+  {
+    name: 'widgets: get the caller',
+    method: 'GET',
+    path: () => '/_widgets/UserProfile/me',
+    hasParam: false,
+    auth: 'client',
+  },
+  {
+    name: 'widgets: update the caller',
+    method: 'POST',
+    path: () => '/_widgets/UserProfile/me',
+    auth: 'client',
+    hasParam: false,
+    body: () => ({
+      firstName: fc.oneof(fc.constant('Grace'), fc.constant(''), hostileString, anyJson),
+      lastName: fc.oneof(fc.constant('Hopper'), hostileString, anyJson),
+      locale: fc.oneof(fc.constantFrom('en', 'pt-BR', 'not a locale', ''), hostileString, anyJson),
+    }),
+  },
+  { name: 'widgets: settings', method: 'GET', path: () => '/_widgets/settings', hasParam: false, auth: 'client' },
+  // end h22/self
   // h22/domains: the domain verification and SSO widgets' routes (403 with an API key; with client
   // tokens in tests/src/client-api/{domains,sso}.http.test.ts).
   {
@@ -916,14 +960,14 @@ export const OPERATIONS: Operation[] = [
     auth: 'client',
     hasParam: false,
   },
-  // h22/members and h22/self: UsersManagement, UserSessions, UserProfile and settings (403 with an
-  // API key; with client tokens in tests/src/client-api/).
+  // UsersManagement (rows 1-8), run with the fixture's widget token.
   {
     name: 'widgets: list members',
     method: 'GET',
     path: () => '/_widgets/UserManagement/members',
     auth: 'client',
     hasParam: false,
+    query: { ...listQuery, role: hostileString, search: hostileString },
   },
   {
     name: 'widgets: roles and config',
@@ -945,6 +989,10 @@ export const OPERATIONS: Operation[] = [
     path: () => '/_widgets/UserManagement/invite-user',
     auth: 'client',
     hasParam: false,
+    body: () => ({
+      email: fc.oneof(fc.constant(uniqueEmail('widget')), hostileString, anyJson),
+      roles: fc.oneof(fc.constant(['member']), fc.array(hostileString), anyJson),
+    }),
   },
   {
     name: "widgets: change a member's roles",
@@ -953,6 +1001,7 @@ export const OPERATIONS: Operation[] = [
     auth: 'client',
     sample: () => ({ roles: ['member'] }),
     hasParam: true,
+    body: () => ({ roles: fc.oneof(fc.constant(['admin']), fc.array(hostileString), anyJson) }),
   },
   {
     name: 'widgets: remove a member',
@@ -964,58 +1013,16 @@ export const OPERATIONS: Operation[] = [
   {
     name: 'widgets: revoke an invitation',
     method: 'DELETE',
-    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.userId)}`,
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.invitationId)}`,
     auth: 'client',
     hasParam: true,
   },
   {
     name: 'widgets: resend an invitation',
     method: 'POST',
-    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.userId)}/resend`,
+    path: (f, param) => `/_widgets/UserManagement/invites/${p(param, f.invitationId)}/resend`,
     auth: 'client',
     hasParam: true,
-  },
-  {
-    name: "widgets: the caller's sessions",
-    method: 'GET',
-    path: () => '/_widgets/UserProfile/sessions',
-    auth: 'client',
-    hasParam: false,
-  },
-  {
-    name: 'widgets: revoke a session',
-    method: 'DELETE',
-    path: (f, param) => `/_widgets/UserProfile/sessions/revoke/${p(param, 'session_01SAMPLE')}`,
-    auth: 'client',
-    hasParam: true,
-  },
-  {
-    name: 'widgets: revoke all other sessions',
-    method: 'DELETE',
-    path: () => '/_widgets/UserProfile/sessions/revoke-all',
-    auth: 'client',
-    hasParam: false,
-  },
-  {
-    name: "widgets: the caller's profile",
-    method: 'GET',
-    path: () => '/_widgets/UserProfile/me',
-    auth: 'client',
-    hasParam: false,
-  },
-  {
-    name: "widgets: update the caller's profile",
-    method: 'POST',
-    path: () => '/_widgets/UserProfile/me',
-    auth: 'client',
-    hasParam: false,
-  },
-  {
-    name: 'widgets: settings',
-    method: 'GET',
-    path: () => '/_widgets/settings',
-    auth: 'client',
-    hasParam: false,
   },
   {
     name: 'validate agent credential',

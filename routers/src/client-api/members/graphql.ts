@@ -18,7 +18,7 @@ import {
   updateMemberRoles,
 } from './service.ts';
 
-// The users table on `/client/graphql` (WIDGETS-API.md §4): the same service functions as the
+// The users table on `/client/graphql` (WIDGETS-API.md section 4): the same service functions as the
 // widgets' REST and `client.members.*`.
 
 const pageArgs = builder.args((t) => ({
@@ -150,7 +150,8 @@ builder.queryFields((t) => ({
   permissions: t.field({
     type: PermissionList,
     args: { ...pageArgs, search: t.arg.string() },
-    resolve: (_root, args, ctx) => listClientPermissions(ctx.scope, pageOf(args)),
+    resolve: (_root, args, ctx) =>
+      listClientPermissions(ctx.scope, { ...pageOf(args), search: args.search ?? undefined }),
   }),
   effectivePermissions: t.field({
     type: [Permission],
@@ -159,7 +160,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-// Mutations: each answers one variant of its declared union (WIDGETS-API.md §4); the services
+// Mutations: each answers one variant of its declared union (WIDGETS-API.md section 4); the services
 // return `{__typename, ...payload}`.
 type Variant = Record<string, unknown> & { __typename: string };
 

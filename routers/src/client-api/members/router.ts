@@ -62,7 +62,7 @@ function outcome<R extends { __typename: string }>(
   throw refuse ? refuse() : new ApiError(400, 'request_refused', `The request was refused: ${result.__typename}.`);
 }
 
-/** The messages the UsersManagement invite dialog matches (WIDGETS-API.md §2.4). */
+/** The messages the UsersManagement invite dialog matches (WIDGETS-API.md section 2.4). */
 const INVITE_REFUSALS = {
   InviteeAlreadyMember: () => badRequest('user_already_exists', 'User already exists'),
   InviteeAlreadyInvited: () => badRequest('user_already_invited', 'User already invited'),
@@ -77,7 +77,7 @@ const widget = (method: 'GET' | 'POST' | 'DELETE', path: string, summary: string
   openapi: { method, path: `/_widgets/UserManagement/${path}` as const, tags: ['Widgets'], summary },
 });
 
-/** REST for the official UsersManagement widget (`/_widgets/UserManagement/…`, WIDGETS-API.md §2, rows 1–8). */
+/** REST for the official UsersManagement widget (`/_widgets/UserManagement/...`, WIDGETS-API.md section 2, rows 1-8). */
 export const membersWidgetProcedures = {
   members: clientProcedure
     .meta(widget('GET', 'members', "The organization's members and invitations"))
@@ -97,7 +97,7 @@ export const membersWidgetProcedures = {
       }),
     )
     .query(async ({ ctx, input }) => {
-      // The widget's "Next" sends `before` and "Previous" `after` (§2.3): the cursors swap here.
+      // The widget's "Next" sends `before` and "Previous" `after` (section 2.3): the cursors swap here.
       const page = await listMembers(ctx.scope, {
         limit: input.limit,
         order: 'asc',

@@ -18,7 +18,7 @@ import type { RoleRow } from '../../roles/store.ts';
 import { type ClientScope, requirePermission } from '../principal.ts';
 import { countMembersHolding, type MemberListRow, membershipIdOfUser, pageOfMembers } from './store.ts';
 
-/** Every operation of the users table needs this permission (WIDGETS-API.md §3). */
+/** Every operation of the users table needs this permission (WIDGETS-API.md section 3). */
 export const MEMBERS_PERMISSION = 'widgets:users-table:manage';
 
 /**
@@ -307,7 +307,7 @@ export async function removeMember(scope: ClientScope, userId: string) {
   return typed('MemberRemoved', { userId });
 }
 
-/** Gives a member of the token's organization these roles (slugs; unknown ones → RoleNotFound). */
+/** Gives a member of the token's organization these roles (slugs; unknown ones -> RoleNotFound). */
 export async function updateMemberRoles(scope: ClientScope, userId: string, roleSlugs: string[]) {
   requirePermission(scope, MEMBERS_PERMISSION);
   const membershipId = await membershipIdOfUser(scope.db, scope.env.id, scope.client.organizationId, userId);
@@ -347,7 +347,7 @@ function toClientPermission(p: Permission): ClientPermission {
 export async function listClientPermissions(scope: ClientScope, input: Omit<ListMembersInput, 'roleSlug' | 'userId'>) {
   requirePermission(scope, MEMBERS_PERMISSION);
   const { limit, order, after, before } = input;
-  const page = await listPermissions(scope, { limit, order, after, before });
+  const page = await listPermissions(scope, { limit, order, after, before }, input.search?.trim() || undefined);
   return { data: page.data.map(toClientPermission), ...page.list_metadata };
 }
 

@@ -10,6 +10,7 @@ import {
 } from '@atrium/db';
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import { containsPattern } from '../../common/store.ts';
 import { membershipColumns } from '../../organization-memberships/store.ts';
 
 /** One row of the users table of an organization: an active membership, or the latest invitation of an e-mail. */
@@ -29,7 +30,7 @@ export interface MemberListRow {
   expiresAt: Date | null;
   directoryManaged: boolean;
   roleSlugs: string[];
-  /** The list's cursor: members first (`0…`), then invitations (`1…`), each in creation order. */
+  /** The list's cursor: members first (`0...`), then invitations (`1...`), each in creation order. */
   sortKey: string;
 }
 
@@ -79,12 +80,9 @@ function memberRows(environmentId: string, organizationId: string): SQL {
       where om2.organization_id = ${organizationId} and lower(u2.email) = lower(i.email))`;
 }
 
-/** `%` and `_` of the user's text matched literally. */
-const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 function filterOf(filter: MemberFilter): SQL {
   const role = filter.roleSlug ? sql`m.role_slugs @> jsonb_build_array(${filter.roleSlug}::text)` : sql`true`;
-  const pattern = filter.search ? likePattern(filter.search) : undefined;
+  const pattern = filter.search ? containsPattern(filter.search) : undefined;
   const search = pattern
     ? sql`(lower(m.email) like ${pattern}
         or lower(coalesce(m.first_name, '') || ' ' || coalesce(m.last_name, '')) like ${pattern})`

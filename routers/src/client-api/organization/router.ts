@@ -26,7 +26,7 @@ export const organizationWidgetProcedures = {
     })
     .input(z.object({}))
     .output(SettingsResponse)
-    .query(({ ctx }) => ({ object: 'settings' as const, ...clientSettings(ctx.scope), ...NO_LOGOS })),
+    .query(({ ctx }) => Object.assign({ object: 'settings' as const }, clientSettings(ctx.scope), NO_LOGOS)),
 };
 
 /** GraphQL's Organization (WIDGETS-API.md §4). */

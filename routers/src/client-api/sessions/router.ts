@@ -3,6 +3,7 @@ import { Id } from '../../common/schemas.ts';
 import { ApiError } from '../../errors.ts';
 import { clientProcedure, router } from '../../trpc.ts';
 import { builder } from '../graphql/builder.ts';
+import type { ClientScope } from '../principal.ts';
 import { listOwnSessions, type OwnSession, revokeOtherOwnSessions, revokeOwnSession } from './service.ts';
 
 /** The ways in a session may have been made; Atrium's sessions are minted by the application's backend. */
@@ -149,7 +150,7 @@ const ClientSessionSchema = z.object({
 });
 
 /** Revokes and answers GraphQL's RevokeSessionResult: a session not the caller's is SessionNotFound. */
-async function revokeResult(scope: Parameters<typeof revokeOwnSession>[0], sessionId: string) {
+async function revokeResult(scope: ClientScope, sessionId: string) {
   try {
     return {
       __typename: 'SessionRevoked' as const,
@@ -162,7 +163,7 @@ async function revokeResult(scope: Parameters<typeof revokeOwnSession>[0], sessi
 }
 
 /** Revokes all but the token's own session (its `sid`): RevokeAllSessionsResult. */
-async function revokeAllResult(scope: Parameters<typeof revokeOwnSession>[0]) {
+async function revokeAllResult(scope: ClientScope) {
   await revokeOtherOwnSessions(scope, scope.client.sessionId);
   return { __typename: 'AllSessionsRevoked' as const, success: true };
 }

@@ -8,12 +8,15 @@ export interface OwnSession {
   current: boolean;
 }
 
+/** The most sessions a list shows (each widget token is a session of at most 15 minutes). */
+const MAX_LISTED = 100;
+
 /**
  * The caller's live sessions, newest first: UserSessions (`GET /_widgets/UserProfile/sessions`),
  * GraphQL `sessions`, `client.sessions.list`.
  */
 export async function listOwnSessions(scope: ClientScope): Promise<OwnSession[]> {
-  const sessions = await listLiveSessions(scope, requireUser(scope));
+  const sessions = await listLiveSessions(scope, requireUser(scope), MAX_LISTED);
   return sessions.map((session) => ({ session, current: session.id === scope.client.sessionId }));
 }
 

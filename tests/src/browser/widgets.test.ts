@@ -1,0 +1,544 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createApp } from '@atrium/rest-facade';
+import type { Deps } from '@atrium/routers';
+import {
+  createSmtpMailer,
+  type DevDnsServer,
+  type DevSmtpServer,
+  startDevDns,
+  startDevSmtp,
+  VerificationWorker,
+} from '@atrium/server';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  launchChromium,
+  listen,
+  type OpenedPage,
+  openPage,
+  screenshot,
+  serveWidgetPage,
+  type WidgetPage,
+} from '../helpers/browser.ts';
+import { type ClientSetup, clientFor, clientSetup } from '../helpers/client.ts';
+import { uniqueEmail } from '../helpers/people.ts';
+import { freePort, type SpawnedServer, spawnServer } from '../helpers/spawn-server.ts';
+import { adminCaller } from '../helpers/tokens.ts';
+import { getWorld, HttpClient, newEnvironment, type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
+
+/**
+ * The official @workos-inc/widgets 1.18 components, unchanged, in headless Chromium, against an
+ * Atrium API on another loopback port (so every call is a real cross-origin request with its
+ * preflight). Each step asserts what the page shows and what Atrium stored. The API's deps send
+ * mail to a loopback SMTP server and run on a clock the tests move.
+ */
+
+const launched = await launchChromium();
+
+let api: { url: string; close(): Promise<void> };
+let page: WidgetPage;
+/** The README's React page, on its own origin (also allowed), and its entry file. */
+let readme: WidgetPage;
+let readmeEntry = '';
+let mailbox: DevSmtpServer;
+let dns: DevDnsServer;
+let deps: Deps;
+/** How far the API's clock is ahead of the real one. */
+let clockOffsetMs = 0;
+/** DNS_VERIFICATION_PERIOD_SECONDS of the test's API: a domain fails a minute (of its clock) after its check starts. */
+const VERIFICATION_PERIOD_SECONDS = 60;
+/** What the page's token function answers, per test. */
+let mint: (widget: string) => Promise<string> = async () => '';
+
+beforeAll(async () => {
+  if (!launched.browser) return;
+  const world = await getWorld();
+  mailbox = await startDevSmtp();
+  dns = await startDevDns();
+  const config = { ...world.deps.config, dnsVerificationPeriodSeconds: VERIFICATION_PERIOD_SECONDS };
+  deps = {
+    ...world.deps,
+    now: () => new Date(Date.now() + clockOffsetMs),
+    mailer: createSmtpMailer({ url: mailbox.url, from: 'Acme <no-reply@acme.test>', timeoutMs: 5_000 }),
+    config,
+  };
+  page = await serveWidgetPage((widget) => mint(widget));
+  readme = await serveWidgetPage(
+    (widget) => mint(widget),
+    () => readmeEntry,
+  );
+  // ATRIUM_CORS_ORIGINS: the two pages' origins only.
+  const corsOrigins = [page.origin, readme.origin];
+  api = await listen(createApp(deps, { baseUrl: 'http://127.0.0.1', rateLimit: false, corsOrigins }).handler);
+  readmeEntry = readmePage(new URL(api.url).port);
+});
+
+afterEach(() => {
+  clockOffsetMs = 0;
+});
+
+afterAll(async () => {
+  await launched.browser?.close();
+  await page?.close();
+  await readme?.close();
+  if (readmeEntry) rmSync(dirname(readmeEntry), { recursive: true, force: true });
+  await api?.close();
+  await mailbox?.close();
+  await dns?.close();
+});
+
+/** Opens the fixture page with `widget` against the test's API (closeClean then checks what it did). */
+async function open(widget: string, params: Record<string, string> = {}): Promise<OpenedPage> {
+  const opened = await openPage(launched.browser!, api.url);
+  await opened.page.goto(page.url(widget, api.url, params));
+  return opened;
+}
+
+/**
+ * The widgets' own stylesheet (provider-icon.css) draws name-server and identity-provider icons
+ * from WorkOS's CDN: refused like every request off loopback, and the only ones expected.
+ */
+const WIDGET_ICON_CDN = /^https:\/\/(cdn\.workos\.com\/provider-icons\/|images\.workoscdn\.com\/images\/)/;
+
+async function closeClean(opened: OpenedPage): Promise<void> {
+  await opened.close();
+  expect(opened.outside.filter((url) => !WIDGET_ICON_CDN.test(url))).toEqual([]);
+  expect(opened.pageErrors).toEqual([]);
+  expect(opened.failed).toEqual([]);
+}
+
+async function addMembership(env: TestEnvironment, userId: string, name: string): Promise<string> {
+  const org = await env.http.post('/organizations', { name });
+  const membership = await env.http.post('/user_management/organization_memberships', {
+    user_id: userId,
+    organization_id: org.body.id,
+  });
+  expect(membership.status).toBe(201);
+  return org.body.id;
+}
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * The README's React page (the first tsx block of "## With the official WorkOS Widgets"), saved
+ * under .atrium/ (so its imports resolve in this checkout) with the test API's port for 8080.
+ */
+function readmePage(port: string): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## With the official WorkOS Widgets'));
+  const block = section.match(/```tsx\n([\s\S]*?)\n```/)?.[1];
+  if (!block) throw new Error('README has no widget page');
+  mkdirSync(join(ROOT, '.atrium'), { recursive: true });
+  const file = join(mkdtempSync(join(ROOT, '.atrium', 'readme-page-')), 'page.tsx');
+  writeFileSync(file, block.replace(/\b8080\b/g, port));
+  return file;
+}
+
+/** The visible text of the page. */
+const textOf = (p: Page) => p.locator('body').innerText();
+
+/** The environment's API key against the test's API server (whose clock the tests move). */
+const apiOf = (env: TestEnvironment) => new HttpClient(api.url, { Authorization: `Bearer ${env.apiKey}` });
+
+/** A widget token minted by the test's API server (so on its clock), as a backend would with the SDK. */
+async function widgetToken(env: TestEnvironment, organizationId: string, userId: string, scopes: string[]) {
+  const res = await apiOf(env).post('/widgets/token', { organization_id: organizationId, user_id: userId, scopes });
+  expect(res.status).toBe(201);
+  return res.body.token as string;
+}
+
+/** A user of the organization with `roleSlug`, made through the API. */
+async function member(
+  env: TestEnvironment,
+  organizationId: string,
+  firstName: string,
+  lastName: string,
+  roleSlug = 'member',
+) {
+  const email = uniqueEmail(firstName.toLowerCase());
+  const user = await env.http.post('/user_management/users', { email, first_name: firstName, last_name: lastName });
+  const membership = await env.http.post('/user_management/organization_memberships', {
+    user_id: user.body.id,
+    organization_id: organizationId,
+    role_slug: roleSlug,
+  });
+  expect(membership.status).toBe(201);
+  return { userId: user.body.id as string, email, membershipId: membership.body.id as string };
+}
+
+/** The organization's memberships as stored, by user id. */
+async function storedMemberships(env: TestEnvironment, organizationId: string) {
+  const res = await env.http.get(
+    `/user_management/organization_memberships?organization_id=${organizationId}&limit=100`,
+  );
+  expect(res.status).toBe(200);
+  return new Map<string, { status: string; role: { slug: string }; roles: { slug: string }[] }>(
+    res.body.data.map((m: any) => [m.user_id, m]),
+  );
+}
+
+/** The table row of the users table that shows `email`. */
+const rowOf = (p: Page, email: string) => p.getByRole('row').filter({ hasText: email });
+
+describe.skipIf(!launched.browser)('the official widgets in headless Chromium', () => {
+  it("OrganizationSwitcher lists the caller's organizations, the token's current, and switching is the host's call", async () => {
+    const env = await newEnvironment();
+    const me: ClientSetup = await clientSetup(env);
+    const orgName = (await env.http.get(`/organizations/${me.organizationId}`)).body.name as string;
+    const zeta = await addMembership(env, me.userId, 'Zeta Corp');
+    await addMembership(env, me.userId, 'Yankee Ltd');
+    // Another user's organization is never listed.
+    await clientSetup(env);
+    mint = async () => me.token;
+
+    const opened = await open('organization-switcher');
+    const { page: p } = opened;
+    // The trigger shows the current organization (the token's).
+    const trigger = p.getByRole('button', { name: orgName });
+    await trigger.waitFor();
+    await screenshot(p, 'organization-switcher');
+    await trigger.click();
+    const menu = p.getByRole('menu');
+    await menu.waitFor();
+    const items = (await menu.getByRole('menuitem').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+    // The current one first, marked; the others as the API ordered them.
+    expect(items).toEqual([`${orgName} (current)`, 'Yankee Ltd', 'Zeta Corp']);
+    await screenshot(p, 'organization-switcher-open');
+
+    // What was stored: exactly the user's active memberships.
+    const stored = await env.http.get(`/user_management/organization_memberships?user_id=${me.userId}&limit=100`);
+    expect(stored.body.data.map((m: { organization_name: string }) => m.organization_name).sort()).toEqual(
+      [orgName, 'Yankee Ltd', 'Zeta Corp'].sort(),
+    );
+
+    await menu.getByRole('menuitem', { name: 'Zeta Corp' }).click();
+    await expect.poll(() => p.evaluate(() => (window as any).atrium.switched)).toEqual([zeta]);
+    expect(opened.apiCalls).toContainEqual({
+      method: 'GET',
+      path: '/_widgets/UserManagement/organizations',
+      status: 200,
+    });
+    await closeClean(opened);
+  });
+
+  it('a page on an origin the API does not allow gets nothing: the browser enforces CORS', async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env);
+    const stranger = await serveWidgetPage(async () => me.token);
+    const opened = await openPage(launched.browser!, api.url);
+    try {
+      await opened.page.goto(stranger.url('organization-switcher', api.url, { token: me.token }));
+      await expect.poll(() => opened.failed.length).toBeGreaterThan(0);
+      expect(opened.failed[0]).toContain(`${api.url}/_widgets/UserManagement/organizations`);
+      expect(await opened.page.getByText(/^Org /).count()).toBe(0);
+      expect(opened.outside).toEqual([]);
+    } finally {
+      await opened.close();
+      await stranger.close();
+    }
+  });
+
+  it("the README's React page shows the switcher, the users table and the sessions against the API", async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env, { roleSlug: 'admin' });
+    const orgName = (await env.http.get(`/organizations/${me.organizationId}`)).body.name as string;
+    // One token (so one session, the page's "This device") for the page's three widgets.
+    const token = await widgetToken(env, me.organizationId, me.userId, ['widgets:users-table:manage']);
+    mint = async () => token;
+    const opened = await openPage(launched.browser!, api.url);
+    await opened.page.goto(readme.url('readme', api.url));
+    await opened.page.getByRole('button', { name: orgName }).waitFor();
+    await rowOf(opened.page, me.email).waitFor();
+    await opened.page.getByText('This device').waitFor();
+    await screenshot(opened.page, 'readme-page');
+    // The token came from the page's backend endpoint (once per widget type, again after a 403).
+    expect(readme.tokenRequests.length).toBeGreaterThanOrEqual(3);
+    await closeClean(opened);
+  });
+
+  it('UsersManagement lists the members, invites by e-mail (delivered over SMTP), changes a role and removes a member', async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env, { roleSlug: 'admin' });
+    const grace = await member(env, me.organizationId, 'Grace', 'Hopper');
+    const alan = await member(env, me.organizationId, 'Alan', 'Turing');
+    // Someone of another organization is never listed.
+    const stranger = await clientSetup(env);
+    mint = () => widgetToken(env, me.organizationId, me.userId, ['widgets:users-table:manage']);
+
+    const opened = await open('users-management');
+    const { page: p } = opened;
+    for (const email of [me.email, grace.email, alan.email]) await rowOf(p, email).waitFor();
+    expect(await rowOf(p, stranger.email).count()).toBe(0);
+    await expect
+      .poll(async () => (await rowOf(p, grace.email).innerText()).replace(/\s+/g, ' '))
+      .toMatch(/Grace Hopper/);
+    await screenshot(p, 'users-management');
+    expect([...(await storedMemberships(env, me.organizationId)).keys()].sort()).toEqual(
+      [me.userId, grace.userId, alan.userId].sort(),
+    );
+
+    // Invite: the dialog, the new row, the stored invitation and the delivered e-mail.
+    const invitee = uniqueEmail('invitee');
+    await p.getByRole('button', { name: 'Invite user' }).click();
+    const invite = p.getByRole('dialog');
+    await invite.getByLabel('Email address').fill(invitee);
+    await invite.getByRole('button', { name: 'Invite', exact: true }).click();
+    await rowOf(p, invitee).waitFor();
+    expect(await rowOf(p, invitee).innerText()).toMatch(/Invited/);
+    await screenshot(p, 'users-management-invited');
+    const invitations = await env.http.get(`/user_management/invitations?organization_id=${me.organizationId}`);
+    expect(invitations.body.data).toEqual([
+      expect.objectContaining({
+        email: invitee,
+        state: 'pending',
+        organization_id: me.organizationId,
+        role_slug: 'member',
+      }),
+    ]);
+    const mail = await mailbox.next();
+    expect(mail.to).toMatchObject({ text: invitee });
+
+    // Edit role: Grace becomes an admin (checkboxes when the server enables several roles per member).
+    await rowOf(p, grace.email).getByRole('button', { name: 'User actions' }).click();
+    await p.getByRole('menuitem', { name: /^Edit roles?$/ }).click();
+    const edit = p.getByRole('dialog');
+    await edit.getByRole('button', { name: 'Save' }).waitFor();
+    if ((await edit.getByRole('checkbox').count()) > 0) {
+      await edit.getByRole('checkbox', { name: /^Admin/ }).click();
+      await edit.getByRole('checkbox', { name: /^Member/ }).click();
+    } else {
+      await edit.getByRole('combobox').click();
+      await p.getByRole('option', { name: 'Admin' }).click();
+    }
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(async () => rowOf(p, grace.email).innerText()).toMatch(/Admin/);
+    expect(await rowOf(p, grace.email).innerText()).not.toMatch(/Member/);
+    const graceStored = (await storedMemberships(env, me.organizationId)).get(grace.userId);
+    expect(graceStored?.roles.map((r) => r.slug)).toEqual(['admin']);
+
+    // Remove: Alan's row goes, and so does his membership.
+    await rowOf(p, alan.email).getByRole('button', { name: 'User actions' }).click();
+    await p.getByRole('menuitem', { name: 'Remove user' }).click();
+    await p.getByRole('alertdialog').getByRole('button', { name: 'Remove', exact: true }).click();
+    await expect.poll(() => rowOf(p, alan.email).count()).toBe(0);
+    await screenshot(p, 'users-management-after');
+    const after = await storedMemberships(env, me.organizationId);
+    expect(after.has(alan.userId)).toBe(false);
+    expect(after.get(me.userId)?.role.slug).toBe('admin');
+    await closeClean(opened);
+  });
+
+  it('AdminPortalDomainVerification shows each state, restarts only a failed domain, which then verifies over DNS', async () => {
+    const env = await newEnvironment();
+    const verified = uniqueDomain('verified');
+    const failing = uniqueDomain('failing');
+    const org = await env.http.post('/organizations', {
+      name: 'Domains Inc',
+      domain_data: [
+        { domain: verified, state: 'verified' },
+        { domain: failing, state: 'pending' },
+      ],
+    });
+    expect(org.status).toBe(201);
+    const me = await member(env, org.body.id, 'Dana', 'Scully', 'admin');
+    const failingId = org.body.domains.find((d: any) => d.domain === failing).id;
+    expect((await apiOf(env).post(`/organization_domains/${failingId}/verify`)).status).toBe(201);
+    // The verification period passes with no TXT record published: the worker fails the domain.
+    clockOffsetMs += VERIFICATION_PERIOD_SECONDS * 1_000 + 1_000;
+    const pending = await apiOf(env).post('/organization_domains', {
+      organization_id: org.body.id,
+      domain: uniqueDomain('pending'),
+    });
+    expect(pending.status).toBe(201);
+    const worker = new VerificationWorker(deps, {
+      servers: [dns.address],
+      timeoutMs: 500,
+      environmentId: env.environmentId,
+    });
+    await worker.tick();
+    const stateOf = async (domain: string) =>
+      (await apiOf(env).get(`/organizations/${org.body.id}`)).body.domains.find((d: any) => d.domain === domain)?.state;
+    expect(await stateOf(failing)).toBe('failed');
+    expect(await stateOf(pending.body.domain)).toBe('pending');
+    expect(await stateOf(verified)).toBe('verified');
+    mint = () => widgetToken(env, org.body.id, me.userId, ['widgets:domain-verification:manage']);
+
+    const opened = await open('domain-verification');
+    const { page: p } = opened;
+    // A domain's item: the innermost element holding its name and its buttons.
+    const item = (domain: string) =>
+      p
+        .locator('div')
+        .filter({ has: p.getByText(domain, { exact: true }) })
+        .filter({ has: p.getByRole('button') })
+        .last();
+    await p.getByText(failing).waitFor();
+    expect((await textOf(p)).replace(/\s+/g, ' ')).toMatch(new RegExp(`${failing}.*Verification failed`));
+    expect((await textOf(p)).replace(/\s+/g, ' ')).toMatch(new RegExp(`${pending.body.domain}.*Verification pending`));
+    expect((await textOf(p)).replace(/\s+/g, ' ')).toMatch(new RegExp(`${verified}.*Verified`));
+    await screenshot(p, 'domain-verification');
+
+    // A pending domain's menu shows its record, with no restart.
+    await item(pending.body.domain).getByRole('button', { name: 'Domain actions' }).click();
+    await p.getByRole('menuitem', { name: 'View DNS record' }).waitFor();
+    expect(await p.getByRole('menuitem', { name: 'Restart verification' }).count()).toBe(0);
+    await p.keyboard.press('Escape');
+
+    // The failed domain's menu: Restart verification → its DNS record → Restart verification.
+    await item(failing).getByRole('button', { name: 'Domain actions' }).click();
+    await p.getByRole('menuitem', { name: 'Restart verification' }).click();
+    const dialog = p.getByRole('dialog');
+    await dialog.getByText('Host / Name').waitFor();
+    await screenshot(p, 'domain-verification-record');
+    const [, host, value] =
+      (await dialog.innerText()).replace(/\s+/g, ' ').match(/Host \/ Name (\S+) Value (\S+)/) ?? [];
+    await dialog.getByRole('button', { name: 'Restart verification' }).click();
+    await expect.poll(async () => await item(failing).innerText()).toMatch(/Verification pending/);
+    expect(await stateOf(failing)).toBe('pending');
+
+    // The record, exactly as the widget shows it, is published; the worker's next check verifies.
+    dns.set(host === '@' ? failing : `${host}.${failing}`, { txt: [value as string] });
+    await worker.tick();
+    expect(await stateOf(failing)).toBe('verified');
+    await p.reload();
+    await p.getByText(failing).waitFor();
+    await expect.poll(async () => await item(failing).innerText()).toMatch(/Verified/);
+    // Verified over DNS, it can only be removed (a manually verified one is LegacyVerified, with a menu).
+    await item(failing).getByRole('button', { name: 'Remove domain' }).waitFor();
+    expect(await item(failing).getByRole('button', { name: 'Domain actions' }).count()).toBe(0);
+    await screenshot(p, 'domain-verification-verified');
+    await closeClean(opened);
+  });
+
+  it('AdminPortalSsoConnection offers set-up without a connection, and shows the first SSO connection once there is one', async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env, { scopes: ['widgets:sso:manage'] });
+    mint = async () => me.token;
+    const opened = await open('sso-connection');
+    const { page: p } = opened;
+    await p.getByText("You haven't set up Single Sign-On yet.").waitFor();
+    await p.getByRole('button', { name: 'Set up SSO' }).waitFor();
+    expect((await env.http.get(`/connections?organization_id=${me.organizationId}`)).body.data).toEqual([]);
+
+    const admin = await adminCaller();
+    await admin.connections.create({
+      environment: env.environmentId,
+      organization_id: me.organizationId,
+      connection_type: 'OktaSAML',
+      name: 'Okta',
+      state: 'active',
+    });
+    await p.reload();
+    await p.getByText('Connected').waitFor();
+    await p.getByRole('button', { name: 'Manage' }).waitFor();
+    await screenshot(p, 'sso-connection');
+    const stored = (await env.http.get(`/connections?organization_id=${me.organizationId}`)).body.data;
+    expect(stored).toEqual([expect.objectContaining({ connection_type: 'OktaSAML', name: 'Okta', state: 'active' })]);
+    await closeClean(opened);
+  });
+
+  it('UserSessions lists the sessions, this device first, and signing one out refuses its token', async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env);
+    const other = async () => {
+      const res = await apiOf(env).post('/client/token', { organization_id: me.organizationId, user_id: me.userId });
+      expect(res.status).toBe(201);
+      return clientFor(env, res.body.token);
+    };
+    const laptop = await other();
+    const phone = await other();
+    const status = (c: Pick<ClientSetup, 'graphql'>) => c.graphql('{ clientApiStatus }').then((r) => r.status);
+    expect(await status(laptop)).toBe(200);
+    mint = async () => me.token;
+
+    const opened = await open('user-sessions');
+    const { page: p } = opened;
+    await p.getByText('This device').waitFor();
+    const signOuts = p.getByRole('button', { name: 'Sign out', exact: true });
+    // Two other sessions, each with its own button, plus "Sign out of all other devices".
+    await expect.poll(() => signOuts.count()).toBe(3);
+    await screenshot(p, 'user-sessions');
+    const stored = await env.http.get(`/user_management/users/${me.userId}/sessions`);
+    expect(stored.body.data.filter((s: any) => s.status === 'active')).toHaveLength(3);
+
+    await signOuts.first().click();
+    await p.getByRole('alertdialog').getByRole('button', { name: 'Sign out', exact: true }).click();
+    await expect.poll(() => signOuts.count()).toBe(1);
+    await screenshot(p, 'user-sessions-after');
+    const statuses = [await status(laptop), await status(phone)].sort();
+    // One of the two other sessions is revoked and its token refused; this device's still works.
+    expect(statuses).toEqual([200, 403]);
+    expect(await status(me)).toBe(200);
+    const after = (await env.http.get(`/user_management/users/${me.userId}/sessions`)).body.data;
+    expect(after.map((s: any) => s.status).sort()).toEqual(['active', 'active', 'revoked']);
+    expect(after.find((s: any) => s.id === me.claims.sid)?.status).toBe('active');
+    await closeClean(opened);
+  });
+});
+
+/** The caller's settings the spawned server must not see (it takes process.env): never ATRIUM_*, WORKOS_*, DATABASE_URL. */
+const SCRUBBED = /^(ATRIUM_|WORKOS_|DATABASE_URL$|DNS_|SMTP_|PORT$|HOST$)/;
+
+describe.skipIf(!launched.browser)('the official widgets against the real server (what npm start runs)', () => {
+  let server: SpawnedServer;
+  let hostPage: WidgetPage;
+  let dataDir: string;
+  let token = '';
+  const saved: Record<string, string | undefined> = {};
+
+  beforeAll(async () => {
+    hostPage = await serveWidgetPage(async () => token);
+    for (const key of Object.keys(process.env))
+      if (SCRUBBED.test(key)) {
+        saved[key] = process.env[key];
+        delete process.env[key];
+      }
+    dataDir = mkdtempSync(join(tmpdir(), 'atrium-widgets-'));
+    server = await spawnServer({ ATRIUM_DATA_DIR: dataDir, ATRIUM_CORS_ORIGINS: hostPage.origin }, await freePort());
+  });
+
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    for (const [key, value] of Object.entries(saved)) if (value !== undefined) process.env[key] = value;
+    await hostPage?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('configured by ATRIUM_CORS_ORIGINS, it serves the switcher and the users table to the page', async () => {
+    const apiKey = server.output().match(/export WORKOS_API_KEY=(\S+)/)?.[1];
+    expect(apiKey).toBeDefined();
+    const http = new HttpClient(server.url, { Authorization: `Bearer ${apiKey}` });
+    const org = await http.post('/organizations', { name: 'Initech' });
+    const email = uniqueEmail('peter');
+    const user = await http.post('/user_management/users', { email, first_name: 'Peter', last_name: 'Gibbons' });
+    const membership = await http.post('/user_management/organization_memberships', {
+      user_id: user.body.id,
+      organization_id: org.body.id,
+      role_slug: 'admin',
+    });
+    expect(membership.status).toBe(201);
+    const issued = await http.post('/widgets/token', {
+      organization_id: org.body.id,
+      user_id: user.body.id,
+      scopes: ['widgets:users-table:manage'],
+    });
+    expect(issued.status).toBe(201);
+    token = issued.body.token;
+
+    for (const widget of ['organization-switcher', 'users-management']) {
+      const opened = await openPage(launched.browser!, server.url);
+      await opened.page.goto(hostPage.url(widget, server.url));
+      if (widget === 'organization-switcher') await opened.page.getByRole('button', { name: 'Initech' }).waitFor();
+      else await rowOf(opened.page, email).waitFor();
+      expect(opened.apiCalls.every((call) => call.status === 200 || call.status === 403)).toBe(true);
+      await screenshot(opened.page, `npm-start-${widget}`);
+      await closeClean(opened);
+    }
+  });
+});
