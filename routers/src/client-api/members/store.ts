@@ -2,7 +2,9 @@ import {
   type Db,
   type InvitationState,
   invitations,
+  keysetCondition,
   type PageParams,
+  type PageQuery,
   paginate,
   rawRows,
   roles,
@@ -45,50 +47,109 @@ export interface MemberFilter {
 /** The sort key column of the list's derived table (paginate compares and orders by it). */
 const SORT_KEY = sql`m.sort_key` as unknown as AnyPgColumn;
 
+type Cursor = PageQuery['shape']['cursor'];
+
 const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSON.parse(value) : value) as string[];
 const dateOrNull = (value: unknown): Date | null => (value === null ? null : new Date(value as string));
 
 /**
- * The organization's active memberships (with their users) and, for each e-mail that is not a
- * member, its latest invitation unless accepted, as one list keyed by `sort_key`.
+ * A branch's keyset on its raw id (index-friendly): the cursor `<prefix><id>` compares on the id
+ * within the branch of its prefix, and is wholly before or after every row of another branch.
  */
-function memberRows(environmentId: string, organizationId: string): SQL {
-  const slugs = membershipColumns.roleSlugs;
-  return sql`
-    select '0' || "organization_memberships"."id" as sort_key, 'member' as kind, u.id, u.email,
-      u.email_verified, u.first_name, u.last_name, u.profile_picture_url,
-      "organization_memberships"."created_at", u.last_sign_in_at as last_activity_at, 'active' as state,
-      null::timestamptz as expires_at, "organization_memberships"."directory_managed", ${slugs} as role_slugs
-    from organization_memberships join ${users} u on u.id = "organization_memberships"."user_id"
-    where "organization_memberships"."environment_id" = ${environmentId}
-      and "organization_memberships"."organization_id" = ${organizationId}
-      and "organization_memberships"."status" = 'active'
-    union all
-    select '1' || i.id, 'invitation', i.id, i.email, false, null, null, null, i.created_at, null, i.state,
-      i.expires_at, false,
-      case when i.role_slug is not null then jsonb_build_array(i.role_slug) else coalesce(
-        (select jsonb_build_array(r.slug) from ${roles} r
-          where r.environment_id = i.environment_id and r.organization_id is null and r.is_default),
-        '[]'::jsonb) end
-    from (
-      select distinct on (lower(email)) * from ${invitations}
-      where environment_id = ${environmentId} and organization_id = ${organizationId}
-      order by lower(email), id desc
-    ) i
-    where i.state <> 'accepted' and not exists (
-      select 1 from organization_memberships om2 join ${users} u2 on u2.id = om2.user_id
-      where om2.organization_id = ${organizationId} and lower(u2.email) = lower(i.email))`;
+function branchKeyset(prefix: '0' | '1', id: SQL, cursor: Cursor): SQL {
+  if (!cursor) return sql`true`;
+  const { op, value } = cursor;
+  const upward = op === 'gt' || op === 'gte';
+  const head = value.slice(0, 1);
+  if (head !== prefix) return head < prefix === upward ? sql`true` : sql`false`;
+  return keysetCondition(id as unknown as AnyPgColumn, op, value.slice(1)) as SQL;
 }
 
-function filterOf(filter: MemberFilter): SQL {
-  const role = filter.roleSlug ? sql`m.role_slugs @> jsonb_build_array(${filter.roleSlug}::text)` : sql`true`;
+/** The search and user filters on a branch's cheap columns (`m`); the role filter is the branch's own. */
+function filterOf(filter: MemberFilter, member: boolean): SQL {
   const pattern = filter.search ? containsPattern(filter.search) : undefined;
   const search = pattern
     ? sql`(lower(m.email) like ${pattern}
         or lower(coalesce(m.first_name, '') || ' ' || coalesce(m.last_name, '')) like ${pattern})`
     : sql`true`;
-  const user = filter.userId ? sql`m.kind = 'member' and m.id = ${filter.userId}` : sql`true`;
-  return sql`${role} and ${search} and ${user}`;
+  const user = filter.userId ? (member ? sql`m.id = ${filter.userId}` : sql`false`) : sql`true`;
+  return sql`${search} and ${user}`;
+}
+
+/** The role filter on a row's role slugs (an unknown slug matches nothing). */
+const roleFilter = (slugs: SQL, filter: MemberFilter) =>
+  filter.roleSlug ? sql`${slugs} @> jsonb_build_array(${filter.roleSlug}::text)` : sql`true`;
+
+/** The invitation's role slugs: its own role, else the environment's default role. */
+function invitationSlugs(environmentId: string, roleSlug: SQL): SQL {
+  return sql`case when ${roleSlug} is not null then jsonb_build_array(${roleSlug}) else coalesce(
+    (select jsonb_build_array(r.slug) from ${roles} r
+      where r.environment_id = ${environmentId} and r.organization_id is null and r.is_default),
+    '[]'::jsonb) end`;
+}
+
+/** The page's active memberships (with their users' cheap columns), in id order, limited. */
+function memberBranch(ids: ListIds, filter: MemberFilter, q: PageQuery): SQL {
+  const dir = q.shape.ascending ? sql`asc` : sql`desc`;
+  const keyset = branchKeyset('0', sql`"organization_memberships"."id"`, q.shape.cursor);
+  return sql`select m.* from (
+      select 0 as branch, "organization_memberships"."id" as ref, 'member' as kind, u.id, u.email,
+        u.email_verified, u.first_name, u.last_name, u.profile_picture_url,
+        "organization_memberships"."created_at", u.last_sign_in_at as last_activity_at, 'active' as state,
+        null::timestamptz as expires_at, "organization_memberships"."directory_managed", null::text as role_slug
+      from organization_memberships join ${users} u on u.id = "organization_memberships"."user_id"
+      where "organization_memberships"."environment_id" = ${ids.environmentId}
+        and "organization_memberships"."organization_id" = ${ids.organizationId}
+        and "organization_memberships"."status" = 'active' and ${keyset}
+        and ${roleFilter(sql`${membershipColumns.roleSlugs}`, filter)}
+    ) m where ${filterOf(filter, true)} order by m.ref ${dir} limit ${q.limit}`;
+}
+
+/**
+ * The page's invitations: the latest of each e-mail (no later one in the organization), not
+ * accepted, whose e-mail is not a member's, in id order, limited.
+ */
+function invitationBranch(ids: ListIds, filter: MemberFilter, q: PageQuery): SQL {
+  const dir = q.shape.ascending ? sql`asc` : sql`desc`;
+  const { environmentId, organizationId } = ids;
+  return sql`select m.* from (
+      select 1 as branch, i.id as ref, 'invitation' as kind, i.id, i.email, false as email_verified,
+        null::text as first_name, null::text as last_name, null::text as profile_picture_url, i.created_at,
+        null::timestamptz as last_activity_at, i.state::text as state, i.expires_at, false as directory_managed,
+        i.role_slug
+      from ${invitations} i
+      where i.environment_id = ${environmentId} and i.organization_id = ${organizationId}
+        and ${branchKeyset('1', sql`i.id`, q.shape.cursor)} and i.state <> 'accepted'
+        and ${roleFilter(invitationSlugs(environmentId, sql`i.role_slug`), filter)}
+        and not exists (select 1 from ${invitations} i2
+          where i2.environment_id = ${environmentId} and lower(i2.email) = lower(i.email)
+            and i2.organization_id = ${organizationId} and i2.id > i.id)
+        and not exists (select 1 from ${users} u2 join organization_memberships om2 on om2.user_id = u2.id
+          where u2.environment_id = ${environmentId} and lower(u2.email) = lower(i.email)
+            and om2.organization_id = ${organizationId})
+    ) m where ${filterOf(filter, false)} order by m.ref ${dir} limit ${q.limit}`;
+}
+
+interface ListIds {
+  environmentId: string;
+  organizationId: string;
+}
+
+/**
+ * One page of the list: each branch limited on its own index order, merged (members before
+ * invitations), limited again; role slugs only for the rows of the page.
+ */
+function pageQuery(ids: ListIds, filter: MemberFilter, q: PageQuery): SQL {
+  const dir = q.shape.ascending ? sql`asc` : sql`desc`;
+  return sql`select m.branch || m.ref as sort_key, m.kind, m.id, m.email, m.email_verified, m.first_name,
+      m.last_name, m.profile_picture_url, m.created_at, m.last_activity_at, m.state, m.expires_at,
+      m.directory_managed,
+      case when m.branch = 0
+        then (select ${membershipColumns.roleSlugs} from organization_memberships
+          where "organization_memberships"."id" = m.ref)
+        else ${invitationSlugs(ids.environmentId, sql`m.role_slug`)} end as role_slugs
+    from ((${memberBranch(ids, filter, q)}) union all (${invitationBranch(ids, filter, q)})) m
+    order by m.branch ${dir}, m.ref ${dir} limit ${q.limit}`;
 }
 
 interface RawMemberRow {
@@ -135,18 +196,11 @@ export function pageOfMembers(
   params: PageParams,
   filter: MemberFilter,
 ) {
-  const rows = memberRows(environmentId, organizationId);
+  const ids = { environmentId, organizationId };
   return paginate(
     params,
     SORT_KEY,
-    async (q) => {
-      const raw = await rawRows<RawMemberRow>(
-        db,
-        sql`select * from (${rows}) m where ${filterOf(filter)} and ${q.keyset ?? sql`true`}
-          order by ${q.orderBy} limit ${q.limit}`,
-      );
-      return raw.map(toMemberListRow);
-    },
+    async (q) => (await rawRows<RawMemberRow>(db, pageQuery(ids, filter, q))).map(toMemberListRow),
     (row) => row.sortKey,
   );
 }
