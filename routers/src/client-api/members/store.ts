@@ -48,6 +48,7 @@ export interface MemberFilter {
 const SORT_KEY = sql`m.sort_key` as unknown as AnyPgColumn;
 
 type Cursor = PageQuery['shape']['cursor'];
+type Prefix = '0' | '1';
 
 const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSON.parse(value) : value) as string[];
 const dateOrNull = (value: unknown): Date | null => (value === null ? null : new Date(value as string));
@@ -89,9 +90,7 @@ function invitationSlugs(environmentId: string, roleSlug: SQL): SQL {
 }
 
 /** The page's active memberships (with their users' cheap columns), in id order, limited. */
-function memberBranch(ids: ListIds, filter: MemberFilter, q: PageQuery): SQL {
-  const dir = q.shape.ascending ? sql`asc` : sql`desc`;
-  const keyset = branchKeyset('0', sql`"organization_memberships"."id"`, q.shape.cursor);
+function memberBranch(ids: ListIds, filter: MemberFilter, keyset: SQL, dir: SQL, limit: number): SQL {
   return sql`select m.* from (
       select 0 as branch, "organization_memberships"."id" as ref, 'member' as kind, u.id, u.email,
         u.email_verified, u.first_name, u.last_name, u.profile_picture_url,
@@ -102,15 +101,14 @@ function memberBranch(ids: ListIds, filter: MemberFilter, q: PageQuery): SQL {
         and "organization_memberships"."organization_id" = ${ids.organizationId}
         and "organization_memberships"."status" = 'active' and ${keyset}
         and ${roleFilter(sql`${membershipColumns.roleSlugs}`, filter)}
-    ) m where ${filterOf(filter, true)} order by m.ref ${dir} limit ${q.limit}`;
+    ) m where ${filterOf(filter, true)} order by m.ref ${dir} limit ${limit}`;
 }
 
 /**
  * The page's invitations: the latest of each e-mail (no later one in the organization), not
  * accepted, whose e-mail is not a member's, in id order, limited.
  */
-function invitationBranch(ids: ListIds, filter: MemberFilter, q: PageQuery): SQL {
-  const dir = q.shape.ascending ? sql`asc` : sql`desc`;
+function invitationBranch(ids: ListIds, filter: MemberFilter, keyset: SQL, dir: SQL, limit: number): SQL {
   const { environmentId, organizationId } = ids;
   return sql`select m.* from (
       select 1 as branch, i.id as ref, 'invitation' as kind, i.id, i.email, false as email_verified,
@@ -119,7 +117,7 @@ function invitationBranch(ids: ListIds, filter: MemberFilter, q: PageQuery): SQL
         i.role_slug
       from ${invitations} i
       where i.environment_id = ${environmentId} and i.organization_id = ${organizationId}
-        and ${branchKeyset('1', sql`i.id`, q.shape.cursor)} and i.state <> 'accepted'
+        and ${keyset} and i.state <> 'accepted'
         and ${roleFilter(invitationSlugs(environmentId, sql`i.role_slug`), filter)}
         and not exists (select 1 from ${invitations} i2
           where i2.environment_id = ${environmentId} and lower(i2.email) = lower(i.email)
@@ -127,7 +125,7 @@ function invitationBranch(ids: ListIds, filter: MemberFilter, q: PageQuery): SQL
         and not exists (select 1 from ${users} u2 join organization_memberships om2 on om2.user_id = u2.id
           where u2.environment_id = ${environmentId} and lower(u2.email) = lower(i.email)
             and om2.organization_id = ${organizationId})
-    ) m where ${filterOf(filter, false)} order by m.ref ${dir} limit ${q.limit}`;
+    ) m where ${filterOf(filter, false)} order by m.ref ${dir} limit ${limit}`;
 }
 
 interface ListIds {
@@ -135,11 +133,19 @@ interface ListIds {
   organizationId: string;
 }
 
+const BRANCHES = {
+  '0': { id: sql`"organization_memberships"."id"`, rows: memberBranch },
+  '1': { id: sql`i.id`, rows: invitationBranch },
+} as const;
+
 /**
- * One page of the list: each branch limited on its own index order, merged (members before
- * invitations), limited again; role slugs only for the rows of the page.
+ * One branch's rows of the page (at most `limit`), with role slugs computed for those rows only;
+ * null when no row of the branch lies past the cursor.
  */
-function pageQuery(ids: ListIds, filter: MemberFilter, q: PageQuery): SQL {
+function branchQuery(ids: ListIds, filter: MemberFilter, q: PageQuery, prefix: Prefix, limit: number): SQL | null {
+  const branch = BRANCHES[prefix];
+  const keyset = branchKeyset(prefix, branch.id, q.shape.cursor);
+  if (keyset === null) return null;
   const dir = q.shape.ascending ? sql`asc` : sql`desc`;
   return sql`select m.branch || m.ref as sort_key, m.kind, m.id, m.email, m.email_verified, m.first_name,
       m.last_name, m.profile_picture_url, m.created_at, m.last_activity_at, m.state, m.expires_at,
@@ -148,8 +154,20 @@ function pageQuery(ids: ListIds, filter: MemberFilter, q: PageQuery): SQL {
         then (select ${membershipColumns.roleSlugs} from organization_memberships
           where "organization_memberships"."id" = m.ref)
         else ${invitationSlugs(ids.environmentId, sql`m.role_slug`)} end as role_slugs
-    from ((${memberBranch(ids, filter, q)}) union all (${invitationBranch(ids, filter, q)})) m
-    order by m.branch ${dir}, m.ref ${dir} limit ${q.limit}`;
+    from (${branch.rows(ids, filter, keyset, dir, limit)}) m order by m.ref ${dir}`;
+}
+
+/**
+ * One page of the list: the branches in the read's order (members before invitations), each on
+ * its own index; the second only runs when the first leaves the page short.
+ */
+async function pageRows(db: Db, ids: ListIds, filter: MemberFilter, q: PageQuery): Promise<RawMemberRow[]> {
+  const rows: RawMemberRow[] = [];
+  for (const prefix of q.shape.ascending ? (['0', '1'] as const) : (['1', '0'] as const)) {
+    const query = rows.length < q.limit ? branchQuery(ids, filter, q, prefix, q.limit - rows.length) : null;
+    if (query) rows.push(...(await rawRows<RawMemberRow>(db, query)));
+  }
+  return rows;
 }
 
 interface RawMemberRow {
@@ -200,7 +218,7 @@ export function pageOfMembers(
   return paginate(
     params,
     SORT_KEY,
-    async (q) => (await rawRows<RawMemberRow>(db, pageQuery(ids, filter, q))).map(toMemberListRow),
+    async (q) => (await pageRows(db, ids, filter, q)).map(toMemberListRow),
     (row) => row.sortKey,
   );
 }
