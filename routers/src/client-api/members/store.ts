@@ -2,9 +2,13 @@ import {
   type Db,
   type InvitationState,
   invitations,
+  type KeysetOp,
+  keysetCondition,
   type PageParams,
+  type PageQuery,
   paginate,
   rawRows,
+  renderedOnce,
   roles,
   users,
 } from '@atrium/db';
@@ -45,50 +49,160 @@ export interface MemberFilter {
 /** The sort key column of the list's derived table (paginate compares and orders by it). */
 const SORT_KEY = sql`m.sort_key` as unknown as AnyPgColumn;
 
+type Cursor = PageQuery['shape']['cursor'];
+type Prefix = '0' | '1';
+
 const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSON.parse(value) : value) as string[];
 const dateOrNull = (value: unknown): Date | null => (value === null ? null : new Date(value as string));
 
-/**
- * The organization's active memberships (with their users) and, for each e-mail that is not a
- * member, its latest invitation unless accepted, as one list keyed by `sort_key`.
- */
-function memberRows(environmentId: string, organizationId: string): SQL {
-  const slugs = membershipColumns.roleSlugs;
-  return sql`
-    select '0' || "organization_memberships"."id" as sort_key, 'member' as kind, u.id, u.email,
-      u.email_verified, u.first_name, u.last_name, u.profile_picture_url,
-      "organization_memberships"."created_at", u.last_sign_in_at as last_activity_at, 'active' as state,
-      null::timestamptz as expires_at, "organization_memberships"."directory_managed", ${slugs} as role_slugs
-    from organization_memberships join ${users} u on u.id = "organization_memberships"."user_id"
-    where "organization_memberships"."environment_id" = ${environmentId}
-      and "organization_memberships"."organization_id" = ${organizationId}
-      and "organization_memberships"."status" = 'active'
-    union all
-    select '1' || i.id, 'invitation', i.id, i.email, false, null, null, null, i.created_at, null, i.state,
-      i.expires_at, false,
-      case when i.role_slug is not null then jsonb_build_array(i.role_slug) else coalesce(
-        (select jsonb_build_array(r.slug) from ${roles} r
-          where r.environment_id = i.environment_id and r.organization_id is null and r.is_default),
-        '[]'::jsonb) end
-    from (
-      select distinct on (lower(email)) * from ${invitations}
-      where environment_id = ${environmentId} and organization_id = ${organizationId}
-      order by lower(email), id desc
-    ) i
-    where i.state <> 'accepted' and not exists (
-      select 1 from organization_memberships om2 join ${users} u2 on u2.id = om2.user_id
-      where om2.organization_id = ${organizationId} and lower(u2.email) = lower(i.email))`;
+/** The values of a branch's statement (placeholders in its text, rendered once per shape). */
+const VALUES = ['env', 'org', 'cursor', 'limit', 'role', 'pattern', 'user'] as const;
+type Values = Record<(typeof VALUES)[number], unknown>;
+
+/** What decides a branch statement's text: everything but the values. */
+interface Shape {
+  prefix: Prefix;
+  ascending: boolean;
+  /** The keyset on the raw id, or `all` when the cursor lies wholly before the branch. */
+  op: KeysetOp | 'all';
+  role: boolean;
+  search: boolean;
+  user: boolean;
 }
 
-function filterOf(filter: MemberFilter): SQL {
-  const role = filter.roleSlug ? sql`m.role_slugs @> jsonb_build_array(${filter.roleSlug}::text)` : sql`true`;
-  const pattern = filter.search ? containsPattern(filter.search) : undefined;
-  const search = pattern
-    ? sql`(lower(m.email) like ${pattern}
-        or lower(coalesce(m.first_name, '') || ' ' || coalesce(m.last_name, '')) like ${pattern})`
+/**
+ * A branch's keyset on its raw id (index-friendly): the cursor `<prefix><id>` compares on the id
+ * within the branch of its prefix, and is wholly before or after every row of another branch
+ * (null: no row of the branch lies past it).
+ */
+function branchOp(prefix: Prefix, cursor: Cursor): Shape['op'] | null {
+  if (!cursor) return 'all';
+  const upward = cursor.op === 'gt' || cursor.op === 'gte';
+  const head = cursor.value.slice(0, 1);
+  if (head !== prefix) return head < prefix === upward ? 'all' : null;
+  return cursor.op;
+}
+
+/** The search and user filters on a branch's cheap columns (`m`); the role filter is the branch's own. */
+function filterOf(shape: Shape, v: Values): SQL {
+  const search = shape.search
+    ? sql`(lower(m.email) like ${v.pattern}
+        or lower(coalesce(m.first_name, '') || ' ' || coalesce(m.last_name, '')) like ${v.pattern})`
     : sql`true`;
-  const user = filter.userId ? sql`m.kind = 'member' and m.id = ${filter.userId}` : sql`true`;
-  return sql`${role} and ${search} and ${user}`;
+  const user = shape.user ? (shape.prefix === '0' ? sql`m.id = ${v.user}` : sql`false`) : sql`true`;
+  return sql`${search} and ${user}`;
+}
+
+/** The role filter on a row's role slugs (an unknown slug matches nothing). */
+const roleFilter = (slugs: SQL, shape: Shape, v: Values) =>
+  shape.role ? sql`${slugs} @> jsonb_build_array(${v.role}::text)` : sql`true`;
+
+/** The keyset of a branch on its raw id column. */
+const keysetOf = (id: SQL, shape: Shape, v: Values) =>
+  shape.op === 'all' ? sql`true` : (keysetCondition(id as unknown as AnyPgColumn, shape.op, v.cursor as SQL) as SQL);
+
+/** The invitation's role slugs: its own role, else the environment's default role. */
+function invitationSlugs(v: Values, roleSlug: SQL): SQL {
+  return sql`case when ${roleSlug} is not null then jsonb_build_array(${roleSlug}) else coalesce(
+    (select jsonb_build_array(r.slug) from ${roles} r
+      where r.environment_id = ${v.env} and r.organization_id is null and r.is_default),
+    '[]'::jsonb) end`;
+}
+
+/** The page's active memberships (with their users' cheap columns), in id order, limited. */
+function memberBranch(shape: Shape, v: Values, dir: SQL): SQL {
+  return sql`select m.* from (
+      select 0 as branch, "organization_memberships"."id" as ref, 'member' as kind, u.id, u.email,
+        u.email_verified, u.first_name, u.last_name, u.profile_picture_url,
+        "organization_memberships"."created_at", u.last_sign_in_at as last_activity_at, 'active' as state,
+        null::timestamptz as expires_at, "organization_memberships"."directory_managed", null::text as role_slug
+      from organization_memberships join ${users} u on u.id = "organization_memberships"."user_id"
+      where "organization_memberships"."environment_id" = ${v.env}
+        and "organization_memberships"."organization_id" = ${v.org}
+        and "organization_memberships"."status" = 'active'
+        and ${keysetOf(sql`"organization_memberships"."id"`, shape, v)}
+        and ${roleFilter(sql`${membershipColumns.roleSlugs}`, shape, v)}
+    ) m where ${filterOf(shape, v)} order by m.ref ${dir} limit ${v.limit}`;
+}
+
+/**
+ * The page's invitations: the latest of each e-mail (no later one in the organization), not
+ * accepted, whose e-mail is not a member's, in id order, limited.
+ */
+function invitationBranch(shape: Shape, v: Values, dir: SQL): SQL {
+  return sql`select m.* from (
+      select 1 as branch, i.id as ref, 'invitation' as kind, i.id, i.email, false as email_verified,
+        null::text as first_name, null::text as last_name, null::text as profile_picture_url, i.created_at,
+        null::timestamptz as last_activity_at, i.state::text as state, i.expires_at, false as directory_managed,
+        i.role_slug
+      from ${invitations} i
+      where i.environment_id = ${v.env} and i.organization_id = ${v.org}
+        and ${keysetOf(sql`i.id`, shape, v)} and i.state <> 'accepted'
+        and ${roleFilter(invitationSlugs(v, sql`i.role_slug`), shape, v)}
+        and not exists (select 1 from ${invitations} i2
+          where i2.environment_id = ${v.env} and lower(i2.email) = lower(i.email)
+            and i2.organization_id = ${v.org} and i2.id > i.id)
+        and not exists (select 1 from ${users} u2 join organization_memberships om2 on om2.user_id = u2.id
+          where u2.environment_id = ${v.env} and lower(u2.email) = lower(i.email)
+            and om2.organization_id = ${v.org})
+    ) m where ${filterOf(shape, v)} order by m.ref ${dir} limit ${v.limit}`;
+}
+
+/** One branch's rows of the page (at most `limit`), with role slugs computed for those rows only. */
+function branchQuery(shape: Shape, v: Values): SQL {
+  const dir = shape.ascending ? sql`asc` : sql`desc`;
+  const rows = shape.prefix === '0' ? memberBranch(shape, v, dir) : invitationBranch(shape, v, dir);
+  return sql`select m.branch || m.ref as sort_key, m.kind, m.id, m.email, m.email_verified, m.first_name,
+      m.last_name, m.profile_picture_url, m.created_at, m.last_activity_at, m.state, m.expires_at,
+      m.directory_managed,
+      case when m.branch = 0
+        then (select ${membershipColumns.roleSlugs} from organization_memberships
+          where "organization_memberships"."id" = m.ref)
+        else ${invitationSlugs(v, sql`m.role_slug`)} end as role_slugs
+    from (${rows}) m order by m.ref ${dir}`;
+}
+
+/** The branch statements rendered so far, by shape (at most 2 × 2 × 5 × 8). */
+const statements = new Map<string, ReturnType<typeof renderedOnce<(typeof VALUES)[number]>>>();
+
+function statementOf(shape: Shape) {
+  const key = `${shape.prefix}${shape.ascending}${shape.op}${shape.role}${shape.search}${shape.user}`;
+  let run = statements.get(key);
+  if (!run) {
+    run = renderedOnce(VALUES, (v) => branchQuery(shape, v));
+    statements.set(key, run);
+  }
+  return run;
+}
+
+/**
+ * One page of the list: the branches in the read's order (members before invitations), each on
+ * its own index; the second only runs when the first leaves the page short.
+ */
+async function pageRows(db: Db, ids: ListIds, filter: MemberFilter, q: PageQuery): Promise<RawMemberRow[]> {
+  const rows: RawMemberRow[] = [];
+  const { ascending, cursor } = q.shape;
+  const flags = { role: !!filter.roleSlug, search: !!filter.search, user: !!filter.userId };
+  for (const prefix of ascending ? (['0', '1'] as const) : (['1', '0'] as const)) {
+    const op = rows.length < q.limit ? branchOp(prefix, cursor) : null;
+    if (op === null) continue;
+    const values: Values = {
+      env: ids.environmentId,
+      org: ids.organizationId,
+      cursor: cursor?.value.slice(1) ?? null,
+      limit: q.limit - rows.length,
+      role: filter.roleSlug ?? null,
+      pattern: filter.search ? containsPattern(filter.search) : null,
+      user: filter.userId ?? null,
+    };
+    rows.push(...(await statementOf({ prefix, ascending, op, ...flags })<RawMemberRow>(db, values)));
+  }
+  return rows;
+}
+
+interface ListIds {
+  environmentId: string;
+  organizationId: string;
 }
 
 interface RawMemberRow {
@@ -135,18 +249,11 @@ export function pageOfMembers(
   params: PageParams,
   filter: MemberFilter,
 ) {
-  const rows = memberRows(environmentId, organizationId);
+  const ids = { environmentId, organizationId };
   return paginate(
     params,
     SORT_KEY,
-    async (q) => {
-      const raw = await rawRows<RawMemberRow>(
-        db,
-        sql`select * from (${rows}) m where ${filterOf(filter)} and ${q.keyset ?? sql`true`}
-          order by ${q.orderBy} limit ${q.limit}`,
-      );
-      return raw.map(toMemberListRow);
-    },
+    async (q) => (await pageRows(db, ids, filter, q)).map(toMemberListRow),
     (row) => row.sortKey,
   );
 }
