@@ -1,33 +1,17 @@
 import { createRequire } from 'node:module';
 import { environments } from '@atrium/db';
 import {
-  type AppRouter,
   type ClientPrincipal,
   clientSchema,
   createCaller,
   createInnerContext,
   type EnvironmentInfo,
 } from '@atrium/routers';
-import { createTRPCClient, httpLink } from '@trpc/client';
 import { eq } from 'drizzle-orm';
 import type * as GraphQL from 'graphql';
-import { GraphQLClient } from 'graphql-request';
-import { WIDGET_HEADERS } from '../helpers/client.ts';
 import type { TestEnvironment } from '../helpers/world.ts';
 
-/** Typed tRPC over /trpc with a client token, as a TypeScript frontend calls it. */
-export function trpcFor(env: TestEnvironment, token: string) {
-  return createTRPCClient<AppRouter>({
-    links: [httpLink({ url: `${env.world.url}/trpc`, headers: { Authorization: `Bearer ${token}` } })],
-  });
-}
-
-/** graphql-request (the widgets' own GraphQL transport) against /client/graphql with a token. */
-export function graphqlRequestFor(env: TestEnvironment, token: string): GraphQLClient {
-  return new GraphQLClient(`${env.world.url}/client/graphql`, {
-    headers: { Authorization: `Bearer ${token}`, ...WIDGET_HEADERS, 'WorkOS-Widgets-Type': 'user-sessions' },
-  });
-}
+export { graphqlRequestFor, trpcFor } from '../helpers/client.ts';
 
 /** A new widget token (and so a new session) for a user of an organization. */
 export async function anotherToken(env: TestEnvironment, organizationId: string, userId: string): Promise<string> {

@@ -1,15 +1,11 @@
-import type { AppRouter } from '@atrium/routers';
-import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
-import { ClientError, GraphQLClient } from 'graphql-request';
-import { type ClientSetup, WIDGET_HEADERS } from './client.ts';
+import { TRPCClientError } from '@trpc/client';
+import { ClientError } from 'graphql-request';
+import { type ClientSetup, graphqlRequestFor, trpcFor } from './client.ts';
 import type { TestEnvironment } from './world.ts';
 
 /** The three client surfaces for one token: REST (ClientSetup.http), graphql-request, typed tRPC. */
 export function surfaces(env: TestEnvironment, a: ClientSetup) {
-  const headers = { Authorization: `Bearer ${a.token}`, ...WIDGET_HEADERS };
-  const gql = new GraphQLClient(`${env.world.url}/client/graphql`, { headers });
-  const trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${env.world.url}/trpc`, headers })] });
-  return { gql, trpc };
+  return { gql: graphqlRequestFor(env, a.token), trpc: trpcFor(env, a.token) };
 }
 
 /** The error a GraphQL operation failed with: its message and extensions. */

@@ -1,3 +1,6 @@
+import type { AppRouter } from '@atrium/routers';
+import { createTRPCClient, httpLink } from '@trpc/client';
+import { GraphQLClient } from 'graphql-request';
 import { decodeJwt } from 'jose';
 import { uniqueEmail } from './people.ts';
 import { HttpClient, type TestEnvironment } from './world.ts';
@@ -72,4 +75,20 @@ export async function clientSetup(
     claims: decodeJwt(token),
     ...clientFor(env, token),
   };
+}
+
+/** Typed tRPC over /trpc with a client token, as a TypeScript frontend calls it. */
+export function trpcFor(env: TestEnvironment, token: string) {
+  return createTRPCClient<AppRouter>({
+    links: [
+      httpLink({ url: `${env.world.url}/trpc`, headers: { Authorization: `Bearer ${token}`, ...WIDGET_HEADERS } }),
+    ],
+  });
+}
+
+/** graphql-request (the widgets' own GraphQL transport) against /client/graphql with a token. */
+export function graphqlRequestFor(env: TestEnvironment, token: string): GraphQLClient {
+  return new GraphQLClient(`${env.world.url}/client/graphql`, {
+    headers: { Authorization: `Bearer ${token}`, ...WIDGET_HEADERS },
+  });
 }
