@@ -25,9 +25,18 @@ async function authToken(): Promise<string> {
 }
 
 const root = document.getElementById('portal-root');
-if (root) {
-  createRoot(root).render(
+const widgets = root ? createRoot(root) : undefined;
+let version = 0;
+
+/**
+ * Renders the official widget of the intent; a new `key` remounts it, so a domain the page's own
+ * form added is fetched (the widget refetches only after its own mutations).
+ */
+function renderWidget(): void {
+  version += 1;
+  widgets?.render(
     <WorkOsWidgets
+      key={version}
       apiHostname={location.hostname}
       port={location.port ? Number(location.port) : null}
       https={location.protocol === 'https:'}
@@ -40,6 +49,7 @@ if (root) {
     </WorkOsWidgets>,
   );
 }
+renderWidget();
 
 const status = document.getElementById('portal-status');
-if (status && intent === 'domain_verification') watchStatus(status, csrf);
+if (status && intent === 'domain_verification') watchStatus(status, csrf, renderWidget);

@@ -69,7 +69,8 @@ function addDomainForm(csrf: string, added: () => void): HTMLFormElement {
   return form;
 }
 
-export function watchStatus(target: HTMLElement, csrf: string): void {
+/** The status panel; `onAdded` runs after the form adds a domain (the page remounts the widget). */
+export function watchStatus(target: HTMLElement, csrf: string, onAdded: () => void = () => {}): void {
   const notVerified = new Set<string>();
   const list = document.createElement('div');
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -91,7 +92,10 @@ export function watchStatus(target: HTMLElement, csrf: string): void {
     timer = setTimeout(poll, POLL_MS);
   };
   target.replaceChildren(
-    addDomainForm(csrf, () => void poll()),
+    addDomainForm(csrf, () => {
+      onAdded();
+      void poll();
+    }),
     list,
   );
   poll().catch(() => {
