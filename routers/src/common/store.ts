@@ -1,5 +1,5 @@
-import type { Db } from '@atrium/db';
-import { and, eq, type SQL } from 'drizzle-orm';
+import { type Db, perHandle } from '@atrium/db';
+import { and, eq, getTableName, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { type Entity, notFound } from '../errors.ts';
 
@@ -32,13 +32,40 @@ export async function loadScoped<T extends ScopedTable>(
   id: string,
   lock?: RowLock,
 ): Promise<T['$inferSelect']> {
-  const query = db
+  const rows = lock
+    ? await db
+        .select()
+        .from(table as PgTable)
+        .where(scopedId(table, environmentId, id))
+        .limit(1)
+        .for(lock)
+    : await scopedRead(db, table).execute({ env: environmentId, id });
+  return orNotFound(rows[0] as T['$inferSelect'] | undefined, entity, id);
+}
+
+function prepareScopedRead(db: Db, table: ScopedTable) {
+  return db
     .select()
     .from(table as PgTable)
-    .where(scopedId(table, environmentId, id))
-    .limit(1);
-  const rows = (lock ? await query.for(lock) : await query) as T['$inferSelect'][];
-  return orNotFound(rows[0], entity, id);
+    .where(and(eq(table.environmentId, sql.placeholder('env')), eq(table.id, sql.placeholder('id'))))
+    .limit(1)
+    .prepare(`${getTableName(table)}_scoped`);
+}
+
+const scopedReads = perHandle(() => new Map<ScopedTable, ReturnType<typeof prepareScopedRead>>());
+
+/**
+ * The unlocked lookup of `table`, prepared once per database handle: it runs on most requests
+ * (an organization's existence, a role's owner), where Drizzle rendering it cost more than the read.
+ */
+function scopedRead(db: Db, table: ScopedTable) {
+  const reads = scopedReads(db);
+  let read = reads.get(table);
+  if (!read) {
+    read = prepareScopedRead(db, table);
+    reads.set(table, read);
+  }
+  return read;
 }
 
 /** A LIKE pattern matching `text` anywhere, its `%`, `_` and backslash taken literally (a search box's text). */
