@@ -1,4 +1,4 @@
-import { type Db, lockEnvironment, membershipRoles, permissions, rolePermissions, roles } from '@atrium/db';
+import { type Db, lockEnvironment, membershipRoles, perHandle, permissions, rolePermissions, roles } from '@atrium/db';
 import { and, asc, eq, getTableColumns, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { RowLock } from '../common/store.ts';
 import type { Deps } from '../context.ts';
@@ -41,15 +41,24 @@ export function environmentRoleRows(db: Db, environmentId: string): Promise<Role
 }
 
 /** The environment's roles and the organization's own, in priority order (shadowing is the service's). */
-export function rolesForOrganization(db: Db, environmentId: string, organizationId: string): Promise<RoleRow[]> {
-  return selectRoles(
-    db,
-    and(
-      eq(roles.environmentId, environmentId),
-      or(isNull(roles.organizationId), eq(roles.organizationId, organizationId)),
-    ),
-  );
+export async function rolesForOrganization(db: Db, environmentId: string, organizationId: string): Promise<RoleRow[]> {
+  return organizationRolesRead(db).execute({ env: environmentId, org: organizationId });
 }
+
+/** `rolesForOrganization` prepared once per handle: the members list and the roles widget read it on every request. */
+const organizationRolesRead = perHandle((db: Db) =>
+  db
+    .select(roleColumns)
+    .from(roles)
+    .where(
+      and(
+        eq(roles.environmentId, sql.placeholder('env')),
+        or(isNull(roles.organizationId), eq(roles.organizationId, sql.placeholder('org'))),
+      ),
+    )
+    .orderBy(asc(roles.id))
+    .prepare('roles_of_organization'),
+);
 
 /** The environment role (organizationId null) or the organization's own role with this slug, if any. */
 export async function findRole(
