@@ -376,8 +376,10 @@ export async function listOrganizationRoles(scope: Scope, organizationId: string
 
 /** The role rows that apply in the organization (404 if absent), in priority order, `isDefault` included. */
 export async function rolesOfOrganization(scope: Scope, organizationId: string): Promise<RoleRow[]> {
-  await requireOrganization(scope.db, scope, organizationId);
-  return applicable(await rolesForOrganization(scope.db, scope.env.id, organizationId));
+  const rows = await rolesForOrganization(scope.db, scope.env.id, organizationId);
+  // No rows: the organization is absent (404), or it is there with no role at all.
+  if (rows.length === 0) await requireOrganization(scope.db, scope, organizationId);
+  return applicable(rows);
 }
 
 /** The organization's own role of this slug, else the environment's. */

@@ -1,5 +1,14 @@
-import { type Db, lockEnvironment, membershipRoles, perHandle, permissions, rolePermissions, roles } from '@atrium/db';
-import { and, asc, eq, getTableColumns, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
+import {
+  type Db,
+  lockEnvironment,
+  membershipRoles,
+  organizations,
+  perHandle,
+  permissions,
+  rolePermissions,
+  roles,
+} from '@atrium/db';
+import { and, asc, eq, exists, getTableColumns, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { RowLock } from '../common/store.ts';
 import type { Deps } from '../context.ts';
 import { assertBelowQuota } from '../quotas.ts';
@@ -40,25 +49,37 @@ export function environmentRoleRows(db: Db, environmentId: string): Promise<Role
   return selectRoles(db, environmentRole(environmentId));
 }
 
-/** The environment's roles and the organization's own, in priority order (shadowing is the service's). */
+/**
+ * The environment's roles and the organization's own, in priority order (shadowing is the
+ * service's); none when the organization is not in the environment, so that one statement both
+ * checks it and reads its roles.
+ */
 export async function rolesForOrganization(db: Db, environmentId: string, organizationId: string): Promise<RoleRow[]> {
   return organizationRolesRead(db).execute({ env: environmentId, org: organizationId });
 }
 
 /** `rolesForOrganization` prepared once per handle: the members list and the roles widget read it on every request. */
-const organizationRolesRead = perHandle((db: Db) =>
-  db
+const organizationRolesRead = perHandle((db: Db) => {
+  const env = sql.placeholder('env');
+  const org = sql.placeholder('org');
+  return db
     .select(roleColumns)
     .from(roles)
     .where(
       and(
-        eq(roles.environmentId, sql.placeholder('env')),
-        or(isNull(roles.organizationId), eq(roles.organizationId, sql.placeholder('org'))),
+        eq(roles.environmentId, env),
+        or(isNull(roles.organizationId), eq(roles.organizationId, org)),
+        exists(
+          db
+            .select({ one: sql`1` })
+            .from(organizations)
+            .where(and(eq(organizations.environmentId, env), eq(organizations.id, org))),
+        ),
       ),
     )
     .orderBy(asc(roles.id))
-    .prepare('roles_of_organization'),
-);
+    .prepare('roles_of_organization');
+});
 
 /** The environment role (organizationId null) or the organization's own role with this slug, if any. */
 export async function findRole(
