@@ -109,13 +109,14 @@ function invitationSlugs(v: Values, roleSlug: SQL): SQL {
     '[]'::jsonb) end`;
 }
 
-/** The page's active memberships (with their users' cheap columns), in id order, limited. */
+/** The page's active memberships (with their users' cheap columns and their role slugs), in id order, limited. */
 function memberBranch(shape: Shape, v: Values, dir: SQL): SQL {
   return sql`select m.* from (
       select 0 as branch, "organization_memberships"."id" as ref, 'member' as kind, u.id, u.email,
         u.email_verified, u.first_name, u.last_name, u.profile_picture_url,
         "organization_memberships"."created_at", u.last_sign_in_at as last_activity_at, 'active' as state,
-        null::timestamptz as expires_at, "organization_memberships"."directory_managed", null::text as role_slug
+        null::timestamptz as expires_at, "organization_memberships"."directory_managed", null::text as role_slug,
+        ${membershipColumns.roleSlugs} as role_slugs
       from organization_memberships join ${users} u on u.id = "organization_memberships"."user_id"
       where "organization_memberships"."environment_id" = ${v.env}
         and "organization_memberships"."organization_id" = ${v.org}
@@ -134,7 +135,7 @@ function invitationBranch(shape: Shape, v: Values, dir: SQL): SQL {
       select 1 as branch, i.id as ref, 'invitation' as kind, i.id, i.email, false as email_verified,
         null::text as first_name, null::text as last_name, null::text as profile_picture_url, i.created_at,
         null::timestamptz as last_activity_at, i.state::text as state, i.expires_at, false as directory_managed,
-        i.role_slug
+        i.role_slug, null::jsonb as role_slugs
       from ${invitations} i
       where i.environment_id = ${v.env} and i.organization_id = ${v.org}
         and ${keysetOf(sql`i.id`, shape, v)} and i.state <> 'accepted'
@@ -148,17 +149,17 @@ function invitationBranch(shape: Shape, v: Values, dir: SQL): SQL {
     ) m where ${filterOf(shape, v)} order by m.ref ${dir} limit ${v.limit}`;
 }
 
-/** One branch's rows of the page (at most `limit`), with role slugs computed for those rows only. */
+/**
+ * One branch's rows of the page (at most `limit`). A member's role slugs are computed on its own
+ * row as the limited scan yields it (only the page's rows), an invitation's here.
+ */
 function branchQuery(shape: Shape, v: Values): SQL {
   const dir = shape.ascending ? sql`asc` : sql`desc`;
   const rows = shape.prefix === '0' ? memberBranch(shape, v, dir) : invitationBranch(shape, v, dir);
   return sql`select m.branch || m.ref as sort_key, m.kind, m.id, m.email, m.email_verified, m.first_name,
       m.last_name, m.profile_picture_url, m.created_at, m.last_activity_at, m.state, m.expires_at,
       m.directory_managed,
-      case when m.branch = 0
-        then (select ${membershipColumns.roleSlugs} from organization_memberships
-          where "organization_memberships"."id" = m.ref)
-        else ${invitationSlugs(v, sql`m.role_slug`)} end as role_slugs
+      case when m.branch = 0 then m.role_slugs else ${invitationSlugs(v, sql`m.role_slug`)} end as role_slugs
     from (${rows}) m order by m.ref ${dir}`;
 }
 
