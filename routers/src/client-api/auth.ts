@@ -5,17 +5,20 @@ import type { Deps, EnvironmentInfo } from '../context.ts';
 import { onInvalidation } from '../invalidation/service.ts';
 import { PORTAL_SCOPES } from '../portal/service.ts';
 import { livePortalSession } from '../portal/store.ts';
-import { verifyToken } from '../signing/service.ts';
+import { rememberedClaims, verifyToken } from '../signing/service.ts';
 import { type ClientPrincipal, clientTokenRefused } from './principal.ts';
 import { environmentOfClientId, membershipPermissionSlugs } from './store.ts';
 
 /** A client token's audience is `<client id>:client_api` (signing/service.ts TOKEN_KINDS). */
 const CLIENT_AUDIENCE = /^(client_[0-9A-Za-z]+):client_api$/;
 
-/** The client id a token claims to be for, read before any check (verification follows). */
-function claimedClientId(token: string): string | undefined {
+/**
+ * The client id a token claims to be for, read before any check (verification follows); a token
+ * this process verified before is not decoded again.
+ */
+function claimedClientId(deps: Deps, token: string): string | undefined {
   try {
-    const { aud } = decodeJwt(token);
+    const { aud } = rememberedClaims(deps, token) ?? decodeJwt(token);
     const audience = Array.isArray(aud) ? aud[0] : aud;
     return typeof audience === 'string' ? CLIENT_AUDIENCE.exec(audience)?.[1] : undefined;
   } catch {
@@ -82,7 +85,7 @@ export interface ClientCaller {
  */
 export async function authenticateClientToken(deps: Deps, header: string | undefined): Promise<ClientCaller> {
   const token = bearer(header);
-  const clientId = token ? claimedClientId(token) : undefined;
+  const clientId = token ? claimedClientId(deps, token) : undefined;
   if (!token || !clientId) throw clientTokenRefused();
   const env = await environmentOf(deps, clientId);
   if (!env) throw clientTokenRefused();

@@ -1,4 +1,4 @@
-import { createHash, hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { newId } from '@atrium/db';
 import { decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { iso } from '../common/schemas.ts';
@@ -189,6 +189,14 @@ export async function verifyToken(
   token: string,
   audience: string = TOKEN_KINDS[kind].audience(env.clientId),
 ): Promise<JWTPayload | null> {
+  const cache = verifiedTokens(deps);
+  const scope = `${env.id}:${kind}:${audience}`;
+  const known = cache.get(token);
+  if (known?.scope === scope) {
+    const entry = await loadKeys(deps, env.id, env.clientId);
+    if (!entry.keys.some((k) => k.kid === known.kid)) return null;
+    return stillValid(known.payload, deps.now()) ? known.payload : null;
+  }
   let kid: string | undefined;
   try {
     kid = decodeProtectedHeader(token).kid;
@@ -199,10 +207,6 @@ export async function verifyToken(
   const entry = await loadKeys(deps, env.id, env.clientId);
   const key = entry.keys.find((k) => k.kid === kid);
   if (!key) return null;
-  const cache = verifiedTokens(deps);
-  const id = `${env.id}:${kind}:${audience}:${hash('sha256', token, 'base64url')}`;
-  const known = cache.get(id);
-  if (known) return stillValid(known, deps.now()) ? known : null;
   try {
     const { payload } = await jwtVerify(token, key.publicKey, {
       algorithms: ['RS256'],
@@ -211,25 +215,45 @@ export async function verifyToken(
       audience,
       currentDate: deps.now(),
     });
-    if (cache.size >= MAX_VERIFIED_TOKENS) cache.delete(cache.keys().next().value as string);
-    cache.set(id, payload);
+    if (token.length <= MAX_REMEMBERED_TOKEN_LENGTH) {
+      if (cache.size >= MAX_VERIFIED_TOKENS) cache.delete(cache.keys().next().value as string);
+      cache.set(token, { scope, kid, payload });
+    }
     return payload;
   } catch {
     return null;
   }
 }
 
+/**
+ * The claims of a token this process has verified before (for any environment or kind), read
+ * without decoding it again; undefined otherwise. Only a hint (which environment a token names):
+ * `verifyToken` still decides.
+ */
+export function rememberedClaims(deps: Deps, token: string): JWTPayload | undefined {
+  return verifiedTokens(deps).get(token)?.payload;
+}
+
 /** Verified tokens this process remembers at most (past it the oldest is forgotten). */
 const MAX_VERIFIED_TOKENS = 10_000;
-const verifiedCaches = new WeakMap<Deps['caches'], Map<string, JWTPayload>>();
+/** Longer tokens are verified every time (Atrium's own are under 1 KiB): at most ~20 MiB remembered. */
+const MAX_REMEMBERED_TOKEN_LENGTH = 2048;
+
+/** What a verified token was verified for (environment, kind, audience), with which key, and its claims. */
+interface VerifiedToken {
+  scope: string;
+  kid: string;
+  payload: JWTPayload;
+}
+const verifiedCaches = new WeakMap<Deps['caches'], Map<string, VerifiedToken>>();
 
 /**
- * Tokens whose signature, `typ`, `iss` and `aud` this process has verified, by hash: those never
- * change, so a token used again costs no RSA verification (~12 % of a client-surface request's
- * CPU, bench/README.md). Its key must still be published and its times still hold, checked on
- * every use; whatever else the caller checks (the session) is read every time.
+ * Tokens whose signature, `typ`, `iss` and `aud` this process has verified, by the token itself:
+ * those never change, so a token used again costs no RSA verification (~12 % of a client-surface
+ * request's CPU, bench/README.md) and no decoding. Its key must still be published and its times
+ * still hold, checked on every use; whatever else the caller checks (the session) is read every time.
  */
-function verifiedTokens(deps: Deps): Map<string, JWTPayload> {
+function verifiedTokens(deps: Deps): Map<string, VerifiedToken> {
   let cache = verifiedCaches.get(deps.caches);
   if (!cache) {
     cache = new Map();
