@@ -1,15 +1,18 @@
 import {
   type Db,
+  type KeysetOp,
+  keysetCondition,
   type MembershipStatus,
   membershipRoles,
   organizationMemberships,
   organizations,
   type PageParams,
   paginate,
+  perHandle,
   roles,
   users,
 } from '@atrium/db';
-import { and, eq, getTableColumns, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, orNotFound, scopedId } from '../common/store.ts';
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect & {
@@ -78,20 +81,58 @@ export interface MembershipFilter {
   statuses?: MembershipStatus[] | undefined;
 }
 
+/** What decides a memberships page's statement text: which filters are on, the order, the keyset. */
+type MembershipsShape = `${boolean}:${boolean}:${boolean}:${boolean}:${KeysetOp | 'first'}`;
+
+function prepareMembershipsPage(db: Db, shape: MembershipsShape) {
+  const [user, organization, statuses, ascending, op] = shape.split(':') as [string, string, string, string, string];
+  const m = organizationMemberships;
+  return findMemberships(
+    db,
+    and(
+      eq(m.environmentId, sql.placeholder('env')),
+      user === 'true' ? eq(m.userId, sql.placeholder('user')) : undefined,
+      organization === 'true' ? eq(m.organizationId, sql.placeholder('org')) : undefined,
+      statuses === 'true' ? sql`${m.status} = any(${sql.placeholder('statuses')}::text[])` : undefined,
+      op === 'first' ? undefined : keysetCondition(m.id, op as KeysetOp, sql.placeholder('cursor')),
+    ),
+  )
+    .orderBy(ascending === 'true' ? asc(m.id) : desc(m.id))
+    .limit(sql.placeholder('limit'))
+    .prepare(`memberships_page_${shape.replaceAll(':', '_')}`);
+}
+
+/**
+ * The page statements, prepared once per handle and shape (at most 2 × 2 × 2 × 2 × 5): the
+ * memberships list is the OrganizationSwitcher's every read, where Drizzle rendering the query
+ * cost a third of the request's CPU (bench/README.md).
+ */
+const membershipsPages = perHandle(() => new Map<MembershipsShape, ReturnType<typeof prepareMembershipsPage>>());
+
 /** One page of the environment's memberships, keyset on their id. */
 export function pageOfMemberships(db: Db, environmentId: string, params: PageParams, filter: MembershipFilter) {
-  const filters = and(
-    eq(organizationMemberships.environmentId, environmentId),
-    filter.userId ? eq(organizationMemberships.userId, filter.userId) : undefined,
-    filter.organizationId ? eq(organizationMemberships.organizationId, filter.organizationId) : undefined,
-    filter.statuses && filter.statuses.length > 0
-      ? inArray(organizationMemberships.status, filter.statuses)
-      : undefined,
-  );
+  const statuses = filter.statuses && filter.statuses.length > 0 ? filter.statuses : undefined;
   return paginate(
     params,
     organizationMemberships.id,
-    (q) => findMemberships(db, and(filters, q.keyset)).orderBy(q.orderBy).limit(q.limit),
+    (q) => {
+      const { ascending, cursor } = q.shape;
+      const shape: MembershipsShape = `${!!filter.userId}:${!!filter.organizationId}:${!!statuses}:${ascending}:${cursor?.op ?? 'first'}`;
+      const pages = membershipsPages(db);
+      let statement = pages.get(shape);
+      if (!statement) {
+        statement = prepareMembershipsPage(db, shape);
+        pages.set(shape, statement);
+      }
+      return statement.execute({
+        env: environmentId,
+        user: filter.userId,
+        org: filter.organizationId,
+        statuses,
+        cursor: cursor?.value,
+        limit: q.limit,
+      });
+    },
     (row) => row.id,
   );
 }
