@@ -26,15 +26,21 @@ const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSO
 
 /**
  * The slugs of a membership's roles, in order; a membership without any (none is written so)
- * shows the environment's default role. The outer row is named in full: drizzle leaves columns
- * of a one-table select unqualified.
+ * shows the environment's default role. `membershipId` and `environmentId` name the membership's
+ * columns, or a value: a statement of one environment passes it as a value, so that the default
+ * role is read once per statement rather than once per row.
  */
-const roleSlugs = sql<string[]>`coalesce(
+export function roleSlugsOf(membershipId: SQL, environmentId: SQL) {
+  return sql<string[]>`coalesce(
   (select jsonb_agg(r.slug order by mr.position) from ${membershipRoles} mr join ${roles} r on r.id = mr.role_id
-    where mr.organization_membership_id = "organization_memberships"."id"),
+    where mr.organization_membership_id = ${membershipId}),
   (select jsonb_build_array(r.slug) from ${roles} r
-    where r.environment_id = "organization_memberships"."environment_id" and r.organization_id is null and r.is_default),
+    where r.environment_id = ${environmentId} and r.organization_id is null and r.is_default),
   '[]'::jsonb)`.mapWith(jsonArray);
+}
+
+/** A membership row's role slugs. The outer row is named in full: drizzle leaves columns of a one-table select unqualified. */
+const roleSlugs = roleSlugsOf(sql`"organization_memberships"."id"`, sql`"organization_memberships"."environment_id"`);
 
 /** Membership columns plus the organization's current name and the role slugs, for every read of a membership. */
 export const membershipColumns = {

@@ -15,7 +15,7 @@ import {
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { containsPattern } from '../../common/store.ts';
-import { membershipColumns } from '../../organization-memberships/store.ts';
+import { roleSlugsOf } from '../../organization-memberships/store.ts';
 
 /** One row of the users table of an organization: an active membership, or the latest invitation of an e-mail. */
 export interface MemberListRow {
@@ -116,13 +116,13 @@ function memberBranch(shape: Shape, v: Values, dir: SQL): SQL {
         u.email_verified, u.first_name, u.last_name, u.profile_picture_url,
         "organization_memberships"."created_at", u.last_sign_in_at as last_activity_at, 'active' as state,
         null::timestamptz as expires_at, "organization_memberships"."directory_managed", null::text as role_slug,
-        ${membershipColumns.roleSlugs} as role_slugs
+        ${roleSlugsOf(sql`"organization_memberships"."id"`, v.env as SQL)} as role_slugs
       from organization_memberships join ${users} u on u.id = "organization_memberships"."user_id"
       where "organization_memberships"."environment_id" = ${v.env}
         and "organization_memberships"."organization_id" = ${v.org}
         and "organization_memberships"."status" = 'active'
         and ${keysetOf(sql`"organization_memberships"."id"`, shape, v)}
-        and ${roleFilter(sql`${membershipColumns.roleSlugs}`, shape, v)}
+        and ${roleFilter(roleSlugsOf(sql`"organization_memberships"."id"`, v.env as SQL), shape, v)}
     ) m where ${filterOf(shape, v)} order by m.ref ${dir} limit ${v.limit}`;
 }
 
@@ -286,7 +286,7 @@ export async function countMembersHolding(
     tx,
     sql`select count(*) as n from organization_memberships
       where environment_id = ${environmentId} and organization_id = ${organizationId} and status = 'active'
-        and ${membershipColumns.roleSlugs} @> jsonb_build_array(${slug}::text)`,
+        and ${roleSlugsOf(sql`organization_memberships.id`, sql`${environmentId}`)} @> jsonb_build_array(${slug}::text)`,
   );
   return Number(row?.n ?? 0);
 }
