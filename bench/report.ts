@@ -121,6 +121,22 @@ export function evaluateTargets(results: BenchResults): Target[] {
     met: jwks.length > 0 ? jwks.every((r) => (r.rps ?? 0) >= 10_000) : null,
   });
 
+  // The client surfaces (issue #22): at 1k rows, ≥ 2,500 req/s and ≥ 1/8 of the baseline of the run's own round.
+  for (const [scenario, label] of [
+    ['widgets_members_list', 'widgets members list'],
+    ['graphql_organization', 'client GraphQL organization'],
+  ] as const) {
+    const run = find(results, scenario, 1_000);
+    if (!run) continue;
+    const fraction = run.fractionOfBaseline;
+    targets.push({
+      name: `${label} at 1k`,
+      target: '≥ 2,500 req/s and ≥ 1/8 (0.125) of the baseline',
+      measured: `${fmt(run.rps)} req/s = ${fmt(fraction, 3)} of the baseline`,
+      met: fraction === undefined ? null : (run.rps ?? 0) >= 2_500 && fraction >= 0.125,
+    });
+  }
+
   // Every run counts, not only the median runs the table's other columns show.
   const peaks = results.runs
     .filter((r) => r.size === largest)
