@@ -5,6 +5,7 @@ import { clientProcedure } from '../../trpc.ts';
 import type { User } from '../../users/schemas.ts';
 import { builder } from '../graphql/builder.ts';
 import type { ClientScope } from '../principal.ts';
+import { OAUTH_PROVIDERS } from '../sso/router.ts';
 import { getMe, getOrganizationUser, ownPasswordSet, type ProfileChanges, updateProfile } from './service.ts';
 
 /** The widgets' Me (WIDGETS-API.md §2.2); Atrium keeps no OAuth profiles. */
@@ -121,26 +122,7 @@ export const profileClientProcedures = {
 };
 
 // GraphQL (WIDGETS-API.md §4).
-const OAuthProviderRef = builder.enumType('OAuthProvider', {
-  values: [
-    'AppleOAuth',
-    'BitbucketOAuth',
-    'DiscordOAuth',
-    'GitLabOAuth',
-    'GithubOAuth',
-    'GoogleOAuth',
-    'GrokOAuth',
-    'IntuitOAuth',
-    'LinkedInOAuth',
-    'MicrosoftOAuth',
-    'SalesforceOAuth',
-    'SlackOAuth',
-    'VercelMarketplaceOAuth',
-    'VercelOAuth',
-    'XOAuth',
-    'XeroOAuth',
-  ] as const,
-});
+const OAuthProviderRef = builder.enumType('OAuthProvider', { values: OAUTH_PROVIDERS });
 
 /** An OAuth account linked to a user; Atrium links none, so lists of these are empty. */
 const ConnectedAccountRef = builder.objectRef<never>('ConnectedAccount').implement({

@@ -88,7 +88,8 @@ export const ssoClientProcedures = {
 };
 
 // GraphQL (WIDGETS-API.md §4): ConnectionType lists every type §4 spells; Atrium stores the SSO ones.
-const OAUTH_PROVIDERS = [
+/** The OAuth providers §4 spells: the OAuth members of `ConnectionType`, and the `OAuthProvider` enum. */
+export const OAUTH_PROVIDERS = [
   'AppleOAuth',
   'BitbucketOAuth',
   'DiscordOAuth',
@@ -105,7 +106,7 @@ const OAUTH_PROVIDERS = [
   'VercelOAuth',
   'XOAuth',
   'XeroOAuth',
-];
+] as const;
 const OTHER_TYPES = ['MagicLink', 'TestIdp', 'Auth0Migration', 'Auth0SAML', 'GoogleOIDC'];
 const ConnectionTypeEnum = builder.enumType('ConnectionType', {
   values: [...new Set([...OAUTH_PROVIDERS, ...OTHER_TYPES, ...SSO_TYPE_NAMES])].sort(),
