@@ -90,6 +90,10 @@ describe('members on /client/graphql (graphql-request)', () => {
     const back = ((await gql.request(MEMBERS, { limit: 2, before: page3.listMetadata.before })) as any)
       .organizationMemberships;
     expect(back.data).toEqual(page2.data);
+    // A page is 1 to 100 rows, as on every list: past it the query fails as bad input, and reads nothing.
+    await expect(gql.request(MEMBERS, { limit: 101 })).rejects.toMatchObject({
+      response: { errors: [{ extensions: { code: 'BAD_USER_INPUT', status: 422 } }] },
+    });
     const admins: any = await gql.request(MEMBERS, { roleSlug: 'admin', search: '' });
     expect(admins.organizationMemberships.data.map((m: { id: string }) => m.id)).toEqual([a.userId]);
 

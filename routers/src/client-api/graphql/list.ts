@@ -24,19 +24,28 @@ export const pageArgs = (t: PothosArgs) => ({
 });
 type PothosArgs = Parameters<Parameters<typeof builder.queryField>[1]>[0];
 
-/** `Page` arguments as the one pagination's parameters, checked as every list checks them (422). */
-export function pageOfArgs(args: {
+type PageArgs = {
   after?: string | null;
   before?: string | null;
   limit?: number | null;
   order?: 'Asc' | 'Desc' | 'Normal' | null;
-}): PageParams {
+};
+
+/**
+ * `Page` arguments checked as every list checks them (422: limit 1–100, 10 when absent); `Normal`
+ * or no order is the list's natural order, `normal` (the users table reads upward).
+ */
+export function listInputOfArgs(args: PageArgs, normal: 'asc' | 'desc' = 'desc') {
   const parsed = ListParams.safeParse({
     after: args.after ?? undefined,
     before: args.before ?? undefined,
     limit: args.limit ?? undefined,
-    order: args.order?.toLowerCase(),
+    order: args.order?.toLowerCase() ?? 'normal',
   });
   if (!parsed.success) throw invalidOfZod(parsed.error);
-  return pageParams(parsed.data);
+  const { limit, order, after, before } = parsed.data;
+  return { limit, order: order === 'normal' ? normal : order, after, before };
 }
+
+/** `Page` arguments as the one pagination's parameters. */
+export const pageOfArgs = (args: PageArgs): PageParams => pageParams(listInputOfArgs(args));

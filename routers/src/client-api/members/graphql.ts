@@ -1,5 +1,5 @@
 import { builder } from '../graphql/builder.ts';
-import { ListMetadataRef as ListMetadata, PaginationOrder } from '../graphql/list.ts';
+import { ListMetadataRef as ListMetadata, listInputOfArgs, pageArgs } from '../graphql/list.ts';
 import { toOrganizationMember } from './router.ts';
 import {
   type ClientInvitation,
@@ -21,25 +21,8 @@ import {
 // The users table on `/client/graphql` (WIDGETS-API.md section 4): the same service functions as the
 // widgets' REST and `client.members.*`.
 
-const pageArgs = builder.args((t) => ({
-  after: t.string(),
-  before: t.string(),
-  limit: t.int(),
-  order: t.field({ type: PaginationOrder }),
-}));
-
-/** GraphQL's page arguments as the services take them (`Desc` reverses; 10 rows unless asked). */
-const pageOf = (args: {
-  after?: string | null;
-  before?: string | null;
-  limit?: number | null;
-  order?: string | null;
-}) => ({
-  after: args.after ?? undefined,
-  before: args.before ?? undefined,
-  limit: args.limit ?? 10,
-  order: args.order === 'Desc' ? ('desc' as const) : ('asc' as const),
-});
+/** GraphQL's page arguments as the members services take them (`Normal` reads upward, as the widget does). */
+const pageOf = (args: Parameters<typeof listInputOfArgs>[0]) => listInputOfArgs(args, 'asc');
 
 const OrganizationMemberStatus = builder.enumType('OrganizationMemberStatus', { values: MEMBER_STATUSES });
 const OrganizationInvitationStatus = builder.enumType('OrganizationInvitationStatus', {
@@ -127,7 +110,7 @@ const PermissionList = builder
 builder.queryFields((t) => ({
   organizationMemberships: t.field({
     type: OrganizationMemberList,
-    args: { ...pageArgs, roleSlug: t.arg.string(), search: t.arg.string() },
+    args: { ...pageArgs(t), roleSlug: t.arg.string(), search: t.arg.string() },
     resolve: async (_root, args, ctx) => {
       const page = await listMembers(ctx.scope, {
         ...pageOf(args),
@@ -149,7 +132,7 @@ builder.queryFields((t) => ({
   }),
   permissions: t.field({
     type: PermissionList,
-    args: { ...pageArgs, search: t.arg.string() },
+    args: { ...pageArgs(t), search: t.arg.string() },
     resolve: (_root, args, ctx) =>
       listClientPermissions(ctx.scope, { ...pageOf(args), search: args.search ?? undefined }),
   }),
