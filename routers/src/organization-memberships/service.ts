@@ -7,6 +7,7 @@ import { recordEvent } from '../events/record.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 import { assertRoleSlugs } from '../roles/service.ts';
+import { endSessionsOfMembership } from '../sessions/service.ts';
 import type {
   CreateOrganizationMembershipInput,
   ListOrganizationMembershipsInput,
@@ -178,6 +179,7 @@ export async function setMembershipStatus(
     if (changed) await updateMembershipStatus(tx, current.id, status, scope.now());
     const membership = toOrganizationMembership(await findMembership(tx, scope.env.id, id));
     if (changed) await recordEvent(tx, scope, 'organization_membership.updated', membership);
+    if (changed && status === 'inactive') await endSessionsOfMembership(tx, scope, current);
     return membership;
   });
 }
@@ -190,5 +192,6 @@ export async function deleteOrganizationMembership(scope: Scope, id: string, gua
     await guard?.(tx, current, null);
     if (!(await deleteMembership(tx, scope.env.id, id))) throw notFound('organization_membership', id);
     await recordEvent(tx, scope, 'organization_membership.deleted', toOrganizationMembership(current));
+    await endSessionsOfMembership(tx, scope, current);
   });
 }

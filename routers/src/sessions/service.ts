@@ -1,11 +1,19 @@
+import type { Db } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
-import { findUser } from '../users/store.ts';
 import type { ListSessionsInput, Session } from './schemas.ts';
-import { findSession, liveSessionsOfUser, markSessionRevoked, pageOfUserSessions, type SessionRow } from './store.ts';
+import {
+  findSession,
+  findSessionOwner,
+  liveSessionsOfUser,
+  markSessionRevoked,
+  pageOfUserSessions,
+  revokeLiveSessionsOfMembership,
+  type SessionRow,
+} from './store.ts';
 
 /** `revoked` once revoked, `expired` from `expires_at` on, else `active`. */
 function statusOf(row: SessionRow, now: Date): Session['status'] {
@@ -39,7 +47,7 @@ export function toSession(row: SessionRow, now: Date): Session {
  * retention sweep drops them 7 days after expiry), each with its status. Unknown user: 404.
  */
 export async function listSessions(scope: Scope, input: z.infer<typeof ListSessionsInput>) {
-  const user = await findUser(scope.db, scope.env.id, input.id);
+  const user = await findSessionOwner(scope.db, scope.env.id, input.id);
   const page = await pageOfUserSessions(scope.db, scope.env.id, user.id, pageParams(input));
   const now = scope.now();
   return asList(page, (row) => toSession(row, now));
@@ -67,4 +75,26 @@ export async function revokeSession(scope: Scope, sessionId: string, ownerId?: s
     await recordEvent(tx, scope, 'session.revoked', session);
     return session;
   });
+}
+
+/**
+ * Ends the user's live sessions of an organization whose membership stopped (deactivated or
+ * deleted), in the caller's transaction, each with `session.revoked`. Their tokens were refused
+ * already (the session check joins the active membership); this makes the sessions say so, and a
+ * reactivated membership needs a new session.
+ */
+export async function endSessionsOfMembership(
+  tx: Db,
+  scope: Scope,
+  membership: { userId: string; organizationId: string },
+): Promise<void> {
+  const now = scope.now();
+  const ended = await revokeLiveSessionsOfMembership(
+    tx,
+    scope.env.id,
+    membership.userId,
+    membership.organizationId,
+    now,
+  );
+  for (const row of ended) await recordEvent(tx, scope, 'session.revoked', toSession(row, now));
 }

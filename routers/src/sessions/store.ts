@@ -1,4 +1,4 @@
-import { type Db, organizationMemberships, type PageParams, paginate, perHandle, sessions } from '@atrium/db';
+import { type Db, organizationMemberships, type PageParams, paginate, perHandle, sessions, users } from '@atrium/db';
 import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock } from '../common/store.ts';
 
@@ -13,6 +13,14 @@ export async function insertSession(tx: Db, values: NewSession): Promise<Session
 /** The session of the environment, or 404; `lock` holds it in the caller's transaction. */
 export function findSession(db: Db, environmentId: string, id: string, lock?: RowLock): Promise<SessionRow> {
   return loadScoped(db, sessions, 'session', environmentId, id, lock);
+}
+
+/**
+ * The user whose sessions are listed, or 404 (the one scoped lookup, read here rather than through
+ * users/, which reaches sessions through memberships).
+ */
+export function findSessionOwner(db: Db, environmentId: string, id: string) {
+  return loadScoped(db, users, 'user', environmentId, id);
 }
 
 /** One page of a user's sessions (keyset on the `(environment_id, user_id, id)` index). */
@@ -52,6 +60,29 @@ export function liveSessionsOfUser(
     )
     .orderBy(desc(sessions.id));
   return limit === undefined ? query : query.limit(limit);
+}
+
+/** Marks the user's live sessions of the organization revoked at `at`, and answers them. */
+export function revokeLiveSessionsOfMembership(
+  tx: Db,
+  environmentId: string,
+  userId: string,
+  organizationId: string,
+  at: Date,
+): Promise<SessionRow[]> {
+  return tx
+    .update(sessions)
+    .set({ revokedAt: at })
+    .where(
+      and(
+        eq(sessions.environmentId, environmentId),
+        eq(sessions.userId, userId),
+        eq(sessions.organizationId, organizationId),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, at),
+      ),
+    )
+    .returning();
 }
 
 export async function markSessionRevoked(tx: Db, id: string, at: Date): Promise<SessionRow> {

@@ -3,6 +3,7 @@ import { purgeExpiredSessions, SESSION_RETENTION_MS } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { clientFor } from '../helpers/client.ts';
 import { storedEvents } from '../helpers/events.ts';
 import { makeMember, makeOrganization } from '../helpers/tokens.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
@@ -130,5 +131,63 @@ describe('GET /user_management/users/:id/sessions', () => {
     expect((await sessionRow(env, sessionId))?.revokedAt).not.toBeNull();
     const listed = await env.http.get(`/user_management/users/${userId}/sessions`);
     expect(listed.body.data.map((s: { id: string }) => s.id)).toEqual([sessionId]);
+  });
+});
+
+describe('a membership that stops ends its sessions', () => {
+  async function membershipOf(env: TestEnvironment, userId: string, organizationId: string) {
+    const res = await env.http.get(
+      `/user_management/organization_memberships?user_id=${userId}&organization_id=${organizationId}`,
+    );
+    return res.body.data[0].id as string;
+  }
+
+  it('deactivating revokes the live sessions of that organization only, with session.revoked; reactivating does not bring them back', async () => {
+    const env = await newEnvironment();
+    const { sessionId, userId, organizationId, token } = await issue(env);
+    // The same user's session in another organization stays live.
+    const otherOrganization = await makeOrganization(env);
+    await env.http.post('/user_management/organization_memberships', {
+      user_id: userId,
+      organization_id: otherOrganization,
+    });
+    const other = await env.http.post('/client/token', { organization_id: otherOrganization, user_id: userId });
+    expect(other.status).toBe(201);
+    const otherSessionId = String(decodeJwt(other.body.token).sid);
+    const membershipId = await membershipOf(env, userId, organizationId);
+
+    expect(
+      (await env.http.put(`/user_management/organization_memberships/${membershipId}/deactivate`, {})).status,
+    ).toBe(200);
+    const listed = await env.http.get(`/user_management/users/${userId}/sessions`);
+    const byId = Object.fromEntries(listed.body.data.map((s: { id: string; status: string }) => [s.id, s.status]));
+    expect(byId).toEqual({ [sessionId]: 'revoked', [otherSessionId]: 'active' });
+    expect((await sessionRow(env, sessionId))?.revokedAt).toBeInstanceOf(Date);
+    const events = await revokedEvents(env);
+    expect(events.map((e) => (e.data as { id: string }).id)).toEqual([sessionId]);
+    expect(events[0]?.data).toMatchObject({ status: 'revoked', organization_id: organizationId, user_id: userId });
+
+    // Deactivating again changes nothing; reactivating leaves the session ended (its token stays refused).
+    await env.http.put(`/user_management/organization_memberships/${membershipId}/deactivate`, {});
+    expect(
+      (await env.http.put(`/user_management/organization_memberships/${membershipId}/reactivate`, {})).status,
+    ).toBe(200);
+    expect((await revokedEvents(env)).length).toBe(1);
+    const refused = await clientFor(env, token).graphql('{ clientApiStatus }');
+    expect(refused.status).toBe(403);
+  });
+
+  it('deleting the membership revokes its live sessions, once, with session.revoked', async () => {
+    const env = await newEnvironment();
+    const { sessionId, userId, organizationId } = await issue(env);
+    const membershipId = await membershipOf(env, userId, organizationId);
+    expect((await env.http.request('DELETE', `/user_management/organization_memberships/${membershipId}`)).status).toBe(
+      204,
+    );
+    const listed = await env.http.get(`/user_management/users/${userId}/sessions`);
+    expect(listed.body.data.map((s: { id: string; status: string }) => [s.id, s.status])).toEqual([
+      [sessionId, 'revoked'],
+    ]);
+    expect((await revokedEvents(env)).map((e) => (e.data as { id: string }).id)).toEqual([sessionId]);
   });
 });

@@ -89,7 +89,7 @@ describe('a client token is accepted only while its stored session is live', () 
     expect(await verifyClientToken(env.deps, envOf(env), live.token)).not.toBeNull();
   });
 
-  it('refuses the token while its user is not an active member of the organization', async () => {
+  it('refuses the token once its user is not an active member of the organization, and after a reactivation', async () => {
     const env = await newEnvironment();
     const { token, userId, organizationId } = await issue(env);
     const [membership] = (
@@ -100,10 +100,15 @@ describe('a client token is accepted only while its stored session is live', () 
     const off = await env.http.put(`/user_management/organization_memberships/${membership.id}/deactivate`, {});
     expect(off.body.status, off.text).toBe('inactive');
     expect(await verifyClientToken(other, envOf(env), token)).toBeNull();
+    // Deactivation ended the session (sessions/service.ts endSessionsOfMembership): a reactivated
+    // member needs a new one.
     await env.http.put(`/user_management/organization_memberships/${membership.id}/reactivate`, {});
-    expect(await verifyClientToken(other, envOf(env), token)).not.toBeNull();
-    await env.http.delete(`/user_management/organization_memberships/${membership.id}`);
     expect(await verifyClientToken(other, envOf(env), token)).toBeNull();
+    const fresh = await issue(env);
+    await env.http.delete(
+      `/user_management/organization_memberships/${(await env.http.get(`/user_management/organization_memberships?user_id=${fresh.userId}`)).body.data[0].id}`,
+    );
+    expect(await verifyClientToken(other, envOf(env), fresh.token)).toBeNull();
   });
 
   it('refuses tampered and foreign tokens', async () => {
