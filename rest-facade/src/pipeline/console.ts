@@ -86,6 +86,25 @@ const readJson: express.RequestHandler = (req, res, next) =>
     );
   });
 
+/**
+ * A browser's call from another site is refused before anything is read (403 `cross_origin`):
+ * a page elsewhere must not sign a browser in (login CSRF) nor out. A browser names its page's
+ * origin (`Origin`); scripts send none and pass.
+ */
+function assertSameOrigin(req: Request): void {
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  let host: string | undefined;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    host = undefined;
+  }
+  if (host === undefined || host !== req.headers.host) {
+    throw new ApiError(403, 'cross_origin', 'The console session is only opened or closed from the console itself.');
+  }
+}
+
 /** `POST /console/session`: `{ token }` (the admin token) → the session cookie and `{ csrf_token, expires_at }`. */
 async function signIn(deps: Deps, secure: boolean, req: Request, res: Response): Promise<void> {
   const token = (req.body as { token?: unknown } | undefined)?.token;
@@ -111,11 +130,17 @@ export function consoleRoutes(deps: Deps, baseUrl: string, dir: string): express
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  routes.post('/console/session', readJson, (req, res) => signIn(deps, secure, req, res));
+  routes.post(
+    '/console/session',
+    (req, _res, next) => next(assertSameOrigin(req)),
+    readJson,
+    (req, res) => signIn(deps, secure, req, res),
+  );
   routes.get('/console/session', async (req, res) => {
     res.json(await describeConsoleSession(deps, consoleCredentials(req).session));
   });
   routes.delete('/console/session', async (req, res) => {
+    assertSameOrigin(req);
     await signOutOfConsole(deps, consoleCredentials(req));
     setSessionCookies(res, '', 0, secure);
     res.status(204).end();

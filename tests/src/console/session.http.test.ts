@@ -239,3 +239,36 @@ describe('console sign-in bodies', () => {
     expect(await sessionCount()).toBe(before);
   });
 });
+
+describe('console sign-in from another site', () => {
+  it('is refused with 403 cross_origin before the token is read, and opens no session; the same origin passes', async () => {
+    const { url } = await getWorld();
+    const token = await adminTokenOf();
+    const before = await sessionCount();
+    const post = (origin: string) =>
+      fetch(`${url}/console/session`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Origin: origin },
+        body: JSON.stringify({ token }),
+      });
+    for (const origin of ['https://evil.example', 'null', `${url}.evil.example`]) {
+      const res = await post(origin);
+      expect(res.status).toBe(403);
+      expect(await res.json()).toMatchObject({ code: 'cross_origin' });
+      expect(res.headers.getSetCookie()).toEqual([]);
+    }
+    expect(await sessionCount()).toBe(before);
+    const same = await post(new URL(url).origin);
+    expect(same.status).toBe(201);
+    expect(await sessionCount()).toBe(before + 1);
+
+    // Nor is a session closed from elsewhere.
+    const session = await signIn(token);
+    const out = await fetch(`${url}/console/session`, {
+      method: 'DELETE',
+      headers: { Cookie: session.cookie, 'X-CSRF-Token': session.csrf, Origin: 'https://evil.example' },
+    });
+    expect(out.status).toBe(403);
+    expect(await sessionCount()).toBe(before + 2);
+  });
+});
