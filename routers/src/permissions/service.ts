@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import { orNotFound } from '../common/store.ts';
 import type { Scope } from '../context.ts';
+import { conflict } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { rolesLostPermission } from '../roles/service.ts';
 import { lockRolesHolding } from '../roles/store.ts';
@@ -63,12 +64,26 @@ export async function getPermission(scope: Scope, slug: string): Promise<Permiss
   return toPermission(orNotFound(await findPermission(scope.db, scope.env.id, slug), 'permission', slug));
 }
 
+/**
+ * Atrium's own permissions (`system: true`, the widgets' scopes every environment holds) are read
+ * only: 409 `system_permission` on an update or a delete. A role may still drop one.
+ */
+function assertNotSystem(row: { slug: string; system: boolean }): void {
+  if (row.system) {
+    throw conflict(
+      'system_permission',
+      `Permission '${row.slug}' is a system permission: it cannot be changed or deleted.`,
+    );
+  }
+}
+
 export async function updatePermission(
   scope: Scope,
   input: z.infer<typeof UpdatePermissionInput>,
 ): Promise<Permission> {
   return scope.db.transaction(async (tx) => {
     const current = orNotFound(await findPermission(tx, scope.env.id, input.slug, 'update'), 'permission', input.slug);
+    assertNotSystem(current);
     const changes: { name?: string; description?: string | null } = {};
     if (input.name !== undefined) changes.name = input.name;
     if (input.description !== undefined) changes.description = input.description;
@@ -86,6 +101,7 @@ export async function updatePermission(
 export async function deletePermission(scope: Scope, slug: string): Promise<void> {
   await scope.db.transaction(async (tx) => {
     const current = orNotFound(await findPermission(tx, scope.env.id, slug, 'update'), 'permission', slug);
+    assertNotSystem(current);
     const held = await lockRolesHolding(tx, current.id);
     await deletePermissionRow(tx, current.id);
     await recordEvent(tx, scope, 'permission.deleted', toPermission(current));

@@ -27,6 +27,21 @@ describe('client tokens get their role’s permissions', () => {
     expect((await env.caller.roles.get({ slug: 'member' })).permissions).toEqual([]);
   });
 
+  it('a system permission cannot be changed or deleted (409 system_permission, nothing stored); a role may drop it', async () => {
+    const env = await newEnvironment();
+    const slug = SYSTEM[0] as string;
+    const before = (await env.http.get(`/authorization/permissions/${slug}`)).body;
+    const renamed = await env.http.request('PATCH', `/authorization/permissions/${slug}`, { name: 'Mine now' });
+    expect(renamed.status).toBe(409);
+    expect(renamed.body).toMatchObject({ code: 'system_permission' });
+    const deleted = await env.http.request('DELETE', `/authorization/permissions/${slug}`);
+    expect(deleted.status).toBe(409);
+    expect((await env.http.get(`/authorization/permissions/${slug}`)).body).toEqual(before);
+    expect([...(await env.caller.roles.get({ slug: 'admin' })).permissions].sort()).toEqual(SYSTEM);
+    await env.caller.roles.setPermissions({ role_slug: 'admin', permissions: SYSTEM.filter((p) => p !== slug) });
+    expect((await env.caller.roles.get({ slug: 'admin' })).permissions).not.toContain(slug);
+  });
+
   it('an operation-20 token of an admin passes the checks a widget token with the scopes passes; a member’s does not', async () => {
     const env = await newEnvironment();
     const widget = await clientSetup(env, { scopes: ALL_WIDGET_SCOPES });
