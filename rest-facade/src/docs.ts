@@ -2,8 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Request, Response } from 'express';
-import helmet from 'helmet';
-import { applyHeaders, headersOf } from './security.ts';
+import { applyHeaders, strictPageHeaders } from './security.ts';
 
 /**
  * The API reference at /docs, served wholly by this process so it works offline: the page, a
@@ -45,27 +44,7 @@ const INIT = `Scalar.createApiReference('#app', ${JSON.stringify(SCALAR_CONFIG)}
  */
 function docsHeaders(baseUrl: string) {
   const api = new URL(baseUrl).origin;
-  return headersOf(
-    helmet({
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'self'"],
-          scriptSrc: ["'self'"],
-          scriptSrcAttr: ["'none'"],
-          styleSrc: ["'self'", "'unsafe-inline'"],
-          imgSrc: ["'self'", 'data:', 'blob:'],
-          fontSrc: ["'self'", 'data:'],
-          connectSrc: ["'self'", api],
-          workerSrc: ["'self'", 'blob:'],
-          objectSrc: ["'none'"],
-          baseUri: ["'self'"],
-          formAction: ["'self'"],
-          frameAncestors: ["'none'"],
-        },
-      },
-    }),
-  );
+  return strictPageHeaders({ inlineStyles: true, fonts: true, blobs: true, connect: [api], baseSelf: true });
 }
 
 export interface DocsHandlers {

@@ -13,9 +13,8 @@ import {
   portalStatus,
 } from '@atrium/routers';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import helmet from 'helmet';
 import { writeError } from './pipeline/render.ts';
-import { applyHeaders, headersOf } from './security.ts';
+import { applyHeaders, strictPageHeaders } from './security.ts';
 
 /**
  * The self-serve admin portal (issue #23, docs/portal.md): a link from `POST /portal/generate_link`
@@ -27,27 +26,10 @@ export const PORTAL_COOKIE = 'atrium_portal';
 export const CSRF_HEADER = 'x-csrf-token';
 const INTENTS = ['domain_verification', 'sso'] as const;
 
-const PAGE_HEADERS = headersOf(
-  helmet({
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        scriptSrcAttr: ["'none'"],
-        // React and Radix set style attributes; no script may be inline.
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:'],
-        fontSrc: ["'self'", 'data:'],
-        connectSrc: ["'self'"],
-        objectSrc: ["'none'"],
-        baseUri: ["'none'"],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-      },
-    },
-    referrerPolicy: { policy: 'no-referrer' },
-  }),
+// React and Radix set style attributes; no script may be inline.
+const PAGE_HEADERS = strictPageHeaders(
+  { inlineStyles: true, fonts: true },
+  { referrerPolicy: { policy: 'no-referrer' } },
 );
 
 function noStore(res: Response): void {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import helmet from 'helmet';
+import helmet, { type HelmetOptions } from 'helmet';
 
 type Header = [name: string, value: string];
 
@@ -31,4 +31,51 @@ export const PAGE_SECURITY_HEADERS: Header[] = headersOf(helmet({ contentSecurit
 
 export function applyHeaders(res: ServerResponse, headers: Header[]): void {
   for (const [name, value] of headers) res.setHeader(name, value);
+}
+
+/** What a page served by Atrium may load beyond its own origin's scripts, styles, images and calls. */
+export interface PageAllowances {
+  /** Inline `style` attributes (React/Radix and Vue set them); never inline script. */
+  inlineStyles?: boolean;
+  /** Fonts (from this origin and `data:`). */
+  fonts?: boolean;
+  /** `blob:` images and workers (the API reference's client). */
+  blobs?: boolean;
+  /** Origins the page may call besides its own. */
+  connect?: string[];
+  /** `<base>` may name this origin (else none). */
+  baseSelf?: boolean;
+}
+
+/**
+ * The one strict policy of Atrium's pages (portal, console, API reference): everything from this
+ * origin, no inline script, no plugins, forms to this origin, no framing; `allow` loosens only
+ * what a page needs, and `options` adds other helmet settings.
+ */
+export function strictPageHeaders(
+  allow: PageAllowances = {},
+  options: Pick<HelmetOptions, 'referrerPolicy' | 'crossOriginResourcePolicy'> = {},
+) {
+  return headersOf(
+    helmet({
+      ...options,
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          scriptSrcAttr: ["'none'"],
+          styleSrc: allow.inlineStyles ? ["'self'", "'unsafe-inline'"] : ["'self'"],
+          imgSrc: ["'self'", 'data:', ...(allow.blobs ? ['blob:'] : [])],
+          ...(allow.fonts && { fontSrc: ["'self'", 'data:'] }),
+          connectSrc: ["'self'", ...(allow.connect ?? [])],
+          ...(allow.blobs && { workerSrc: ["'self'", 'blob:'] }),
+          objectSrc: ["'none'"],
+          baseUri: allow.baseSelf ? ["'self'"] : ["'none'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+        },
+      },
+    }),
+  );
 }

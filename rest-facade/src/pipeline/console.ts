@@ -11,8 +11,7 @@ import {
   signOutOfConsole,
 } from '@atrium/routers';
 import express, { type Request, type Response } from 'express';
-import helmet from 'helmet';
-import { applyHeaders, headersOf } from '../security.ts';
+import { applyHeaders, strictPageHeaders } from '../security.ts';
 
 /** The operator console's cookie (its session secret) and the header that carries its CSRF token. */
 export const CONSOLE_COOKIE = 'atrium_console';
@@ -24,26 +23,7 @@ const COOKIE_PATHS = ['/console', '/trpc'];
 export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../console/dist/', import.meta.url));
 
 /** Scripts, styles and calls from this origin only; no inline script, no framing. */
-const CONSOLE_HEADERS = headersOf(
-  helmet({
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        scriptSrcAttr: ["'none'"],
-        styleSrc: ["'self'"],
-        imgSrc: ["'self'", 'data:'],
-        connectSrc: ["'self'"],
-        objectSrc: ["'none'"],
-        baseUri: ["'none'"],
-        formAction: ["'self'"],
-        frameAncestors: ["'none'"],
-      },
-    },
-    crossOriginResourcePolicy: { policy: 'same-origin' },
-  }),
-);
+const CONSOLE_HEADERS = strictPageHeaders({}, { crossOriginResourcePolicy: { policy: 'same-origin' } });
 
 /** The value of one cookie of a `Cookie` header, if present. */
 export function cookieValue(header: string | undefined, name: string): string | undefined {

@@ -31,7 +31,9 @@ describe('client tokens get their role’s permissions', () => {
     const env = await newEnvironment();
     const slug = SYSTEM[0] as string;
     const before = (await env.http.get(`/authorization/permissions/${slug}`)).body;
-    const renamed = await env.http.request('PATCH', `/authorization/permissions/${slug}`, { name: 'Mine now' });
+    const renamed = await env.http.request('PATCH', `/authorization/permissions/${slug}`, {
+      body: { name: 'Mine now' },
+    });
     expect(renamed.status).toBe(409);
     expect(renamed.body).toMatchObject({ code: 'system_permission' });
     const deleted = await env.http.request('DELETE', `/authorization/permissions/${slug}`);
