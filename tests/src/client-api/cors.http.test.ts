@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import chromium from '@sparticuz/chromium';
-import { type Browser, type BrowserContext, chromium as playwright } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/browser.ts';
 import { clientSetup } from '../helpers/client.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { startOwnApp } from '../reliability/own-app.ts';
@@ -122,15 +122,20 @@ describe('CORS on the client surfaces', () => {
 });
 
 describe('CORS in a real browser', () => {
-  let browser: Browser;
+  let browser: Browser | undefined;
+  let skipReason = '';
   let context: BrowserContext;
   let page: Server;
   let pageOrigin: string;
 
   beforeAll(async () => {
-    // @sparticuz/chromium's defaults turn web security (and so CORS) off: this test needs it on.
-    const args = chromium.args.filter((arg) => arg !== '--disable-web-security');
-    browser = await playwright.launch({ executablePath: await chromium.executablePath(), args, headless: true });
+    // Web security (and so CORS) on: launchChromium drops @sparticuz/chromium's --disable-web-security.
+    const launched = await launchChromium();
+    if (!launched.browser) {
+      skipReason = launched.reason;
+      return;
+    }
+    browser = launched.browser;
     context = await browser.newContext();
     // The host page: another loopback port, so another origin.
     page = createServer((_req, res) => {
@@ -182,7 +187,8 @@ describe('CORS in a real browser', () => {
     }
   }
 
-  it('a page on an allowed origin reads the widgets REST and GraphQL answers; another origin cannot', async () => {
+  it('a page on an allowed origin reads the widgets REST and GraphQL answers; another origin cannot', async (ctx) => {
+    if (!browser) return ctx.skip(skipReason);
     const setup = await clientSetup(env);
     const allowed = await startOwnApp(env.deps, { corsOrigins: [pageOrigin], accessLog: false });
     try {

@@ -1,14 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import chromium from '@sparticuz/chromium';
-import { type Browser, type Page, chromium as playwright } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/browser.ts';
 import { adminCaller, adminTokenOf } from '../helpers/tokens.ts';
 import { getWorld, uniqueDomain } from '../helpers/world.ts';
 import { consoleBuilt } from './helpers.ts';
 
-// The operator console in a real headless Chromium (shipped inside @sparticuz/chromium, nothing
-// downloaded), against the worker's server on loopback: the issue's walk-through, with a
+// The operator console in a real headless Chromium (helpers/browser.ts: @sparticuz/chromium's, else
+// Debian's), against the worker's server on loopback: the issue's walk-through, with a
 // screenshot of each page in tests/artifacts/screenshots/console-*.png.
 
 const SCREENSHOTS = fileURLToPath(new URL('../../artifacts/screenshots/', import.meta.url));
@@ -20,15 +20,7 @@ let unavailable: string | undefined;
 beforeAll(async () => {
   await consoleBuilt();
   mkdirSync(SCREENSHOTS, { recursive: true });
-  try {
-    browser = await playwright.launch({
-      executablePath: await chromium.executablePath(),
-      args: chromium.args,
-      headless: true,
-    });
-  } catch (error) {
-    unavailable = `no headless Chromium here (${(error as Error).message.split('\n')[0]})`;
-  }
+  ({ browser, reason: unavailable } = await launchChromium());
 });
 
 afterAll(async () => {

@@ -8,10 +8,10 @@ import { promisify } from 'node:util';
 import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
 import { type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
-import chromium from '@sparticuz/chromium';
 import { WorkOS } from '@workos-inc/node';
-import { type Browser, type BrowserContext, chromium as playwright } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/browser.ts';
 import { getWorld, newEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 // The admin portal end to end in headless Chromium (from @sparticuz/chromium, nothing downloaded):
@@ -47,17 +47,12 @@ async function listen(s: Server): Promise<string> {
 }
 
 beforeAll(async () => {
-  try {
-    browser = await playwright.launch({
-      executablePath: await chromium.executablePath(),
-      args: chromium.args,
-      headless: true,
-    });
-  } catch (error) {
-    skipReason = `no headless Chromium here (${(error as Error).message.split('\n')[0]})`;
-    console.warn(`portal browser test skipped: ${skipReason}`);
+  const launched = await launchChromium();
+  if (!launched.browser) {
+    skipReason = launched.reason;
     return;
   }
+  browser = launched.browser;
   assets = mkdtempSync(join(tmpdir(), 'atrium-portal-'));
   await promisify(execFile)(process.execPath, [join(ROOT, 'server', 'build-portal.mjs'), assets]);
   // The server as `npm start` runs it: the portal links name its own base URL.
