@@ -242,6 +242,23 @@ export function perHandle<T>(build: (db: Db) => T): (db: Db) => T {
 }
 
 /**
+ * `perHandle` for a family of statements: `build(db, key)` runs once per handle and key (a
+ * table, a list's shape), at the key's first use on that handle.
+ */
+export function perHandleAndKey<K, T>(build: (db: Db, key: K) => T): (db: Db, key: K) => T {
+  const maps = perHandle(() => new Map<K, T>());
+  return (db, key) => {
+    const built = maps(db);
+    let value = built.get(key);
+    if (value === undefined) {
+      value = build(db, key);
+      built.set(key, value);
+    }
+    return value;
+  };
+}
+
+/**
  * The rows of a raw SQL statement on either driver (postgres.js answers an array of rows,
  * PGlite an object holding them).
  */

@@ -1,4 +1,4 @@
-import { type Db, perHandle } from '@atrium/db';
+import { type Db, perHandleAndKey } from '@atrium/db';
 import { and, eq, getTableName, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { type Entity, notFound } from '../errors.ts';
@@ -43,30 +43,18 @@ export async function loadScoped<T extends ScopedTable>(
   return orNotFound(rows[0] as T['$inferSelect'] | undefined, entity, id);
 }
 
-function prepareScopedRead(db: Db, table: ScopedTable) {
-  return db
-    .select()
-    .from(table as PgTable)
-    .where(and(eq(table.environmentId, sql.placeholder('env')), eq(table.id, sql.placeholder('id'))))
-    .limit(1)
-    .prepare(`${getTableName(table)}_scoped`);
-}
-
-const scopedReads = perHandle(() => new Map<ScopedTable, ReturnType<typeof prepareScopedRead>>());
-
 /**
  * The unlocked lookup of `table`, prepared once per database handle: it runs on most requests
  * (an organization's existence, a role's owner), where Drizzle rendering it cost more than the read.
  */
-function scopedRead(db: Db, table: ScopedTable) {
-  const reads = scopedReads(db);
-  let read = reads.get(table);
-  if (!read) {
-    read = prepareScopedRead(db, table);
-    reads.set(table, read);
-  }
-  return read;
-}
+const scopedRead = perHandleAndKey((db: Db, table: ScopedTable) =>
+  db
+    .select()
+    .from(table as PgTable)
+    .where(and(eq(table.environmentId, sql.placeholder('env')), eq(table.id, sql.placeholder('id'))))
+    .limit(1)
+    .prepare(`${getTableName(table)}_scoped`),
+);
 
 /** A LIKE pattern matching `text` anywhere, its `%`, `_` and backslash taken literally (a search box's text). */
 export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

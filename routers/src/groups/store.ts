@@ -7,9 +7,9 @@ import {
   organizationMemberships,
   organizations,
   type PageParams,
-  type PageQuery,
   paginate,
   perHandle,
+  perHandleAndKey,
 } from '@atrium/db';
 import { and, asc, desc, eq, getTableColumns, type SQLWrapper, sql } from 'drizzle-orm';
 import { orNotFound } from '../common/store.ts';
@@ -30,51 +30,35 @@ function groupAt(environmentId: string | SQLWrapper, organizationId: string | SQ
   return and(eq(groups.environmentId, environmentId), eq(groups.organizationId, organizationId), eq(groups.id, id));
 }
 
-/**
- * The group by its path and the pages of its memberships, prepared once per database handle:
- * one page statement per shape (direction × cursor comparison). See bench/README.md, "Fourth pass".
- */
-const groupReads = perHandle((db: Db) => {
-  const env = sql.placeholder('env');
-  const byPath = db
+/** The group by its path, prepared once per database handle. See bench/README.md, "Fourth pass". */
+const groupByPath = perHandle((db: Db) =>
+  db
     .select()
     .from(groups)
-    .where(groupAt(env, sql.placeholder('organization'), sql.placeholder('id')))
+    .where(groupAt(sql.placeholder('env'), sql.placeholder('organization'), sql.placeholder('id')))
     .limit(1)
-    .prepare('groups_by_path');
+    .prepare('groups_by_path'),
+);
+
+/** The pages of a group's memberships: one statement per handle and shape (direction × cursor comparison). */
+const groupMembershipsPage = perHandleAndKey((db: Db, shape: `${boolean}:${KeysetOp | 'first'}`) => {
+  const [ascending, op] = shape.split(':') as [string, KeysetOp | 'first'];
   const member = groupMemberships.organizationMembershipId;
-  function preparePage(ascending: boolean, op: KeysetOp | undefined) {
-    return db
-      .select(membershipColumns)
-      .from(groupMemberships)
-      .innerJoin(organizationMemberships, eq(organizationMemberships.id, member))
-      .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-      .where(
-        and(
-          eq(groupMemberships.environmentId, env),
-          eq(groupMemberships.groupId, sql.placeholder('group')),
-          keysetCondition(member, op, sql.placeholder('cursor')),
-        ),
-      )
-      .orderBy(ascending ? asc(member) : desc(member))
-      .limit(sql.placeholder('limit'))
-      .prepare(`group_memberships_${ascending ? 'asc' : 'desc'}_${op ?? 'first'}`);
-  }
-  const pages = new Map<string, ReturnType<typeof preparePage>>();
-  return {
-    byPath,
-    /** One page (or probe) of a group's memberships. */
-    page(q: PageQuery, environmentId: string, groupId: string) {
-      const { ascending, cursor } = q.shape;
-      const name = `${ascending}:${cursor?.op ?? ''}`;
-      let statement = pages.get(name);
-      if (!statement) {
-        statement = preparePage(ascending, cursor?.op);
-        pages.set(name, statement);
-      }
-      return statement.execute({ env: environmentId, group: groupId, cursor: cursor?.value, limit: q.limit });
-    },
-  };
+  return db
+    .select(membershipColumns)
+    .from(groupMemberships)
+    .innerJoin(organizationMemberships, eq(organizationMemberships.id, member))
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .where(
+      and(
+        eq(groupMemberships.environmentId, sql.placeholder('env')),
+        eq(groupMemberships.groupId, sql.placeholder('group')),
+        op === 'first' ? undefined : keysetCondition(member, op, sql.placeholder('cursor')),
+      ),
+    )
+    .orderBy(ascending === 'true' ? asc(member) : desc(member))
+    .limit(sql.placeholder('limit'))
+    .prepare(`group_memberships_${ascending === 'true' ? 'asc' : 'desc'}_${op}`);
 });
 
 /**
@@ -94,7 +78,7 @@ export async function findGroup(
         .where(groupAt(environmentId, path.organization_id, path.group_id))
         .limit(1)
         .for(lock)
-    : await groupReads(db).byPath.execute({
+    : await groupByPath(db).execute({
         env: environmentId,
         organization: path.organization_id,
         id: path.group_id,
@@ -174,7 +158,15 @@ export function pageOfGroupMemberships(db: Db, environmentId: string, groupId: s
   return paginate(
     params,
     groupMemberships.organizationMembershipId,
-    (q) => groupReads(db).page(q, environmentId, groupId),
+    (q) => {
+      const { ascending, cursor } = q.shape;
+      return groupMembershipsPage(db, `${ascending}:${cursor?.op ?? 'first'}`).execute({
+        env: environmentId,
+        group: groupId,
+        cursor: cursor?.value,
+        limit: q.limit,
+      });
+    },
     (row) => row.id,
   );
 }

@@ -8,7 +8,7 @@ import {
   organizations,
   type PageParams,
   paginate,
-  perHandle,
+  perHandleAndKey,
   roles,
   users,
 } from '@atrium/db';
@@ -90,7 +90,12 @@ export interface MembershipFilter {
 /** What decides a memberships page's statement text: which filters are on, the order, the keyset. */
 type MembershipsShape = `${boolean}:${boolean}:${boolean}:${boolean}:${KeysetOp | 'first'}`;
 
-function prepareMembershipsPage(db: Db, shape: MembershipsShape) {
+/**
+ * The page statements, prepared once per handle and shape (at most 2 × 2 × 2 × 2 × 5): the
+ * memberships list is the OrganizationSwitcher's every read, where Drizzle rendering the query
+ * cost a third of the request's CPU (bench/README.md).
+ */
+const membershipsPage = perHandleAndKey((db: Db, shape: MembershipsShape) => {
   const [user, organization, statuses, ascending, op] = shape.split(':') as [string, string, string, string, string];
   const m = organizationMemberships;
   return findMemberships(
@@ -106,14 +111,7 @@ function prepareMembershipsPage(db: Db, shape: MembershipsShape) {
     .orderBy(ascending === 'true' ? asc(m.id) : desc(m.id))
     .limit(sql.placeholder('limit'))
     .prepare(`memberships_page_${shape.replaceAll(':', '_')}`);
-}
-
-/**
- * The page statements, prepared once per handle and shape (at most 2 × 2 × 2 × 2 × 5): the
- * memberships list is the OrganizationSwitcher's every read, where Drizzle rendering the query
- * cost a third of the request's CPU (bench/README.md).
- */
-const membershipsPages = perHandle(() => new Map<MembershipsShape, ReturnType<typeof prepareMembershipsPage>>());
+});
 
 /** One page of the environment's memberships, keyset on their id. */
 export function pageOfMemberships(db: Db, environmentId: string, params: PageParams, filter: MembershipFilter) {
@@ -124,13 +122,7 @@ export function pageOfMemberships(db: Db, environmentId: string, params: PagePar
     (q) => {
       const { ascending, cursor } = q.shape;
       const shape: MembershipsShape = `${!!filter.userId}:${!!filter.organizationId}:${!!statuses}:${ascending}:${cursor?.op ?? 'first'}`;
-      const pages = membershipsPages(db);
-      let statement = pages.get(shape);
-      if (!statement) {
-        statement = prepareMembershipsPage(db, shape);
-        pages.set(shape, statement);
-      }
-      return statement.execute({
+      return membershipsPage(db, shape).execute({
         env: environmentId,
         user: filter.userId,
         org: filter.organizationId,

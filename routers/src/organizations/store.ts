@@ -6,9 +6,9 @@ import {
   organizationDomains,
   organizations,
   type PageParams,
-  type PageQuery,
   paginate,
   perHandle,
+  perHandleAndKey,
 } from '@atrium/db';
 import { and, asc, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock, scopedId } from '../common/store.ts';
@@ -73,19 +73,29 @@ const fromTuple = (t: OrganizationTuple): OrganizationRecord => ({
  * The hot reads as prepared statements, built once per database handle (`perHandle`): Drizzle's
  * query builder costs more CPU per request than the query itself.
  */
-function prepareReads(db: Db) {
-  const env = sql.placeholder('env');
-  const byId = db
+const organizationById = perHandle((db: Db) =>
+  db
     .select({ o: organizationTuple })
     .from(organizations)
-    .where(and(eq(organizations.environmentId, env), eq(organizations.id, sql.placeholder('id'))))
-    .prepare('organizations_get');
+    .where(and(eq(organizations.environmentId, sql.placeholder('env')), eq(organizations.id, sql.placeholder('id'))))
+    .prepare('organizations_get'),
+);
+
+/** What decides a list page's statement text: direction, cursor comparison, the domains filter. */
+type ListShape = `${boolean}:${KeysetOp | 'first'}:${boolean}`;
+
+/** The list pages, one statement per handle and shape. */
+const organizationsPage = perHandleAndKey((db: Db, shape: ListShape) => {
+  const [up, op, withDomains] = shape.split(':') as [string, KeysetOp | 'first', string];
+  const ascending = up === 'true';
+  const filtered = withDomains === 'true';
+  const env = sql.placeholder('env');
   // The domains filter: the organizations holding any of the domains, found from the domain index
   // as an array computed once (an initplan), so that every plan reads them by key.
   const ownsDomain = sql`${organizations.id} = any(array(
     select ${organizationDomains.organizationId} from ${organizationDomains}
     where ${organizationDomains.environmentId} = ${env} and ${organizationDomains.domain} = any(${sql.placeholder('domains')}::text[])))`;
-  const prepareList = (ascending: boolean, op: KeysetOp | undefined, filtered: boolean) =>
+  return (
     db
       .select({ o: organizationTuple })
       .from(organizations)
@@ -98,7 +108,7 @@ function prepareReads(db: Db) {
           ...(filtered
             ? [ownsDomain, sql`(${organizations.environmentId} || '') = ${env}`]
             : [gte(organizations.environmentId, env), lte(organizations.environmentId, env)]),
-          keysetCondition(organizations.id, op, sql.placeholder('cursor')),
+          op === 'first' ? undefined : keysetCondition(organizations.id, op, sql.placeholder('cursor')),
         ),
       )
       // The same order as by id alone within one environment.
@@ -108,30 +118,13 @@ function prepareReads(db: Db) {
           : [desc(organizations.environmentId), desc(organizations.id)]),
       )
       .limit(sql.placeholder('limit'))
-      .prepare(`organizations_list_${ascending ? 'asc' : 'desc'}_${op ?? 'first'}${filtered ? '_domains' : ''}`);
-  const lists = new Map<string, ReturnType<typeof prepareList>>();
-  return {
-    byId,
-    /** One page (or probe) of the list; `domains` given means the domains filter. */
-    async list(q: PageQuery, environmentId: string, domains: string[] | undefined): Promise<OrganizationRecord[]> {
-      const { ascending, cursor } = q.shape;
-      const name = `${ascending}:${cursor?.op ?? ''}:${domains !== undefined}`;
-      let statement = lists.get(name);
-      if (!statement) {
-        statement = prepareList(ascending, cursor?.op, domains !== undefined);
-        lists.set(name, statement);
-      }
-      const rows = await statement.execute({ env: environmentId, cursor: cursor?.value, limit: q.limit, domains });
-      return rows.map((row) => fromTuple(row.o));
-    },
-  };
-}
-
-const reads = perHandle(prepareReads);
+      .prepare(`organizations_list_${ascending ? 'asc' : 'desc'}_${op}${filtered ? '_domains' : ''}`)
+  );
+});
 
 /** The organization with this id in the environment, with its domains. */
 export async function getById(db: Db, environmentId: string, id: string): Promise<OrganizationRecord | undefined> {
-  const [row] = await reads(db).byId.execute({ env: environmentId, id });
+  const [row] = await organizationById(db).execute({ env: environmentId, id });
   return row && fromTuple(row.o);
 }
 
@@ -140,7 +133,17 @@ export const listPage = (db: Db, params: PageParams, environmentId: string, doma
   paginate(
     params,
     organizations.id,
-    (q) => reads(db).list(q, environmentId, domains),
+    async (q) => {
+      const { ascending, cursor } = q.shape;
+      const shape: ListShape = `${ascending}:${cursor?.op ?? 'first'}:${domains !== undefined}`;
+      const rows = await organizationsPage(db, shape).execute({
+        env: environmentId,
+        cursor: cursor?.value,
+        limit: q.limit,
+        domains,
+      });
+      return rows.map((row) => fromTuple(row.o));
+    },
     (organization) => organization.id,
   );
 
