@@ -56,26 +56,19 @@ export function strictPageHeaders(
   allow: PageAllowances = {},
   options: Pick<HelmetOptions, 'referrerPolicy' | 'crossOriginResourcePolicy'> = {},
 ) {
-  return headersOf(
-    helmet({
-      ...options,
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'self'"],
-          scriptSrc: ["'self'"],
-          scriptSrcAttr: ["'none'"],
-          styleSrc: allow.inlineStyles ? ["'self'", "'unsafe-inline'"] : ["'self'"],
-          imgSrc: ["'self'", 'data:', ...(allow.blobs ? ['blob:'] : [])],
-          ...(allow.fonts && { fontSrc: ["'self'", 'data:'] }),
-          connectSrc: ["'self'", ...(allow.connect ?? [])],
-          ...(allow.blobs && { workerSrc: ["'self'", 'blob:'] }),
-          objectSrc: ["'none'"],
-          baseUri: allow.baseSelf ? ["'self'"] : ["'none'"],
-          formAction: ["'self'"],
-          frameAncestors: ["'none'"],
-        },
-      },
-    }),
-  );
+  const directives: Record<string, string[]> = {
+    defaultSrc: ["'self'"],
+    scriptSrc: ["'self'"],
+    scriptSrcAttr: ["'none'"],
+    styleSrc: allow.inlineStyles ? ["'self'", "'unsafe-inline'"] : ["'self'"],
+    imgSrc: allow.blobs ? ["'self'", 'data:', 'blob:'] : ["'self'", 'data:'],
+    connectSrc: ["'self'", ...(allow.connect ?? [])],
+    objectSrc: ["'none'"],
+    baseUri: allow.baseSelf ? ["'self'"] : ["'none'"],
+    formAction: ["'self'"],
+    frameAncestors: ["'none'"],
+  };
+  if (allow.fonts) directives.fontSrc = ["'self'", 'data:'];
+  if (allow.blobs) directives.workerSrc = ["'self'", 'blob:'];
+  return headersOf(helmet(Object.assign({ contentSecurityPolicy: { useDefaults: false, directives } }, options)));
 }
