@@ -153,7 +153,7 @@ describe('CORS in a real browser', () => {
 
   /** Runs the widgets' kind of fetch (bearer, widget headers, JSON) in the page against `apiUrl`. */
   async function fetchFromPage(apiUrl: string, token: string) {
-    // One context for the whole file: --single-process Chromium ends with the first context closed.
+    // One context for the whole file, one tab per fetch.
     const tab = await context.newPage();
     try {
       await tab.goto(`${pageOrigin}/`);

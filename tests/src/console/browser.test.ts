@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../helpers/browser.ts';
+import { launchChromium, openPage } from '../helpers/browser.ts';
 import { adminCaller, adminTokenOf } from '../helpers/tokens.ts';
 import { getWorld, uniqueDomain } from '../helpers/world.ts';
 import { consoleBuilt } from './helpers.ts';
@@ -12,7 +12,6 @@ import { consoleBuilt } from './helpers.ts';
 // screenshot of each page in tests/artifacts/screenshots/console-*.png.
 
 const SCREENSHOTS = fileURLToPath(new URL('../../artifacts/screenshots/', import.meta.url));
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 let browser: Browser | undefined;
 let unavailable: string | undefined;
@@ -44,22 +43,8 @@ describe('the operator console in a browser', () => {
       return;
     }
     const { url } = await getWorld();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const outside: string[] = [];
-    await context.route('**/*', (route) => {
-      const target = new URL(route.request().url());
-      if (target.protocol === 'data:' || LOOPBACK.has(target.hostname)) return route.continue();
-      outside.push(target.href);
-      return route.abort();
-    });
-    const page = await context.newPage();
-    const violations: string[] = [];
-    await page.exposeFunction('reportCspViolation', (v: string) => violations.push(v));
-    await page.addInitScript(
-      "document.addEventListener('securitypolicyviolation', (e) => reportCspViolation(e.violatedDirective + ' ' + e.blockedURI));",
-    );
-    const pageErrors: string[] = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
+    const opened = await openPage(browser, url, { viewport: { width: 1280, height: 900 }, timeoutMs: 30_000 });
+    const { page } = opened;
 
     // Sign in with the admin token.
     const response = await page.goto(`${url}/console`);
@@ -161,9 +146,9 @@ describe('the operator console in a browser', () => {
     await page.reload();
     await page.getByLabel('Admin token').waitFor();
 
-    await context.close();
-    expect(outside).toEqual([]);
-    expect(violations).toEqual([]);
-    expect(pageErrors).toEqual([]);
+    await opened.close();
+    expect(opened.outside).toEqual([]);
+    expect(opened.cspViolations).toEqual([]);
+    expect(opened.pageErrors).toEqual([]);
   });
 });

@@ -1,12 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../helpers/browser.ts';
+import { launchChromium, openPage } from '../helpers/browser.ts';
 import { getWorld } from '../helpers/world.ts';
 
-// The API reference in a real headless Chromium (shipped inside @sparticuz/chromium, so nothing
-// is downloaded), against the worker's server on loopback. Every request to another host is
-// recorded and refused: /docs must render from this process alone.
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+// The API reference in a real headless Chromium (helpers/browser.ts), against the worker's server
+// on loopback. Every request to another host is recorded and refused (openPage): /docs must
+// render from this process alone.
 
 // Skipped, with the reason printed, where no headless Chromium can be launched.
 const launched = await launchChromium();
@@ -20,30 +18,8 @@ describe('/docs', () => {
     'shows the operations with no request leaving the machine and no CSP violation',
     async () => {
       const { url } = await getWorld();
-      const context = await launched.browser!.newContext();
-      const outside: string[] = [];
-      const served: string[] = [];
-      await context.route('**/*', (route) => {
-        const target = new URL(route.request().url());
-        if (target.protocol === 'data:' || target.protocol === 'blob:' || LOOPBACK.has(target.hostname)) {
-          served.push(target.pathname);
-          return route.continue();
-        }
-        outside.push(target.href);
-        return route.abort();
-      });
-      // WebSockets bypass route(): record them too.
-      const page = await context.newPage();
-      page.on('websocket', (ws) => {
-        if (!LOOPBACK.has(new URL(ws.url()).hostname)) outside.push(ws.url());
-      });
-      const violations: string[] = [];
-      await page.exposeFunction('reportCspViolation', (v: string) => violations.push(v));
-      await page.addInitScript(
-        "document.addEventListener('securitypolicyviolation', (e) => reportCspViolation(e.violatedDirective + ' ' + e.blockedURI));",
-      );
-      const pageErrors: string[] = [];
-      page.on('pageerror', (error) => pageErrors.push(error.message));
+      const opened = await openPage(launched.browser!, url, { timeoutMs: 30_000 });
+      const { page } = opened;
 
       const response = await page.goto(`${url}/docs`);
       expect(response?.status()).toBe(200);
@@ -58,13 +34,13 @@ describe('/docs', () => {
         expect(text).toContain(summary);
       expect(text).toContain('/organizations/{id}');
 
-      await page.close();
-      await context.close();
-      expect(outside).toEqual([]);
+      await opened.close();
+      expect(opened.outside).toEqual([]);
       // The one refusal expected: zod (inside the bundle) probes `Function('')` once to see whether
       // it may compile validators, and falls back to interpreting them. Nothing else is blocked.
-      expect(violations.filter((v) => v !== 'script-src eval')).toEqual([]);
-      expect(pageErrors).toEqual([]);
+      expect(opened.cspViolations.filter((v) => v !== 'script-src eval')).toEqual([]);
+      expect(opened.pageErrors).toEqual([]);
+      const served = opened.apiCalls.map((call) => call.path.split('?')[0] ?? '');
       expect(served).toContain('/openapi.json');
       expect(served.some((p) => /^\/docs\/assets\/[^/]+\/standalone\.js$/.test(p))).toBe(true);
     },

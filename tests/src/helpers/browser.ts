@@ -183,6 +183,8 @@ export interface OpenedPage {
   outside: string[];
   /** Uncaught errors of the page (expected empty). */
   pageErrors: string[];
+  /** CSP violations the page reported, as `<directive> <blocked URI>`. */
+  cspViolations: string[];
   /** Requests to loopback that failed at the network level (CORS refusals among them). */
   failed: string[];
   /** The page's calls to `apiOrigin` (preflights excluded), in the order they were answered. */
@@ -190,9 +192,17 @@ export interface OpenedPage {
   close(): Promise<void>;
 }
 
-/** A fresh context and page; every request leaving loopback is recorded and refused. */
-export async function openPage(browser: Browser, apiOrigin: string): Promise<OpenedPage> {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+/**
+ * A fresh context and page; every request leaving loopback is recorded and refused, page errors
+ * and CSP violations are recorded. `timeoutMs` bounds each wait for an element (10 s by default,
+ * shorter than a test's timeout, so a missing element fails with its locator named).
+ */
+export async function openPage(
+  browser: Browser,
+  apiOrigin: string,
+  options: { viewport?: { width: number; height: number }; timeoutMs?: number } = {},
+): Promise<OpenedPage> {
+  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1100, height: 800 } });
   const outside: string[] = [];
   await context.route('**/*', (route) => {
     const target = new URL(route.request().url());
@@ -201,9 +211,13 @@ export async function openPage(browser: Browser, apiOrigin: string): Promise<Ope
     outside.push(target.href);
     return route.abort();
   });
-  // Shorter than a test's timeout, so a missing element fails with its locator named.
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(options.timeoutMs ?? 10_000);
   const page = await context.newPage();
+  const cspViolations: string[] = [];
+  await page.exposeFunction('reportCspViolation', (v: string) => cspViolations.push(v));
+  await page.addInitScript(
+    "document.addEventListener('securitypolicyviolation', (e) => reportCspViolation(e.violatedDirective + ' ' + e.blockedURI));",
+  );
   page.on('websocket', (ws) => {
     if (!LOOPBACK.has(new URL(ws.url()).hostname)) outside.push(ws.url());
   });
@@ -227,6 +241,7 @@ export async function openPage(browser: Browser, apiOrigin: string): Promise<Ope
     context,
     outside,
     pageErrors,
+    cspViolations,
     failed,
     apiCalls,
     close: async () => {

@@ -9,9 +9,9 @@ import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
 import { type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
 import { WorkOS } from '@workos-inc/node';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../helpers/browser.ts';
+import { launchChromium, openPage } from '../helpers/browser.ts';
 import { getWorld, newEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 // The admin portal end to end in headless Chromium (from @sparticuz/chromium, nothing downloaded):
@@ -22,7 +22,6 @@ import { getWorld, newEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 const SCREENSHOTS = join(ROOT, 'tests', 'artifacts', 'screenshots');
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /**
  * CSP refusals other than the expected ones: zod's one `Function('')` probe (as on /docs), and the
@@ -72,44 +71,12 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
   await browser?.close();
   await new Promise((done) => server?.close(done));
   await new Promise((done) => app?.close(done));
   await dns?.close();
   if (assets) rmSync(assets, { recursive: true, force: true });
 });
-
-let context: BrowserContext | undefined;
-const outside: string[] = [];
-
-/**
- * A page that records CSP violations and page errors, in the file's one context (which records
- * requests off loopback): with --single-process, closing a context takes the browser down.
- */
-async function watchedPage() {
-  if (!browser) throw new Error('no browser');
-  if (!context) {
-    context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
-    await context.route('**/*', (route) => {
-      const target = new URL(route.request().url());
-      if (target.protocol === 'data:' || target.protocol === 'blob:' || LOOPBACK.has(target.hostname)) {
-        return route.continue();
-      }
-      outside.push(target.href);
-      return route.abort();
-    });
-  }
-  const page = await context.newPage();
-  const violations: string[] = [];
-  await page.exposeFunction('reportCspViolation', (v: string) => violations.push(v));
-  await page.addInitScript(
-    "document.addEventListener('securitypolicyviolation', (e) => reportCspViolation(e.violatedDirective + ' ' + e.blockedURI));",
-  );
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  return { page, violations, errors };
-}
 
 describe('the admin portal in a browser', () => {
   it('verifies a domain end to end and lands on success_url; a reused link shows a readable page', async (ctx) => {
@@ -128,11 +95,12 @@ describe('the admin portal in a browser', () => {
     });
     expect(link.startsWith(`${url}/portal/launch?apiToken=`)).toBe(true);
 
-    const { page, violations, errors } = await watchedPage();
-    const opened = await page.goto(link);
-    expect(opened?.status()).toBe(200);
+    const opened = await openPage(browser, url, { viewport: { width: 1100, height: 760 }, timeoutMs: 30_000 });
+    const { page } = opened;
+    const launch = await page.goto(link);
+    expect(launch?.status()).toBe(200);
     expect(page.url()).toBe(`${url}/portal/domain_verification`);
-    expect(opened?.headers()['content-security-policy']).toContain("script-src 'self'");
+    expect(launch?.headers()['content-security-policy']).toContain("script-src 'self'");
     await expect(page.locator('a.portal-back').getAttribute('href')).resolves.toBe(`${appUrl}/back`);
 
     // The IT admin adds the domain in the page; the page shows its TXT record and live state.
@@ -175,10 +143,10 @@ describe('the admin portal in a browser', () => {
     await expect(page.locator('h1').innerText()).resolves.toBe('This link has already been used');
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-link-used.png') });
 
-    await page.close();
-    expect(outside).toEqual([]);
-    expect(unexpected(violations)).toEqual([]);
-    expect(errors).toEqual([]);
+    await opened.close();
+    expect(opened.outside).toEqual([]);
+    expect(unexpected(opened.cspViolations)).toEqual([]);
+    expect(opened.pageErrors).toEqual([]);
   }, 90_000);
 
   it('opens the SSO page by the form POST of the official widgets', async (ctx) => {
@@ -188,7 +156,8 @@ describe('the admin portal in a browser', () => {
     const workos = new WorkOS(env.apiKey, { apiHostname: '127.0.0.1', port, https: false });
     const organization = await workos.organizations.createOrganization({ name: 'SSO Corp' });
     const { link } = await workos.adminPortal.generateLink({ organization: organization.id, intent: 'sso' });
-    const { page, violations, errors } = await watchedPage();
+    const opened = await openPage(browser, url, { viewport: { width: 1100, height: 760 }, timeoutMs: 30_000 });
+    const { page } = opened;
     // As the widgets do: strip apiToken from the link and submit it in a hidden form.
     const target = new URL(link);
     const apiToken = target.searchParams.get('apiToken') ?? '';
@@ -202,8 +171,9 @@ describe('the admin portal in a browser', () => {
     ]);
     await page.locator('#portal-root *').first().waitFor({ timeout: 15_000 });
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-sso.png'), fullPage: true });
-    await page.close();
-    expect(unexpected(violations)).toEqual([]);
-    expect(errors).toEqual([]);
+    await opened.close();
+    expect(opened.outside).toEqual([]);
+    expect(unexpected(opened.cspViolations)).toEqual([]);
+    expect(opened.pageErrors).toEqual([]);
   }, 60_000);
 });
