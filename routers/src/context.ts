@@ -183,6 +183,12 @@ export interface InvalidationState {
   handlers: Map<string, Set<(id: string) => void>>;
 }
 
+/** Where a request came from, as the transport saw it: the socket's address and the User-Agent. */
+export interface RequestDevice {
+  ipAddress: string | null;
+  userAgent: string | null;
+}
+
 /** The inner context: what a caller (tRPC, REST or a test) hands to the router. */
 export interface Context {
   deps: Deps;
@@ -198,6 +204,8 @@ export interface Context {
    * request, for the per-user limits); `clientProcedure` verifies it otherwise.
    */
   client?: { env: EnvironmentInfo; principal: ClientPrincipal } | undefined;
+  /** Where the request came from, which a client token's session records (`noteSessionUse`). */
+  device?: RequestDevice | undefined;
   /** Headers the procedures ask the transport to send (`Idempotent-Replayed: true` on a replay). */
   responseHeaders: Record<string, string>;
   /**

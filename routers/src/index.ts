@@ -52,6 +52,7 @@ export {
   type MailMessage,
   newCaches,
   type Quotas,
+  type RequestDevice,
   type Scope,
   type TokenConfig,
 } from './context.ts';

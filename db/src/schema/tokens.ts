@@ -49,6 +49,11 @@ export const sessions = pgTable(
       .references(() => organizations.id, { onDelete: 'cascade' }),
     expiresAt: ts('expires_at').notNull(),
     revokedAt: ts('revoked_at'),
+    /** The device that first used the session's tokens on a client surface (socket address, User-Agent). */
+    ipAddress: text('ip_address'),
+    userAgent: text('user_agent'),
+    /** The last client-surface use, kept to the minute (sessions/service.ts SESSION_ACTIVITY_STEP_MS). */
+    lastActivityAt: ts('last_activity_at'),
     createdAt: timestamps.createdAt,
   },
   (t) => [

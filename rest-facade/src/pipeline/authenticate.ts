@@ -10,6 +10,7 @@ import {
   type Deps,
   type EnvironmentInfo,
   isKnownApiKey,
+  type RequestDevice,
 } from '@atrium/routers';
 
 /** Where a request arrives: a REST path, or `/trpc` (admin tokens too). */
@@ -41,6 +42,19 @@ export function addressKey(address: string | undefined): string {
     .join(':')}::/64`;
 }
 
+/** The most of a User-Agent a session keeps (browsers send 100 to 300 characters). */
+const MAX_USER_AGENT = 512;
+
+/**
+ * Where a client-surface request came from, as its session records it: the socket's address
+ * (an IPv4-mapped IPv6 one as plain IPv4) and the User-Agent, cut to `MAX_USER_AGENT`.
+ */
+export function deviceOf(req: IncomingMessage): RequestDevice {
+  const address = req.socket.remoteAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '') ?? null;
+  const agent = req.headers['user-agent'];
+  return { ipAddress: address || null, userAgent: agent ? agent.slice(0, MAX_USER_AGENT) : null };
+}
+
 /**
  * The authenticate step: the caller's identity, with the procedures' own authentication (cached
  * for live keys, never for failures). A credential that fails (401) leaves the client address.
@@ -61,7 +75,7 @@ export async function authenticate(
   try {
     const secret = bearer(header);
     if (secret && JWT.test(secret)) {
-      const caller = await authenticateClientToken(deps, header);
+      const caller = await authenticateClientToken(deps, header, deviceOf(req));
       return {
         kind: 'client',
         key: `client:${caller.env.id}:${caller.principal.userId ?? caller.principal.sessionId}`,

@@ -11,7 +11,7 @@ import {
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
-import { clientOf } from './authenticate.ts';
+import { clientOf, deviceOf } from './authenticate.ts';
 import { readJsonBody } from './body.ts';
 import type { Exchange } from './exchange.ts';
 import type { Limits, Refusal } from './limits.ts';
@@ -170,7 +170,8 @@ export function graphqlTransport(
     }
     let caller: ClientCaller;
     try {
-      caller = clientOf(identity) ?? (await authenticateClientToken(deps, ex.req.headers.authorization));
+      caller =
+        clientOf(identity) ?? (await authenticateClientToken(deps, ex.req.headers.authorization, deviceOf(ex.req)));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       return refuseGraphQL(ex, error);

@@ -1,7 +1,7 @@
 import { decodeJwt, type JWTPayload } from 'jose';
 import { bearer } from '../auth/service.ts';
 import { grantOfClientPayload } from '../client-tokens/service.ts';
-import type { Deps, EnvironmentInfo } from '../context.ts';
+import type { Deps, EnvironmentInfo, RequestDevice } from '../context.ts';
 import { onInvalidation } from '../invalidation/service.ts';
 import { PORTAL_SCOPES } from '../portal/service.ts';
 import { livePortalSession } from '../portal/store.ts';
@@ -82,8 +82,13 @@ export interface ClientCaller {
  * token>`, verified as `verifyClientToken` does (signature, kind, issuer, audience, expiry, and
  * the live stored session: a user session, or for a portal token the live portal session). A widget token carries its permissions; an operation-20 token gets those
  * its membership's roles grant now. Anything else is 403 (the widgets recover only from 403).
+ * `device` is where the request came from; a user session notes it (`noteSessionUse`).
  */
-export async function authenticateClientToken(deps: Deps, header: string | undefined): Promise<ClientCaller> {
+export async function authenticateClientToken(
+  deps: Deps,
+  header: string | undefined,
+  device?: RequestDevice,
+): Promise<ClientCaller> {
   const token = bearer(header);
   const clientId = token ? claimedClientId(deps, token) : undefined;
   if (!token || !clientId) throw clientTokenRefused();
@@ -97,7 +102,7 @@ export async function authenticateClientToken(deps: Deps, header: string | undef
     if (!principal) throw clientTokenRefused();
     return { env, principal };
   }
-  const grant = await grantOfClientPayload(deps, env, payload);
+  const grant = await grantOfClientPayload(deps, env, payload, device);
   if (!grant) throw clientTokenRefused();
   const kind = grant.permissions ? 'widgets' : 'client';
   const permissions =

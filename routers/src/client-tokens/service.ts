@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { type Db, newId } from '@atrium/db';
 import type { JWTPayload } from 'jose';
-import type { Deps, Scope } from '../context.ts';
+import type { Deps, RequestDevice, Scope } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { membershipStatus } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { toSession } from '../sessions/service.ts';
+import { noteSessionUse, toSession } from '../sessions/service.ts';
 import { insertSession, liveSession } from '../sessions/store.ts';
 import { signToken, verifyToken } from '../signing/service.ts';
 import { findUser, markSignedIn } from '../users/store.ts';
@@ -117,16 +117,22 @@ export async function verifyClientToken(
   return payload ? grantOfClientPayload(deps, env, payload) : null;
 }
 
-/** `verifyClientToken` after the signature check: the stored session a verified payload names. */
+/**
+ * `verifyClientToken` after the signature check: the stored session a verified payload names.
+ * With `device` (a client-surface request), the use is noted on the session (`noteSessionUse`).
+ */
 export async function grantOfClientPayload(
   deps: Deps,
   env: { id: string },
   payload: JWTPayload,
+  device?: RequestDevice,
 ): Promise<ClientTokenGrant | null> {
   const { sid, sub, org_id: organizationId } = payload;
   if (typeof sid !== 'string' || typeof sub !== 'string' || typeof organizationId !== 'string') return null;
-  const session = await liveSession(deps.db, env.id, sid, deps.now());
+  const now = deps.now();
+  const session = await liveSession(deps.db, env.id, sid, now);
   if (!session || session.userId !== sub || session.organizationId !== organizationId) return null;
+  if (device) await noteSessionUse(deps.db, session, device, now);
   const claimed = payload.permissions;
   const permissions =
     Array.isArray(claimed) && claimed.every((p) => typeof p === 'string') ? (claimed as string[]) : undefined;

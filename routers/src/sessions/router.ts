@@ -24,5 +24,5 @@ export const sessionsRouter = router({
     })
     .input(RevokeSessionInput)
     .output(Session)
-    .mutation(({ ctx, input }) => revokeSession(ctx.scope, input.session_id)),
+    .mutation(async ({ ctx, input }) => (await revokeSession(ctx.scope, input.session_id)).session),
 });

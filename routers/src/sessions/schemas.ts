@@ -6,7 +6,8 @@ export const SESSION_STATUSES = ['active', 'expired', 'revoked'] as const;
 /**
  * Upstream's session object (the SDK's `SessionResponse`). Atrium's sessions are the ones client
  * tokens are bound to (operation 20): minted by the application's backend for a user it has
- * authenticated itself, hence `auth_method: external_auth` and no client IP or user agent.
+ * authenticated itself, hence `auth_method: external_auth`; the IP address and user agent are
+ * those of the first client-surface request with one of its tokens (`noteSessionUse`).
  */
 export const Session = z
   .object({

@@ -1,7 +1,7 @@
 import type { Db } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import type { Scope } from '../context.ts';
+import type { RequestDevice, Scope } from '../context.ts';
 import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import type { ListSessionsInput, Session } from './schemas.ts';
@@ -13,6 +13,7 @@ import {
   pageOfUserSessions,
   revokeLiveSessionsOfMembership,
   type SessionRow,
+  touchSession,
 } from './store.ts';
 
 /** `revoked` once revoked, `expired` from `expires_at` on, else `active`. */
@@ -30,16 +31,32 @@ export function toSession(row: SessionRow, now: Date): Session {
     id: row.id,
     user_id: row.userId,
     organization_id: row.organizationId,
-    ip_address: null,
-    user_agent: null,
+    ip_address: row.ipAddress,
+    user_agent: row.userAgent,
     auth_method: 'external_auth',
     status,
     expires_at: iso(row.expiresAt),
     ended_at: endedAt ? iso(endedAt) : null,
     created_at: iso(row.createdAt),
-    // A session changes once at most: when it is revoked.
-    updated_at: iso(row.revokedAt ?? row.createdAt),
+    // A session changes when it is used (at most once a minute) and when it is revoked.
+    updated_at: iso(row.revokedAt ?? row.lastActivityAt ?? row.createdAt),
   };
+}
+
+/** A session's last activity is recorded to this step, so a busy session costs one write a minute. */
+export const SESSION_ACTIVITY_STEP_MS = 60_000;
+
+/**
+ * A live session was used from `device` at `now`: the first use records the device (the widgets
+ * show it as the session's), and its last activity moves on when it is a step old. Otherwise
+ * nothing is written, so the check on every client request stays a read.
+ */
+export async function noteSessionUse(db: Db, row: SessionRow, device: RequestDevice, now: Date): Promise<void> {
+  const last = row.lastActivityAt?.getTime();
+  const unrecorded =
+    row.ipAddress === null && row.userAgent === null && (device.ipAddress ?? device.userAgent) !== null;
+  if (!unrecorded && last !== undefined && now.getTime() - last < SESSION_ACTIVITY_STEP_MS) return;
+  await touchSession(db, row.id, device, now);
 }
 
 /**
@@ -53,10 +70,21 @@ export async function listSessions(scope: Scope, input: z.infer<typeof ListSessi
   return asList(page, (row) => toSession(row, now));
 }
 
+/** A session's wire shape and its last client-surface activity, which the client surfaces show. */
+export interface SessionView {
+  session: Session;
+  lastActivityAt: string | null;
+}
+
+const viewOf = (row: SessionRow, now: Date): SessionView => ({
+  session: toSession(row, now),
+  lastActivityAt: row.lastActivityAt ? iso(row.lastActivityAt) : null,
+});
+
 /** The user's live sessions (not revoked, not expired), newest first, at most `limit`: the client surfaces' lists. */
-export async function listLiveSessions(scope: Scope, userId: string, limit?: number): Promise<Session[]> {
+export async function listLiveSessions(scope: Scope, userId: string, limit?: number): Promise<SessionView[]> {
   const now = scope.now();
-  return (await liveSessionsOfUser(scope.db, scope.env.id, userId, now, limit)).map((row) => toSession(row, now));
+  return (await liveSessionsOfUser(scope.db, scope.env.id, userId, now, limit)).map((row) => viewOf(row, now));
 }
 
 /**
@@ -65,15 +93,15 @@ export async function listLiveSessions(scope: Scope, userId: string, limit?: num
  * changes nothing and answers it as it is; only a revocation records `session.revoked`.
  * With `ownerId` (a user revoking their own), a session of anyone else is 404, as if absent.
  */
-export async function revokeSession(scope: Scope, sessionId: string, ownerId?: string): Promise<Session> {
+export async function revokeSession(scope: Scope, sessionId: string, ownerId?: string): Promise<SessionView> {
   return scope.db.transaction(async (tx) => {
     const current = await findSession(tx, scope.env.id, sessionId, 'update');
     if (ownerId !== undefined && current.userId !== ownerId) throw notFound('session', sessionId);
     const now = scope.now();
-    if (statusOf(current, now) !== 'active') return toSession(current, now);
-    const session = toSession(await markSessionRevoked(tx, current.id, now), now);
-    await recordEvent(tx, scope, 'session.revoked', session);
-    return session;
+    if (statusOf(current, now) !== 'active') return viewOf(current, now);
+    const revoked = viewOf(await markSessionRevoked(tx, current.id, now), now);
+    await recordEvent(tx, scope, 'session.revoked', revoked.session);
+    return revoked;
   });
 }
 

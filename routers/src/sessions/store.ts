@@ -85,6 +85,26 @@ export function revokeLiveSessionsOfMembership(
     .returning();
 }
 
+/**
+ * Records a use of the session at `at`: its last activity, and the device (address, User-Agent)
+ * where none is recorded yet, so the first device to use it stays its device.
+ */
+export async function touchSession(
+  db: Db,
+  id: string,
+  device: { ipAddress: string | null; userAgent: string | null },
+  at: Date,
+): Promise<void> {
+  await db
+    .update(sessions)
+    .set({
+      lastActivityAt: at,
+      ipAddress: sql`coalesce(${sessions.ipAddress}, ${device.ipAddress})`,
+      userAgent: sql`coalesce(${sessions.userAgent}, ${device.userAgent})`,
+    })
+    .where(eq(sessions.id, id));
+}
+
 export async function markSessionRevoked(tx: Db, id: string, at: Date): Promise<SessionRow> {
   const [row] = await tx.update(sessions).set({ revokedAt: at }).where(eq(sessions.id, id)).returning();
   return row as SessionRow;

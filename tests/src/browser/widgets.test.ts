@@ -440,7 +440,11 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     await closeClean(opened);
   });
 
-  it('UserSessions lists the sessions, this device first, and signing one out refuses its token', async () => {
+  const FIREFOX_ON_MAC = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14.5; rv:132.0) Gecko/20100101 Firefox/132.0';
+  const SAFARI_ON_IPHONE =
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+
+  it('UserSessions lists the sessions with their devices, this device first, and signing one out refuses its token', async () => {
     const env = await newEnvironment();
     const me = await clientSetup(env);
     const other = async () => {
@@ -451,12 +455,21 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     const laptop = await other();
     const phone = await other();
     const status = (c: Pick<ClientSetup, 'graphql'>) => c.graphql('{ clientApiStatus }').then((r) => r.status);
-    expect(await status(laptop)).toBe(200);
+    // Each session records the device of its first request (docs/users-sessions.md); the widget names it.
+    const firstUse = (c: Pick<ClientSetup, 'http'>, agent: string) =>
+      c.http.post('/client/graphql', { query: '{ clientApiStatus }' }, { 'User-Agent': agent }).then((r) => r.status);
+    expect(await firstUse(laptop, FIREFOX_ON_MAC)).toBe(200);
+    expect(await firstUse(phone, SAFARI_ON_IPHONE)).toBe(200);
     mint = async () => me.token;
 
     const opened = await open('user-sessions');
     const { page: p } = opened;
     await p.getByText('This device').waitFor();
+    // This page's own session was first used by Chromium itself (headless or Debian's, both on Linux).
+    await p.getByText('Chrome on Linux').waitFor();
+    await p.getByText('Firefox on macOS').waitFor();
+    await p.getByText('Safari on iOS').waitFor();
+    expect(await p.getByText(/Last seen/).count()).toBe(2);
     const signOuts = p.getByRole('button', { name: 'Sign out', exact: true });
     // Two other sessions, each with its own button, plus "Sign out of all other devices".
     await expect.poll(() => signOuts.count()).toBe(3);

@@ -30,9 +30,10 @@ describe('UserSessions widget REST', () => {
     const res = await w.a.http.get('/_widgets/UserProfile/sessions');
     expect(res.status).toBe(200);
     expect(res.body.data.map((s: { id: string }) => s.id).sort()).toEqual([w.aSid, w.bSid].sort());
-    const mine = res.body.data.find((s: { id: string }) => s.id === w.aSid);
-    expect(mine).toEqual({
-      id: w.aSid,
+    // b's token was never used: no device, no activity (a's, used by this very call: session-device.http.test.ts).
+    const unused = res.body.data.find((s: { id: string }) => s.id === w.bSid);
+    expect(unused).toEqual({
+      id: w.bSid,
       userlandUserId: w.a.userId,
       ipAddress: null,
       userAgent: null,
@@ -153,19 +154,25 @@ describe('sessions on GraphQL', () => {
          lastActivityAt state { tag expiresAt } createdAt updatedAt } }`,
     );
     expect(data.sessions).toHaveLength(2);
+    // The current session was used by this request: it has a device and an activity.
     expect(data.sessions.find((s) => s.id === w.aSid)).toEqual({
       id: w.aSid,
       isCurrent: true,
-      ipAddress: null,
-      userAgent: null,
+      ipAddress: '127.0.0.1',
+      userAgent: expect.any(String),
       organizationId: w.a.organizationId,
       currentLocation: null,
-      lastActivityAt: null,
+      lastActivityAt: expect.stringMatching(ISO),
       state: { tag: 'Issued', expiresAt: expect.stringMatching(ISO) },
       createdAt: expect.stringMatching(ISO),
       updatedAt: expect.stringMatching(ISO),
     });
-    expect(data.sessions.find((s) => s.id === w.bSid)).toMatchObject({ isCurrent: false });
+    expect(data.sessions.find((s) => s.id === w.bSid)).toMatchObject({
+      isCurrent: false,
+      ipAddress: null,
+      userAgent: null,
+      lastActivityAt: null,
+    });
   });
 
   it("revokeSession answers SessionRevoked, or SessionNotFound for another user's session", async () => {

@@ -48,7 +48,7 @@ const ActiveSession = z.object({
 });
 
 /** The widgets' ActiveSession (WIDGETS-API.md §2.2): every `used*` flag false (no sign-in method is recorded). */
-function toActiveSession({ session }: OwnSession): z.infer<typeof ActiveSession> {
+function toActiveSession({ session, lastActivityAt }: OwnSession): z.infer<typeof ActiveSession> {
   return {
     id: session.id,
     userlandUserId: session.user_id,
@@ -61,14 +61,14 @@ function toActiveSession({ session }: OwnSession): z.infer<typeof ActiveSession>
     impersonatorUserId: null,
     impersonatorEmail: null,
     impersonationReason: null,
-    lastActivityAt: null,
+    lastActivityAt,
     createdAt: session.created_at,
     updatedAt: session.updated_at,
   };
 }
 
 /** The GraphQL / typed tRPC Session (WIDGETS-API.md §4). */
-function toClientSession({ session, current }: OwnSession) {
+function toClientSession({ session, current, lastActivityAt }: OwnSession) {
   return {
     id: session.id,
     isCurrent: current,
@@ -76,7 +76,7 @@ function toClientSession({ session, current }: OwnSession) {
     userAgent: session.user_agent,
     organizationId: session.organization_id,
     currentLocation: null as z.infer<typeof Location> | null,
-    lastActivityAt: null as string | null,
+    lastActivityAt,
     state: { tag: stateTag(session.status), expiresAt: session.expires_at as string | null },
     createdAt: session.created_at,
     updatedAt: session.updated_at,

@@ -1,10 +1,8 @@
-import type { Session } from '../../sessions/schemas.ts';
-import { listLiveSessions, revokeSession } from '../../sessions/service.ts';
+import { listLiveSessions, revokeSession, type SessionView } from '../../sessions/service.ts';
 import { type ClientScope, requireUser } from '../principal.ts';
 
 /** One of the caller's sessions, marked `current` when the token is bound to it. */
-export interface OwnSession {
-  session: Session;
+export interface OwnSession extends SessionView {
   current: boolean;
 }
 
@@ -17,7 +15,7 @@ const MAX_LISTED = 100;
  */
 export async function listOwnSessions(scope: ClientScope): Promise<OwnSession[]> {
   const sessions = await listLiveSessions(scope, requireUser(scope), MAX_LISTED);
-  return sessions.map((session) => ({ session, current: session.id === scope.client.sessionId }));
+  return sessions.map((view) => ({ ...view, current: view.session.id === scope.client.sessionId }));
 }
 
 /**
@@ -25,15 +23,15 @@ export async function listOwnSessions(scope: ClientScope): Promise<OwnSession[]>
  * session is 404. Through sessions/service.ts, so `session.revoked` is recorded as on the API.
  */
 export async function revokeOwnSession(scope: ClientScope, sessionId: string): Promise<OwnSession> {
-  const session = await revokeSession(scope, sessionId, requireUser(scope));
-  return { session, current: session.id === scope.client.sessionId };
+  const view = await revokeSession(scope, sessionId, requireUser(scope));
+  return { ...view, current: view.session.id === scope.client.sessionId };
 }
 
 /** Revokes every live session of the caller but `keepId` ("sign out of all other devices"); how many ended. */
 export async function revokeOtherOwnSessions(scope: ClientScope, keepId: string): Promise<number> {
   const userId = requireUser(scope);
   let revoked = 0;
-  for (const session of await listLiveSessions(scope, userId)) {
+  for (const { session } of await listLiveSessions(scope, userId)) {
     if (session.id === keepId) continue;
     await revokeSession(scope, session.id, userId);
     revoked++;
