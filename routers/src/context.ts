@@ -135,9 +135,24 @@ export interface MailMessage {
   html: string;
 }
 
-/** Sends e-mail (server/src/mailer.ts: SMTP through nodemailer); tests inject their own. */
+/**
+ * Sends e-mail (server/src/mailer.ts: SMTP through nodemailer); tests inject their own. `send`
+ * throws `MailRecipientRefused` when the mail server refuses the recipient for good; any other
+ * error is a failure that a later try may not meet.
+ */
 export interface Mailer {
   send(message: MailMessage): Promise<void>;
+}
+
+/** The mail server refused the recipient for good (an SMTP 5xx reply to RCPT TO): no mail can reach it. */
+export class MailRecipientRefused extends Error {
+  constructor(
+    readonly recipient: string,
+    readonly reply: string,
+  ) {
+    super(`the mail server refused ${recipient}: ${reply}`);
+    this.name = 'MailRecipientRefused';
+  }
 }
 
 /**

@@ -50,6 +50,7 @@ export {
   type IdempotencyClaim,
   type Mailer,
   type MailMessage,
+  MailRecipientRefused,
   newCaches,
   type Quotas,
   type RequestDevice,

@@ -1,4 +1,4 @@
-import type { Mailer } from '@atrium/routers';
+import { type Mailer, MailRecipientRefused } from '@atrium/routers';
 import { createTransport } from 'nodemailer';
 
 export interface SmtpSettings {
@@ -19,7 +19,16 @@ export function createSmtpMailer(settings: SmtpSettings): Mailer {
   );
   return {
     async send(message) {
-      await transport.sendMail(message);
+      try {
+        await transport.sendMail(message);
+      } catch (error) {
+        // nodemailer's EENVELOPE: the server refused the recipient; a 5xx reply is final (RFC 5321 4.2.1).
+        const { code, responseCode, response } = error as { code?: string; responseCode?: number; response?: string };
+        if (code === 'EENVELOPE' && responseCode !== undefined && responseCode >= 500 && responseCode < 600) {
+          throw new MailRecipientRefused(message.to, response ?? String(responseCode));
+        }
+        throw error;
+      }
     },
   };
 }

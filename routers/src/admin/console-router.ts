@@ -64,7 +64,10 @@ export const consoleRouters = {
       .query(async ({ ctx, input }) => listInvitations(await adminScope(ctx.deps, input.environment), input)),
     send: adminProcedure
       .input(SendInvitationInput.extend({ environment: EnvironmentRef }))
-      .mutation(async ({ ctx, input }) => sendInvitation(await adminScope(ctx.deps, input.environment), input)),
+      .mutation(
+        async ({ ctx, input }) =>
+          (await sendInvitation(await adminScope(ctx.deps, input.environment), input)).invitation,
+      ),
     revoke: adminProcedure
       .input(InEnvironment.extend({ id: Id }))
       .mutation(async ({ ctx, input }) => revokeInvitation(await adminScope(ctx.deps, input.environment), input.id)),

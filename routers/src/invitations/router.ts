@@ -46,7 +46,7 @@ export const invitationsRouter = router({
     .meta({ openapi: { method: 'POST', path: base, tags, summary: 'Send an invitation' }, successStatus: 201 })
     .input(SendInvitationInput)
     .output(Invitation)
-    .mutation(({ ctx, input }) => sendInvitation(ctx.scope, input)),
+    .mutation(async ({ ctx, input }) => (await sendInvitation(ctx.scope, input)).invitation),
 
   accept: apiProcedure
     .meta({ openapi: { method: 'POST', path: `${base}/{id}/accept`, tags, summary: 'Accept an invitation' } })
@@ -64,5 +64,5 @@ export const invitationsRouter = router({
     .meta({ openapi: { method: 'POST', path: `${base}/{id}/resend`, tags, summary: 'Resend an invitation' } })
     .input(ResendInvitationInput)
     .output(Invitation)
-    .mutation(({ ctx, input }) => resendInvitation(ctx.scope, input)),
+    .mutation(async ({ ctx, input }) => (await resendInvitation(ctx.scope, input)).invitation),
 });

@@ -1,7 +1,7 @@
 import { type Db, type InvitationState, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import type { Scope } from '../context.ts';
+import { MailRecipientRefused, type Scope } from '../context.ts';
 import { ApiError, alreadyMember, conflict, invalid } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
@@ -115,11 +115,26 @@ export async function listInvitations(scope: Scope, input: z.infer<typeof ListIn
 }
 
 /**
+ * What became of an invitation's e-mail: `sent`; `refused` by the mail server for good (the
+ * address cannot be delivered to); `failed` otherwise (logged; a resend may do); `none` without a mailer.
+ */
+export type MailOutcome = 'sent' | 'refused' | 'failed' | 'none';
+
+/** An invitation and what became of its e-mail (the API answers the invitation; the widgets need both). */
+export interface MailedInvitation {
+  invitation: Invitation;
+  mail: MailOutcome;
+}
+
+/**
  * Stores the invitation and records `invitation.created` in one transaction, then e-mails the
  * accept link when a mailer is configured (after the commit: a mail is never sent for an
  * invitation that does not exist). A failed send is logged; the invitation stands and can be resent.
  */
-export async function sendInvitation(scope: Scope, input: z.infer<typeof SendInvitationInput>): Promise<Invitation> {
+export async function sendInvitation(
+  scope: Scope,
+  input: z.infer<typeof SendInvitationInput>,
+): Promise<MailedInvitation> {
   if (input.role_slug !== undefined && input.organization_id === undefined) {
     throw invalid([
       { field: 'role_slug', code: 'role_slug_invalid', message: 'role_slug needs an organization_id to apply to' },
@@ -164,19 +179,18 @@ export async function sendInvitation(scope: Scope, input: z.infer<typeof SendInv
     return { row, organizationName, inviterEmail: inviter?.email ?? null };
   });
   const invitation = toInvitation(scope, row);
-  await mailInvitation(scope, invitation, organizationName, inviterEmail);
-  return invitation;
+  return { invitation, mail: await mailInvitation(scope, invitation, organizationName, inviterEmail) };
 }
 
-/** Sends the invitation e-mail when a mailer is configured; a failure is logged, never thrown. */
+/** Sends the invitation e-mail when a mailer is configured; a failure is logged and answered, never thrown. */
 async function mailInvitation(
   scope: Scope,
   invitation: Invitation,
   organizationName: string | null,
   inviterEmail: string | null,
-): Promise<void> {
+): Promise<MailOutcome> {
   const mailer = scope.deps.mailer;
-  if (!mailer) return;
+  if (!mailer) return 'none';
   const message = invitationMessage({
     email: invitation.email,
     acceptUrl: invitation.accept_invitation_url,
@@ -186,9 +200,11 @@ async function mailInvitation(
   });
   try {
     await mailer.send(message);
+    return 'sent';
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     scope.deps.log.warn({ invitation_id: invitation.id, reason }, 'the invitation e-mail could not be sent');
+    return error instanceof MailRecipientRefused ? 'refused' : 'failed';
   }
 }
 
@@ -264,7 +280,7 @@ export async function revokeInvitation(scope: Scope, id: string): Promise<Invita
 export async function resendInvitation(
   scope: Scope,
   input: z.infer<typeof ResendInvitationInput>,
-): Promise<Invitation> {
+): Promise<MailedInvitation> {
   const { row, organizationName, inviterEmail } = await scope.db.transaction(async (tx) => {
     const now = scope.now();
     const current = await findInvitation(tx, scope.env.id, input.id, 'update');
@@ -278,6 +294,5 @@ export async function resendInvitation(
     return { row: resent, organizationName, inviterEmail };
   });
   const invitation = toInvitation(scope, row);
-  await mailInvitation(scope, invitation, organizationName, inviterEmail);
-  return invitation;
+  return { invitation, mail: await mailInvitation(scope, invitation, organizationName, inviterEmail) };
 }

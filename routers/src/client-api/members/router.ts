@@ -69,7 +69,13 @@ const INVITE_REFUSALS = {
   InvalidInviteeEmail: () => badRequest('invalid_email', 'Invalid email'),
   InvalidInviteeRole: () => badRequest('invalid_role', 'Invalid role'),
   InvalidInvitationExpiry: () => badRequest('invalid_expiry', 'Invalid invitation expiry'),
+  InviteeEmailNotDeliverable: () => notDeliverable(),
+  OrganizationBlockedFromSendingInvites: () =>
+    badRequest('organization_blocked_from_sending_invites', 'This organization is not allowed to send invites.'),
 };
+/** The mail server refused the invitee's address for good (the widget shows its generic error). */
+const notDeliverable = () =>
+  badRequest('invitee_email_not_deliverable', "The invitee's e-mail address cannot be delivered to.");
 const memberMissing = (id: string) => () => notFound('user', id);
 const invitationMissing = (id: string) => () => notFound('invitation', id);
 
@@ -176,6 +182,7 @@ export const membersWidgetProcedures = {
         ResendInvitationNotFound: invitationMissing(input.userId),
         InviteeAlreadyAccepted: () =>
           new ApiError(422, 'invitation_already_accepted', 'The invitation was accepted already.'),
+        InviteeEmailNotDeliverable: notDeliverable,
       });
       return { id: 'invitation' in result ? result.invitation.id : input.userId, success: true };
     }),

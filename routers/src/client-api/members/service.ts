@@ -2,7 +2,12 @@ import type { Db } from '@atrium/db';
 import { iso, pageParams } from '../../common/schemas.ts';
 import { conflict, notFound, toApiError } from '../../errors.ts';
 import { SendInvitationInput } from '../../invitations/schemas.ts';
-import { resendInvitation, revokeInvitation, sendInvitation } from '../../invitations/service.ts';
+import {
+  type MailedInvitation,
+  resendInvitation,
+  revokeInvitation,
+  sendInvitation,
+} from '../../invitations/service.ts';
 import { findInvitation, type InvitationRow } from '../../invitations/store.ts';
 import {
   deleteOrganizationMembership,
@@ -13,6 +18,7 @@ import type { MembershipRow } from '../../organization-memberships/store.ts';
 import { requireOrganization } from '../../organizations/lookup.ts';
 import type { Permission } from '../../permissions/schemas.ts';
 import { getPermission, listPermissions } from '../../permissions/service.ts';
+import { quotaKey } from '../../quotas.ts';
 import { rolesOfOrganization } from '../../roles/service.ts';
 import type { RoleRow } from '../../roles/store.ts';
 import { type ClientScope, requirePermission } from '../principal.ts';
@@ -209,23 +215,38 @@ export async function inviteMember(scope: ClientScope, input: InviteMemberInput)
   if (input.expiresInDays !== undefined && !(input.expiresInDays >= 1 && input.expiresInDays <= 30)) {
     return typed('InvalidInvitationExpiry', { _placeholder: true });
   }
+  let sent: MailedInvitation;
   try {
-    const invitation = await sendInvitation(scope, {
+    sent = await sendInvitation(scope, {
       email,
       organization_id: scope.client.organizationId,
       role_slug: input.roleSlug,
       expires_in_days: input.expiresInDays,
       inviter_user_id: scope.client.userId ?? undefined,
     });
-    return typed('UserInvited', { invitation: toClientInvitation(invitation) });
   } catch (error) {
-    const code = toApiError(error)?.apiCode;
+    const api = toApiError(error);
+    const code = api?.apiCode;
     if (code === 'organization_membership_already_exists') return typed('InviteeAlreadyMember', { email });
     if (code === 'invitation_already_exists') return typed('InviteeAlreadyInvited', { email });
     if (isUnknownRole(error)) return typed('InvalidInviteeRole', { roleSlug: input.roleSlug ?? null });
+    // The organization holds as many pending invitations as its quota allows: it may send no more.
+    if (code === 'quota_exceeded' && api?.errors?.[0]?.field === PENDING_INVITATIONS_QUOTA) {
+      return typed('OrganizationBlockedFromSendingInvites', { _placeholder: true });
+    }
     throw error;
   }
+  // The widgets reach the invitee by e-mail only: an address the mail server refuses for good
+  // gets no invitation (revoked at once, `invitation.revoked`), and the caller is told.
+  if (sent.mail === 'refused') {
+    await revokeInvitation(scope, sent.invitation.id);
+    return typed('InviteeEmailNotDeliverable', { email });
+  }
+  return typed('UserInvited', { invitation: toClientInvitation(sent.invitation) });
 }
+
+/** The quota an organization's pending invitations count against (routers/src/quotas.ts). */
+const PENDING_INVITATIONS_QUOTA = quotaKey('pendingInvitationsPerOrganization');
 
 /** The token organization's invitation with this id, or undefined (another organization's is absent). */
 async function invitationOf(scope: ClientScope, id: string): Promise<InvitationRow | undefined> {
@@ -249,12 +270,15 @@ export async function resendMemberInvitation(scope: ClientScope, id: string) {
   if (row.state === 'accepted') return typed('InviteeAlreadyAccepted', { userId: row.acceptedUserId ?? id });
   const pending = row.state === 'pending' && row.expiresAt.getTime() > scope.now().getTime();
   if (pending) {
-    const invitation = await resendInvitation(scope, { id: row.id });
-    return typed('InvitationResent', { invitation: toClientInvitation(invitation) });
+    const resent = await resendInvitation(scope, { id: row.id });
+    // A refusal of the address leaves the invitation pending (it stood before); the caller is told.
+    if (resent.mail === 'refused') return typed('InviteeEmailNotDeliverable', { email: row.email });
+    return typed('InvitationResent', { invitation: toClientInvitation(resent.invitation) });
   }
   const again = await inviteMember(scope, { email: row.email, roleSlug: row.roleSlug ?? undefined });
   if (again.__typename === 'UserInvited') return typed('InvitationResent', { invitation: again.invitation });
   if (again.__typename === 'InviteeAlreadyMember') return typed('InviteeAlreadyAccepted', { userId: id });
+  if (again.__typename === 'InviteeEmailNotDeliverable') return again;
   throw conflict('invitation_not_resendable', 'The invitation cannot be sent again.');
 }
 
