@@ -331,6 +331,44 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     await closeClean(opened);
   });
 
+  it('UsersManagement shows the server’s refusal when the organization may send no more invites', async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env, { roleSlug: 'admin' });
+    mint = () => widgetToken(env, me.organizationId, me.userId, ['widgets:users-table:manage']);
+    // This test's quota: one pending invitation per organization (the API's config, restored after).
+    deps.config.quotas = { pendingInvitationsPerOrganization: 1 };
+    try {
+      const opened = await open('users-management');
+      const { page: p } = opened;
+      await rowOf(p, me.email).waitFor();
+      const inviteOne = async (email: string) => {
+        await p.getByRole('button', { name: 'Invite user' }).click();
+        const dialog = p.getByRole('dialog');
+        await dialog.getByLabel('Email address').fill(email);
+        await dialog.getByRole('button', { name: 'Invite', exact: true }).click();
+        return dialog;
+      };
+      const first = uniqueEmail('first');
+      await inviteOne(first);
+      await rowOf(p, first).waitFor();
+      expect((await mailbox.next()).to).toMatchObject({ text: first });
+
+      const second = uniqueEmail('second');
+      const dialog = await inviteOne(second);
+      // The widget shows this one message of the server as is (WIDGETS-API.md, UsersManagement).
+      await dialog
+        .getByRole('paragraph')
+        .filter({ hasText: 'This organization is not allowed to send invites.' })
+        .waitFor();
+      await screenshot(p, 'users-management-invites-blocked');
+      const stored = await env.http.get(`/user_management/invitations?organization_id=${me.organizationId}`);
+      expect(stored.body.data.map((i: { email: string }) => i.email)).toEqual([first]);
+      await closeClean(opened);
+    } finally {
+      deps.config.quotas = undefined;
+    }
+  });
+
   it('AdminPortalDomainVerification shows each state, restarts only a failed domain, which then verifies over DNS', async () => {
     const env = await newEnvironment();
     const verified = uniqueDomain('verified');
