@@ -33,9 +33,10 @@ async function start(dataDir: string): Promise<SpawnedServer> {
   return spawnServer({ ATRIUM_DATA_DIR: dataDir }, await freePort());
 }
 
-function stop(server: SpawnedServer): Promise<{ code: number | null }> {
+/** SIGTERM, then the exit must be a clean one (the server's output is the message when it is not). */
+async function stopCleanly(server: SpawnedServer): Promise<void> {
   server.child.kill('SIGTERM');
-  return server.exited;
+  expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
 }
 
 /** Every path under a directory whose mode lets group or others in, with that mode. */
@@ -87,7 +88,7 @@ describe('one process per data directory', () => {
     const listed = await fetch(`${first.url}/organizations`, { headers });
     expect(((await listed.json()) as { data: { name: string }[] }).data.map((o) => o.name)).toEqual(['Held']);
     expect(readFileSync(join(dataDir, LOCK_FILE), 'utf8').trim()).toBe(String(first.child.pid));
-    expect((await stop(first)).code).toBe(0);
+    await stopCleanly(first);
     expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false);
   }, 120_000);
 
@@ -103,7 +104,7 @@ describe('one process per data directory', () => {
     expect(readFileSync(join(dataDir, LOCK_FILE), 'utf8').trim()).toBe(String(server.child.pid));
     const next = await start(dataDir);
     expect(readFileSync(join(dataDir, LOCK_FILE), 'utf8').trim()).toBe(String(next.child.pid));
-    expect((await stop(next)).code).toBe(0);
+    await stopCleanly(next);
   }, 120_000);
 
   it('in one process, a second open of the directory is refused until the first is closed', async () => {
@@ -129,7 +130,7 @@ describe('a private data directory', () => {
     const dataDir = join(parent, 'data');
     const server = await start(dataDir);
     await fetch(`${server.url}/healthz`);
-    expect((await stop(server)).code).toBe(0);
+    await stopCleanly(server);
     expect((statSync(parent).mode & 0o777).toString(8)).toBe('700');
     expect((statSync(dataDir).mode & 0o777).toString(8)).toBe('700');
     expect(readdirSync(dataDir)).toContain('PG_VERSION');
@@ -146,7 +147,7 @@ describe('a private data directory', () => {
     expect(server.output()).toContain(
       `The data directory ${dataDir} was open to other users (mode 755); it is now 0700.`,
     );
-    expect((await stop(server)).code).toBe(0);
+    await stopCleanly(server);
     expect((statSync(dataDir).mode & 0o777).toString(8)).toBe('700');
     expect(openToOthers(dataDir)).toEqual([]);
   }, 120_000);
