@@ -7,7 +7,7 @@ import { recordEvent } from '../events/record.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 import { assertRoleSlugs } from '../roles/service.ts';
-import { endSessionsOfMembership } from '../sessions/service.ts';
+import { endLiveSessions } from '../sessions/service.ts';
 import type {
   CreateOrganizationMembershipInput,
   ListOrganizationMembershipsInput,
@@ -26,6 +26,12 @@ import {
   touchMembership,
   updateMembershipStatus,
 } from './store.ts';
+
+/** The live sessions a membership's user holds in its organization (ended when the membership stops). */
+const sessionsOf = (m: { userId: string; organizationId: string }) => ({
+  userId: m.userId,
+  organizationId: m.organizationId,
+});
 
 /** The single place that turns a membership row (with its organization's name) into its wire shape. */
 export function toOrganizationMembership(row: MembershipRow): OrganizationMembership {
@@ -179,7 +185,7 @@ export async function setMembershipStatus(
     if (changed) await updateMembershipStatus(tx, current.id, status, scope.now());
     const membership = toOrganizationMembership(await findMembership(tx, scope.env.id, id));
     if (changed) await recordEvent(tx, scope, 'organization_membership.updated', membership);
-    if (changed && status === 'inactive') await endSessionsOfMembership(tx, scope, current);
+    if (changed && status === 'inactive') await endLiveSessions(tx, scope, sessionsOf(current));
     return membership;
   });
 }
@@ -192,6 +198,6 @@ export async function deleteOrganizationMembership(scope: Scope, id: string, gua
     await guard?.(tx, current, null);
     if (!(await deleteMembership(tx, scope.env.id, id))) throw notFound('organization_membership', id);
     await recordEvent(tx, scope, 'organization_membership.deleted', toOrganizationMembership(current));
-    await endSessionsOfMembership(tx, scope, current);
+    await endLiveSessions(tx, scope, sessionsOf(current));
   });
 }

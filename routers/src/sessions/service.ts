@@ -8,10 +8,11 @@ import type { ListSessionsInput, Session } from './schemas.ts';
 import {
   findSession,
   findSessionOwner,
+  type LiveSessionsFilter,
   liveSessionsOfUser,
   markSessionRevoked,
   pageOfUserSessions,
-  revokeLiveSessionsOfMembership,
+  revokeLiveSessions,
   type SessionRow,
   touchSession,
 } from './store.ts';
@@ -106,23 +107,15 @@ export async function revokeSession(scope: Scope, sessionId: string, ownerId?: s
 }
 
 /**
- * Ends the user's live sessions of an organization whose membership stopped (deactivated or
- * deleted), in the caller's transaction, each with `session.revoked`. Their tokens were refused
- * already (the session check joins the active membership); this makes the sessions say so, and a
- * reactivated membership needs a new session.
+ * Ends the user's live sessions that `filter` names, in the caller's transaction, each with
+ * `session.revoked`, and answers how many: those of an organization whose membership stopped
+ * (deactivated or deleted: their tokens were refused already, as the session check joins the
+ * active membership; this makes the sessions say so, and a reactivated membership needs a new
+ * session), or every one but the caller's ("sign out of all other devices", one statement).
  */
-export async function endSessionsOfMembership(
-  tx: Db,
-  scope: Scope,
-  membership: { userId: string; organizationId: string },
-): Promise<void> {
+export async function endLiveSessions(tx: Db, scope: Scope, filter: LiveSessionsFilter): Promise<number> {
   const now = scope.now();
-  const ended = await revokeLiveSessionsOfMembership(
-    tx,
-    scope.env.id,
-    membership.userId,
-    membership.organizationId,
-    now,
-  );
+  const ended = await revokeLiveSessions(tx, scope.env.id, filter, now);
   for (const row of ended) await recordEvent(tx, scope, 'session.revoked', toSession(row, now));
+  return ended.length;
 }

@@ -1,5 +1,5 @@
 import { type Db, organizationMemberships, type PageParams, paginate, perHandle, sessions, users } from '@atrium/db';
-import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock } from '../common/store.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
@@ -62,12 +62,18 @@ export function liveSessionsOfUser(
   return limit === undefined ? query : query.limit(limit);
 }
 
-/** Marks the user's live sessions of the organization revoked at `at`, and answers them. */
-export function revokeLiveSessionsOfMembership(
+/** Which of a user's live sessions to end: those of one organization, or all but one. */
+export interface LiveSessionsFilter {
+  userId: string;
+  organizationId?: string | undefined;
+  exceptId?: string | undefined;
+}
+
+/** Marks the user's live sessions that `filter` names revoked at `at`, in one statement, and answers them. */
+export function revokeLiveSessions(
   tx: Db,
   environmentId: string,
-  userId: string,
-  organizationId: string,
+  filter: LiveSessionsFilter,
   at: Date,
 ): Promise<SessionRow[]> {
   return tx
@@ -76,8 +82,9 @@ export function revokeLiveSessionsOfMembership(
     .where(
       and(
         eq(sessions.environmentId, environmentId),
-        eq(sessions.userId, userId),
-        eq(sessions.organizationId, organizationId),
+        eq(sessions.userId, filter.userId),
+        filter.organizationId === undefined ? undefined : eq(sessions.organizationId, filter.organizationId),
+        filter.exceptId === undefined ? undefined : ne(sessions.id, filter.exceptId),
         isNull(sessions.revokedAt),
         gt(sessions.expiresAt, at),
       ),

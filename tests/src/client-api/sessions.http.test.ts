@@ -112,6 +112,35 @@ describe('UserSessions widget REST', () => {
     expect(await storedEventData(env, 'session.revoked')).toHaveLength(2);
   });
 
+  it("revoke-all ends the caller's live sessions in every organization at once, and leaves ended ones as they were", async () => {
+    const env = await newEnvironment();
+    const w = await world(env);
+    // The same user in a second organization, with two sessions there; one more here, revoked before.
+    const other = await env.http.post('/organizations', { name: 'Second' });
+    await env.http.post('/user_management/organization_memberships', {
+      user_id: w.a.userId,
+      organization_id: other.body.id,
+    });
+    const elsewhere = [
+      await anotherToken(env, other.body.id, w.a.userId),
+      await anotherToken(env, other.body.id, w.a.userId),
+    ];
+    const ended = await anotherToken(env, w.a.organizationId, w.a.userId);
+    await sdkFor(env).userManagement.revokeSession({ sessionId: JSON.parse(atob(ended.split('.')[1] as string)).sid });
+    const eventsBefore = (await storedEventData(env, 'session.revoked')).length;
+
+    const res = await w.a.graphql('mutation { revokeAllSessions { __typename } }');
+    expect(res.body).toEqual({ data: { revokeAllSessions: { __typename: 'AllSessionsRevoked' } } });
+    const mine = await statuses(env, w.a.userId);
+    expect(mine[w.aSid]).toBe('active');
+    expect(Object.values(mine).sort()).toEqual(['active', 'revoked', 'revoked', 'revoked', 'revoked']);
+    for (const token of [w.bToken, ...elsewhere])
+      expect((await clientFor(env, token).http.get('/_widgets/UserProfile/me')).status).toBe(403);
+    // One event per session it ended (b and the two elsewhere), none for the one ended before.
+    expect((await storedEventData(env, 'session.revoked')).length - eventsBefore).toBe(3);
+    expect((await statuses(env, w.c.userId))[w.cSid]).toBe('active');
+  });
+
   it.each([
     ['no body', undefined],
     ['an empty object', {}],

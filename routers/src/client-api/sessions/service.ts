@@ -1,4 +1,4 @@
-import { listLiveSessions, revokeSession, type SessionView } from '../../sessions/service.ts';
+import { endLiveSessions, listLiveSessions, revokeSession, type SessionView } from '../../sessions/service.ts';
 import { type ClientScope, requireUser } from '../principal.ts';
 
 /** One of the caller's sessions, marked `current` when the token is bound to it. */
@@ -27,14 +27,11 @@ export async function revokeOwnSession(scope: ClientScope, sessionId: string): P
   return { ...view, current: view.session.id === scope.client.sessionId };
 }
 
-/** Revokes every live session of the caller but `keepId` ("sign out of all other devices"); how many ended. */
+/**
+ * Revokes every live session of the caller but `keepId` ("sign out of all other devices"), all
+ * or none, in one transaction (one statement, and `session.revoked` for each); how many ended.
+ */
 export async function revokeOtherOwnSessions(scope: ClientScope, keepId: string): Promise<number> {
   const userId = requireUser(scope);
-  let revoked = 0;
-  for (const { session } of await listLiveSessions(scope, userId)) {
-    if (session.id === keepId) continue;
-    await revokeSession(scope, session.id, userId);
-    revoked++;
-  }
-  return revoked;
+  return scope.db.transaction((tx) => endLiveSessions(tx, scope, { userId, exceptId: keepId }));
 }
