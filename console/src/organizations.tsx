@@ -124,7 +124,22 @@ function OrganizationDetail({ env, org, changed }: { env: Env; org: Organization
   );
 }
 
-/** One domain: its state, its verification history, and manual verification with a required reason. */
+type DnsCheckView = Awaited<ReturnType<typeof trpc.admin.domains.get.query>>['domain']['dns_check'];
+
+/** What the DNS worker last saw: when, how often, what was wrong, and the zone's name servers. */
+function DnsCheck({ check }: { check: DnsCheckView }) {
+  return (
+    <p>
+      DNS checks {check.attempts}
+      {check.last_checked_at ? ` · last ${time(check.last_checked_at)}` : ''}
+      {check.error ? ` · ${check.error}` : ''}
+      {check.next_check_at ? ` · next ${time(check.next_check_at)}` : ''} · name servers{' '}
+      {check.name_servers.length > 0 ? <code>{check.name_servers.join(' ')}</code> : 'not found yet'}
+    </p>
+  );
+}
+
+/** One domain: its state, its DNS checks, its verification history, and manual verification with a required reason. */
 function DomainDetail({ domainId, changed }: { domainId: string; changed: () => void }) {
   const detail = useLoad(() => trpc.admin.domains.get.query({ domain_id: domainId }), [domainId]);
   const action = useAction();
@@ -141,6 +156,7 @@ function DomainDetail({ domainId, changed }: { domainId: string; changed: () => 
           </code>
         </p>
       ) : null}
+      {domain ? <DnsCheck check={domain.dns_check} /> : null}
       {domain && domain.state !== 'verified' ? (
         <InlineForm
           label="Verify manually"

@@ -12,6 +12,7 @@ export {
   isKnownApiKey,
 } from './auth/service.ts';
 export { authenticateClientToken, type ClientCaller } from './client-api/auth.ts';
+export { nameServerProvider } from './client-api/domains/service.ts';
 export type { GraphQLContext } from './client-api/graphql/builder.ts';
 export { clientSchema } from './client-api/graphql/schema.ts';
 export {

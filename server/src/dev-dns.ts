@@ -4,8 +4,8 @@ import dns2 from 'dns2';
 
 const { Packet } = dns2;
 
-/** What a name answers: TXT values, NXDOMAIN, or nothing at all (a server that never replies). */
-export type DevDnsAnswer = { txt: readonly string[] } | 'nxdomain' | 'no-answer';
+/** What a name answers: its TXT values and NS host names, NXDOMAIN, or nothing at all (a server that never replies). */
+export type DevDnsAnswer = { txt?: readonly string[]; ns?: readonly string[] } | 'nxdomain' | 'no-answer';
 
 export interface DevDnsServer {
   port: number;
@@ -21,9 +21,9 @@ export interface DevDnsServer {
 }
 
 /**
- * A tiny authoritative DNS server on loopback (UDP), built on `dns2`: TXT records for local
- * domain verification and for the tests. Unknown names answer NXDOMAIN; known names answer
- * their TXT values (NOERROR with no answers for other types).
+ * A tiny authoritative DNS server on loopback (UDP), built on `dns2`: TXT and NS records for
+ * local domain verification and for the tests. Unknown names answer NXDOMAIN; known names answer
+ * their TXT or NS records (NOERROR with no answers for other types, or when they have none).
  */
 export async function startDevDns(port = 0, host = '127.0.0.1'): Promise<DevDnsServer> {
   const answers = new Map<string, DevDnsAnswer>();
@@ -43,13 +43,12 @@ export async function startDevDns(port = 0, host = '127.0.0.1'): Promise<DevDnsS
       response.header.rcode = Packet.RCODE.NXDOMAIN;
       return void send(response);
     }
-    if (question.type === Packet.TYPE.TXT) {
-      for (const value of answer.txt) {
-        // dns2's typings want a Resource instance; the encoder takes a plain record.
-        const record = { name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data: value };
-        response.answers.push(record as unknown as (typeof response.answers)[number]);
-      }
-    }
+    // dns2's typings want a Resource instance; the encoder takes a plain record.
+    const push = (record: object) => response.answers.push(record as (typeof response.answers)[number]);
+    const base = { name: question.name, class: Packet.CLASS.IN, ttl: 1 };
+    if (question.type === Packet.TYPE.TXT)
+      for (const data of answer.txt ?? []) push({ ...base, type: question.type, data });
+    if (question.type === Packet.TYPE.NS) for (const ns of answer.ns ?? []) push({ ...base, type: question.type, ns });
     return void send(response);
   });
   await server.listen(port, host);
@@ -68,29 +67,39 @@ export async function startDevDns(port = 0, host = '127.0.0.1'): Promise<DevDnsS
   };
 }
 
+/** `name=value` of the command line, split at the first `=`. */
+function pairOf(arg: string): [string, string] {
+  const eq = arg.indexOf('=');
+  if (eq <= 0) throw new Error(`expected <name>=<value>, got '${arg}'`);
+  return [arg.slice(0, eq).toLowerCase(), arg.slice(eq + 1)];
+}
+
 /**
- * `npx tsx server/src/dev-dns.ts --port 5353 <name>=<value> …`: serves those TXT records until
- * stopped, e.g. `atrium-domain-verification-1a2b3c.acme.com=<verification_token>`.
+ * `npx tsx server/src/dev-dns.ts --port 5353 <name>=<value> … [--ns <name>=<host>] …`: serves
+ * those TXT (and NS) records until stopped, e.g.
+ * `atrium-domain-verification-1a2b3c.acme.com=<verification_token> --ns acme.com=ada.ns.cloudflare.com`.
  */
 async function main(argv: string[]): Promise<void> {
   let port = 5353;
-  const records: [string, string][] = [];
+  const records = new Map<string, { txt: string[]; ns: string[] }>();
+  const add = ([name, value]: [string, string], type: 'txt' | 'ns') => {
+    const record = records.get(name) ?? { txt: [], ns: [] };
+    record[type].push(value);
+    records.set(name, record);
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--port') port = Number(argv[++i]);
-    else {
-      const eq = arg.indexOf('=');
-      if (eq <= 0) throw new Error(`expected <name>=<value>, got '${arg}'`);
-      records.push([arg.slice(0, eq), arg.slice(eq + 1)]);
-    }
+    else if (arg === '--ns') add(pairOf(argv[++i] ?? ''), 'ns');
+    else add(pairOf(arg), 'txt');
   }
   const server = await startDevDns(port);
-  const byName = new Map<string, string[]>();
-  for (const [name, value] of records) byName.set(name, [...(byName.get(name) ?? []), value]);
-  for (const [name, txt] of byName) server.set(name, { txt });
+  for (const [name, record] of records) server.set(name, record);
   process.stdout.write(`DNS server on ${server.address} (set DNS_SERVERS=${server.address})\n`);
-  for (const [name, txt] of byName)
-    process.stdout.write(`  ${name} TXT ${txt.map((t) => JSON.stringify(t)).join(' ')}\n`);
+  for (const [name, { txt, ns }] of records) {
+    if (txt.length > 0) process.stdout.write(`  ${name} TXT ${txt.map((t) => JSON.stringify(t)).join(' ')}\n`);
+    if (ns.length > 0) process.stdout.write(`  ${name} NS ${ns.join(' ')}\n`);
+  }
   const stop = () => void server.close().then(() => process.exit(0));
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -62,6 +62,8 @@ export const organizationDomains = pgTable(
     lastCheckedAt: ts('last_checked_at'),
     checkAttempts: integer('check_attempts').notNull().default(0),
     verificationError: text('verification_error'),
+    /** The domain's NS host names as the DNS worker last found them; null until a lookup answered. */
+    nameServers: text('name_servers').array(),
     ...timestamps,
   },
   (t) => [

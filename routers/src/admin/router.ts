@@ -10,6 +10,7 @@ import {
   listConnections,
   setConnectionState,
 } from '../connections/service.ts';
+import { toOrganizationDomain } from '../domain-claims/service.ts';
 import {
   createApiKey,
   createEnvironment,
@@ -181,7 +182,7 @@ export const adminRouter = router({
     create: adminProcedure
       .input(CreateOrganizationDomainInput.extend({ environment: EnvironmentRef }))
       .mutation(async ({ ctx, input }) =>
-        createOrganizationDomain(await adminScope(ctx.deps, input.environment), input),
+        createOrganizationDomain(await adminScope(ctx.deps, input.environment), input, toOrganizationDomain),
       ),
     /** The domain and every event about it, newest first (its verification history). */
     get: adminProcedure

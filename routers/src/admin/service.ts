@@ -2,6 +2,8 @@ import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, type ListParams, pageParams } from '../common/schemas.ts';
 import type { Deps, Scope } from '../context.ts';
+import { toOrganizationDomain } from '../domain-claims/service.ts';
+import type { DomainRow } from '../domain-claims/store.ts';
 import { scopeOf } from '../environments/service.ts';
 import { notFound } from '../errors.ts';
 import { EVENT_RETENTION_MS, toEvent } from '../events/service.ts';
@@ -72,10 +74,24 @@ export async function searchConsoleOrganizations(scope: Scope, text: string | un
   return (await searchOrganizations(scope.db, scope.env.id, query, 50)).map(toOrganization);
 }
 
-/** A domain with its verification history: every event about it, newest first. */
+/** What the DNS worker last saw of a domain, for an operator asking why it is not verified yet. */
+function dnsCheckOf(row: DomainRow) {
+  return {
+    attempts: row.checkAttempts,
+    last_checked_at: row.lastCheckedAt?.toISOString() ?? null,
+    next_check_at: row.nextCheckAt?.toISOString() ?? null,
+    error: row.verificationError,
+    name_servers: row.nameServers ?? [],
+  };
+}
+
+/** A domain with its DNS checks so far and its verification history: every event about it, newest first. */
 export async function domainWithHistory(deps: Deps, domainId: string) {
   const scope = await adminScope(deps, await environmentOfDomain(deps.db, domainId));
-  const domain = await getOrganizationDomain(scope, domainId);
+  const domain = await getOrganizationDomain(scope, domainId, (row) => ({
+    ...toOrganizationDomain(row),
+    dns_check: dnsCheckOf(row),
+  }));
   const rows = await eventsOfDomain(scope.db, scope.env.id, domain.organization_id, domainId);
   return { domain, history: rows.map(toConsoleEvent) };
 }

@@ -40,6 +40,9 @@ export function toOrganizationDomain(row: DomainRecord): OrganizationDomain {
   };
 }
 
+/** How a caller shows a domain claim: the API's object (`toOrganizationDomain`) or a client surface's. */
+export type DomainView<T> = (row: DomainRow) => T;
+
 /** Validates a domain name by the contract's rules or throws the matching 422. */
 export function requireValidDomain(raw: string, field: string): string {
   const check = checkDomain(raw);
@@ -95,6 +98,7 @@ export function newClaim(
     lastCheckedAt: null,
     checkAttempts: 0,
     verificationError: null,
+    nameServers: null,
     createdAt: now,
     updatedAt: now,
   };

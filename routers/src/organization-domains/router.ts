@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { toOrganizationDomain } from '../domain-claims/service.ts';
 import { apiProcedure, router } from '../trpc.ts';
 import { CreateOrganizationDomainInput, DomainIdInput, OrganizationDomain } from './schemas.ts';
 import {
@@ -17,7 +18,7 @@ export const organizationDomainsRouter = router({
     })
     .input(DomainIdInput)
     .output(OrganizationDomain)
-    .query(({ ctx, input }) => getOrganizationDomain(ctx.scope, input.id)),
+    .query(({ ctx, input }) => getOrganizationDomain(ctx.scope, input.id, toOrganizationDomain)),
 
   create: apiProcedure
     .meta({
@@ -26,7 +27,7 @@ export const organizationDomainsRouter = router({
     })
     .input(CreateOrganizationDomainInput)
     .output(OrganizationDomain)
-    .mutation(({ ctx, input }) => createOrganizationDomain(ctx.scope, input)),
+    .mutation(({ ctx, input }) => createOrganizationDomain(ctx.scope, input, toOrganizationDomain)),
 
   verify: apiProcedure
     .meta({
@@ -40,7 +41,7 @@ export const organizationDomainsRouter = router({
     })
     .input(DomainIdInput)
     .output(OrganizationDomain)
-    .mutation(({ ctx, input }) => verifyOrganizationDomain(ctx.scope, input.id)),
+    .mutation(({ ctx, input }) => verifyOrganizationDomain(ctx.scope, input.id, toOrganizationDomain)),
 
   delete: apiProcedure
     .meta({
@@ -50,6 +51,6 @@ export const organizationDomainsRouter = router({
     .input(DomainIdInput)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {
-      await deleteOrganizationDomain(ctx.scope, input.id);
+      await deleteOrganizationDomain(ctx.scope, input.id, toOrganizationDomain);
     }),
 });

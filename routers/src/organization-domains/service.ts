@@ -2,6 +2,7 @@ import { type Db, type FairTake, newId, type PageParams } from '@atrium/db';
 import { asList } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import {
+  type DomainView,
   markVerified,
   newClaim,
   requireValidDomain,
@@ -35,15 +36,16 @@ const CLAIM_TRIES = 3;
  * writes nothing, the rules say why, in the order the contract checks them: the organization
  * (404), a domain verified elsewhere (409), the organization's own claim (409), the quota (422).
  */
-export async function createOrganizationDomain(
+export async function createOrganizationDomain<T>(
   scope: Scope,
   input: { organization_id: string; domain: string },
-): Promise<OrganizationDomain> {
+  view: DomainView<T>,
+): Promise<T> {
   const domain = requireValidDomain(input.domain, 'domain');
   const limit = quotaLimit(scope.deps, 'domainsPerOrganization');
   for (let attempt = 1; attempt <= CLAIM_TRIES; attempt++) {
     const created = await claimOnce(scope, input.organization_id, domain, limit);
-    if (created) return created;
+    if (created) return view(created);
     const why = await whyClaimRefused(scope.db, scope.env.id, input.organization_id, domain);
     if (!why.organization) throw notFound('organization', input.organization_id);
     if (why.verifiedElsewhere) throw verifiedByOther(domain);
@@ -53,36 +55,42 @@ export async function createOrganizationDomain(
   throw conflict('conflict', 'The request conflicted with a concurrent request; retry it.');
 }
 
-/** One run of the create statement; undefined when it wrote nothing. */
+/** One run of the create statement; the claim as written, undefined when it wrote nothing. */
 async function claimOnce(
   scope: Scope,
   organizationId: string,
   domain: string,
   limit: number,
-): Promise<OrganizationDomain | undefined> {
+): Promise<DomainRow | undefined> {
   const now = scope.now();
-  const created = toOrganizationDomain(newClaim(scope, organizationId, domain, 'pending', now));
+  const claim = newClaim(scope, organizationId, domain, 'pending', now);
   const values = {
-    id: created.id,
+    id: claim.id,
     environmentId: scope.env.id,
     organizationId,
     domain,
-    prefix: created.verification_prefix,
-    token: created.verification_token,
+    prefix: claim.verificationPrefix,
+    token: claim.verificationToken,
     at: now.toISOString(),
     limit,
   };
-  const event = { id: newId('event'), name: 'organization_domain.created', data: created, organizationId, now };
-  return (await claimWithEvent(scope, values, event)) ? created : undefined;
+  const data = toOrganizationDomain(claim);
+  const event = { id: newId('event'), name: 'organization_domain.created', data, organizationId, now };
+  return (await claimWithEvent(scope, values, event)) ? claim : undefined;
 }
 
-export async function getOrganizationDomain(scope: Scope, id: string): Promise<OrganizationDomain> {
-  return toOrganizationDomain(await loadDomain(scope.db, scope.env.id, id));
+export async function getOrganizationDomain<T>(scope: Scope, id: string, view: DomainView<T>): Promise<T> {
+  return view(await loadDomain(scope.db, scope.env.id, id));
 }
 
 /** One page of an organization's domains as the list envelope (the client surfaces list them). */
-export async function listOrganizationDomains(scope: Scope, organizationId: string, params: PageParams) {
-  return asList(await pageOfOrganizationDomains(scope.db, scope.env.id, organizationId, params), toOrganizationDomain);
+export async function listOrganizationDomains<T>(
+  scope: Scope,
+  organizationId: string,
+  params: PageParams,
+  view: DomainView<T>,
+) {
+  return asList(await pageOfOrganizationDomains(scope.db, scope.env.id, organizationId, params), view);
 }
 
 /**
@@ -90,11 +98,12 @@ export async function listOrganizationDomains(scope: Scope, organizationId: stri
  * now. A failed claim starts a new verification period; a verified one is 400. With
  * `onlyFailed` (the widgets' "Restart verification") anything but a failed claim is 409.
  */
-export async function verifyOrganizationDomain(
+export async function verifyOrganizationDomain<T>(
   scope: Scope,
   id: string,
+  view: DomainView<T>,
   options: { onlyFailed?: boolean } = {},
-): Promise<OrganizationDomain> {
+): Promise<T> {
   return scope.db.transaction(async (tx) => {
     const row = await loadDomain(tx, scope.env.id, id, 'update');
     if (options.onlyFailed && row.state !== 'failed') {
@@ -123,9 +132,8 @@ export async function verifyOrganizationDomain(
       updatedAt: now,
     });
     if (!updated) throw notFound('organization_domain', id);
-    const wire = toOrganizationDomain(updated);
-    await recordEvent(tx, scope, 'organization_domain.updated', wire);
-    return wire;
+    await recordEvent(tx, scope, 'organization_domain.updated', toOrganizationDomain(updated));
+    return view(updated);
   });
 }
 
@@ -135,14 +143,13 @@ async function assertClaimable(tx: Db, scope: Scope, row: DomainRow): Promise<vo
 }
 
 /** Deletes a domain (event `organization_domain.deleted`); the domain as it was. */
-export async function deleteOrganizationDomain(scope: Scope, id: string): Promise<OrganizationDomain> {
+export async function deleteOrganizationDomain<T>(scope: Scope, id: string, view: DomainView<T>): Promise<T> {
   return scope.db.transaction(async (tx) => {
     const deleted = await deleteDomain(tx, scope.env.id, id);
     if (!deleted) throw notFound('organization_domain', id);
     await uncountDomain(tx, deleted.organizationId);
-    const wire = toOrganizationDomain(deleted);
-    await recordEvent(tx, scope, 'organization_domain.deleted', wire);
-    return wire;
+    await recordEvent(tx, scope, 'organization_domain.deleted', toOrganizationDomain(deleted));
+    return view(deleted);
   });
 }
 
@@ -209,7 +216,10 @@ export async function takeDueDomains(
 }
 
 /** The outcome of one DNS check, as the worker saw it (never containing the token). */
-export type DnsCheckResult = { matched: true } | { matched: false; error: string };
+export type DnsCheckResult = ({ matched: true } | { matched: false; error: string }) & {
+  /** The NS host names of the domain's zone, when a lookup found them (kept for the widgets' provider icon). */
+  nameServers?: string[];
+};
 
 /** Fails a claim with `changes` and records `organization_domain.verification_failed`. */
 async function failClaim(tx: Db, scope: Scope, id: string, changes: DomainChanges): Promise<void> {
@@ -242,7 +252,11 @@ export async function applyDnsResult(
     if (!row) return 'superseded';
     if (row.state !== 'pending' || row.nextCheckAt?.getTime() !== leased.leaseUntil.getTime()) return 'superseded';
     const now = scope.now();
-    const checked = { lastCheckedAt: now, checkAttempts: row.checkAttempts + 1 };
+    const checked: DomainChanges = {
+      lastCheckedAt: now,
+      checkAttempts: row.checkAttempts + 1,
+      ...(result.nameServers ? { nameServers: result.nameServers } : {}),
+    };
     if (result.matched) {
       try {
         // A savepoint, so that losing the race to another organization (our check or the

@@ -2,6 +2,7 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { newId, PORTAL_INTENTS, type PortalIntent } from '@atrium/db';
 import type { WidgetScope } from '../client-tokens/schemas.ts';
 import type { Deps, Scope } from '../context.ts';
+import { toOrganizationDomain } from '../domain-claims/service.ts';
 import { forbidden, invalid } from '../errors.ts';
 import { randomBase62, sameDigest, sha256Hex } from '../lib/random.ts';
 import type { OrganizationDomain } from '../organization-domains/schemas.ts';
@@ -238,6 +239,7 @@ export async function addPortalDomain(
     throw invalid([{ field: 'domain', code: 'domain_required', message: 'domain is required.' }]);
   }
   const scope = scopeOfSession(deps, live);
-  const created = await createOrganizationDomain(scope, { organization_id: live.session.organizationId, domain });
-  return verifyOrganizationDomain(scope, created.id);
+  const input = { organization_id: live.session.organizationId, domain };
+  const created = await createOrganizationDomain(scope, input, (row) => row.id);
+  return verifyOrganizationDomain(scope, created, toOrganizationDomain);
 }

@@ -10,9 +10,10 @@ import {
 } from '@atrium/routers';
 import { eachLimited, TickLoop } from './loop.ts';
 
-/** What the worker needs from DNS: the TXT records of a name, each as its chunks. */
-export interface TxtResolver {
+/** What the worker needs from DNS: a name's TXT records (each as its chunks) and its NS host names. */
+export interface DnsResolver {
   resolveTxt(name: string): Promise<string[][]>;
+  resolveNs(name: string): Promise<string[]>;
 }
 
 export interface VerificationWorkerOptions {
@@ -20,9 +21,9 @@ export interface VerificationWorkerOptions {
   servers?: string[];
   /** Per-lookup timeout. */
   timeoutMs?: number;
-  /** Lookups in flight at once. */
+  /** Domains checked at once (a check is its TXT lookup and its name-server lookups, side by side). */
   concurrency?: number;
-  /** Lookups of one environment per tick (so at most this many of its in flight); half the concurrency. */
+  /** Domains of one environment per tick (so at most this many of its checks in flight); half the concurrency. */
   perEnvironment?: number;
   /** Domains taken per tick. */
   batchSize?: number;
@@ -39,13 +40,13 @@ export interface VerificationWorkerOptions {
   /** The worker's clock (tests move it). */
   now?: () => Date;
   /** Replaces the node:dns resolver (tests may count lookups through a wrapper). */
-  resolver?: TxtResolver;
+  resolver?: DnsResolver;
   /** Only these environments' domains (tests; a deployment leaves it unset). */
   environmentId?: string | string[];
 }
 
 /** A node:dns resolver with its own servers, timeout and a single try per server. */
-export function createTxtResolver(servers: string[], timeoutMs: number): TxtResolver {
+export function createDnsResolver(servers: string[], timeoutMs: number): DnsResolver {
   const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
   if (servers.length > 0) resolver.setServers(servers);
   return resolver;
@@ -57,8 +58,16 @@ export function txtMatches(value: string, token: string): boolean {
   return v === token || v === `verification_token=${token}`;
 }
 
-/** Looks up one domain's record; the error text never contains the token or record values. */
-export async function checkDomain(resolver: TxtResolver, due: DueDomain): Promise<DnsCheckResult> {
+/**
+ * Looks up one domain's record, and at the same time the name servers of the zone it lies in;
+ * the error text never contains the token or record values.
+ */
+export async function checkDomain(resolver: DnsResolver, due: DueDomain): Promise<DnsCheckResult> {
+  const [txt, nameServers] = await Promise.all([checkTxt(resolver, due), nameServersOf(resolver, due.domain)]);
+  return nameServers ? { ...txt, nameServers } : txt;
+}
+
+async function checkTxt(resolver: DnsResolver, due: DueDomain): Promise<DnsCheckResult> {
   const name = `${due.verificationPrefix}.${due.domain}`;
   try {
     const records = await resolver.resolveTxt(name);
@@ -79,6 +88,28 @@ export async function checkDomain(resolver: TxtResolver, due: DueDomain): Promis
 }
 
 /**
+ * The NS host names of the zone `domain` lies in (lower case, sorted): the domain's own, else its
+ * parent's, up to a name of two labels (never a TLD's). Undefined when no lookup answered with
+ * some: the name servers are a hint for the widgets, so a failure here never fails a check.
+ */
+export async function nameServersOf(resolver: DnsResolver, domain: string): Promise<string[] | undefined> {
+  const labels = domain.split('.');
+  for (let start = 0; labels.length - start >= 2; start++) {
+    const name = labels.slice(start).join('.');
+    let hosts: string[];
+    try {
+      hosts = await resolver.resolveNs(name);
+    } catch (error) {
+      // NOERROR without NS records: the name is inside a zone, whose apex is further up.
+      if ((error as { code?: string }).code === 'ENODATA') continue;
+      return undefined;
+    }
+    if (hosts.length > 0) return [...new Set(hosts.map((h) => h.toLowerCase().replace(/\.$/, '')))].sort();
+  }
+  return undefined;
+}
+
+/**
  * The DNS verification worker: takes due pending domains round-robin by environment, at most
  * `perEnvironment` of each per tick (leased with SKIP LOCKED, so several processes share the
  * work), looks up their TXT records with bounded concurrency, and applies each result through
@@ -86,7 +117,7 @@ export async function checkDomain(resolver: TxtResolver, due: DueDomain): Promis
  * its share of the slots, and every other environment's checks run in the same tick.
  */
 export class VerificationWorker {
-  readonly resolver: TxtResolver;
+  readonly resolver: DnsResolver;
   private readonly now: () => Date;
   private readonly timeoutMs: number;
   private readonly concurrency: number;
@@ -116,7 +147,7 @@ export class VerificationWorker {
     this.backoffMaxMs = options.backoffMaxMs ?? 60 * 60 * 1000;
     this.environments =
       options.environmentId === undefined ? undefined : ([] as string[]).concat(options.environmentId);
-    this.resolver = options.resolver ?? createTxtResolver(options.servers ?? [], this.timeoutMs);
+    this.resolver = options.resolver ?? createDnsResolver(options.servers ?? [], this.timeoutMs);
     this.loop = new TickLoop(
       async () => (await this.tick()) > 0 && this.backlog,
       options.intervalMs ?? 1_000,

@@ -391,6 +391,9 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
       domain: uniqueDomain('pending'),
     });
     expect(pending.status).toBe(201);
+    // The pending domain's zone is served by Cloudflare: its first check stores its name servers.
+    dns.set(pending.body.domain, { ns: ['ada.ns.cloudflare.com', 'bob.ns.cloudflare.com'] });
+    expect((await apiOf(env).post(`/organization_domains/${pending.body.id}/verify`)).status).toBe(201);
     const worker = new VerificationWorker(deps, {
       servers: [dns.address],
       timeoutMs: 500,
@@ -418,6 +421,16 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     expect((await textOf(p)).replace(/\s+/g, ' ')).toMatch(new RegExp(`${pending.body.domain}.*Verification pending`));
     expect((await textOf(p)).replace(/\s+/g, ' ')).toMatch(new RegExp(`${verified}.*Verified`));
     await screenshot(p, 'domain-verification');
+    // The provider's icon tile is shown for the Cloudflare domain only; the others show the generic
+    // one (the widget keeps every provider's tile in the page, visually hidden but the one shown).
+    const shownProvider = (domain: string) =>
+      item(domain)
+        .locator('[data-provider]')
+        .evaluateAll((tiles) =>
+          tiles.filter((t) => t.closest('[style*="clip"]') === null).map((t) => t.getAttribute('data-provider')),
+        );
+    expect(await shownProvider(pending.body.domain)).toEqual(['cloudflare']);
+    expect(await shownProvider(failing)).toEqual([]);
 
     // A pending domain's menu shows its record, with no restart.
     await item(pending.body.domain).getByRole('button', { name: 'Domain actions' }).click();

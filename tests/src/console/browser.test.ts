@@ -90,6 +90,8 @@ describe('the operator console in a browser', () => {
     await page.getByLabel('Domain', { exact: true }).fill(domain);
     await page.getByRole('button', { name: 'Add domain' }).click();
     await page.getByRole('heading', { name: `Domain ${domain}` }).waitFor();
+    // Not checked (no verification started): what the DNS worker saw so far.
+    await page.getByText('DNS checks 0 · name servers not found yet', { exact: true }).waitFor();
     await page.getByLabel('Reason (required, recorded on the event)').fill('Registrar confirmed by phone');
     await page.getByRole('button', { name: 'Verify manually' }).click();
     await page.getByRole('cell', { name: 'organization_domain.verified' }).waitFor();

@@ -6,7 +6,7 @@ import {
   type Deps,
   newCaches,
 } from '@atrium/routers';
-import { createTxtResolver, type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
+import { createDnsResolver, type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventNamesSince, storedEvents } from '../helpers/events.ts';
@@ -104,7 +104,9 @@ describe('DNS verification worker', () => {
   });
 
   it('backs off by doubling up to hourly', () => {
-    const worker = new VerificationWorker({} as never, { resolver: { resolveTxt: async () => [] } });
+    const worker = new VerificationWorker({} as never, {
+      resolver: { resolveTxt: async () => [], resolveNs: async () => [] },
+    });
     const delays = [0, 1, 2, 3, 4, 5, 6, 7, 8, 20].map((n) => worker.retryDelayMs(n));
     expect(delays.slice(0, 4)).toEqual([15_000, 30_000, 60_000, 120_000]);
     expect(delays.at(-1)).toBe(60 * 60 * 1000);
@@ -230,6 +232,7 @@ describe('DNS verification worker', () => {
           await gate;
           return [[name === recordName ? domain.verification_token : 'x']];
         },
+        resolveNs: async () => [],
       },
     });
     const ticking = worker.tick();
@@ -342,12 +345,13 @@ describe.skipIf(!databaseUrl)('two verification workers on one PostgreSQL', () =
       .where(eq(organizationDomains.environmentId, env.environmentId));
 
     const lookups = new Map<string, number>();
-    const real = createTxtResolver([dns.address], 2_000);
+    const real = createDnsResolver([dns.address], 2_000);
     const counting = {
       resolveTxt: (name: string) => {
         lookups.set(name, (lookups.get(name) ?? 0) + 1);
         return real.resolveTxt(name);
       },
+      resolveNs: (name: string) => real.resolveNs(name),
     };
     const secondDeps: Deps = { ...env.deps, db: second.db, driver: second.driver, caches: newCaches() };
     const options = { resolver: counting, batchSize: 7, concurrency: 4, environmentId: env.environmentId };

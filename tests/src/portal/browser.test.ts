@@ -120,6 +120,14 @@ describe('the admin portal in a browser', () => {
     await page.locator('#portal-root').getByText(name).first().waitFor({ timeout: 15_000 });
     await expect(page.locator('#portal-root').getByText('Verification pending').count()).resolves.toBeGreaterThan(0);
     await page.screenshot({ path: join(SCREENSHOTS, 'portal-domain-verification.png'), fullPage: true });
+    // The DNS providers' logos (a CDN's, refused here) are the widget's own generic globe, from the page itself.
+    const providerIcons = await page.evaluate(() => {
+      const themed = getComputedStyle(document.querySelector('.radix-themes') as Element);
+      return ['aws', 'cloudflare', 'godaddy', 'google'].map((p) =>
+        themed.getPropertyValue(`--provider-icon-${p}`).trim(),
+      );
+    });
+    for (const icon of providerIcons) expect(icon).toMatch(/^url\("data:image\/svg\+xml,/);
 
     // Publish the record on the loopback DNS server and run the DNS worker's check once.
     dns.set(recordName, { txt: [recordValue] });

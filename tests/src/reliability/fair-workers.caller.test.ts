@@ -74,6 +74,7 @@ describe('DNS verification worker, several environments', () => {
           noisyInFlight -= 1;
           return [];
         },
+        resolveNs: async () => [],
       },
     });
 

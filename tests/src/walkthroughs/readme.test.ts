@@ -243,6 +243,7 @@ describe('README walk-throughs, as written', () => {
       /^\{"id":"org_domain_\w+","state":"pending","verification_prefix":"[\w-]+","verification_token":"\w+"\}$/m,
     );
     expect(run.stdout).toContain(`DNS server on 127.0.0.1:${ports.dns}`);
+    expect(run.stdout).toContain('  acme-test.com NS ada.ns.cloudflare.com\n');
     expect(verify).toMatch(/"pending"\n(.*\n)*verified\n$/);
     expect(events).toMatch(/^\{"event":"organization_domain.verified","id":"org_domain_\w+","state":"verified"\}$/m);
     // 3.7: the receiver printed the signature header and the event.

@@ -1,5 +1,6 @@
 import type { PageParams } from '@atrium/db';
-import type { OrganizationDomain } from '../../domain-claims/schemas.ts';
+import { wireTime } from '../../domain-claims/service.ts';
+import type { DomainRow } from '../../domain-claims/store.ts';
 import { notFound } from '../../errors.ts';
 import {
   createOrganizationDomain,
@@ -29,36 +30,56 @@ export interface ClientDomain {
 
 const STATE = { pending: 'Pending', verified: 'Verified', failed: 'Failed' } as const;
 
+/** The DNS hosts whose name servers the widgets know by name (their provider icon), by host suffix. */
+const PROVIDERS: [suffix: RegExp, provider: ClientDomain['nameServer']][] = [
+  [/\.awsdns-\d+\.[a-z.]+$/, 'AwsRoute53'],
+  [/\.ns\.cloudflare\.com$/, 'CloudFlare'],
+  [/\.domaincontrol\.com$/, 'GoDaddy'],
+  [/\.googledomains\.com$/, 'GoogleDomains'],
+];
+
+/**
+ * The DNS provider of a domain by the name servers the DNS worker found for it: a known one when
+ * every name server is that provider's, else (none found yet, several providers, any other host)
+ * `Other`.
+ */
+export function nameServerProvider(hosts: readonly string[] | null): ClientDomain['nameServer'] {
+  const providers = new Set(
+    (hosts ?? []).map((host) => PROVIDERS.find(([suffix]) => suffix.test(host))?.[1] ?? 'Other'),
+  );
+  const [only] = providers;
+  return providers.size === 1 && only !== undefined ? only : 'Other';
+}
+
 /**
  * The client shape of a domain. The widget's DNS dialog shows a TXT record at host `subdomain`
  * with value `<verificationPrefix>=<verificationToken>`: Atrium's record lives at
  * `<verification_prefix>.<domain>` and the worker accepts `verification_token=<token>`, so the
  * prefix is the subdomain and `verification_token` the value's key. A domain verified without
- * DNS (`manual`: domain_data, the admin console) is `LegacyVerified`. Atrium does not look up
- * name servers, so `nameServer` is `Other`.
+ * DNS (`manual`: domain_data, the admin console) is `LegacyVerified`.
  */
-export function toClientDomain(d: OrganizationDomain): ClientDomain {
-  const state = d.state === 'verified' && d.verification_strategy === 'manual' ? 'LegacyVerified' : STATE[d.state];
+export function toClientDomain(d: DomainRow): ClientDomain {
+  const state = d.state === 'verified' && d.verificationStrategy === 'manual' ? 'LegacyVerified' : STATE[d.state];
   return {
     id: d.id,
-    organizationId: d.organization_id,
+    organizationId: d.organizationId,
     domain: d.domain,
     state,
-    nameServer: 'Other',
-    subdomain: d.verification_prefix,
+    nameServer: nameServerProvider(d.nameServers),
+    subdomain: d.verificationPrefix,
     verificationPrefix: 'verification_token',
-    verificationToken: d.verification_token,
-    createdAt: d.created_at,
+    verificationToken: d.verificationToken,
+    createdAt: wireTime(d.createdAt),
   };
 }
 
 const PERMISSION = 'widgets:domain-verification:manage';
 
 /** The domain of the token's organization, or 404 as if absent (another organization's too). */
-async function ownDomain(scope: ClientScope, id: string): Promise<OrganizationDomain> {
+async function ownDomain(scope: ClientScope, id: string): Promise<ClientDomain> {
   requirePermission(scope, PERMISSION);
-  const domain = await getOrganizationDomain(scope, id);
-  if (domain.organization_id !== scope.client.organizationId) throw notFound('organization_domain', id);
+  const domain = await getOrganizationDomain(scope, id, toClientDomain);
+  if (domain.organizationId !== scope.client.organizationId) throw notFound('organization_domain', id);
   return domain;
 }
 
@@ -66,12 +87,12 @@ async function ownDomain(scope: ClientScope, id: string): Promise<OrganizationDo
 export async function listDomains(scope: ClientScope, params?: PageParams) {
   requirePermission(scope, PERMISSION);
   const page = params ?? { limit: quotaLimit(scope.deps, 'domainsPerOrganization'), order: 'desc' };
-  const list = await listOrganizationDomains(scope, scope.client.organizationId, page);
-  return { data: list.data.map(toClientDomain), listMetadata: list.list_metadata };
+  const list = await listOrganizationDomains(scope, scope.client.organizationId, page, toClientDomain);
+  return { data: list.data, listMetadata: list.list_metadata };
 }
 
 export async function getDomain(scope: ClientScope, id: string): Promise<ClientDomain> {
-  return toClientDomain(await ownDomain(scope, id));
+  return ownDomain(scope, id);
 }
 
 /**
@@ -81,14 +102,14 @@ export async function getDomain(scope: ClientScope, id: string): Promise<ClientD
 export async function addDomain(scope: ClientScope, domain: string): Promise<ClientDomain> {
   requirePermission(scope, PERMISSION);
   const organizationId = scope.client.organizationId;
-  const created = await createOrganizationDomain(scope, { organization_id: organizationId, domain });
-  return toClientDomain(await verifyOrganizationDomain(scope, created.id));
+  const created = await createOrganizationDomain(scope, { organization_id: organizationId, domain }, (row) => row.id);
+  return verifyOrganizationDomain(scope, created, toClientDomain);
 }
 
 /** Removes a domain of the organization (event `organization_domain.deleted`); the domain as it was. */
 export async function removeDomain(scope: ClientScope, id: string): Promise<ClientDomain> {
   await ownDomain(scope, id);
-  return toClientDomain(await deleteOrganizationDomain(scope, id));
+  return deleteOrganizationDomain(scope, id, toClientDomain);
 }
 
 /**
@@ -98,5 +119,5 @@ export async function removeDomain(scope: ClientScope, id: string): Promise<Clie
  */
 export async function reverifyDomain(scope: ClientScope, id: string): Promise<ClientDomain> {
   await ownDomain(scope, id);
-  return toClientDomain(await verifyOrganizationDomain(scope, id, { onlyFailed: true }));
+  return verifyOrganizationDomain(scope, id, toClientDomain, { onlyFailed: true });
 }

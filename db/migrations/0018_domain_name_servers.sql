@@ -1,0 +1,1 @@
+ALTER TABLE "organization_domains" ADD COLUMN "name_servers" text[];
