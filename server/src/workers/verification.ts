@@ -87,14 +87,18 @@ async function checkTxt(resolver: DnsResolver, due: DueDomain): Promise<DnsCheck
   }
 }
 
+/** NS lookups per check at most: a domain's zone apex is rarely more than a few labels up. */
+const NS_LOOKUPS = 4;
+
 /**
  * The NS host names of the zone `domain` lies in (lower case, sorted): the domain's own, else its
- * parent's, up to a name of two labels (never a TLD's). Undefined when no lookup answered with
- * some: the name servers are a hint for the widgets, so a failure here never fails a check.
+ * parent's, and so on up to a name of two labels (never a TLD's), at most `NS_LOOKUPS` names.
+ * Undefined when no lookup answered with some: the name servers are a hint for the widgets, so a
+ * failure here never fails a check.
  */
 export async function nameServersOf(resolver: DnsResolver, domain: string): Promise<string[] | undefined> {
   const labels = domain.split('.');
-  for (let start = 0; labels.length - start >= 2; start++) {
+  for (let start = 0; labels.length - start >= 2 && start < NS_LOOKUPS; start++) {
     const name = labels.slice(start).join('.');
     let hosts: string[];
     try {

@@ -128,6 +128,15 @@ describe('the provider a domain widget shows, from its name servers', () => {
     expect(await storedNameServers(env, other.id)).toBeNull();
     expect(dns.queries.get(bare)).toBeGreaterThan(0);
     expect(dns.queries.get('com')).toBeUndefined();
+
+    // However deep the name, at most four names are asked (each answering NOERROR without NS).
+    const deep = uniqueDomain();
+    const names = ['a', 'b', 'c', 'd', 'e'].map((_, i, all) => `${all.slice(i).join('.')}.${deep}`);
+    const walked = await surfaces(env, a).trpc.client.domains.create.mutate({ domain: names[0] as string });
+    for (const name of [...names, deep]) dns.set(name, { txt: [] });
+    expect(await workerFor(env).tick()).toBe(1);
+    expect(await storedNameServers(env, walked.id)).toBeNull();
+    expect([...names, deep].map((name) => dns.queries.get(name) ?? 0)).toEqual([1, 1, 1, 1, 0, 0]);
   });
 
   it('the operator console shows what the DNS worker last saw: attempts, times, the error and the name servers', async () => {
