@@ -173,6 +173,8 @@ export interface Deps {
   tokens: TokenConfig;
   /** Outgoing e-mail, when SMTP is configured; without it invitations are stored and evented only. */
   mailer?: Mailer | undefined;
+  /** Where a session's IP address is, when a GeoIP city database is configured (`GEOIP_DATABASE`). */
+  geo?: GeoLocator | undefined;
   /**
    * Per-process caches: API keys by secret hash (auth/service.ts); signing keys by environment
    * id and the environment id of a client id (signing/service.ts).
@@ -196,6 +198,17 @@ export interface InvalidationState {
   listening: boolean;
   epoch: number;
   handlers: Map<string, Set<(id: string) => void>>;
+}
+
+/** A city and its country (ISO 3166-1 alpha-2), as the UserSessions widget shows a session's location. */
+export interface GeoLocation {
+  cityName: string;
+  countryISOCode: string;
+}
+
+/** Looks an IP address up in a local GeoIP database; null when it has no city for it. */
+export interface GeoLocator {
+  locate(ip: string): GeoLocation | null;
 }
 
 /** Where a request came from, as the transport saw it: the socket's address and the User-Agent. */

@@ -48,6 +48,8 @@ export {
   DEFAULT_TOKEN_SETTINGS,
   type Deps,
   type EnvironmentInfo,
+  type GeoLocation,
+  type GeoLocator,
   type IdempotencyClaim,
   type Mailer,
   type MailMessage,

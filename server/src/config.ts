@@ -97,6 +97,8 @@ export interface ServerConfig {
   smtp: { url: string; from: string; timeoutMs: number } | undefined;
   /** ATRIUM_INVITATION_URL: the accept link of invitations, `{token}` standing for the token. */
   invitationUrl: string | undefined;
+  /** GEOIP_DATABASE: a MaxMind DB city database (GeoLite2-City.mmdb) locating sessions; unset, none are. */
+  geoipDatabase: string | undefined;
   // --- client surfaces (issue #22, h22/platform) ---
   /** `/client/graphql` introspection: on unless NODE_ENV=production, where ATRIUM_GRAPHQL_INTROSPECTION=1 turns it on. */
   graphqlIntrospection: boolean;
@@ -207,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     quotas: quotas(env),
     smtp: smtp(env),
     invitationUrl: invitationUrl(env),
+    geoipDatabase: env.GEOIP_DATABASE?.trim() || undefined,
     // --- client surfaces (issue #22, h22/platform) ---
     graphqlIntrospection: env.NODE_ENV !== 'production' || boolean('ATRIUM_GRAPHQL_INTROSPECTION', false, env),
     corsOrigins: corsOrigins(env),

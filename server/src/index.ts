@@ -3,6 +3,7 @@ export { type AdminClient, type CliIo, createAdminClient, runCli } from './cli.t
 export { loadConfig, resolveMasterKey, type ServerConfig } from './config.ts';
 export { type DevDnsAnswer, type DevDnsServer, startDevDns } from './dev-dns.ts';
 export { type DevSmtpServer, startDevSmtp } from './dev-smtp.ts';
+export { openGeoLocator } from './geo.ts';
 export { createSmtpMailer, type SmtpSettings } from './mailer.ts';
 export { createDeps, createLogger, type Runtime, startRuntime } from './runtime.ts';
 export { createDnsResolver, type DnsResolver, VerificationWorker } from './workers/verification.ts';

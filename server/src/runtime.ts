@@ -10,6 +10,7 @@ import {
   countExpiredIdempotencyKeys,
   createEnvironment,
   type Deps,
+  type GeoLocator,
   INVALIDATION_CHANNEL,
   invalidationDown,
   invalidationUp,
@@ -19,6 +20,7 @@ import {
 } from '@atrium/routers';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { resolveMasterKey, type ServerConfig } from './config.ts';
+import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
 import { retentionWorker } from './workers/retention.ts';
 import { VerificationWorker } from './workers/verification.ts';
@@ -125,7 +127,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
 }
 
 /** Builds the dependencies shared by every request: one database handle, one clock, caches. */
-export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger): Deps {
+export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger, geo?: GeoLocator): Deps {
   return {
     db: handle.db,
     driver: handle.driver,
@@ -149,6 +151,7 @@ export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger):
       agentAccessTokenTtlSeconds: config.agentTokenTtlSeconds,
     },
     mailer: config.smtp ? createSmtpMailer(config.smtp) : undefined,
+    geo,
     caches: newCaches(),
   };
 }
@@ -242,9 +245,11 @@ export function openConfiguredDb(config: ServerConfig, log: Logger): Promise<DbH
 
 /** Opens storage, applies migrations, prepares first-run secrets, and listens. */
 export async function startRuntime(config: ServerConfig, log: Logger): Promise<Runtime> {
+  // Read first: a GEOIP_DATABASE that is not a City database stops the start before storage opens.
+  const geo = config.geoipDatabase ? openGeoLocator(config.geoipDatabase) : undefined;
   const handle = await openConfiguredDb(config, log);
   if (config.migrate) await handle.migrate();
-  const deps = createDeps(handle, config, log);
+  const deps = createDeps(handle, config, log, geo);
   if (config.replica) deps.replica = await openReplica(handle, config, log);
   const listener = await listenForInvalidations(handle, deps);
   const firstRun = await prepareDatabase(deps, config, log);

@@ -8,7 +8,7 @@ declare module 'vitest' {
 }
 
 /** The caller's settings for a server, CLI or SDK; none of them may change what a test sees. */
-export const CALLER_ENV = /^(ATRIUM_|WORKOS_|DATABASE_REPLICA_)|^DATABASE_URL$/;
+export const CALLER_ENV = /^(ATRIUM_|WORKOS_|DATABASE_REPLICA_)|^(DATABASE_URL|GEOIP_DATABASE)$/;
 
 /**
  * With DATABASE_URL set, the suite runs on PostgreSQL in a database made for this run (and

@@ -8,6 +8,7 @@ import {
   createSmtpMailer,
   type DevDnsServer,
   type DevSmtpServer,
+  openGeoLocator,
   startDevDns,
   startDevSmtp,
   VerificationWorker,
@@ -24,6 +25,7 @@ import {
   type WidgetPage,
 } from '../helpers/browser.ts';
 import { type ClientSetup, clientFor, clientSetup } from '../helpers/client.ts';
+import { cityRecord, mmdbOf } from '../helpers/mmdb.ts';
 import { uniqueEmail } from '../helpers/people.ts';
 import { freePort, type SpawnedServer, spawnServer } from '../helpers/spawn-server.ts';
 import { adminCaller } from '../helpers/tokens.ts';
@@ -512,6 +514,10 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     expect(await firstUse(laptop, FIREFOX_ON_MAC)).toBe(200);
     expect(await firstUse(phone, SAFARI_ON_IPHONE)).toBe(200);
     mint = async () => me.token;
+    // With a GeoIP city database (GEOIP_DATABASE), each session shows its city; loopback is Berlin in this one.
+    const geoFile = join(mkdtempSync(join(tmpdir(), 'atrium-geoip-')), 'city.mmdb');
+    writeFileSync(geoFile, mmdbOf([['127.0.0.0/8', cityRecord('Berlin', 'DE', 'Germany')]]));
+    deps.geo = openGeoLocator(geoFile);
 
     const opened = await open('user-sessions');
     const { page: p } = opened;
@@ -521,6 +527,7 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     await p.getByText('Firefox on macOS').waitFor();
     await p.getByText('Safari on iOS').waitFor();
     expect(await p.getByText(/Last seen/).count()).toBe(2);
+    expect(await p.getByText('Berlin, DE').count()).toBe(3);
     const signOuts = p.getByRole('button', { name: 'Sign out', exact: true });
     // Two other sessions, each with its own button, plus "Sign out of all other devices".
     await expect.poll(() => signOuts.count()).toBe(3);
@@ -540,11 +547,12 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     expect(after.map((s: any) => s.status).sort()).toEqual(['active', 'active', 'revoked']);
     expect(after.find((s: any) => s.id === me.claims.sid)?.status).toBe('active');
     await closeClean(opened);
+    deps.geo = undefined;
   });
 });
 
 /** The caller's settings the spawned server must not see (it takes process.env): never ATRIUM_*, WORKOS_*, DATABASE_URL. */
-const SCRUBBED = /^(ATRIUM_|WORKOS_|DATABASE_URL$|DNS_|SMTP_|PORT$|HOST$)/;
+const SCRUBBED = /^(ATRIUM_|WORKOS_|DATABASE_URL$|DNS_|SMTP_|GEOIP_|PORT$|HOST$)/;
 
 describe.skipIf(!launched.browser)('the official widgets against the real server (what npm start runs)', () => {
   let server: SpawnedServer;

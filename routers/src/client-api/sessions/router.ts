@@ -48,7 +48,7 @@ const ActiveSession = z.object({
 });
 
 /** The widgets' ActiveSession (WIDGETS-API.md §2.2): every `used*` flag false (no sign-in method is recorded). */
-function toActiveSession({ session, lastActivityAt }: OwnSession): z.infer<typeof ActiveSession> {
+function toActiveSession({ session, lastActivityAt, location }: OwnSession): z.infer<typeof ActiveSession> {
   return {
     id: session.id,
     userlandUserId: session.user_id,
@@ -56,7 +56,7 @@ function toActiveSession({ session, lastActivityAt }: OwnSession): z.infer<typeo
     userAgent: session.user_agent,
     organizationId: session.organization_id,
     state: { tag: stateTag(session.status), expiresAt: session.expires_at },
-    currentLocation: null,
+    currentLocation: location,
     ...Object.fromEntries(AUTH_FLAGS.map((flag) => [flag, false])),
     impersonatorUserId: null,
     impersonatorEmail: null,
@@ -68,14 +68,14 @@ function toActiveSession({ session, lastActivityAt }: OwnSession): z.infer<typeo
 }
 
 /** The GraphQL / typed tRPC Session (WIDGETS-API.md §4). */
-function toClientSession({ session, current, lastActivityAt }: OwnSession) {
+function toClientSession({ session, current, lastActivityAt, location }: OwnSession) {
   return {
     id: session.id,
     isCurrent: current,
     ipAddress: session.ip_address,
     userAgent: session.user_agent,
     organizationId: session.organization_id,
-    currentLocation: null as z.infer<typeof Location> | null,
+    currentLocation: location,
     lastActivityAt,
     state: { tag: stateTag(session.status), expiresAt: session.expires_at as string | null },
     createdAt: session.created_at,

@@ -1,9 +1,23 @@
+import type { GeoLocation } from '../../context.ts';
 import { endLiveSessions, listLiveSessions, revokeSession, type SessionView } from '../../sessions/service.ts';
 import { type ClientScope, requireUser } from '../principal.ts';
 
-/** One of the caller's sessions, marked `current` when the token is bound to it. */
+/**
+ * One of the caller's sessions, marked `current` when the token is bound to it, with where its
+ * device was (its IP address in the deployment's GeoIP database, if one is configured).
+ */
 export interface OwnSession extends SessionView {
   current: boolean;
+  location: GeoLocation | null;
+}
+
+function ownSession(scope: ClientScope, view: SessionView): OwnSession {
+  const ip = view.session.ip_address;
+  return {
+    ...view,
+    current: view.session.id === scope.client.sessionId,
+    location: ip && scope.deps.geo ? scope.deps.geo.locate(ip) : null,
+  };
 }
 
 /** The most sessions a list shows (each widget token is a session of at most 15 minutes). */
@@ -15,7 +29,7 @@ const MAX_LISTED = 100;
  */
 export async function listOwnSessions(scope: ClientScope): Promise<OwnSession[]> {
   const sessions = await listLiveSessions(scope, requireUser(scope), MAX_LISTED);
-  return sessions.map((view) => ({ ...view, current: view.session.id === scope.client.sessionId }));
+  return sessions.map((view) => ownSession(scope, view));
 }
 
 /**
@@ -23,8 +37,7 @@ export async function listOwnSessions(scope: ClientScope): Promise<OwnSession[]>
  * session is 404. Through sessions/service.ts, so `session.revoked` is recorded as on the API.
  */
 export async function revokeOwnSession(scope: ClientScope, sessionId: string): Promise<OwnSession> {
-  const view = await revokeSession(scope, sessionId, requireUser(scope));
-  return { ...view, current: view.session.id === scope.client.sessionId };
+  return ownSession(scope, await revokeSession(scope, sessionId, requireUser(scope)));
 }
 
 /**
