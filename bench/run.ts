@@ -67,8 +67,8 @@ const { values: args } = parseArgs({
      */
     'rate-limit-store': { type: 'string', default: 'postgres' },
     /**
-     * API processes on the one port (`ATRIUM_PROCESSES`, node:cluster). The CPU columns then
-     * measure the cluster's primary only; compare throughput against a run with 1.
+     * API processes on the one port (`ATRIUM_PROCESSES`, node:cluster). Atrium's CPU column then
+     * sums the primary and its workers; its RSS columns are the primary's alone.
      */
     processes: { type: 'string', default: '1' },
   },
@@ -227,17 +227,48 @@ function ticksOf(pid: number): number | undefined {
   }
 }
 
+/** The parent pid of one process, from /proc (undefined when it is gone or not Linux). */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The numeric entries of /proc (every process), or none off Linux. */
+function processIds(): number[] {
+  try {
+    return readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The CPU ticks of the server and of its child processes (the API workers of `--processes n`,
+ * node:cluster), by pid: with several processes every one of them counts, not the primary alone.
+ */
+function serverTicks(pid: number): Map<number, number> {
+  const ticks = new Map<number, number>();
+  const own = ticksOf(pid);
+  if (own === undefined) return ticks;
+  ticks.set(pid, own);
+  for (const child of processIds()) {
+    if (child === pid || parentOf(child) !== pid) continue;
+    const t = ticksOf(child);
+    if (t !== undefined) ticks.set(child, t);
+  }
+  return ticks;
+}
+
 /** The CPU ticks of every PostgreSQL server process on this machine (backends, WAL writer, …). */
 function postgresTicks(): Map<number, number> {
   const ticks = new Map<number, number>();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return ticks;
-  }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
+  for (const entry of processIds()) {
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
     } catch {
@@ -256,26 +287,30 @@ function postgresTicks(): Map<number, number> {
  * PostgreSQL processes that start during the run count from zero; ones that end are lost.
  */
 class CpuSplit {
-  private readonly start: { server?: number; load?: number; pg: Map<number, number> };
+  private readonly start: { server: Map<number, number>; load?: number; pg: Map<number, number> };
   constructor(
     private readonly serverPid: number | undefined,
     private readonly loadPid: number | undefined,
   ) {
-    this.start = { server: this.ticks(serverPid), load: this.ticks(loadPid), pg: postgresTicks() };
-  }
-  private ticks(pid: number | undefined) {
-    return pid === undefined ? undefined : ticksOf(pid);
+    this.start = {
+      server: serverPid === undefined ? new Map() : serverTicks(serverPid),
+      load: loadPid === undefined ? undefined : ticksOf(loadPid),
+      pg: postgresTicks(),
+    };
   }
   end(): CpuSeconds | null {
-    const server = this.ticks(this.serverPid);
-    const load = this.ticks(this.loadPid);
-    if (server === undefined || this.start.server === undefined) return null;
-    let pg = 0;
-    for (const [pid, t] of postgresTicks()) pg += t - (this.start.pg.get(pid) ?? 0);
+    const server = this.serverPid === undefined ? new Map<number, number>() : serverTicks(this.serverPid);
+    const load = this.loadPid === undefined ? undefined : ticksOf(this.loadPid);
+    if (!server.size || !this.start.server.size) return null;
+    const spent = (now: Map<number, number>, before: Map<number, number>) => {
+      let sum = 0;
+      for (const [pid, t] of now) sum += t - (before.get(pid) ?? 0);
+      return sum;
+    };
     const seconds = (t: number) => Math.round((t / CLOCK_TICKS) * 100) / 100;
     return {
-      server: seconds(server - this.start.server),
-      postgres: seconds(pg),
+      server: seconds(spent(server, this.start.server)),
+      postgres: seconds(spent(postgresTicks(), this.start.pg)),
       load: load === undefined || this.start.load === undefined ? null : seconds(load - this.start.load),
     };
   }
