@@ -15,10 +15,8 @@ if (config.processes > 1 && cluster.isPrimary) {
     log.fatal({ err: error }, `Atrium could not start: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
   });
-  // Under node:cluster the primary prints the banner once every API process listens.
-  if (cluster.isWorker) process.send?.({ atrium: 'listening', url: runtime.url });
-  else process.stdout.write(banner(config, runtime.url, runtime.firstRun));
-
+  // The stop handlers go in before anyone hears that the server listens: stdout to a pipe is
+  // written synchronously, so a supervisor may send SIGTERM before the next line runs.
   let closing = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
@@ -36,4 +34,7 @@ if (config.processes > 1 && cluster.isPrimary) {
       );
     });
   }
+  // Under node:cluster the primary prints the banner once every API process listens.
+  if (cluster.isWorker) process.send?.({ atrium: 'listening', url: runtime.url });
+  else process.stdout.write(banner(config, runtime.url, runtime.firstRun));
 }

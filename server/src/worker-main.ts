@@ -14,8 +14,6 @@ if (!config.databaseUrl) {
 const handle = await openConfiguredDb(config, log);
 if (config.migrate) await handle.migrate();
 const workers = startWorkers(createDeps(handle, config, log), config);
-log.info({ dnsServers: config.dnsServers }, 'Atrium workers started');
-
 let closing = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
@@ -35,3 +33,5 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       );
   });
 }
+// Announced once the stop handlers are in: a supervisor that heard it may stop us at once.
+log.info({ dnsServers: config.dnsServers }, 'Atrium workers started');

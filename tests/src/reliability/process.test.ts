@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createAdminClient } from '@atrium/server';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { scratchDatabase } from '../helpers/scratch-database.ts';
-import { freePort, killSpawnedServers, type SpawnedServer, spawnServer } from '../helpers/spawn-server.ts';
+import { freePort, killSpawnedServers, type SpawnedServer, spawnEntry, spawnServer } from '../helpers/spawn-server.ts';
 import { HttpClient } from '../helpers/world.ts';
 import { adminTokenFor } from './own-app.ts';
 
@@ -41,7 +41,7 @@ describe('server process', () => {
 
   const masterKey = randomBytes(32).toString('base64');
 
-  async function start(dataDir: string): Promise<SpawnedServer> {
+  function serverEnv(dataDir: string): Record<string, string> {
     const env: Record<string, string> = {
       ATRIUM_ADMIN_TOKEN: token,
       ATRIUM_DATA_DIR: dataDir,
@@ -49,7 +49,11 @@ describe('server process', () => {
     };
     // PostgreSQL deployments must name the master key that encrypts signing keys.
     if (database) Object.assign(env, { DATABASE_URL: database.url, ATRIUM_MASTER_KEY: masterKey });
-    return spawnServer(env, await freePort());
+    return env;
+  }
+
+  async function start(dataDir: string): Promise<SpawnedServer> {
+    return spawnServer(serverEnv(dataDir), await freePort());
   }
 
   async function apiKeyOf(server: SpawnedServer): Promise<string> {
@@ -74,6 +78,30 @@ describe('server process', () => {
         (error: unknown) => ({ status: 0, error }) as const,
       );
   }
+
+  it('stops cleanly on a SIGTERM sent the instant it says it listens', async () => {
+    // A supervisor that stops the server as soon as it reads the banner: the stop handlers must
+    // already be in (stdout to a pipe is written synchronously, before the next line runs).
+    const port = await freePort();
+    const env = {
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT: 'off',
+      ...serverEnv(join(dir, 'instant')),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    };
+    const server = await spawnEntry('server/src/main.ts', env, undefined);
+    let heard = '';
+    server.child.stdout?.on('data', (chunk: Buffer) => {
+      heard += chunk.toString();
+      if (heard.includes('Atrium is listening on') && server.child.signalCode === null && !server.child.killed) {
+        server.child.kill('SIGTERM');
+        processStats.terms += 1;
+      }
+    });
+    expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
+    expect(heard).toContain(`Atrium is listening on http://127.0.0.1:${port}`);
+  });
 
   it('drains in-flight requests on SIGTERM, stops, and exits 0', async () => {
     const data = join(dir, 'term');
