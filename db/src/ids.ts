@@ -30,6 +30,7 @@ export const ID_PREFIXES = {
   agentAccessToken: 'agent_at_',
   signingKey: 'key_',
   session: 'session_',
+  sessionChallenge: 'auth_challenge_',
   event: 'event_',
   webhookEndpoint: 'we_',
   webhookDelivery: 'wd_',

@@ -234,6 +234,8 @@ export interface Context {
   client?: { env: EnvironmentInfo; principal: ClientPrincipal } | undefined;
   /** Where the request came from, which a client token's session records (`noteSessionUse`). */
   device?: RequestDevice | undefined;
+  /** The raw `x-elevated-access-token` header the widgets send on mutations once the user proved a code. */
+  elevatedAccess?: string | undefined;
   /** Headers the procedures ask the transport to send (`Idempotent-Replayed: true` on a replay). */
   responseHeaders: Record<string, string>;
   /**

@@ -1,4 +1,4 @@
-import { index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { idText, timestamps, ts } from './columns.ts';
 import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
@@ -62,6 +62,35 @@ export const sessions = pgTable(
     // The retention sweep deletes sessions long past their expiry, oldest first.
     index('sessions_expires_idx').on(t.expiresAt),
   ],
+);
+
+export const SESSION_CHALLENGE_PURPOSES = ['identity', 'email_change', 'elevated_access'] as const;
+export type SessionChallengePurpose = (typeof SESSION_CHALLENGE_PURPOSES)[number];
+
+/**
+ * What a user proves within one session (the UserProfile widget's "Edit email"): a code mailed
+ * to the current address (`identity`) or to a new one (`email_change`), and the elevated access
+ * a right code grants for a few minutes (`elevated_access`). Only SHA-256s of codes and tokens
+ * are kept; a code dies after a few wrong tries. Everything dies with its session.
+ */
+export const sessionChallenges = pgTable(
+  'session_challenges',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: environmentIdColumn(),
+    sessionId: idText('session_id')
+      .notNull()
+      .references(() => sessions.id, { onDelete: 'cascade' }),
+    purpose: text('purpose').$type<SessionChallengePurpose>().notNull(),
+    /** Where the code went: the current address, or the address to change to. Null for elevated access. */
+    email: text('email'),
+    secretHash: text('secret_hash').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    expiresAt: ts('expires_at').notNull(),
+    consumedAt: ts('consumed_at'),
+    createdAt: timestamps.createdAt,
+  },
+  (t) => [index('session_challenges_session_idx').on(t.sessionId, t.purpose, t.id)],
 );
 
 export const AGENT_REGISTRATION_STATUSES = ['unverified', 'verified', 'expired', 'revoked'] as const;

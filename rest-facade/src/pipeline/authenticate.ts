@@ -55,6 +55,12 @@ export function deviceOf(req: IncomingMessage): RequestDevice {
   return { ipAddress: address || null, userAgent: agent ? agent.slice(0, MAX_USER_AGENT) : null };
 }
 
+/** The widgets' `x-elevated-access-token` (sent on mutations after a verified code), or undefined. */
+export function elevatedAccessOf(req: IncomingMessage): string | undefined {
+  const value = req.headers['x-elevated-access-token'];
+  return typeof value === 'string' && value.length > 0 && value.length <= 256 ? value : undefined;
+}
+
 /**
  * The authenticate step: the caller's identity, with the procedures' own authentication (cached
  * for live keys, never for failures). A credential that fails (401) leaves the client address.

@@ -1,5 +1,5 @@
 import { createInnerContext, type Deps } from '@atrium/routers';
-import { clientOf, deviceOf, environmentOf } from './authenticate.ts';
+import { clientOf, deviceOf, elevatedAccessOf, environmentOf } from './authenticate.ts';
 import { parseQuery, readJsonBody } from './body.ts';
 import { type RestDispatcher, takesBody } from './dispatch.ts';
 import { type Exchange, idempotencyKeyOf } from './exchange.ts';
@@ -50,6 +50,7 @@ export function restTransport(options: RestOptions): (ex: Exchange, template: st
     const ctx = createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
     ctx.client = clientOf(identity);
     ctx.device = deviceOf(ex.req);
+    ctx.elevatedAccess = elevatedAccessOf(ex.req);
     let outcome: Outcome;
     try {
       outcome = bounded(await dispatch({ ex, query, body, ctx }), maxResponseBytes);

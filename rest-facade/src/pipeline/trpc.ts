@@ -3,7 +3,7 @@ import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import type { TRPCRequestInfo } from '@trpc/server/http';
 import { resolveResponse } from '@trpc/server/http';
 import { getErrorShape } from '@trpc/server/unstable-core-do-not-import';
-import { clientOf, deviceOf, environmentOf } from './authenticate.ts';
+import { clientOf, deviceOf, elevatedAccessOf, environmentOf } from './authenticate.ts';
 import { MAX_BODY_BYTES } from './body.ts';
 import { consoleCredentials } from './console.ts';
 import { type Exchange, idempotencyKeyOf } from './exchange.ts';
@@ -91,6 +91,7 @@ async function admitBatch(deps: Deps, limits: Limits, ex: Exchange, info: TRPCRe
   const ctx = createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
   ctx.client = clientOf(identity);
   ctx.device = deviceOf(ex.req);
+  ctx.elevatedAccess = elevatedAccessOf(ex.req);
   // The operator console's calls carry its session cookie (and CSRF header), never a token.
   const console = authorization ? undefined : consoleCredentials(ex.req);
   if (console?.session !== undefined) ctx.console = console;

@@ -22,6 +22,7 @@ import {
   portalSessions,
   rolePermissions,
   roles,
+  sessionChallenges,
   sessions,
   signingKeys,
   users,
@@ -84,6 +85,8 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
   // Admin portal (issue #23).
   { name: 'portal_links', table: portalLinks, environmentId: portalLinks.environmentId },
   { name: 'portal_sessions', table: portalSessions, environmentId: portalSessions.environmentId },
+  // UserProfile's "Edit email": codes and elevated access of a session.
+  { name: 'session_challenges', table: sessionChallenges, environmentId: sessionChallenges.environmentId },
 ];
 
 /** Row counts of every scoped table for one environment, e.g. `{organizations: 2, …}`, in one query. */
@@ -899,6 +902,60 @@ export const OPERATIONS: Operation[] = [
     }),
   },
   { name: 'widgets: settings', method: 'GET', path: () => '/_widgets/settings', hasParam: false, auth: 'client' },
+  {
+    name: 'widgets: the caller sign-in methods',
+    method: 'GET',
+    path: () => '/_widgets/UserProfile/authentication-information',
+    hasParam: false,
+    auth: 'client',
+  },
+  {
+    name: 'widgets: mail a code to the caller',
+    method: 'POST',
+    path: () => '/_widgets/UserProfile/send-verification',
+    hasParam: false,
+    auth: 'client',
+    body: () => ({ extra: fc.oneof(hostileString, anyJson) }),
+  },
+  {
+    name: 'widgets: check the caller code',
+    method: 'POST',
+    path: () => '/_widgets/UserProfile/verify',
+    hasParam: false,
+    auth: 'client',
+    body: () => ({
+      code: fc.oneof(fc.constant('123456'), hostileString, anyJson),
+      authenticationChallengeId: fc.oneof(
+        fc.constant('auth_challenge_01J000000000000000000000000'),
+        hostileString,
+        anyJson,
+      ),
+    }),
+  },
+  {
+    name: 'widgets: mail a code to a new address',
+    method: 'POST',
+    path: () => '/_widgets/UserProfile/send-email-change',
+    hasParam: false,
+    auth: 'client',
+    body: () => ({ newEmail: fc.oneof(fc.constant('new@example.com'), hostileString, anyJson) }),
+  },
+  {
+    name: 'widgets: change to the new address',
+    method: 'POST',
+    path: () => '/_widgets/UserProfile/verify-email-change',
+    hasParam: false,
+    auth: 'client',
+    body: () => ({ code: fc.oneof(fc.constant('123456'), hostileString, anyJson) }),
+  },
+  {
+    name: 'widgets: set a first password',
+    method: 'POST',
+    path: () => '/_widgets/UserProfile/create-password',
+    hasParam: false,
+    auth: 'client',
+    body: () => ({ password: fc.oneof(fc.constant('correct horse battery'), hostileString, anyJson) }),
+  },
   // end h22/self
   // h22/domains: the domain verification and SSO widgets' routes (403 with an API key; with client
   // tokens in tests/src/client-api/{domains,sso}.http.test.ts).

@@ -1,0 +1,337 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sessionChallenges, users } from '@atrium/db';
+import { createApp } from '@atrium/rest-facade';
+import type { Deps } from '@atrium/routers';
+import { createSmtpMailer } from '@atrium/server';
+import { and, eq } from 'drizzle-orm';
+import { simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
+import { storedEventData } from '../helpers/events.ts';
+import { uniqueEmail } from '../helpers/people.ts';
+import { getWorld, HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+
+/**
+ * "Edit email" of the official UserProfile widget (routers/src/client-api/profile/service.ts):
+ * a code mailed to the current address grants elevated access; under it, a code mailed to the
+ * new address changes it. The codes travel through a real SMTP conversation (nodemailer to
+ * smtp-server on loopback) and are read back from the received mail, as a user would.
+ */
+interface Received {
+  to: string;
+  subject: string;
+  text: string;
+}
+const inbox: Received[] = [];
+const refused = new Set<string>();
+let smtp: SMTPServer;
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      if (!refused.has(address.address)) return callback();
+      callback(Object.assign(new Error('5.1.1 No such mailbox'), { responseCode: 550 }));
+    },
+    onData(stream, session, callback) {
+      simpleParser(stream).then(
+        (mail) => {
+          for (const rcpt of session.envelope.rcptTo) {
+            inbox.push({ to: rcpt.address, subject: mail.subject ?? '', text: mail.text ?? '' });
+          }
+          callback();
+        },
+        (error: Error) => callback(error),
+      );
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  const world = await getWorld();
+  const deps: Deps = {
+    ...world.deps,
+    mailer: createSmtpMailer({
+      url: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
+      from: 'Acme <no-reply@acme.test>',
+      timeoutMs: 5_000,
+    }),
+  };
+  server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1' }).handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+});
+
+const P = '/_widgets/UserProfile';
+
+/** A user with a widget token on this test's server (the one that mails). */
+async function member(env: TestEnvironment) {
+  const setup = await clientSetup(env, { scopes: [] });
+  const http = new HttpClient(url, { Authorization: `Bearer ${setup.token}`, ...WIDGET_HEADERS });
+  return { ...setup, http, sessionId: String(setup.claims.sid) };
+}
+
+/** The six-digit code of the last mail to `to`. */
+function codeSentTo(to: string): string {
+  const mail = inbox.filter((m) => m.to === to).at(-1);
+  const code = mail?.text.match(/\b(\d{6})\b/)?.[1];
+  if (!code) throw new Error(`no code was mailed to ${to}`);
+  return code;
+}
+
+const mailsTo = (to: string) => inbox.filter((m) => m.to === to).length;
+const wrong = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+
+async function challengesOf(sessionId: string) {
+  const { deps } = await getWorld();
+  return deps.db.select().from(sessionChallenges).where(eq(sessionChallenges.sessionId, sessionId));
+}
+
+async function storedUser(env: TestEnvironment, id: string) {
+  const { deps } = await getWorld();
+  const [row] = await deps.db
+    .select()
+    .from(users)
+    .where(and(eq(users.environmentId, env.environmentId), eq(users.id, id)));
+  return row;
+}
+
+/** Proves the current address: the elevated access token. */
+async function elevate(m: Awaited<ReturnType<typeof member>>): Promise<string> {
+  const sent = await m.http.post(`${P}/send-verification`);
+  expect(sent.status).toBe(200);
+  const verified = await m.http.post(`${P}/verify`, {
+    code: codeSentTo(m.email),
+    authenticationChallengeId: sent.body.authenticationChallenge,
+  });
+  expect(verified.status).toBe(200);
+  return verified.body.elevatedAccessToken;
+}
+
+describe('UserProfile: change e-mail with codes', () => {
+  it('proves the current address, mails the new one, changes it (verified, user.updated), then sets a first password', async () => {
+    const env = await newEnvironment();
+    const m = await member(env);
+
+    const info = await m.http.get(`${P}/authentication-information`);
+    expect(info.status).toBe(200);
+    expect(info.body).toEqual({
+      data: {
+        verificationMethods: {
+          Password: { provider: 'Password', isSetUp: false, lastUsed: null, isCurrentSession: false },
+        },
+        passwordSettings: {
+          isPasswordNumberRequired: false,
+          isPasswordPwnedRequired: false,
+          isPasswordSymbolRequired: false,
+          isPasswordUppercaseRequired: false,
+          passwordMinimumLength: 8,
+          passwordMinimumStrength: 0,
+        },
+      },
+    });
+
+    // The code goes to the current address; only its hash is stored.
+    const sent = await m.http.post(`${P}/send-verification`);
+    expect(sent.status).toBe(200);
+    expect(sent.body).toEqual({
+      authenticationChallenge: expect.stringMatching(/^auth_challenge_/),
+      type: 'EmailVerification',
+    });
+    const code = codeSentTo(m.email);
+    expect(inbox.filter((mail) => mail.to === m.email).at(-1)?.subject).toBe(`Your verification code: ${code}`);
+    const [stored] = await challengesOf(m.sessionId);
+    expect(stored).toMatchObject({ purpose: 'identity', email: m.email, attempts: 0, consumedAt: null });
+    expect(JSON.stringify(stored)).not.toContain(code);
+
+    // A wrong code is counted and answered with the tries left.
+    const miss = await m.http.post(`${P}/verify`, {
+      code: wrong(code),
+      authenticationChallengeId: sent.body.authenticationChallenge,
+    });
+    expect(miss.status).toBe(400);
+    expect(miss.body).toMatchObject({ code: 'invalid_code', message: 'The code is not right: 4 tries left.' });
+
+    const verified = await m.http.post(`${P}/verify`, {
+      code,
+      authenticationChallengeId: sent.body.authenticationChallenge,
+    });
+    expect(verified.status).toBe(200);
+    expect(verified.body).toEqual({ elevatedAccessToken: expect.any(String), expiresAt: expect.any(String) });
+    const elevated = { 'x-elevated-access-token': verified.body.elevatedAccessToken };
+    // A code is good once.
+    const again = await m.http.post(`${P}/verify`, {
+      code,
+      authenticationChallengeId: sent.body.authenticationChallenge,
+    });
+    expect(again.body.code).toBe('code_expired');
+
+    // Without elevated access, nothing is sent.
+    const newEmail = uniqueEmail('renamed');
+    const bare = await m.http.post(`${P}/send-email-change`, { newEmail });
+    expect(bare.status).toBe(403);
+    expect(bare.body.code).toBe('elevated_access_required');
+    expect(mailsTo(newEmail)).toBe(0);
+
+    const change = await m.http.post(`${P}/send-email-change`, { newEmail }, elevated);
+    expect(change.status).toBe(200);
+    expect(change.body).toEqual({ expiresAt: expect.any(String) });
+    const newCode = codeSentTo(newEmail);
+    expect((await storedUser(env, m.userId))?.email).toBe(m.email);
+
+    const missNew = await m.http.post(`${P}/verify-email-change`, { code: wrong(newCode) }, elevated);
+    expect(missNew.status).toBe(400);
+    expect((await storedUser(env, m.userId))?.email).toBe(m.email);
+
+    const done = await m.http.post(`${P}/verify-email-change`, { code: newCode }, elevated);
+    expect(done.status).toBe(200);
+    expect(done.body).toEqual({
+      user: {
+        id: m.userId,
+        email: newEmail,
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        locale: null,
+        profilePictureUrl: null,
+        oauthProfiles: null,
+      },
+      elevatedAccessToken: expect.any(String),
+      expiresAt: expect.any(String),
+    });
+    expect(await storedUser(env, m.userId)).toMatchObject({ email: newEmail, emailVerified: true });
+    expect((await m.http.get(`${P}/me`)).body.email).toBe(newEmail);
+    const updates = await storedEventData(env, 'user.updated');
+    expect(updates).toEqual([expect.objectContaining({ id: m.userId, email: newEmail, email_verified: true })]);
+
+    // The set-password step the widget offers next, under the fresh elevated access.
+    const fresh = { 'x-elevated-access-token': done.body.elevatedAccessToken };
+    const weak = await m.http.post(`${P}/create-password`, { password: 'short' }, fresh);
+    expect(weak.status).toBe(400);
+    expect(weak.body.code).toBe('password_strength_error');
+    const created = await m.http.post(`${P}/create-password`, { password: 'correct horse battery' }, fresh);
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ success: true });
+    expect((await storedUser(env, m.userId))?.passwordHash).toMatch(/^\$scrypt\$/);
+    expect((await m.http.get(`${P}/authentication-information`)).body.data.verificationMethods.Password.isSetUp).toBe(
+      true,
+    );
+    const twice = await m.http.post(`${P}/create-password`, { password: 'another good one' }, fresh);
+    expect(twice.status).toBe(400);
+    expect(twice.body.code).toBe('password_already_set');
+  });
+
+  it('refuses a taken, invalid or unchanged address before mailing anything', async () => {
+    const env = await newEnvironment();
+    const m = await member(env);
+    const other = await clientSetup(env, { organizationId: m.organizationId });
+    const token = { 'x-elevated-access-token': await elevate(m) };
+    const before = inbox.length;
+
+    const taken = await m.http.post(`${P}/send-email-change`, { newEmail: other.email.toUpperCase() }, token);
+    expect(taken.status).toBe(409);
+    expect(taken.body).toMatchObject({
+      code: 'email_already_used',
+      message: 'Another user already has this e-mail address.',
+    });
+    const invalid = await m.http.post(`${P}/send-email-change`, { newEmail: 'not an address' }, token);
+    expect(invalid.status).toBe(422);
+    const same = await m.http.post(`${P}/send-email-change`, { newEmail: m.email }, token);
+    expect(same.status).toBe(400);
+    expect(same.body.code).toBe('email_unchanged');
+
+    expect(inbox.length).toBe(before);
+    expect((await challengesOf(m.sessionId)).filter((c) => c.purpose === 'email_change')).toEqual([]);
+    expect(await storedUser(env, m.userId)).toMatchObject({ email: m.email });
+  });
+
+  it('kills a code after five wrong tries, and bounds the codes a session may ask for', async () => {
+    const env = await newEnvironment();
+    const m = await member(env);
+    const sent = await m.http.post(`${P}/send-verification`);
+    const code = codeSentTo(m.email);
+    const id = sent.body.authenticationChallenge;
+    for (let left = 4; left >= 1; left--) {
+      const res = await m.http.post(`${P}/verify`, { code: wrong(code), authenticationChallengeId: id });
+      expect(res.body.message).toBe(`The code is not right: ${left} ${left === 1 ? 'try' : 'tries'} left.`);
+    }
+    const fifth = await m.http.post(`${P}/verify`, { code: wrong(code), authenticationChallengeId: id });
+    expect(fifth.body.code).toBe('code_expired');
+    // Dead, even for the right code; nothing was granted.
+    const right = await m.http.post(`${P}/verify`, { code, authenticationChallengeId: id });
+    expect(right.status).toBe(400);
+    expect(right.body.code).toBe('code_expired');
+    expect((await challengesOf(m.sessionId)).filter((c) => c.purpose === 'elevated_access')).toEqual([]);
+
+    // Four more codes make five in the window; the sixth is refused and not mailed.
+    for (let i = 0; i < 4; i++) expect((await m.http.post(`${P}/send-verification`)).status).toBe(200);
+    const mailed = mailsTo(m.email);
+    const sixth = await m.http.post(`${P}/send-verification`);
+    expect(sixth.status).toBe(429);
+    expect(sixth.body.code).toBe('too_many_verification_codes');
+    expect(mailsTo(m.email)).toBe(mailed);
+    // Each new code ended the one before it: one open identity challenge at most.
+    const open = (await challengesOf(m.sessionId)).filter((c) => c.purpose === 'identity' && c.consumedAt === null);
+    expect(open).toHaveLength(1);
+  });
+
+  it("ties elevated access to its session: another session's token, a made-up one, a revoked session are refused", async () => {
+    const env = await newEnvironment();
+    const m = await member(env);
+    const token = await elevate(m);
+    const other = await member(env);
+    const stolen = await other.http.post(
+      `${P}/send-email-change`,
+      { newEmail: uniqueEmail('x') },
+      { 'x-elevated-access-token': token },
+    );
+    expect(stolen.status).toBe(403);
+    expect(stolen.body.code).toBe('elevated_access_required');
+    const made = await m.http.post(
+      `${P}/send-email-change`,
+      { newEmail: uniqueEmail('x') },
+      { 'x-elevated-access-token': 'x'.repeat(43) },
+    );
+    expect(made.status).toBe(403);
+
+    const revoked = await env.http.post('/user_management/sessions/revoke', { session_id: m.sessionId });
+    expect(revoked.status).toBe(200);
+    const after = await m.http.post(
+      `${P}/send-email-change`,
+      { newEmail: uniqueEmail('x') },
+      { 'x-elevated-access-token': token },
+    );
+    expect(after.status).toBe(403);
+    expect(after.body.code).toBe('invalid_client_token');
+  });
+
+  it('keeps no code the mail server refuses', async () => {
+    const env = await newEnvironment();
+    const m = await member(env);
+    refused.add(m.email);
+    const res = await m.http.post(`${P}/send-verification`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'email_not_deliverable' });
+    expect(await challengesOf(m.sessionId)).toEqual([]);
+  });
+
+  it('without a mail server: 400, nothing stored', async () => {
+    const env = await newEnvironment();
+    const m = await clientSetup(env, { scopes: [] });
+    const res = await m.http.post(`${P}/send-verification`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      code: 'email_not_configured',
+      message: 'This server sends no e-mail (SMTP_URL is not set), so it cannot send a verification code.',
+    });
+    expect(await challengesOf(String(m.claims.sid))).toEqual([]);
+  });
+});
