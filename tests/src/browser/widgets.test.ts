@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { users } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
 import {
@@ -13,6 +14,7 @@ import {
   startDevSmtp,
   VerificationWorker,
 } from '@atrium/server';
+import { eq } from 'drizzle-orm';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -25,6 +27,7 @@ import {
   type WidgetPage,
 } from '../helpers/browser.ts';
 import { type ClientSetup, clientFor, clientSetup } from '../helpers/client.ts';
+import { storedEventData } from '../helpers/events.ts';
 import { cityRecord, mmdbOf } from '../helpers/mmdb.ts';
 import { uniqueEmail } from '../helpers/people.ts';
 import { freePort, type SpawnedServer, spawnServer } from '../helpers/spawn-server.ts';
@@ -490,6 +493,64 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     await screenshot(p, 'sso-connection');
     const stored = (await env.http.get(`/connections?organization_id=${me.organizationId}`)).body.data;
     expect(stored).toEqual([expect.objectContaining({ connection_type: 'OktaSAML', name: 'Okta', state: 'active' })]);
+    await closeClean(opened);
+  });
+
+  it('UserProfile changes the e-mail address: a code to the current one, then one to the new, both over SMTP', async () => {
+    const env = await newEnvironment();
+    const org = await env.http.post('/organizations', { name: 'Profile Corp' });
+    const ada = await member(env, org.body.id, 'Ada', 'Lovelace', 'admin');
+    mint = async () => widgetToken(env, org.body.id, ada.userId, []);
+    /** The code of the next mail to `to` (mail to others, left by earlier tests, is passed over). */
+    const codeMailedTo = async (to: string) => {
+      for (;;) {
+        const mail = await mailbox.next();
+        if (mail.to && !Array.isArray(mail.to) && mail.to.text === to)
+          return mail.text?.match(/\b(\d{6})\b/)?.[1] ?? '';
+      }
+    };
+    const opened = await open('user-profile');
+    const { page: p } = opened;
+    await p.getByText(ada.email).waitFor();
+    await p.getByText('Ada Lovelace').waitFor();
+
+    // The e-mail's Edit (the second; the first is the name's) asks to verify the current address.
+    await p.getByRole('button', { name: 'Edit' }).nth(1).click();
+    const dialog = p.getByRole('dialog');
+    await dialog.getByText('Verify your identity').waitFor();
+    await dialog.getByRole('button', { name: 'Send verification code' }).click();
+    const first = await codeMailedTo(ada.email);
+    expect(first).toMatch(/^\d{6}$/);
+    await dialog.getByText('A verification code was sent to').waitFor();
+    await dialog.locator('input').first().click();
+    await p.keyboard.type(first);
+
+    // Elevated: the new address, and a code mailed to it.
+    await dialog.getByText('Change email address').waitFor();
+    const renamed = uniqueEmail('ada.renamed');
+    await dialog.getByLabel('New email address').fill(renamed);
+    await dialog.getByRole('button', { name: 'Send verification code' }).click();
+    const second = await codeMailedTo(renamed);
+    await dialog.getByText('Enter verification code').waitFor();
+    await dialog.locator('input').first().click();
+    await p.keyboard.type(second);
+
+    // Changed; a user with no password is offered one (under the fresh elevated access).
+    await dialog.getByText(`Your email has been successfully updated to ${renamed}`).waitFor();
+    await screenshot(p, 'user-profile-email-changed');
+    const stored = await env.http.get(`/user_management/users/${ada.userId}`);
+    expect(stored.body).toMatchObject({ email: renamed, email_verified: true });
+    expect(await storedEventData(env, 'user.updated')).toEqual([expect.objectContaining({ email: renamed })]);
+    const [before] = await deps.db.select().from(users).where(eq(users.id, ada.userId));
+    expect(before?.passwordHash).toBeNull();
+    await dialog.getByLabel('Enter a password').fill('correct horse battery');
+    await dialog.getByLabel('Confirm your password').fill('correct horse battery');
+    await dialog.getByRole('button', { name: 'Set password' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await p.getByText(renamed).waitFor();
+    const [after] = await deps.db.select().from(users).where(eq(users.id, ada.userId));
+    expect(after?.passwordHash).toMatch(/^\$scrypt\$/);
+    await screenshot(p, 'user-profile');
     await closeClean(opened);
   });
 

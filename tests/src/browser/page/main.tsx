@@ -4,6 +4,7 @@ import {
   AdminPortalDomainVerification,
   AdminPortalSsoConnection,
   OrganizationSwitcher,
+  UserProfile,
   UserSessions,
   UsersManagement,
   WorkOsWidgets,
@@ -56,6 +57,8 @@ function chosen(): ReactNode {
       return <AdminPortalDomainVerification authToken={authToken} />;
     case 'sso-connection':
       return <AdminPortalSsoConnection authToken={authToken} />;
+    case 'user-profile':
+      return <UserProfile authToken={authToken} />;
     default:
       return <p>Unknown widget {widget}</p>;
   }
