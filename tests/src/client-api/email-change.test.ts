@@ -5,12 +5,11 @@ import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
 import { createSmtpMailer } from '@atrium/server';
 import { and, eq } from 'drizzle-orm';
-import { simpleParser } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
 import { storedEventData } from '../helpers/events.ts';
 import { uniqueEmail } from '../helpers/people.ts';
+import { startLoopbackSmtp } from '../helpers/smtp.ts';
 import { getWorld, HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
 /**
@@ -19,44 +18,17 @@ import { getWorld, HttpClient, newEnvironment, type TestEnvironment } from '../h
  * new address changes it. The codes travel through a real SMTP conversation (nodemailer to
  * smtp-server on loopback) and are read back from the received mail, as a user would.
  */
-interface Received {
-  to: string;
-  subject: string;
-  text: string;
-}
-const inbox: Received[] = [];
-const refused = new Set<string>();
-let smtp: SMTPServer;
+let smtp: Awaited<ReturnType<typeof startLoopbackSmtp>>;
 let server: Server;
 let url: string;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onRcptTo(address, _session, callback) {
-      if (!refused.has(address.address)) return callback();
-      callback(Object.assign(new Error('5.1.1 No such mailbox'), { responseCode: 550 }));
-    },
-    onData(stream, session, callback) {
-      simpleParser(stream).then(
-        (mail) => {
-          for (const rcpt of session.envelope.rcptTo) {
-            inbox.push({ to: rcpt.address, subject: mail.subject ?? '', text: mail.text ?? '' });
-          }
-          callback();
-        },
-        (error: Error) => callback(error),
-      );
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  smtp = await startLoopbackSmtp();
   const world = await getWorld();
   const deps: Deps = {
     ...world.deps,
     mailer: createSmtpMailer({
-      url: `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`,
+      url: smtp.url,
       from: 'Acme <no-reply@acme.test>',
       timeoutMs: 5_000,
     }),
@@ -68,7 +40,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
 });
 
 const P = '/_widgets/UserProfile';
@@ -82,13 +54,13 @@ async function member(env: TestEnvironment) {
 
 /** The six-digit code of the last mail to `to`. */
 function codeSentTo(to: string): string {
-  const mail = inbox.filter((m) => m.to === to).at(-1);
+  const mail = smtp.inbox.filter((m) => m.to === to).at(-1);
   const code = mail?.text.match(/\b(\d{6})\b/)?.[1];
   if (!code) throw new Error(`no code was mailed to ${to}`);
   return code;
 }
 
-const mailsTo = (to: string) => inbox.filter((m) => m.to === to).length;
+const mailsTo = (to: string) => smtp.inbox.filter((m) => m.to === to).length;
 const wrong = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0');
 
 async function challengesOf(sessionId: string) {
@@ -148,7 +120,7 @@ describe('UserProfile: change e-mail with codes', () => {
       type: 'EmailVerification',
     });
     const code = codeSentTo(m.email);
-    expect(inbox.filter((mail) => mail.to === m.email).at(-1)?.subject).toBe(`Your verification code: ${code}`);
+    expect(smtp.inbox.filter((mail) => mail.to === m.email).at(-1)?.subject).toBe(`Your verification code: ${code}`);
     const [stored] = await challengesOf(m.sessionId);
     expect(stored).toMatchObject({ purpose: 'identity', email: m.email, attempts: 0, consumedAt: null });
     expect(JSON.stringify(stored)).not.toContain(code);
@@ -234,7 +206,7 @@ describe('UserProfile: change e-mail with codes', () => {
     const m = await member(env);
     const other = await clientSetup(env, { organizationId: m.organizationId });
     const token = { 'x-elevated-access-token': await elevate(m) };
-    const before = inbox.length;
+    const before = smtp.inbox.length;
 
     const taken = await m.http.post(`${P}/send-email-change`, { newEmail: other.email.toUpperCase() }, token);
     expect(taken.status).toBe(409);
@@ -248,7 +220,7 @@ describe('UserProfile: change e-mail with codes', () => {
     expect(same.status).toBe(400);
     expect(same.body.code).toBe('email_unchanged');
 
-    expect(inbox.length).toBe(before);
+    expect(smtp.inbox.length).toBe(before);
     expect((await challengesOf(m.sessionId)).filter((c) => c.purpose === 'email_change')).toEqual([]);
     expect(await storedUser(env, m.userId)).toMatchObject({ email: m.email });
   });
@@ -316,7 +288,7 @@ describe('UserProfile: change e-mail with codes', () => {
   it('keeps no code the mail server refuses', async () => {
     const env = await newEnvironment();
     const m = await member(env);
-    refused.add(m.email);
+    smtp.refusedForGood.add(m.email);
     const res = await m.http.post(`${P}/send-verification`);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'email_not_deliverable' });

@@ -5,11 +5,11 @@ import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
 import { createSmtpMailer } from '@atrium/server';
 import { and, eq } from 'drizzle-orm';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
 import { storedEventData } from '../helpers/events.ts';
 import { uniqueEmail } from '../helpers/people.ts';
+import { startLoopbackSmtp } from '../helpers/smtp.ts';
 import { getWorld, HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
 /**
@@ -17,39 +17,17 @@ import { getWorld, HttpClient, newEnvironment, type TestEnvironment } from '../h
  * mail server on loopback (smtp-server) that refuses some recipients for good (550) or for now
  * (450), and a server whose deps send through it (nodemailer) with a pending-invitation quota of 2.
  */
-const refusedForGood = new Set<string>();
-const refusedForNow = new Set<string>();
-const delivered: string[] = [];
-let smtp: SMTPServer;
+let smtp: Awaited<ReturnType<typeof startLoopbackSmtp>>;
 let server: Server;
 let url: string;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onRcptTo(address, _session, callback) {
-      const refusal = (code: number, text: string) => Object.assign(new Error(text), { responseCode: code });
-      if (refusedForGood.has(address.address)) return callback(refusal(550, '5.1.1 No such mailbox'));
-      if (refusedForNow.has(address.address)) return callback(refusal(450, '4.2.1 Mailbox busy, try later'));
-      callback();
-    },
-    onData(stream, session, callback) {
-      stream.resume();
-      stream.on('end', () => {
-        for (const rcpt of session.envelope.rcptTo) delivered.push(rcpt.address);
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const smtpPort = (smtp.server.address() as AddressInfo).port;
+  smtp = await startLoopbackSmtp();
   const world = await getWorld();
   const deps: Deps = {
     ...world.deps,
     mailer: createSmtpMailer({
-      url: `smtp://127.0.0.1:${smtpPort}`,
+      url: smtp.url,
       from: 'Acme <no-reply@acme.test>',
       timeoutMs: 5_000,
     }),
@@ -62,7 +40,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
 });
 
 /** A widget token's calls on this test's server (the one that mails). */
@@ -91,21 +69,21 @@ describe('an invitation e-mail the mail server refuses', () => {
     const env = await newEnvironment();
     const m = await member(env);
     const email = uniqueEmail('bounce');
-    refusedForGood.add(email);
+    smtp.refusedForGood.add(email);
 
     const res = await m.graphql(INVITE, { email });
     expect(res).toEqual({ data: { inviteUser: { __typename: 'InviteeEmailNotDeliverable', email } } });
     const stored = await storedInvitations(env, email);
     expect(stored).toEqual([{ id: expect.any(String), state: 'revoked' }]);
     expect((await storedEventData(env, 'invitation.revoked')).map((e) => e.id)).toEqual([stored[0]?.id]);
-    expect(delivered).not.toContain(email);
+    expect(smtp.delivered()).not.toContain(email);
   });
 
   it('for good, through the widget REST: 400 with its code, and the API-key path keeps its invitation', async () => {
     const env = await newEnvironment();
     const m = await member(env);
     const email = uniqueEmail('bounce');
-    refusedForGood.add(email);
+    smtp.refusedForGood.add(email);
 
     const res = await m.http.post('/_widgets/UserManagement/invite-user', { email, roles: [] });
     expect(res.status).toBe(400);
@@ -118,7 +96,7 @@ describe('an invitation e-mail the mail server refuses', () => {
     // The API answers the invitation as upstream does (its accept link can go another way); it stands.
     const api = new HttpClient(url, { Authorization: `Bearer ${env.apiKey}` });
     const other = uniqueEmail('bounce');
-    refusedForGood.add(other);
+    smtp.refusedForGood.add(other);
     const sent = await api.post('/user_management/invitations', { email: other, organization_id: m.organizationId });
     expect(sent.status).toBe(201);
     expect(sent.body.state).toBe('pending');
@@ -129,7 +107,7 @@ describe('an invitation e-mail the mail server refuses', () => {
     const env = await newEnvironment();
     const m = await member(env);
     const email = uniqueEmail('busy');
-    refusedForNow.add(email);
+    smtp.refusedForNow.add(email);
     const res = await m.graphql(INVITE, { email });
     expect(res.data.inviteUser).toMatchObject({ __typename: 'UserInvited', invitation: { status: 'Pending' } });
     expect((await storedInvitations(env, email)).map((i) => i.state)).toEqual(['pending']);
@@ -141,12 +119,12 @@ describe('an invitation e-mail the mail server refuses', () => {
     const email = uniqueEmail('later-bounce');
     const invited = await m.graphql(INVITE, { email });
     const id = invited.data.inviteUser.invitation.id as string;
-    expect(delivered).toContain(email);
+    expect(smtp.delivered()).toContain(email);
 
     const resent = await m.graphql(RESEND, { id });
     expect(resent.data.resendInvitation).toEqual({ __typename: 'InvitationResent', invitation: { id } });
 
-    refusedForGood.add(email);
+    smtp.refusedForGood.add(email);
     const refused = await m.graphql(RESEND, { id });
     expect(refused.data.resendInvitation).toEqual({ __typename: 'InviteeEmailNotDeliverable', email });
     expect((await storedInvitations(env, email)).map((i) => i.state)).toEqual(['pending']);
@@ -176,6 +154,6 @@ describe('an organization at its pending-invitation quota', () => {
       message: 'This organization is not allowed to send invites.',
     });
     expect(await storedInvitations(env, third)).toEqual([]);
-    expect(delivered).not.toContain(third);
+    expect(smtp.delivered()).not.toContain(third);
   });
 });
