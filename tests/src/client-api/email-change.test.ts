@@ -2,10 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sessionChallenges, users } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
-import type { Deps } from '@atrium/routers';
+import type { AppRouter, Deps } from '@atrium/routers';
 import { createSmtpMailer } from '@atrium/server';
+import { createTRPCClient, httpLink } from '@trpc/client';
 import { and, eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GraphQLClient } from 'graphql-request';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
 import { storedEventData } from '../helpers/events.ts';
 import { uniqueEmail } from '../helpers/people.ts';
@@ -21,12 +23,15 @@ import { getWorld, HttpClient, newEnvironment, type TestEnvironment } from '../h
 let smtp: Awaited<ReturnType<typeof startLoopbackSmtp>>;
 let server: Server;
 let url: string;
+/** How far this test server's clock is ahead of the real one (to outlive a code or elevated access). */
+let clockOffsetMs = 0;
 
 beforeAll(async () => {
   smtp = await startLoopbackSmtp();
   const world = await getWorld();
   const deps: Deps = {
     ...world.deps,
+    now: () => new Date(Date.now() + clockOffsetMs),
     mailer: createSmtpMailer({
       url: smtp.url,
       from: 'Acme <no-reply@acme.test>',
@@ -36,6 +41,10 @@ beforeAll(async () => {
   server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1' }).handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterEach(() => {
+  clockOffsetMs = 0;
 });
 
 afterAll(async () => {
@@ -145,7 +154,7 @@ describe('UserProfile: change e-mail with codes', () => {
       code,
       authenticationChallengeId: sent.body.authenticationChallenge,
     });
-    expect(again.body.code).toBe('code_expired');
+    expect(again.body).toMatchObject({ code: 'code_already_used', message: 'This code was used already.' });
 
     // Without elevated access, nothing is sent.
     const newEmail = uniqueEmail('renamed');
@@ -236,11 +245,14 @@ describe('UserProfile: change e-mail with codes', () => {
       expect(res.body.message).toBe(`The code is not right: ${left} ${left === 1 ? 'try' : 'tries'} left.`);
     }
     const fifth = await m.http.post(`${P}/verify`, { code: wrong(code), authenticationChallengeId: id });
-    expect(fifth.body.code).toBe('code_expired');
+    expect(fifth.body).toMatchObject({
+      code: 'too_many_attempts',
+      message: 'The code was tried too often: ask for a new one.',
+    });
     // Dead, even for the right code; nothing was granted.
     const right = await m.http.post(`${P}/verify`, { code, authenticationChallengeId: id });
     expect(right.status).toBe(400);
-    expect(right.body.code).toBe('code_expired');
+    expect(right.body.code).toBe('too_many_attempts');
     expect((await challengesOf(m.sessionId)).filter((c) => c.purpose === 'elevated_access')).toEqual([]);
 
     // Four more codes make five in the window; the sixth is refused and not mailed.
@@ -305,5 +317,190 @@ describe('UserProfile: change e-mail with codes', () => {
       message: 'This server sends no e-mail (SMTP_URL is not set), so it cannot send a verification code.',
     });
     expect(await challengesOf(String(m.claims.sid))).toEqual([]);
+  });
+});
+
+const MINUTES = 60_000;
+
+describe('the same flow on /client/graphql (graphql-request) and typed tRPC', () => {
+  async function onSurfaces(env: TestEnvironment) {
+    const m = await member(env);
+    const headers = { Authorization: `Bearer ${m.token}`, ...WIDGET_HEADERS };
+    const gql = new GraphQLClient(`${url}/client/graphql`, { headers });
+    const trpc = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${url}/trpc`, headers })] });
+    return { ...m, gql, trpc };
+  }
+
+  it('answers every step as the declared union variants, refusals included', async () => {
+    const env = await newEnvironment();
+    const m = await onSurfaces(env);
+    const other = await clientSetup(env, { organizationId: m.organizationId });
+
+    const sent = await m.gql.request<any>(`mutation { sendVerificationCode {
+      __typename ... on VerificationCodeSent { authenticationChallengeId expiresAt } ... on DailyEmailQuotaExceeded { message } } }`);
+    expect(sent.sendVerificationCode).toEqual({
+      __typename: 'VerificationCodeSent',
+      authenticationChallengeId: expect.stringMatching(/^auth_challenge_/),
+      expiresAt: expect.any(String),
+    });
+    const code = codeSentTo(m.email);
+    const VERIFY = `mutation ($id: ID!, $code: String!) { verifyCurrentEmail(input: { authenticationChallengeId: $id, code: $code }) {
+      __typename ... on CurrentEmailVerified { elevatedAccessToken expiresAt }
+      ... on VerificationCodeIncorrect { message } ... on VerificationCodePreviouslyUsed { message }
+      ... on VerificationCodeExpired { message } ... on VerificationTooManyAttempts { message } } }`;
+    const id = sent.sendVerificationCode.authenticationChallengeId;
+    expect((await m.gql.request<any>(VERIFY, { id, code: wrong(code) })).verifyCurrentEmail).toEqual({
+      __typename: 'VerificationCodeIncorrect',
+      message: 'The code is not right: 4 tries left.',
+    });
+    const verified = (await m.gql.request<any>(VERIFY, { id, code })).verifyCurrentEmail;
+    expect(verified).toEqual({
+      __typename: 'CurrentEmailVerified',
+      elevatedAccessToken: expect.any(String),
+      expiresAt: expect.any(String),
+    });
+    expect((await m.gql.request<any>(VERIFY, { id, code })).verifyCurrentEmail.__typename).toBe(
+      'VerificationCodePreviouslyUsed',
+    );
+    const token = verified.elevatedAccessToken;
+
+    const SEND = `mutation ($token: String!, $email: String!) { sendEmailChange(input: { elevatedAccessToken: $token, newEmail: $email }) {
+      __typename ... on EmailChangeSent { expiresAt } ... on EmailNotAvailable { message } ... on InvalidEmail { message }
+      ... on IdentityVerificationInvalid { message } ... on IdentityVerificationExpired { message } } }`;
+    const send = async (t: string, email: string) =>
+      (await m.gql.request<any>(SEND, { token: t, email })).sendEmailChange;
+    expect((await send('made-up', uniqueEmail('x'))).__typename).toBe('IdentityVerificationInvalid');
+    expect(await send(token, other.email)).toEqual({
+      __typename: 'EmailNotAvailable',
+      message: 'Another user already has this e-mail address.',
+    });
+    expect((await send(token, 'nope')).__typename).toBe('InvalidEmail');
+    const newEmail = uniqueEmail('gql');
+    expect(await send(token, newEmail)).toEqual({ __typename: 'EmailChangeSent', expiresAt: expect.any(String) });
+
+    const CONFIRM = `mutation ($token: String!, $code: String!) { confirmEmailChange(input: { elevatedAccessToken: $token, code: $code }) {
+      __typename ... on EmailChangeConfirmed { elevatedAccessToken user { id email emailVerified passwordSet } }
+      ... on EmailChangeCodeIncorrect { message } ... on EmailChangeCodePreviouslyUsed { message } } }`;
+    const newCode = codeSentTo(newEmail);
+    const confirm = async (c: string) => (await m.gql.request<any>(CONFIRM, { token, code: c })).confirmEmailChange;
+    expect((await confirm(wrong(newCode))).__typename).toBe('EmailChangeCodeIncorrect');
+    const confirmed = await confirm(newCode);
+    expect(confirmed).toEqual({
+      __typename: 'EmailChangeConfirmed',
+      elevatedAccessToken: expect.any(String),
+      user: { id: m.userId, email: newEmail, emailVerified: true, passwordSet: false },
+    });
+    expect((await confirm(newCode)).__typename).toBe('EmailChangeCodePreviouslyUsed');
+    expect(await storedUser(env, m.userId)).toMatchObject({ email: newEmail, emailVerified: true });
+
+    const CREATE = `mutation ($token: String!, $password: String!) { createPassword(input: { elevatedAccessToken: $token, password: $password }) {
+      __typename ... on PasswordCreated { success } ... on UserAlreadyHasPassword { _placeholder }
+      ... on ElevatedAccessTokenInvalid { message }
+      ... on PasswordPolicyViolation { code message violations { code message minimumLength maximumLength } } } }`;
+    const create = async (t: string, password: string) =>
+      (await m.gql.request<any>(CREATE, { token: t, password })).createPassword;
+    const fresh = confirmed.elevatedAccessToken;
+    expect((await create('made-up', 'correct horse battery')).__typename).toBe('ElevatedAccessTokenInvalid');
+    expect(await create(fresh, 'short')).toEqual({
+      __typename: 'PasswordPolicyViolation',
+      code: 'password_too_short',
+      message: 'A password needs at least 8 characters.',
+      violations: [
+        {
+          code: 'password_too_short',
+          message: 'A password needs at least 8 characters.',
+          minimumLength: 8,
+          maximumLength: null,
+        },
+      ],
+    });
+    expect(await create(fresh, 'correct horse battery')).toEqual({ __typename: 'PasswordCreated', success: true });
+    expect(await create(fresh, 'another good one')).toEqual({
+      __typename: 'UserAlreadyHasPassword',
+      _placeholder: true,
+    });
+  });
+
+  it('outlived: a code past its 10 minutes and elevated access past its 10 minutes are refused as expired', async () => {
+    const env = await newEnvironment();
+    // Two users: one holds a code, the other elevated access; then eleven minutes pass (the widget
+    // tokens, good for fifteen, still are).
+    const a = await onSurfaces(env);
+    const sent = await a.trpc.client.emailChange.sendVerificationCode.mutate();
+    if (sent.__typename !== 'VerificationCodeSent') throw new Error(sent.__typename);
+    const code = codeSentTo(a.email);
+    const b = await onSurfaces(env);
+    const bSent = await b.trpc.client.emailChange.sendVerificationCode.mutate();
+    if (bSent.__typename !== 'VerificationCodeSent') throw new Error(bSent.__typename);
+    const verified = await b.trpc.client.emailChange.verifyCurrentEmail.mutate({
+      authenticationChallengeId: bSent.authenticationChallengeId,
+      code: codeSentTo(b.email),
+    });
+    if (verified.__typename !== 'CurrentEmailVerified') throw new Error(verified.__typename);
+    clockOffsetMs = 11 * MINUTES;
+
+    expect(
+      await a.trpc.client.emailChange.verifyCurrentEmail.mutate({
+        authenticationChallengeId: sent.authenticationChallengeId,
+        code,
+      }),
+    ).toEqual({ __typename: 'VerificationCodeExpired', message: 'The code has expired: ask for a new one.' });
+    const elevatedAccessToken = verified.elevatedAccessToken;
+    expect(
+      await b.trpc.client.emailChange.sendEmailChange.mutate({ elevatedAccessToken, newEmail: uniqueEmail('late') }),
+    ).toEqual({
+      __typename: 'IdentityVerificationExpired',
+      message: 'Your verification has expired: verify your identity again.',
+    });
+    expect(
+      await b.trpc.client.emailChange.createPassword.mutate({ elevatedAccessToken, password: 'correct horse battery' }),
+    ).toMatchObject({ __typename: 'ElevatedAccessTokenExpired' });
+    // Over REST, the same refusal is a 403 the widget shows; nothing was mailed or stored.
+    const rest = await b.http.post(
+      `${P}/send-email-change`,
+      { newEmail: uniqueEmail('late') },
+      { 'x-elevated-access-token': elevatedAccessToken },
+    );
+    expect(rest.status).toBe(403);
+    expect(rest.body).toMatchObject({
+      code: 'elevated_access_required',
+      message: 'Your verification has expired: verify your identity again.',
+    });
+    expect((await challengesOf(b.sessionId)).filter((c) => c.purpose === 'email_change')).toEqual([]);
+    expect((await storedUser(env, b.userId))?.passwordHash).toBeNull();
+  });
+
+  it('typed tRPC changes the address too, and without a code sent there is no pending change', async () => {
+    const env = await newEnvironment();
+    const m = await onSurfaces(env);
+    const sent = await m.trpc.client.emailChange.sendVerificationCode.mutate();
+    if (sent.__typename !== 'VerificationCodeSent') throw new Error(sent.__typename);
+    const verified = await m.trpc.client.emailChange.verifyCurrentEmail.mutate({
+      authenticationChallengeId: sent.authenticationChallengeId,
+      code: codeSentTo(m.email),
+    });
+    if (verified.__typename !== 'CurrentEmailVerified') throw new Error(verified.__typename);
+    const token = verified.elevatedAccessToken;
+    expect(
+      await m.trpc.client.emailChange.confirmEmailChange.mutate({ elevatedAccessToken: token, code: '000000' }),
+    ).toEqual({
+      __typename: 'NoPendingEmailChange',
+      message: 'No code was sent to a new address: ask for one first.',
+    });
+    const newEmail = uniqueEmail('trpc');
+    expect(
+      await m.trpc.client.emailChange.sendEmailChange.mutate({ elevatedAccessToken: token, newEmail }),
+    ).toMatchObject({
+      __typename: 'EmailChangeSent',
+    });
+    const confirmed = await m.trpc.client.emailChange.confirmEmailChange.mutate({
+      elevatedAccessToken: token,
+      code: codeSentTo(newEmail),
+    });
+    expect(confirmed).toMatchObject({
+      __typename: 'EmailChangeConfirmed',
+      user: { id: m.userId, email: newEmail, emailVerified: true },
+    });
+    expect((await storedUser(env, m.userId))?.email).toBe(newEmail);
   });
 });

@@ -6,22 +6,10 @@ import type { User } from '../../users/schemas.ts';
 import { builder } from '../graphql/builder.ts';
 import type { ClientScope } from '../principal.ts';
 import { OAUTH_PROVIDERS } from '../sso/router.ts';
-import {
-  authenticationInformation,
-  createOwnPassword,
-  getMe,
-  getOrganizationUser,
-  ownPasswordSet,
-  type ProfileChanges,
-  sendEmailChangeCode,
-  sendIdentityCode,
-  updateProfile,
-  verifyEmailChange,
-  verifyIdentityCode,
-} from './service.ts';
+import { getMe, getOrganizationUser, ownPasswordSet, type ProfileChanges, updateProfile } from './service.ts';
 
 /** The widgets' Me (WIDGETS-API.md §2.2); Atrium keeps no OAuth profiles. */
-const Me = z.object({
+export const Me = z.object({
   id: z.string(),
   email: z.string(),
   firstName: z.string().nullable(),
@@ -31,7 +19,7 @@ const Me = z.object({
   oauthProfiles: z.null(),
 });
 
-const toMe = (user: User): z.infer<typeof Me> => ({
+export const toMe = (user: User): z.infer<typeof Me> => ({
   id: user.id,
   email: user.email,
   firstName: user.first_name,
@@ -44,36 +32,6 @@ const toMe = (user: User): z.infer<typeof Me> => ({
 /** A profile field as sent: bounded here, checked by the users service's rules. */
 const ProfileField = z.string().max(1024).nullish();
 const UpdateMeInput = z.object({ firstName: ProfileField, lastName: ProfileField, locale: ProfileField });
-
-const profileRoute = (method: 'GET' | 'POST', path: string, summary: string) => ({
-  openapi: { method, path: `/_widgets/UserProfile/${path}` as const, tags: ['Widgets'], summary },
-});
-
-/** A mailed code as typed (six digits; anything else is simply not right). */
-const Code = z.string().max(64);
-
-const ElevatedAccess = z.object({ elevatedAccessToken: z.string(), expiresAt: z.string() });
-
-const AuthenticationInformation = z.object({
-  data: z.object({
-    verificationMethods: z.object({
-      Password: z.object({
-        provider: z.literal('Password'),
-        isSetUp: z.boolean(),
-        lastUsed: z.string().nullable(),
-        isCurrentSession: z.boolean(),
-      }),
-    }),
-    passwordSettings: z.object({
-      isPasswordNumberRequired: z.boolean(),
-      isPasswordPwnedRequired: z.boolean(),
-      isPasswordSymbolRequired: z.boolean(),
-      isPasswordUppercaseRequired: z.boolean(),
-      passwordMinimumLength: z.number(),
-      passwordMinimumStrength: z.number(),
-    }),
-  }),
-});
 
 /** REST's answer to an invalid locale: 400 (the widgets show the message). */
 async function updateMe(scope: ClientScope, changes: ProfileChanges): Promise<User> {
@@ -102,58 +60,15 @@ export const profileWidgetProcedures = {
     .input(UpdateMeInput)
     .output(Me)
     .mutation(async ({ ctx, input }) => toMe(await updateMe(ctx.scope, input))),
-
-  // "Edit email" (WIDGETS-API.md section 2.1, after row 20): a code proves the current address and
-  // grants elevated access (`x-elevated-access-token`), under which a code to the new one changes it.
-  authenticationInformation: clientProcedure
-    .meta(profileRoute('GET', 'authentication-information', "The caller's sign-in methods and password policy"))
-    .input(z.object({}))
-    .output(AuthenticationInformation)
-    .query(({ ctx }) => authenticationInformation(ctx.scope)),
-
-  sendVerification: clientProcedure
-    .meta(profileRoute('POST', 'send-verification', "Mail a code to the caller's current e-mail address"))
-    .input(z.object({}))
-    .output(z.object({ authenticationChallenge: z.string(), type: z.literal('EmailVerification') }))
-    .mutation(({ ctx }) => sendIdentityCode(ctx.scope)),
-
-  verify: clientProcedure
-    .meta(profileRoute('POST', 'verify', 'Check the code; a right one grants elevated access'))
-    .input(z.object({ code: Code, authenticationChallengeId: Id }))
-    .output(ElevatedAccess)
-    .mutation(({ ctx, input }) => verifyIdentityCode(ctx.scope, input.authenticationChallengeId, input.code)),
-
-  sendEmailChange: clientProcedure
-    .meta(profileRoute('POST', 'send-email-change', 'Mail a code to the new e-mail address (elevated access)'))
-    .input(z.object({ newEmail: z.string().max(1024) }))
-    .output(z.object({ expiresAt: z.string() }))
-    .mutation(({ ctx, input }) => sendEmailChangeCode(ctx.scope, ctx.elevatedAccess, input.newEmail)),
-
-  verifyEmailChange: clientProcedure
-    .meta(
-      profileRoute('POST', 'verify-email-change', "Check the new address's code and change to it (elevated access)"),
-    )
-    .input(z.object({ code: Code }))
-    .output(ElevatedAccess.extend({ user: Me }))
-    .mutation(async ({ ctx, input }) => {
-      const { user, ...access } = await verifyEmailChange(ctx.scope, ctx.elevatedAccess, input.code);
-      return { user: toMe(user), ...access };
-    }),
-
-  createPassword: clientProcedure
-    .meta({ ...profileRoute('POST', 'create-password', 'Set a first password (elevated access)'), successStatus: 201 })
-    .input(z.object({ password: z.string().max(4096) }))
-    .output(z.object({ success: z.boolean() }))
-    .mutation(({ ctx, input }) => createOwnPassword(ctx.scope, ctx.elevatedAccess, input.password)),
 };
 
 /** GraphQL's User (WIDGETS-API.md §4); `self` marks the caller's own, the only one with password facts. */
-interface ClientUser {
+export interface ClientUser {
   user: User;
   self: boolean;
 }
 
-const ClientUserSchema = z.object({
+export const ClientUserSchema = z.object({
   id: z.string(),
   email: z.string(),
   emailVerified: z.boolean(),
@@ -165,7 +80,7 @@ const ClientUserSchema = z.object({
   connectedAccounts: z.array(z.never()),
 });
 
-const toClientUser = (user: User): z.infer<typeof ClientUserSchema> => ({
+export const toClientUser = (user: User): z.infer<typeof ClientUserSchema> => ({
   id: user.id,
   email: user.email,
   emailVerified: user.email_verified,
@@ -228,7 +143,7 @@ const ownOnly = <T>(parent: ClientUser, value: () => T): T => {
   return value();
 };
 
-const UserRef = builder.objectRef<ClientUser>('User').implement({
+export const UserRef = builder.objectRef<ClientUser>('User').implement({
   fields: (t) => ({
     id: t.id({ resolve: ({ user }) => user.id }),
     email: t.string({ resolve: ({ user }) => user.email }),

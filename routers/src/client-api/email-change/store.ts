@@ -1,5 +1,5 @@
 import { type Db, type SessionChallengePurpose, sessionChallenges } from '@atrium/db';
-import { and, count, desc, eq, gt, gte, inArray, isNull, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, isNull, sql } from 'drizzle-orm';
 
 export type SessionChallengeRow = typeof sessionChallenges.$inferSelect;
 
@@ -27,14 +27,14 @@ export async function codesSentSince(db: Db, sessionId: string, since: Date): Pr
 }
 
 /**
- * The session's open challenge of this purpose, locked for the check (two tries at once count
- * twice): the one with `id`, else the newest. Consumed and expired ones are not open.
+ * The session's challenge of this purpose to check a code against, locked (two tries at once
+ * count twice): the one with `id`, else the newest. In any state: the caller tells a used,
+ * expired or worn-out one apart.
  */
-export async function openChallenge(
+export async function challengeToCheck(
   db: Db,
   sessionId: string,
   purpose: SessionChallengePurpose,
-  now: Date,
   id?: string,
 ): Promise<SessionChallengeRow | undefined> {
   const [row] = await db
@@ -45,8 +45,6 @@ export async function openChallenge(
         eq(sessionChallenges.sessionId, sessionId),
         eq(sessionChallenges.purpose, purpose),
         id === undefined ? undefined : eq(sessionChallenges.id, id),
-        isNull(sessionChallenges.consumedAt),
-        gt(sessionChallenges.expiresAt, now),
       ),
     )
     .orderBy(desc(sessionChallenges.id))
@@ -88,20 +86,22 @@ export async function consumeOpenChallenges(
     );
 }
 
-/** Whether the session holds live elevated access under this token hash. */
-export async function hasElevatedAccess(db: Db, sessionId: string, secretHash: string, now: Date): Promise<boolean> {
+/** The session's elevated access under this token hash, live or not (its expiry says which). */
+export async function elevatedAccessOf(
+  db: Db,
+  sessionId: string,
+  secretHash: string,
+): Promise<{ expiresAt: Date } | undefined> {
   const [row] = await db
-    .select({ id: sessionChallenges.id })
+    .select({ expiresAt: sessionChallenges.expiresAt })
     .from(sessionChallenges)
     .where(
       and(
         eq(sessionChallenges.sessionId, sessionId),
         eq(sessionChallenges.purpose, 'elevated_access'),
         eq(sessionChallenges.secretHash, secretHash),
-        isNull(sessionChallenges.consumedAt),
-        gt(sessionChallenges.expiresAt, now),
       ),
     )
     .limit(1);
-  return row !== undefined;
+  return row;
 }

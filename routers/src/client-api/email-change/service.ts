@@ -1,0 +1,349 @@
+import { randomInt } from 'node:crypto';
+import { newId, type SessionChallengePurpose } from '@atrium/db';
+import { MailRecipientRefused } from '../../context.ts';
+import { ApiError, badRequest } from '../../errors.ts';
+import { userIdByEmail } from '../../invitations/store.ts';
+import { randomBase62, sameDigest, sha256Hex } from '../../lib/random.ts';
+import { PASSWORD_POLICY, UpdateUserInput, type User } from '../../users/schemas.ts';
+import { updateUser } from '../../users/service.ts';
+import { type ClientScope, requireUser } from '../principal.ts';
+import { getMe, ownPasswordSet } from '../profile/service.ts';
+import { type CodePurpose, verificationCodeMessage } from './mail.ts';
+import {
+  challengeToCheck,
+  codesSentSince,
+  consumeChallenge,
+  consumeOpenChallenges,
+  countWrongCode,
+  deleteChallenge,
+  elevatedAccessOf,
+  insertChallenge,
+  type SessionChallengeRow,
+} from './store.ts';
+
+// The UserProfile widget's "Edit email", for widgets REST, GraphQL and `client.emailChange.*`:
+// prove the current address with a mailed code, which grants elevated access for a few minutes;
+// with it, a code mailed to the new address changes it. Each outcome is a variant of the GraphQL
+// union its mutation declares; a refusal also carries the status and code REST answers with.
+
+/** How long a mailed code and the elevated access it grants last. */
+export const CODE_TTL_MINUTES = 10;
+const CODE_TTL_MS = CODE_TTL_MINUTES * 60_000;
+const ELEVATED_ACCESS_TTL_MS = 10 * 60_000;
+/** Wrong codes a challenge takes before it is dead (a new code must be asked for). */
+export const MAX_WRONG_CODES = 5;
+/** Codes a session may ask for within CODE_TTL_MINUTES (each is an e-mail sent). */
+export const MAX_CODES_PER_WINDOW = 5;
+
+/** A refusal: its GraphQL variant, and what REST answers (status, code) with the same message. */
+export interface Refusal<T extends string = string> {
+  __typename: T;
+  message: string;
+  status: number;
+  code: string;
+}
+
+const refusal = <T extends string>(__typename: T, status: number, code: string, message: string): Refusal<T> => ({
+  __typename,
+  message,
+  status,
+  code,
+});
+
+export const isRefusal = (outcome: object): outcome is Refusal => 'status' in outcome;
+
+/** REST's answer to a refusal: the error the pipeline renders. */
+export function restOf<T extends object>(outcome: T | Refusal): Exclude<T, Refusal> {
+  if (isRefusal(outcome)) throw new ApiError(outcome.status, outcome.code, outcome.message);
+  return outcome as Exclude<T, Refusal>;
+}
+
+export interface ElevatedAccess {
+  elevatedAccessToken: string;
+  expiresAt: string;
+}
+
+const newCode = () => String(randomInt(0, 1_000_000)).padStart(6, '0');
+const codeHash = (challengeId: string, code: string) => sha256Hex(`${challengeId}:${code}`);
+
+const tooManyCodes = () =>
+  refusal(
+    'DailyEmailQuotaExceeded',
+    429,
+    'too_many_verification_codes',
+    `At most ${MAX_CODES_PER_WINDOW} verification codes are sent in ${CODE_TTL_MINUTES} minutes; try again later.`,
+  );
+
+/**
+ * Mails a fresh code for `purpose` to `email` and stores its hash; an older open code of the
+ * session for the same purpose dies. No mailer, a recipient the mail server refuses, or a mail
+ * server out of reach are errors (no variant declares them); the code is then not kept.
+ */
+async function mailCode(
+  scope: ClientScope,
+  purpose: CodePurpose,
+  email: string,
+): Promise<{ id: string; expiresAt: Date } | Refusal<'DailyEmailQuotaExceeded'>> {
+  const mailer = scope.deps.mailer;
+  if (!mailer) {
+    throw badRequest(
+      'email_not_configured',
+      'This server sends no e-mail (SMTP_URL is not set), so it cannot send a verification code.',
+    );
+  }
+  const now = scope.now();
+  const sessionId = scope.client.sessionId;
+  if ((await codesSentSince(scope.db, sessionId, new Date(now.getTime() - CODE_TTL_MS))) >= MAX_CODES_PER_WINDOW) {
+    return tooManyCodes();
+  }
+  const id = newId('sessionChallenge');
+  const code = newCode();
+  const expiresAt = new Date(now.getTime() + CODE_TTL_MS);
+  await scope.db.transaction(async (tx) => {
+    await consumeOpenChallenges(tx, sessionId, [purpose], now);
+    await insertChallenge(tx, {
+      id,
+      environmentId: scope.env.id,
+      sessionId,
+      purpose,
+      email,
+      secretHash: codeHash(id, code),
+      expiresAt,
+    });
+  });
+  try {
+    await mailer.send(verificationCodeMessage(email, code, purpose, CODE_TTL_MINUTES));
+  } catch (error) {
+    await deleteChallenge(scope.db, id);
+    const reason = error instanceof Error ? error.message : String(error);
+    scope.deps.log.warn({ session_id: sessionId, purpose, reason }, 'a verification code could not be sent');
+    if (error instanceof MailRecipientRefused) {
+      throw badRequest('email_not_deliverable', `The mail server refused ${email}: no code can be sent there.`);
+    }
+    throw new ApiError(503, 'email_unavailable', 'The verification code could not be sent; try again in a moment.');
+  }
+  return { id, expiresAt };
+}
+
+/** Grants the session elevated access: a new random token, kept as its SHA-256. */
+async function grantElevatedAccess(scope: ClientScope, db: ClientScope['db']): Promise<ElevatedAccess> {
+  const token = randomBase62(43);
+  const expiresAt = new Date(scope.now().getTime() + ELEVATED_ACCESS_TTL_MS);
+  await insertChallenge(db, {
+    id: newId('sessionChallenge'),
+    environmentId: scope.env.id,
+    sessionId: scope.client.sessionId,
+    purpose: 'elevated_access',
+    email: null,
+    secretHash: sha256Hex(token),
+    expiresAt,
+  });
+  return { elevatedAccessToken: token, expiresAt: expiresAt.toISOString() };
+}
+
+/** The variants a code check can end in, named per mutation (`Verification…` or `EmailChange…`). */
+interface CodeRefusals {
+  none: () => Refusal;
+  used: () => Refusal;
+  expired: () => Refusal;
+  worn: () => Refusal;
+  wrong: (left: number) => Refusal;
+}
+
+const codeRefusals = (prefix: 'Verification' | 'EmailChange'): CodeRefusals => ({
+  none: () =>
+    prefix === 'Verification'
+      ? refusal('VerificationCodeExpired', 400, 'code_expired', 'No such code: ask for a new one.')
+      : refusal(
+          'NoPendingEmailChange',
+          400,
+          'no_pending_email_change',
+          'No code was sent to a new address: ask for one first.',
+        ),
+  used: () => refusal(`${prefix}CodePreviouslyUsed`, 400, 'code_already_used', 'This code was used already.'),
+  expired: () => refusal(`${prefix}CodeExpired`, 400, 'code_expired', 'The code has expired: ask for a new one.'),
+  worn: () =>
+    refusal(
+      prefix === 'Verification' ? 'VerificationTooManyAttempts' : 'EmailChangeTooManyAttempts',
+      400,
+      'too_many_attempts',
+      'The code was tried too often: ask for a new one.',
+    ),
+  wrong: (left) =>
+    refusal(
+      `${prefix}CodeIncorrect`,
+      400,
+      'invalid_code',
+      `The code is not right: ${left} ${left === 1 ? 'try' : 'tries'} left.`,
+    ),
+});
+
+/**
+ * Checks `code` against the session's challenge of `purpose` (the one with `id` when given),
+ * locked, so two tries at once both count. A right code consumes it and runs `then` in the same
+ * transaction; a wrong one is counted (committed) and refused with the tries left.
+ */
+async function takeCode<T>(
+  scope: ClientScope,
+  purpose: SessionChallengePurpose,
+  code: string,
+  id: string | undefined,
+  refusals: CodeRefusals,
+  then: (db: ClientScope['db'], challenge: SessionChallengeRow) => Promise<T | Refusal>,
+): Promise<T | Refusal> {
+  const now = scope.now();
+  return scope.db.transaction(async (tx) => {
+    const challenge = await challengeToCheck(tx, scope.client.sessionId, purpose, id);
+    if (!challenge) return refusals.none();
+    if (challenge.consumedAt) return refusals.used();
+    if (challenge.expiresAt.getTime() <= now.getTime()) return refusals.expired();
+    if (challenge.attempts >= MAX_WRONG_CODES) return refusals.worn();
+    if (!sameDigest(challenge.secretHash, codeHash(challenge.id, code))) {
+      const left = MAX_WRONG_CODES - (await countWrongCode(tx, challenge.id));
+      return left > 0 ? refusals.wrong(left) : refusals.worn();
+    }
+    await consumeChallenge(tx, challenge.id, now);
+    return then(tx, challenge);
+  });
+}
+
+/** Null when `token` is live elevated access of the caller's session; else the variant that says why not. */
+async function elevatedAccessRefusal(
+  scope: ClientScope,
+  token: string | undefined,
+  names: { expired: string; invalid: string },
+): Promise<Refusal | null> {
+  const access = token ? await elevatedAccessOf(scope.db, scope.client.sessionId, sha256Hex(token)) : undefined;
+  if (access && access.expiresAt.getTime() > scope.now().getTime()) return null;
+  return access
+    ? refusal(
+        names.expired,
+        403,
+        'elevated_access_required',
+        'Your verification has expired: verify your identity again.',
+      )
+    : refusal(
+        names.invalid,
+        403,
+        'elevated_access_required',
+        'Verify your identity first: this needs the code sent to your current e-mail address.',
+      );
+}
+
+const IDENTITY = { expired: 'IdentityVerificationExpired', invalid: 'IdentityVerificationInvalid' };
+const ELEVATED = { expired: 'ElevatedAccessTokenExpired', invalid: 'ElevatedAccessTokenInvalid' };
+
+/** A code to the caller's current address (REST `send-verification`, GraphQL `sendVerificationCode`). */
+export async function sendIdentityCode(scope: ClientScope) {
+  const me = await getMe(scope);
+  const sent = await mailCode(scope, 'identity', me.email);
+  if ('__typename' in sent) return sent;
+  return {
+    __typename: 'VerificationCodeSent' as const,
+    authenticationChallengeId: sent.id,
+    expiresAt: sent.expiresAt.toISOString(),
+  };
+}
+
+/** The right code grants elevated access (REST `verify`, GraphQL `verifyCurrentEmail`). */
+export function verifyIdentityCode(scope: ClientScope, challengeId: string, code: string) {
+  requireUser(scope);
+  return takeCode(scope, 'identity', code, challengeId, codeRefusals('Verification'), async (tx) => ({
+    __typename: 'CurrentEmailVerified' as const,
+    ...(await grantElevatedAccess(scope, tx)),
+  }));
+}
+
+/** The caller's one sign-in method, the password, and the policy (REST `authentication-information`). */
+export async function authenticationInformation(scope: ClientScope) {
+  const passwordSet = await ownPasswordSet(scope);
+  return {
+    data: {
+      verificationMethods: {
+        Password: { provider: 'Password' as const, isSetUp: passwordSet, lastUsed: null, isCurrentSession: false },
+      },
+      passwordSettings: {
+        isPasswordNumberRequired: false,
+        isPasswordPwnedRequired: false,
+        isPasswordSymbolRequired: false,
+        isPasswordUppercaseRequired: false,
+        passwordMinimumLength: PASSWORD_POLICY.minLength,
+        passwordMinimumStrength: 0,
+      },
+    },
+  };
+}
+
+/**
+ * Under elevated access, a code to the new address (REST `send-email-change`, GraphQL
+ * `sendEmailChange`). The address must be valid, new, and no other user's of the environment.
+ */
+export async function sendEmailChangeCode(scope: ClientScope, elevated: string | undefined, newEmail: string) {
+  const refused = await elevatedAccessRefusal(scope, elevated, IDENTITY);
+  if (refused) return refused;
+  const parsed = UpdateUserInput.shape.email.safeParse(newEmail);
+  if (!parsed.success || parsed.data === undefined) {
+    return refusal('InvalidEmail', 422, 'invalid_email', 'The new e-mail address is not a valid address.');
+  }
+  const me = await getMe(scope);
+  if (parsed.data.toLowerCase() === me.email.toLowerCase()) {
+    return refusal('InvalidEmail', 400, 'email_unchanged', 'That is already your e-mail address.');
+  }
+  if ((await userIdByEmail(scope.db, scope.env.id, parsed.data)) !== undefined) {
+    return refusal('EmailNotAvailable', 409, 'email_already_used', 'Another user already has this e-mail address.');
+  }
+  const sent = await mailCode(scope, 'email_change', parsed.data);
+  if ('__typename' in sent) return sent;
+  return { __typename: 'EmailChangeSent' as const, expiresAt: sent.expiresAt.toISOString() };
+}
+
+/**
+ * Under elevated access, the right code sets the address it was sent to, verified, through the
+ * users service (its uniqueness, `user.updated`), and grants fresh elevated access, in one
+ * transaction (REST `verify-email-change`, GraphQL `confirmEmailChange`).
+ */
+export async function confirmEmailChange(scope: ClientScope, elevated: string | undefined, code: string) {
+  const refused = await elevatedAccessRefusal(scope, elevated, IDENTITY);
+  if (refused) return refused;
+  const userId = requireUser(scope);
+  return takeCode(scope, 'email_change', code, undefined, codeRefusals('EmailChange'), async (tx, challenge) => {
+    const email = challenge.email ?? '';
+    if ((await userIdByEmail(tx, scope.env.id, email)) !== undefined) {
+      return refusal('EmailNotAvailable', 409, 'email_already_used', 'Another user already has this e-mail address.');
+    }
+    const user: User = await updateUser({ ...scope, db: tx }, { id: userId, email, email_verified: true });
+    return { __typename: 'EmailChangeConfirmed' as const, user, ...(await grantElevatedAccess(scope, tx)) };
+  });
+}
+
+/** Under elevated access, a first password; one already set is not replaced here (REST `create-password`). */
+export async function createOwnPassword(scope: ClientScope, elevated: string | undefined, password: string) {
+  const refused = await elevatedAccessRefusal(scope, elevated, ELEVATED);
+  if (refused) return refused;
+  if (await ownPasswordSet(scope)) {
+    return {
+      ...refusal('UserAlreadyHasPassword', 400, 'password_already_set', 'A password is already set.'),
+      _placeholder: true,
+    };
+  }
+  const { minLength, maxLength } = PASSWORD_POLICY;
+  if (password.length < minLength || password.length > maxLength) {
+    const short = password.length < minLength;
+    const violation = {
+      code: short ? 'password_too_short' : 'password_too_long',
+      message: short
+        ? `A password needs at least ${minLength} characters.`
+        : `A password may have at most ${maxLength} characters.`,
+      minimumLength: short ? minLength : null,
+      maximumLength: short ? null : maxLength,
+      strengthSuggestions: [] as string[],
+    };
+    return {
+      ...refusal('PasswordPolicyViolation', 400, 'password_strength_error', violation.message),
+      violationCode: violation.code,
+      violations: [violation],
+    };
+  }
+  await updateUser(scope, { id: requireUser(scope), password });
+  return { __typename: 'PasswordCreated' as const, success: true };
+}
