@@ -234,6 +234,49 @@ describe('UserProfile: change e-mail with codes', () => {
     expect(await storedUser(env, m.userId)).toMatchObject({ email: m.email });
   });
 
+  it("leaves a directory-provisioned user's address to the directory: 403 on REST, EmailManagedByProvider on GraphQL", async () => {
+    const env = await newEnvironment();
+    const org = await env.http.post('/organizations', { name: 'Directory Corp' });
+    const email = uniqueEmail('synced');
+    const user = await env.http.post('/user_management/users', { email, first_name: 'Ada', last_name: 'Lovelace' });
+    const membership = await env.http.post('/user_management/organization_memberships', {
+      user_id: user.body.id,
+      organization_id: org.body.id,
+      directory_managed: true,
+    });
+    expect(membership.status).toBe(201);
+    const issued = await env.http.post('/widgets/token', {
+      organization_id: org.body.id,
+      user_id: user.body.id,
+      scopes: [],
+    });
+    const http = new HttpClient(url, { Authorization: `Bearer ${issued.body.token}`, ...WIDGET_HEADERS });
+    const sent = await http.post(`${P}/send-verification`);
+    const verified = await http.post(`${P}/verify`, {
+      code: codeSentTo(email),
+      authenticationChallengeId: sent.body.authenticationChallenge,
+    });
+    const token = { 'x-elevated-access-token': verified.body.elevatedAccessToken };
+    const before = smtp.inbox.length;
+    const res = await http.post(`${P}/send-email-change`, { newEmail: uniqueEmail('elsewhere') }, token);
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({
+      code: 'email_managed_by_directory',
+      message: "Your e-mail address is managed by your organization's directory: change it there.",
+    });
+    const gql = new GraphQLClient(`${url}/client/graphql`, {
+      headers: { Authorization: `Bearer ${issued.body.token}`, ...WIDGET_HEADERS },
+    });
+    const answer = await gql.request<any>(
+      `mutation ($t: String!) { confirmEmailChange(input: { elevatedAccessToken: $t, code: "123456" }) {
+        __typename ... on EmailManagedByProvider { message } } }`,
+      { t: verified.body.elevatedAccessToken },
+    );
+    expect(answer.confirmEmailChange.__typename).toBe('EmailManagedByProvider');
+    expect(smtp.inbox.length).toBe(before);
+    expect(await storedUser(env, user.body.id)).toMatchObject({ email });
+  });
+
   it('kills a code after five wrong tries, and bounds the codes a session may ask for', async () => {
     const env = await newEnvironment();
     const m = await member(env);

@@ -141,6 +141,7 @@ export const emailChangeClientProcedures = {
       z.discriminatedUnion('__typename', [
         z.object({ __typename: z.literal('EmailChangeSent'), expiresAt: z.string() }),
         said('DailyEmailQuotaExceeded'),
+        said('EmailManagedByProvider'),
         said('EmailNotAvailable'),
         said('IdentityVerificationExpired'),
         said('IdentityVerificationInvalid'),
@@ -158,6 +159,7 @@ export const emailChangeClientProcedures = {
         said('EmailChangeCodeIncorrect'),
         said('EmailChangeCodePreviouslyUsed'),
         said('EmailChangeTooManyAttempts'),
+        said('EmailManagedByProvider'),
         said('EmailNotAvailable'),
         said('IdentityVerificationExpired'),
         said('IdentityVerificationInvalid'),

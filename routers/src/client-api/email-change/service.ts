@@ -16,6 +16,7 @@ import {
   consumeOpenChallenges,
   countWrongCode,
   deleteChallenge,
+  directoryManagesUser,
   elevatedAccessOf,
   insertChallenge,
   type SessionChallengeRow,
@@ -230,6 +231,15 @@ async function elevatedAccessRefusal(
       );
 }
 
+/** A directory provisions the user: their address is the directory's to change (as their membership is, members/service.ts). */
+const managedByDirectory = () =>
+  refusal(
+    'EmailManagedByProvider',
+    403,
+    'email_managed_by_directory',
+    "Your e-mail address is managed by your organization's directory: change it there.",
+  );
+
 const IDENTITY = { expired: 'IdentityVerificationExpired', invalid: 'IdentityVerificationInvalid' };
 const ELEVATED = { expired: 'ElevatedAccessTokenExpired', invalid: 'ElevatedAccessTokenInvalid' };
 
@@ -286,6 +296,7 @@ export async function sendEmailChangeCode(scope: ClientScope, elevated: string |
     return refusal('InvalidEmail', 422, 'invalid_email', 'The new e-mail address is not a valid address.');
   }
   const me = await getMe(scope);
+  if (await directoryManagesUser(scope.db, scope.env.id, me.id)) return managedByDirectory();
   if (parsed.data.toLowerCase() === me.email.toLowerCase()) {
     return refusal('InvalidEmail', 400, 'email_unchanged', 'That is already your e-mail address.');
   }
@@ -306,6 +317,7 @@ export async function confirmEmailChange(scope: ClientScope, elevated: string | 
   const refused = await elevatedAccessRefusal(scope, elevated, IDENTITY);
   if (refused) return refused;
   const userId = requireUser(scope);
+  if (await directoryManagesUser(scope.db, scope.env.id, userId)) return managedByDirectory();
   return takeCode(scope, 'email_change', code, undefined, codeRefusals('EmailChange'), async (tx, challenge) => {
     const email = challenge.email ?? '';
     if ((await userIdByEmail(tx, scope.env.id, email)) !== undefined) {
