@@ -1,7 +1,7 @@
 import { clientProcedure, router } from '../trpc.ts';
+import { accountClientProcedures, accountWidgetProcedures } from './account/router.ts';
 import { adminPortalClientProcedures, adminPortalWidgetProcedures } from './admin-portal/router.ts';
 import { domainsClientProcedures, domainsWidgetProcedures } from './domains/router.ts';
-import { emailChangeClientProcedures, emailChangeWidgetProcedures } from './email-change/router.ts';
 import { membersClientProcedures, membersWidgetProcedures } from './members/router.ts';
 import { organizationClientProcedures, organizationWidgetProcedures } from './organization/router.ts';
 import { organizationsClientProcedures, organizationsWidgetProcedures } from './organizations/router.ts';
@@ -24,7 +24,7 @@ export const widgetsRouter = router(
     Object.assign({}, organizationsWidgetProcedures, membersWidgetProcedures, sessionsWidgetProcedures), // rows 1-12
     Object.assign({}, profileWidgetProcedures, domainsWidgetProcedures, ssoWidgetProcedures), // rows 13-18
     Object.assign({}, adminPortalWidgetProcedures, organizationWidgetProcedures), // rows 19-20
-    emailChangeWidgetProcedures, // UserProfile's "Edit email"
+    accountWidgetProcedures, // UserProfile's "Edit email", UserSecurity's "Change password"
   ),
 );
 
@@ -36,7 +36,7 @@ export const clientRouter = router({
   me: profileClientProcedures.me,
   user: profileClientProcedures.user,
   updateProfile: profileClientProcedures.updateProfile,
-  emailChange: router(emailChangeClientProcedures),
+  account: router(accountClientProcedures),
   sessions: sessionsClientProcedures.sessions,
   members: router(membersClientProcedures),
   domains: domainsClientProcedures.domains,

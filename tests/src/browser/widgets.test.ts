@@ -554,6 +554,49 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     await closeClean(opened);
   });
 
+  it('UserSecurity changes the password: the wrong current one is marked, the right one changes the stored hash', async () => {
+    const env = await newEnvironment();
+    const org = await env.http.post('/organizations', { name: 'Security Corp' });
+    const email = uniqueEmail('grace');
+    const user = await env.http.post('/user_management/users', {
+      email,
+      first_name: 'Grace',
+      last_name: 'Hopper',
+      password: 'correct horse battery',
+    });
+    await env.http.post('/user_management/organization_memberships', {
+      user_id: user.body.id,
+      organization_id: org.body.id,
+    });
+    mint = async () => widgetToken(env, org.body.id, user.body.id, []);
+    const [before] = await deps.db.select().from(users).where(eq(users.id, user.body.id));
+    const opened = await open('user-security');
+    const { page: p } = opened;
+    await p.getByText('Password', { exact: true }).waitFor();
+    await p.getByRole('button', { name: 'Change' }).click();
+    const dialog = p.getByRole('dialog');
+    await dialog.getByText('Change your account password').waitFor();
+    const fill = async (current: string, next: string) => {
+      await dialog.getByLabel('Enter your current password').fill(current);
+      await dialog.getByLabel('Enter your new password').fill(next);
+      await dialog.getByLabel('Confirm your new password').fill(next);
+      await dialog.getByRole('button', { name: 'Change password' }).click();
+    };
+    await fill('not my password', 'a brand new one');
+    await dialog.getByText('Your current password is incorrect. Please, try again.').waitFor();
+    const [unchanged] = await deps.db.select().from(users).where(eq(users.id, user.body.id));
+    expect(unchanged?.passwordHash).toBe(before?.passwordHash);
+    await screenshot(p, 'user-security-wrong-password');
+
+    await fill('correct horse battery', 'a brand new one');
+    await dialog.waitFor({ state: 'detached' });
+    const [after] = await deps.db.select().from(users).where(eq(users.id, user.body.id));
+    expect(after?.passwordHash).toMatch(/^\$scrypt\$/);
+    expect(after?.passwordHash).not.toBe(before?.passwordHash);
+    await screenshot(p, 'user-security');
+    await closeClean(opened);
+  });
+
   const FIREFOX_ON_MAC = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14.5; rv:132.0) Gecko/20100101 Firefox/132.0';
   const SAFARI_ON_IPHONE =
     'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';

@@ -469,13 +469,13 @@ describe('the same flow on /client/graphql (graphql-request) and typed tRPC', ()
     // Two users: one holds a code, the other elevated access; then eleven minutes pass (the widget
     // tokens, good for fifteen, still are).
     const a = await onSurfaces(env);
-    const sent = await a.trpc.client.emailChange.sendVerificationCode.mutate();
+    const sent = await a.trpc.client.account.sendVerificationCode.mutate();
     if (sent.__typename !== 'VerificationCodeSent') throw new Error(sent.__typename);
     const code = codeSentTo(a.email);
     const b = await onSurfaces(env);
-    const bSent = await b.trpc.client.emailChange.sendVerificationCode.mutate();
+    const bSent = await b.trpc.client.account.sendVerificationCode.mutate();
     if (bSent.__typename !== 'VerificationCodeSent') throw new Error(bSent.__typename);
-    const verified = await b.trpc.client.emailChange.verifyCurrentEmail.mutate({
+    const verified = await b.trpc.client.account.verifyCurrentEmail.mutate({
       authenticationChallengeId: bSent.authenticationChallengeId,
       code: codeSentTo(b.email),
     });
@@ -483,20 +483,20 @@ describe('the same flow on /client/graphql (graphql-request) and typed tRPC', ()
     clockOffsetMs = 11 * MINUTES;
 
     expect(
-      await a.trpc.client.emailChange.verifyCurrentEmail.mutate({
+      await a.trpc.client.account.verifyCurrentEmail.mutate({
         authenticationChallengeId: sent.authenticationChallengeId,
         code,
       }),
     ).toEqual({ __typename: 'VerificationCodeExpired', message: 'The code has expired: ask for a new one.' });
     const elevatedAccessToken = verified.elevatedAccessToken;
     expect(
-      await b.trpc.client.emailChange.sendEmailChange.mutate({ elevatedAccessToken, newEmail: uniqueEmail('late') }),
+      await b.trpc.client.account.sendEmailChange.mutate({ elevatedAccessToken, newEmail: uniqueEmail('late') }),
     ).toEqual({
       __typename: 'IdentityVerificationExpired',
       message: 'Your verification has expired: verify your identity again.',
     });
     expect(
-      await b.trpc.client.emailChange.createPassword.mutate({ elevatedAccessToken, password: 'correct horse battery' }),
+      await b.trpc.client.account.createPassword.mutate({ elevatedAccessToken, password: 'correct horse battery' }),
     ).toMatchObject({ __typename: 'ElevatedAccessTokenExpired' });
     // Over REST, the same refusal is a 403 the widget shows; nothing was mailed or stored.
     const rest = await b.http.post(
@@ -516,27 +516,25 @@ describe('the same flow on /client/graphql (graphql-request) and typed tRPC', ()
   it('typed tRPC changes the address too, and without a code sent there is no pending change', async () => {
     const env = await newEnvironment();
     const m = await onSurfaces(env);
-    const sent = await m.trpc.client.emailChange.sendVerificationCode.mutate();
+    const sent = await m.trpc.client.account.sendVerificationCode.mutate();
     if (sent.__typename !== 'VerificationCodeSent') throw new Error(sent.__typename);
-    const verified = await m.trpc.client.emailChange.verifyCurrentEmail.mutate({
+    const verified = await m.trpc.client.account.verifyCurrentEmail.mutate({
       authenticationChallengeId: sent.authenticationChallengeId,
       code: codeSentTo(m.email),
     });
     if (verified.__typename !== 'CurrentEmailVerified') throw new Error(verified.__typename);
     const token = verified.elevatedAccessToken;
     expect(
-      await m.trpc.client.emailChange.confirmEmailChange.mutate({ elevatedAccessToken: token, code: '000000' }),
+      await m.trpc.client.account.confirmEmailChange.mutate({ elevatedAccessToken: token, code: '000000' }),
     ).toEqual({
       __typename: 'NoPendingEmailChange',
       message: 'No code was sent to a new address: ask for one first.',
     });
     const newEmail = uniqueEmail('trpc');
-    expect(
-      await m.trpc.client.emailChange.sendEmailChange.mutate({ elevatedAccessToken: token, newEmail }),
-    ).toMatchObject({
+    expect(await m.trpc.client.account.sendEmailChange.mutate({ elevatedAccessToken: token, newEmail })).toMatchObject({
       __typename: 'EmailChangeSent',
     });
-    const confirmed = await m.trpc.client.emailChange.confirmEmailChange.mutate({
+    const confirmed = await m.trpc.client.account.confirmEmailChange.mutate({
       elevatedAccessToken: token,
       code: codeSentTo(newEmail),
     });

@@ -949,6 +949,17 @@ export const OPERATIONS: Operation[] = [
     body: () => ({ code: fc.oneof(fc.constant('123456'), hostileString, anyJson) }),
   },
   {
+    name: 'widgets: change the caller password',
+    method: 'POST',
+    path: () => '/_widgets/UserProfile/update-password',
+    hasParam: false,
+    auth: 'client',
+    body: () => ({
+      currentPassword: fc.oneof(fc.constant('correct horse battery'), hostileString, anyJson),
+      newPassword: fc.oneof(fc.constant('a brand new one'), hostileString, anyJson),
+    }),
+  },
+  {
     name: 'widgets: set a first password',
     method: 'POST',
     path: () => '/_widgets/UserProfile/create-password',

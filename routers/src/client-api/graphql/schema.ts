@@ -9,7 +9,7 @@ import '../members/graphql.ts';
 // h22/self
 import '../sessions/router.ts';
 import '../profile/router.ts';
-import '../email-change/router.ts';
+import '../account/router.ts';
 import '../organization/router.ts';
 // h22/domains
 import '../domains/router.ts';

@@ -5,6 +5,7 @@ import {
   AdminPortalSsoConnection,
   OrganizationSwitcher,
   UserProfile,
+  UserSecurity,
   UserSessions,
   UsersManagement,
   WorkOsWidgets,
@@ -59,6 +60,8 @@ function chosen(): ReactNode {
       return <AdminPortalSsoConnection authToken={authToken} />;
     case 'user-profile':
       return <UserProfile authToken={authToken} />;
+    case 'user-security':
+      return <UserSecurity authToken={authToken} />;
     default:
       return <p>Unknown widget {widget}</p>;
   }

@@ -10,11 +10,13 @@ import {
   restOf,
   sendEmailChangeCode,
   sendIdentityCode,
+  updateOwnPassword,
   verifyIdentityCode,
 } from './service.ts';
 
-// "Edit email" of the UserProfile widget on the three client surfaces: widgets REST (refusals
-// as statuses), typed tRPC `client.emailChange.*` and GraphQL (refusals as the declared variants).
+// The caller's account on the three client surfaces: "Edit email" of the UserProfile widget and
+// "Change password" of UserSecurity. Widgets REST (refusals as statuses), typed tRPC
+// `client.account.*` and GraphQL (refusals as the declared variants).
 
 const route = (method: 'GET' | 'POST', path: string, summary: string) => ({
   openapi: { method, path: `/_widgets/UserProfile/${path}` as const, tags: ['Widgets'], summary },
@@ -50,7 +52,7 @@ const AuthenticationInformation = z.object({
 });
 
 /** REST for the UserProfile widget's "Edit email" (WIDGETS-API.md section 2.1, after row 20); elevated access comes as `x-elevated-access-token`. */
-export const emailChangeWidgetProcedures = {
+export const accountWidgetProcedures = {
   authenticationInformation: clientProcedure
     .meta(route('GET', 'authentication-information', "The caller's sign-in methods and password policy"))
     .input(z.object({}))
@@ -96,6 +98,15 @@ export const emailChangeWidgetProcedures = {
     .input(z.object({ password: Password }))
     .output(z.object({ success: z.boolean() }))
     .mutation(async ({ ctx, input }) => restOf(await createOwnPassword(ctx.scope, ctx.elevatedAccess, input.password))),
+
+  // The UserSecurity widget's "Change password".
+  updatePassword: clientProcedure
+    .meta({ ...route('POST', 'update-password', "Change the caller's password"), successStatus: 201 })
+    .input(z.object({ currentPassword: Password, newPassword: Password }))
+    .output(z.object({ success: z.boolean() }))
+    .mutation(async ({ ctx, input }) =>
+      restOf(await updateOwnPassword(ctx.scope, input.currentPassword, input.newPassword)),
+    ),
 };
 
 // Typed tRPC: the GraphQL mutations' results, as discriminated unions.
@@ -108,7 +119,7 @@ const PasswordViolation = z.object({
   strengthSuggestions: z.array(z.string()),
 });
 
-export const emailChangeClientProcedures = {
+export const accountClientProcedures = {
   sendVerificationCode: clientProcedure
     .output(
       z.discriminatedUnion('__typename', [
@@ -184,6 +195,20 @@ export const emailChangeClientProcedures = {
     )
     .mutation(async ({ ctx, input }) => {
       const outcome = await createOwnPassword(ctx.scope, input.elevatedAccessToken, input.password);
+      return ('violationCode' in outcome ? { ...outcome, code: outcome.violationCode } : outcome) as never;
+    }),
+
+  updatePassword: clientProcedure
+    .input(z.object({ currentPassword: Password, newPassword: Password }))
+    .output(
+      z.discriminatedUnion('__typename', [
+        z.object({ __typename: z.literal('PasswordUpdated'), success: z.boolean() }),
+        z.object({ __typename: z.literal('IncorrectPassword'), _placeholder: z.boolean() }),
+        said('PasswordPolicyViolation').extend({ code: z.string(), violations: z.array(PasswordViolation) }),
+      ]),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const outcome = await updateOwnPassword(ctx.scope, input.currentPassword, input.newPassword);
       return ('violationCode' in outcome ? { ...outcome, code: outcome.violationCode } : outcome) as never;
     }),
 };
@@ -293,6 +318,16 @@ const CreatePasswordResult = union('CreatePasswordResult', [
   }),
 ]);
 
+const UpdatePasswordResult = union('UpdatePasswordResult', [
+  builder.objectRef<Outcome>('IncorrectPassword').implement({
+    fields: (t) => ({ _placeholder: t.boolean({ resolve: () => true }) }),
+  }),
+  PasswordPolicyViolation,
+  builder.objectRef<Outcome>('PasswordUpdated').implement({
+    fields: (t) => ({ success: t.boolean({ resolve: (v) => Boolean(v.success) }) }),
+  }),
+]);
+
 const VerifyCurrentEmailInput = builder.inputType('VerifyCurrentEmailInput', {
   fields: (t) => ({ authenticationChallengeId: t.id({ required: true }), code: t.string({ required: true }) }),
 });
@@ -301,6 +336,9 @@ const SendEmailChangeInput = builder.inputType('SendEmailChangeInput', {
 });
 const ConfirmEmailChangeInput = builder.inputType('ConfirmEmailChangeInput', {
   fields: (t) => ({ code: t.string({ required: true }), elevatedAccessToken: t.string({ required: true }) }),
+});
+const UpdatePasswordInput = builder.inputType('UpdatePasswordInput', {
+  fields: (t) => ({ currentPassword: t.string({ required: true }), newPassword: t.string({ required: true }) }),
 });
 const CreatePasswordInput = builder.inputType('CreatePasswordInput', {
   fields: (t) => ({ elevatedAccessToken: t.string({ required: true }), password: t.string({ required: true }) }),
@@ -328,6 +366,12 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: ConfirmEmailChangeInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
       confirmEmailChange(ctx.scope, input.elevatedAccessToken, input.code) as Promise<Outcome>,
+  }),
+  updatePassword: t.field({
+    type: UpdatePasswordResult,
+    args: { input: t.arg({ type: UpdatePasswordInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      updateOwnPassword(ctx.scope, input.currentPassword, input.newPassword) as Promise<Outcome>,
   }),
   createPassword: t.field({
     type: CreatePasswordResult,

@@ -1,11 +1,13 @@
 import { randomInt } from 'node:crypto';
 import { newId, type SessionChallengePurpose } from '@atrium/db';
 import { MailRecipientRefused } from '../../context.ts';
-import { ApiError, badRequest } from '../../errors.ts';
+import { ApiError, badRequest, type FieldError } from '../../errors.ts';
 import { userIdByEmail } from '../../invitations/store.ts';
+import { verifyPassword } from '../../lib/password.ts';
 import { randomBase62, sameDigest, sha256Hex } from '../../lib/random.ts';
 import { PASSWORD_POLICY, UpdateUserInput, type User } from '../../users/schemas.ts';
 import { updateUser } from '../../users/service.ts';
+import { findUser } from '../../users/store.ts';
 import { type ClientScope, requireUser } from '../principal.ts';
 import { getMe, ownPasswordSet } from '../profile/service.ts';
 import { type CodePurpose, verificationCodeMessage } from './mail.ts';
@@ -22,10 +24,11 @@ import {
   type SessionChallengeRow,
 } from './store.ts';
 
-// The UserProfile widget's "Edit email", for widgets REST, GraphQL and `client.emailChange.*`:
-// prove the current address with a mailed code, which grants elevated access for a few minutes;
-// with it, a code mailed to the new address changes it. Each outcome is a variant of the GraphQL
-// union its mutation declares; a refusal also carries the status and code REST answers with.
+// The caller's account, for widgets REST, GraphQL and `client.account.*`. UserProfile's "Edit
+// email": prove the current address with a mailed code, which grants elevated access for a few
+// minutes; with it, a code mailed to the new address changes it. UserSecurity's "Change password".
+// Each outcome is a variant of the GraphQL union its mutation declares; a refusal also carries
+// the status and code REST answers with.
 
 /** How long a mailed code and the elevated access it grants last. */
 export const CODE_TTL_MINUTES = 10;
@@ -42,6 +45,8 @@ export interface Refusal<T extends string = string> {
   message: string;
   status: number;
   code: string;
+  /** REST's `errors` list (the password violations the widgets show one by one). */
+  errors?: FieldError[];
 }
 
 const refusal = <T extends string>(__typename: T, status: number, code: string, message: string): Refusal<T> => ({
@@ -55,7 +60,7 @@ export const isRefusal = (outcome: object): outcome is Refusal => 'status' in ou
 
 /** REST's answer to a refusal: the error the pipeline renders. */
 export function restOf<T extends object>(outcome: T | Refusal): Exclude<T, Refusal> {
-  if (isRefusal(outcome)) throw new ApiError(outcome.status, outcome.code, outcome.message);
+  if (isRefusal(outcome)) throw new ApiError(outcome.status, outcome.code, outcome.message, outcome.errors);
   return outcome as Exclude<T, Refusal>;
 }
 
@@ -328,6 +333,48 @@ export async function confirmEmailChange(scope: ClientScope, elevated: string | 
   });
 }
 
+/** A password's violations of the policy (8 to 1024 characters; a new one differs from `current`). */
+function violationsOf(password: string, current?: string) {
+  const { minLength, maxLength } = PASSWORD_POLICY;
+  const violations: Array<{
+    code: string;
+    message: string;
+    minimumLength: number | null;
+    maximumLength: number | null;
+    strengthSuggestions: string[];
+  }> = [];
+  const add = (code: string, message: string, minimumLength: number | null, maximumLength: number | null) =>
+    violations.push({ code, message, minimumLength, maximumLength, strengthSuggestions: [] });
+  if (password.length < minLength)
+    add('password_too_short', `A password needs at least ${minLength} characters.`, minLength, null);
+  if (password.length > maxLength)
+    add('password_too_long', `A password may have at most ${maxLength} characters.`, null, maxLength);
+  if (current !== undefined && password === current)
+    add('password_reused', 'The new password must differ from the current one.', null, null);
+  return violations;
+}
+
+/** GraphQL's PasswordPolicyViolation; REST's 400 `password_strength_error` with each violation in `errors` (snake_case, as the widgets read them). */
+function policyViolation(violations: ReturnType<typeof violationsOf>) {
+  const [first] = violations as [ReturnType<typeof violationsOf>[number]];
+  const errors = violations.map(
+    (v) =>
+      ({
+        field: 'password',
+        code: v.code,
+        message: v.message,
+        ...(v.minimumLength === null ? {} : { minimum_length: v.minimumLength }),
+        ...(v.maximumLength === null ? {} : { maximum_length: v.maximumLength }),
+      }) as FieldError,
+  );
+  return {
+    ...refusal('PasswordPolicyViolation', 400, 'password_strength_error', first.message),
+    errors,
+    violationCode: first.code,
+    violations,
+  };
+}
+
 /** Under elevated access, a first password; one already set is not replaced here (REST `create-password`). */
 export async function createOwnPassword(scope: ClientScope, elevated: string | undefined, password: string) {
   const refused = await elevatedAccessRefusal(scope, elevated, ELEVATED);
@@ -338,24 +385,25 @@ export async function createOwnPassword(scope: ClientScope, elevated: string | u
       _placeholder: true,
     };
   }
-  const { minLength, maxLength } = PASSWORD_POLICY;
-  if (password.length < minLength || password.length > maxLength) {
-    const short = password.length < minLength;
-    const violation = {
-      code: short ? 'password_too_short' : 'password_too_long',
-      message: short
-        ? `A password needs at least ${minLength} characters.`
-        : `A password may have at most ${maxLength} characters.`,
-      minimumLength: short ? minLength : null,
-      maximumLength: short ? null : maxLength,
-      strengthSuggestions: [] as string[],
-    };
-    return {
-      ...refusal('PasswordPolicyViolation', 400, 'password_strength_error', violation.message),
-      violationCode: violation.code,
-      violations: [violation],
-    };
-  }
+  const violations = violationsOf(password);
+  if (violations.length > 0) return policyViolation(violations);
   await updateUser(scope, { id: requireUser(scope), password });
   return { __typename: 'PasswordCreated' as const, success: true };
+}
+
+/**
+ * The UserSecurity widget's "Change password" (REST `update-password`, GraphQL `updatePassword`):
+ * the current password must match the stored one (a scrypt hash Atrium made; an imported hash of
+ * another scheme, or none, matches nothing), then the new one is stored through the users service.
+ */
+export async function updateOwnPassword(scope: ClientScope, currentPassword: string, newPassword: string) {
+  const row = await findUser(scope.db, scope.env.id, requireUser(scope));
+  if (!row.passwordHash || !(await verifyPassword(currentPassword, row.passwordHash))) {
+    // The widget recognises exactly this message and marks the current-password field.
+    return { ...refusal('IncorrectPassword', 400, 'invalid_credentials', 'Invalid credentials'), _placeholder: true };
+  }
+  const violations = violationsOf(newPassword, currentPassword);
+  if (violations.length > 0) return policyViolation(violations);
+  await updateUser(scope, { id: row.id, password: newPassword });
+  return { __typename: 'PasswordUpdated' as const, success: true };
 }

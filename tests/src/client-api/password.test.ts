@@ -1,0 +1,140 @@
+import { users } from '@atrium/db';
+import { and, eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { clientFor, trpcFor } from '../helpers/client.ts';
+import { storedEventData } from '../helpers/events.ts';
+import { uniqueEmail } from '../helpers/people.ts';
+import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+
+/**
+ * "Change password" of the official UserSecurity widget (routers/src/client-api/account/): the
+ * current password must match, the new one must meet the policy and differ; on REST, GraphQL and
+ * typed tRPC, with the same service.
+ */
+
+const P = '/_widgets/UserProfile';
+const CURRENT = 'correct horse battery';
+
+/** A user with `password` (or none), a member of a new organization, and a widget token. */
+async function withPassword(env: TestEnvironment, password: string | undefined) {
+  const org = await env.http.post('/organizations', { name: 'Security Corp' });
+  const email = uniqueEmail('secure');
+  const user = await env.http.post('/user_management/users', {
+    email,
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    ...(password ? { password } : {}),
+  });
+  expect(user.status).toBe(201);
+  const membership = await env.http.post('/user_management/organization_memberships', {
+    user_id: user.body.id,
+    organization_id: org.body.id,
+  });
+  expect(membership.status).toBe(201);
+  const issued = await env.http.post('/widgets/token', {
+    organization_id: org.body.id,
+    user_id: user.body.id,
+    scopes: [],
+  });
+  const token: string = issued.body.token;
+  return { userId: user.body.id as string, token, ...clientFor(env, token), trpc: trpcFor(env, token) };
+}
+
+async function storedHash(env: TestEnvironment, id: string) {
+  const [row] = await env.deps.db
+    .select({ hash: users.passwordHash })
+    .from(users)
+    .where(and(eq(users.environmentId, env.environmentId), eq(users.id, id)));
+  return row?.hash ?? null;
+}
+
+describe('UserSecurity: change password', () => {
+  it('REST: a wrong current password is "Invalid credentials", a short or reused one a policy error; then it changes', async () => {
+    const env = await newEnvironment();
+    const u = await withPassword(env, CURRENT);
+    const info = await u.http.get(`${P}/authentication-information`);
+    expect(info.body.data.verificationMethods.Password).toMatchObject({ isSetUp: true });
+    const before = await storedHash(env, u.userId);
+
+    const wrong = await u.http.post(`${P}/update-password`, {
+      currentPassword: 'not it',
+      newPassword: 'a brand new one',
+    });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body).toEqual({ code: 'invalid_credentials', message: 'Invalid credentials' });
+    const short = await u.http.post(`${P}/update-password`, { currentPassword: CURRENT, newPassword: 'short' });
+    expect(short.status).toBe(400);
+    expect(short.body).toEqual({
+      code: 'password_strength_error',
+      message: 'A password needs at least 8 characters.',
+      errors: [
+        {
+          field: 'password',
+          code: 'password_too_short',
+          message: 'A password needs at least 8 characters.',
+          minimum_length: 8,
+        },
+      ],
+    });
+    const reused = await u.http.post(`${P}/update-password`, { currentPassword: CURRENT, newPassword: CURRENT });
+    expect(reused.body.errors).toEqual([expect.objectContaining({ code: 'password_reused' })]);
+    expect(await storedHash(env, u.userId)).toBe(before);
+    expect(await storedEventData(env, 'user.updated')).toEqual([]);
+
+    const changed = await u.http.post(`${P}/update-password`, {
+      currentPassword: CURRENT,
+      newPassword: 'a brand new one',
+    });
+    expect(changed.status).toBe(201);
+    expect(changed.body).toEqual({ success: true });
+    const after = await storedHash(env, u.userId);
+    expect(after).toMatch(/^\$scrypt\$/);
+    expect(after).not.toBe(before);
+    expect(await storedEventData(env, 'user.updated')).toHaveLength(1);
+    // The old password no longer matches; the new one does.
+    expect(
+      (await u.http.post(`${P}/update-password`, { currentPassword: CURRENT, newPassword: 'x'.repeat(9) })).body.code,
+    ).toBe('invalid_credentials');
+    expect(
+      (await u.http.post(`${P}/update-password`, { currentPassword: 'a brand new one', newPassword: CURRENT })).status,
+    ).toBe(201);
+  });
+
+  it('a user with no password has nothing to change: IncorrectPassword, nothing stored', async () => {
+    const env = await newEnvironment();
+    const u = await withPassword(env, undefined);
+    const res = await u.http.post(`${P}/update-password`, { currentPassword: '', newPassword: 'a brand new one' });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('Invalid credentials');
+    expect(await storedHash(env, u.userId)).toBeNull();
+  });
+
+  it('GraphQL and typed tRPC answer the declared variants', async () => {
+    const env = await newEnvironment();
+    const u = await withPassword(env, CURRENT);
+    const UPDATE = `mutation ($c: String!, $n: String!) { updatePassword(input: { currentPassword: $c, newPassword: $n }) {
+      __typename ... on PasswordUpdated { success } ... on IncorrectPassword { _placeholder }
+      ... on PasswordPolicyViolation { code message violations { code minimumLength } } } }`;
+    const update = async (c: string, n: string) => (await u.graphql(UPDATE, { c, n })).body.data.updatePassword;
+    expect(await update('nope', 'a brand new one')).toEqual({ __typename: 'IncorrectPassword', _placeholder: true });
+    expect(await update(CURRENT, 'short')).toEqual({
+      __typename: 'PasswordPolicyViolation',
+      code: 'password_too_short',
+      message: 'A password needs at least 8 characters.',
+      violations: [{ code: 'password_too_short', minimumLength: 8 }],
+    });
+    expect(await update(CURRENT, 'a brand new one')).toEqual({ __typename: 'PasswordUpdated', success: true });
+    expect(
+      await u.trpc.client.account.updatePassword.mutate({ currentPassword: CURRENT, newPassword: 'third one!' }),
+    ).toEqual({
+      __typename: 'IncorrectPassword',
+      _placeholder: true,
+    });
+    expect(
+      await u.trpc.client.account.updatePassword.mutate({
+        currentPassword: 'a brand new one',
+        newPassword: 'third one!',
+      }),
+    ).toEqual({ __typename: 'PasswordUpdated', success: true });
+  });
+});
