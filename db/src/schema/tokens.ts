@@ -64,14 +64,15 @@ export const sessions = pgTable(
   ],
 );
 
-export const SESSION_CHALLENGE_PURPOSES = ['identity', 'email_change', 'elevated_access'] as const;
+export const SESSION_CHALLENGE_PURPOSES = ['identity', 'email_change', 'elevated_access', 'password_failure'] as const;
 export type SessionChallengePurpose = (typeof SESSION_CHALLENGE_PURPOSES)[number];
 
 /**
  * What a user proves within one session (the UserProfile widget's "Edit email"): a code mailed
  * to the current address (`identity`) or to a new one (`email_change`), and the elevated access
- * a right code grants for a few minutes (`elevated_access`). Only SHA-256s of codes and tokens
- * are kept; a code dies after a few wrong tries. Everything dies with its session.
+ * a right code grants for a few minutes (`elevated_access`), and each wrong current password
+ * given to change it (`password_failure`, counted to bound guessing). Only SHA-256s of codes and
+ * tokens are kept; a code dies after a few wrong tries. Everything dies with its session.
  */
 export const sessionChallenges = pgTable(
   'session_challenges',

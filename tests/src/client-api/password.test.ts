@@ -109,6 +109,29 @@ describe('UserSecurity: change password', () => {
     expect(await storedHash(env, u.userId)).toBeNull();
   });
 
+  it('bounds guessing: after five wrong current passwords in ten minutes even the right one waits (429)', async () => {
+    const env = await newEnvironment();
+    const u = await withPassword(env, CURRENT);
+    const before = await storedHash(env, u.userId);
+    for (let i = 0; i < 5; i++) {
+      const res = await u.http.post(`${P}/update-password`, {
+        currentPassword: `guess ${i}`,
+        newPassword: 'a brand new one',
+      });
+      expect(res.body.code).toBe('invalid_credentials');
+    }
+    const right = await u.http.post(`${P}/update-password`, {
+      currentPassword: CURRENT,
+      newPassword: 'a brand new one',
+    });
+    expect(right.status).toBe(429);
+    expect(right.body).toEqual({
+      code: 'too_many_password_attempts',
+      message: 'At most 5 wrong passwords are checked in 10 minutes; try again later.',
+    });
+    expect(await storedHash(env, u.userId)).toBe(before);
+  });
+
   it('GraphQL and typed tRPC answer the declared variants', async () => {
     const env = await newEnvironment();
     const u = await withPassword(env, CURRENT);

@@ -12,8 +12,8 @@ import { type ClientScope, requireUser } from '../principal.ts';
 import { getMe, ownPasswordSet } from '../profile/service.ts';
 import { type CodePurpose, verificationCodeMessage } from './mail.ts';
 import {
+  challengesSince,
   challengeToCheck,
-  codesSentSince,
   consumeChallenge,
   consumeOpenChallenges,
   countWrongCode,
@@ -38,6 +38,9 @@ const ELEVATED_ACCESS_TTL_MS = 10 * 60_000;
 export const MAX_WRONG_CODES = 5;
 /** Codes a session may ask for within CODE_TTL_MINUTES (each is an e-mail sent). */
 export const MAX_CODES_PER_WINDOW = 5;
+/** Wrong current passwords a session may give within the window (each costs a scrypt check; guessing stays slow). */
+export const MAX_PASSWORD_FAILURES = 5;
+const PASSWORD_FAILURE_WINDOW_MS = CODE_TTL_MS;
 
 /** A refusal: its GraphQL variant, and what REST answers (status, code) with the same message. */
 export interface Refusal<T extends string = string> {
@@ -99,7 +102,8 @@ async function mailCode(
   }
   const now = scope.now();
   const sessionId = scope.client.sessionId;
-  if ((await codesSentSince(scope.db, sessionId, new Date(now.getTime() - CODE_TTL_MS))) >= MAX_CODES_PER_WINDOW) {
+  const since = new Date(now.getTime() - CODE_TTL_MS);
+  if ((await challengesSince(scope.db, sessionId, ['identity', 'email_change'], since)) >= MAX_CODES_PER_WINDOW) {
     return tooManyCodes();
   }
   const id = newId('sessionChallenge');
@@ -397,8 +401,27 @@ export async function createOwnPassword(scope: ClientScope, elevated: string | u
  * another scheme, or none, matches nothing), then the new one is stored through the users service.
  */
 export async function updateOwnPassword(scope: ClientScope, currentPassword: string, newPassword: string) {
+  const now = scope.now();
+  const sessionId = scope.client.sessionId;
+  const since = new Date(now.getTime() - PASSWORD_FAILURE_WINDOW_MS);
+  if ((await challengesSince(scope.db, sessionId, ['password_failure'], since)) >= MAX_PASSWORD_FAILURES) {
+    throw new ApiError(
+      429,
+      'too_many_password_attempts',
+      `At most ${MAX_PASSWORD_FAILURES} wrong passwords are checked in ${CODE_TTL_MINUTES} minutes; try again later.`,
+    );
+  }
   const row = await findUser(scope.db, scope.env.id, requireUser(scope));
   if (!row.passwordHash || !(await verifyPassword(currentPassword, row.passwordHash))) {
+    await insertChallenge(scope.db, {
+      id: newId('sessionChallenge'),
+      environmentId: scope.env.id,
+      sessionId,
+      purpose: 'password_failure',
+      email: null,
+      secretHash: '',
+      expiresAt: new Date(now.getTime() + PASSWORD_FAILURE_WINDOW_MS),
+    });
     // The widget recognises exactly this message and marks the current-password field.
     return { ...refusal('IncorrectPassword', 400, 'invalid_credentials', 'Invalid credentials'), _placeholder: true };
   }

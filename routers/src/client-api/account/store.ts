@@ -11,15 +11,20 @@ export async function deleteChallenge(db: Db, id: string): Promise<void> {
   await db.delete(sessionChallenges).where(eq(sessionChallenges.id, id));
 }
 
-/** How many codes the session has asked for since `since` (of either purpose). */
-export async function codesSentSince(db: Db, sessionId: string, since: Date): Promise<number> {
+/** How many challenges of these purposes the session has made since `since` (codes sent, wrong passwords). */
+export async function challengesSince(
+  db: Db,
+  sessionId: string,
+  purposes: SessionChallengePurpose[],
+  since: Date,
+): Promise<number> {
   const [row] = await db
     .select({ n: count() })
     .from(sessionChallenges)
     .where(
       and(
         eq(sessionChallenges.sessionId, sessionId),
-        inArray(sessionChallenges.purpose, ['identity', 'email_change']),
+        inArray(sessionChallenges.purpose, purposes),
         gte(sessionChallenges.createdAt, since),
       ),
     );
