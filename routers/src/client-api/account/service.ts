@@ -361,16 +361,16 @@ function violationsOf(password: string, current?: string) {
 /** GraphQL's PasswordPolicyViolation; REST's 400 `password_strength_error` with each violation in `errors` (snake_case, as the widgets read them). */
 function policyViolation(violations: ReturnType<typeof violationsOf>) {
   const [first] = violations as [ReturnType<typeof violationsOf>[number]];
-  const errors = violations.map(
-    (v) =>
-      ({
-        field: 'password',
-        code: v.code,
-        message: v.message,
-        ...(v.minimumLength === null ? {} : { minimum_length: v.minimumLength }),
-        ...(v.maximumLength === null ? {} : { maximum_length: v.maximumLength }),
-      }) as FieldError,
-  );
+  const errors = violations.map((v) => {
+    const error: FieldError & { minimum_length?: number; maximum_length?: number } = {
+      field: 'password',
+      code: v.code,
+      message: v.message,
+    };
+    if (v.minimumLength !== null) error.minimum_length = v.minimumLength;
+    if (v.maximumLength !== null) error.maximum_length = v.maximumLength;
+    return error;
+  });
   return {
     ...refusal('PasswordPolicyViolation', 400, 'password_strength_error', first.message),
     errors,
