@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Id } from '../../common/schemas.ts';
 import { clientProcedure } from '../../trpc.ts';
+import type { User } from '../../users/schemas.ts';
 import { builder } from '../graphql/builder.ts';
 import { ClientUserSchema, Me, toClientUser, toMe, UserRef } from '../profile/router.ts';
 import {
@@ -144,7 +145,7 @@ export const accountClientProcedures = {
         said('VerificationTooManyAttempts'),
       ]),
     )
-    .mutation(({ ctx, input }) => verifyIdentityCode(ctx.scope, input.authenticationChallengeId, input.code) as never),
+    .mutation(({ ctx, input }) => verifyIdentityCode(ctx.scope, input.authenticationChallengeId, input.code)),
 
   sendEmailChange: clientProcedure
     .input(z.object({ elevatedAccessToken: Token, newEmail: NewEmail }))
@@ -159,7 +160,7 @@ export const accountClientProcedures = {
         said('InvalidEmail'),
       ]),
     )
-    .mutation(({ ctx, input }) => sendEmailChangeCode(ctx.scope, input.elevatedAccessToken, input.newEmail) as never),
+    .mutation(({ ctx, input }) => sendEmailChangeCode(ctx.scope, input.elevatedAccessToken, input.newEmail)),
 
   confirmEmailChange: clientProcedure
     .input(z.object({ elevatedAccessToken: Token, code: Code }))
@@ -179,7 +180,7 @@ export const accountClientProcedures = {
     )
     .mutation(async ({ ctx, input }) => {
       const outcome = await confirmEmailChange(ctx.scope, input.elevatedAccessToken, input.code);
-      return ('user' in outcome ? { ...outcome, user: toClientUser(outcome.user) } : outcome) as never;
+      return 'user' in outcome ? { ...outcome, user: toClientUser(outcome.user) } : outcome;
     }),
 
   createPassword: clientProcedure
@@ -195,7 +196,7 @@ export const accountClientProcedures = {
     )
     .mutation(async ({ ctx, input }) => {
       const outcome = await createOwnPassword(ctx.scope, input.elevatedAccessToken, input.password);
-      return ('violationCode' in outcome ? { ...outcome, code: outcome.violationCode } : outcome) as never;
+      return 'violationCode' in outcome ? { ...outcome, code: outcome.violationCode } : outcome;
     }),
 
   updatePassword: clientProcedure
@@ -209,7 +210,7 @@ export const accountClientProcedures = {
     )
     .mutation(async ({ ctx, input }) => {
       const outcome = await updateOwnPassword(ctx.scope, input.currentPassword, input.newPassword);
-      return ('violationCode' in outcome ? { ...outcome, code: outcome.violationCode } : outcome) as never;
+      return 'violationCode' in outcome ? { ...outcome, code: outcome.violationCode } : outcome;
     }),
 };
 
@@ -242,9 +243,7 @@ const elevatedFields = (name: string, withUser = false) =>
     fields: (t) => ({
       elevatedAccessToken: t.string({ resolve: (v) => String(v.elevatedAccessToken) }),
       expiresAt: t.string({ resolve: (v) => String(v.expiresAt) }),
-      ...(withUser
-        ? { user: t.field({ type: UserRef, resolve: (v) => ({ user: v.user as never, self: true }) }) }
-        : {}),
+      ...(withUser ? { user: t.field({ type: UserRef, resolve: (v) => ({ user: v.user as User, self: true }) }) } : {}),
     }),
   });
 const EmailChangeSent = builder.objectRef<Outcome>('EmailChangeSent').implement({
@@ -347,36 +346,32 @@ const CreatePasswordInput = builder.inputType('CreatePasswordInput', {
 builder.mutationFields((t) => ({
   sendVerificationCode: t.field({
     type: SendVerificationCodeResult,
-    resolve: (_root, _args, ctx) => sendIdentityCode(ctx.scope) as Promise<Outcome>,
+    resolve: (_root, _args, ctx) => sendIdentityCode(ctx.scope),
   }),
   verifyCurrentEmail: t.field({
     type: VerifyCurrentEmailResult,
     args: { input: t.arg({ type: VerifyCurrentEmailInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
-      verifyIdentityCode(ctx.scope, String(input.authenticationChallengeId), input.code) as Promise<Outcome>,
+      verifyIdentityCode(ctx.scope, String(input.authenticationChallengeId), input.code),
   }),
   sendEmailChange: t.field({
     type: SendEmailChangeResult,
     args: { input: t.arg({ type: SendEmailChangeInput, required: true }) },
-    resolve: (_root, { input }, ctx) =>
-      sendEmailChangeCode(ctx.scope, input.elevatedAccessToken, input.newEmail) as Promise<Outcome>,
+    resolve: (_root, { input }, ctx) => sendEmailChangeCode(ctx.scope, input.elevatedAccessToken, input.newEmail),
   }),
   confirmEmailChange: t.field({
     type: ConfirmEmailChangeResult,
     args: { input: t.arg({ type: ConfirmEmailChangeInput, required: true }) },
-    resolve: (_root, { input }, ctx) =>
-      confirmEmailChange(ctx.scope, input.elevatedAccessToken, input.code) as Promise<Outcome>,
+    resolve: (_root, { input }, ctx) => confirmEmailChange(ctx.scope, input.elevatedAccessToken, input.code),
   }),
   updatePassword: t.field({
     type: UpdatePasswordResult,
     args: { input: t.arg({ type: UpdatePasswordInput, required: true }) },
-    resolve: (_root, { input }, ctx) =>
-      updateOwnPassword(ctx.scope, input.currentPassword, input.newPassword) as Promise<Outcome>,
+    resolve: (_root, { input }, ctx) => updateOwnPassword(ctx.scope, input.currentPassword, input.newPassword),
   }),
   createPassword: t.field({
     type: CreatePasswordResult,
     args: { input: t.arg({ type: CreatePasswordInput, required: true }) },
-    resolve: (_root, { input }, ctx) =>
-      createOwnPassword(ctx.scope, input.elevatedAccessToken, input.password) as Promise<Outcome>,
+    resolve: (_root, { input }, ctx) => createOwnPassword(ctx.scope, input.elevatedAccessToken, input.password),
   }),
 }));

@@ -43,14 +43,14 @@ export const MAX_PASSWORD_FAILURES = 5;
 const PASSWORD_FAILURE_WINDOW_MS = CODE_TTL_MS;
 
 /** A refusal: its GraphQL variant, and what REST answers (status, code) with the same message. */
-export interface Refusal<T extends string = string> {
+export type Refusal<T extends string = string> = {
   __typename: T;
   message: string;
   status: number;
   code: string;
   /** REST's `errors` list (the password violations the widgets show one by one). */
   errors?: FieldError[];
-}
+};
 
 const refusal = <T extends string>(__typename: T, status: number, code: string, message: string): Refusal<T> => ({
   __typename,
@@ -152,55 +152,71 @@ async function grantElevatedAccess(scope: ClientScope, db: ClientScope['db']): P
 }
 
 /** The variants a code check can end in, named per mutation (`Verification…` or `EmailChange…`). */
-interface CodeRefusals {
-  none: () => Refusal;
-  used: () => Refusal;
-  expired: () => Refusal;
-  worn: () => Refusal;
-  wrong: (left: number) => Refusal;
+interface CodeRefusals<R extends Refusal> {
+  none: () => R;
+  used: () => R;
+  expired: () => R;
+  worn: () => R;
+  wrong: (left: number) => R;
 }
 
-const codeRefusals = (prefix: 'Verification' | 'EmailChange'): CodeRefusals => ({
+const USED = 'This code was used already.';
+const EXPIRED = 'The code has expired: ask for a new one.';
+const WORN = 'The code was tried too often: ask for a new one.';
+const wrongCode = (left: number) => `The code is not right: ${left} ${left === 1 ? 'try' : 'tries'} left.`;
+
+/** `verifyCurrentEmail`'s refusals (an unknown challenge id reads as an expired code). */
+const VERIFICATION_REFUSALS: CodeRefusals<
+  Refusal<
+    | 'VerificationCodeExpired'
+    | 'VerificationCodePreviouslyUsed'
+    | 'VerificationTooManyAttempts'
+    | 'VerificationCodeIncorrect'
+  >
+> = {
+  none: () => refusal('VerificationCodeExpired', 400, 'code_expired', 'No such code: ask for a new one.'),
+  used: () => refusal('VerificationCodePreviouslyUsed', 400, 'code_already_used', USED),
+  expired: () => refusal('VerificationCodeExpired', 400, 'code_expired', EXPIRED),
+  worn: () => refusal('VerificationTooManyAttempts', 400, 'too_many_attempts', WORN),
+  wrong: (left) => refusal('VerificationCodeIncorrect', 400, 'invalid_code', wrongCode(left)),
+};
+
+/** `confirmEmailChange`'s refusals. */
+const EMAIL_CHANGE_REFUSALS: CodeRefusals<
+  Refusal<
+    | 'NoPendingEmailChange'
+    | 'EmailChangeCodePreviouslyUsed'
+    | 'EmailChangeCodeExpired'
+    | 'EmailChangeTooManyAttempts'
+    | 'EmailChangeCodeIncorrect'
+  >
+> = {
   none: () =>
-    prefix === 'Verification'
-      ? refusal('VerificationCodeExpired', 400, 'code_expired', 'No such code: ask for a new one.')
-      : refusal(
-          'NoPendingEmailChange',
-          400,
-          'no_pending_email_change',
-          'No code was sent to a new address: ask for one first.',
-        ),
-  used: () => refusal(`${prefix}CodePreviouslyUsed`, 400, 'code_already_used', 'This code was used already.'),
-  expired: () => refusal(`${prefix}CodeExpired`, 400, 'code_expired', 'The code has expired: ask for a new one.'),
-  worn: () =>
     refusal(
-      prefix === 'Verification' ? 'VerificationTooManyAttempts' : 'EmailChangeTooManyAttempts',
+      'NoPendingEmailChange',
       400,
-      'too_many_attempts',
-      'The code was tried too often: ask for a new one.',
+      'no_pending_email_change',
+      'No code was sent to a new address: ask for one first.',
     ),
-  wrong: (left) =>
-    refusal(
-      `${prefix}CodeIncorrect`,
-      400,
-      'invalid_code',
-      `The code is not right: ${left} ${left === 1 ? 'try' : 'tries'} left.`,
-    ),
-});
+  used: () => refusal('EmailChangeCodePreviouslyUsed', 400, 'code_already_used', USED),
+  expired: () => refusal('EmailChangeCodeExpired', 400, 'code_expired', EXPIRED),
+  worn: () => refusal('EmailChangeTooManyAttempts', 400, 'too_many_attempts', WORN),
+  wrong: (left) => refusal('EmailChangeCodeIncorrect', 400, 'invalid_code', wrongCode(left)),
+};
 
 /**
  * Checks `code` against the session's challenge of `purpose` (the one with `id` when given),
  * locked, so two tries at once both count. A right code consumes it and runs `then` in the same
  * transaction; a wrong one is counted (committed) and refused with the tries left.
  */
-async function takeCode<T>(
+async function takeCode<T, R extends Refusal>(
   scope: ClientScope,
   purpose: SessionChallengePurpose,
   code: string,
   id: string | undefined,
-  refusals: CodeRefusals,
-  then: (db: ClientScope['db'], challenge: SessionChallengeRow) => Promise<T | Refusal>,
-): Promise<T | Refusal> {
+  refusals: CodeRefusals<R>,
+  then: (db: ClientScope['db'], challenge: SessionChallengeRow) => Promise<T>,
+): Promise<T | R> {
   const now = scope.now();
   return scope.db.transaction(async (tx) => {
     const challenge = await challengeToCheck(tx, scope.client.sessionId, purpose, id);
@@ -218,11 +234,11 @@ async function takeCode<T>(
 }
 
 /** Null when `token` is live elevated access of the caller's session; else the variant that says why not. */
-async function elevatedAccessRefusal(
+async function elevatedAccessRefusal<E extends string, I extends string>(
   scope: ClientScope,
   token: string | undefined,
-  names: { expired: string; invalid: string },
-): Promise<Refusal | null> {
+  names: { expired: E; invalid: I },
+): Promise<Refusal<E> | Refusal<I> | null> {
   const access = token ? await elevatedAccessOf(scope.db, scope.client.sessionId, sha256Hex(token)) : undefined;
   if (access && access.expiresAt.getTime() > scope.now().getTime()) return null;
   return access
@@ -249,8 +265,8 @@ const managedByDirectory = () =>
     "Your e-mail address is managed by your organization's directory: change it there.",
   );
 
-const IDENTITY = { expired: 'IdentityVerificationExpired', invalid: 'IdentityVerificationInvalid' };
-const ELEVATED = { expired: 'ElevatedAccessTokenExpired', invalid: 'ElevatedAccessTokenInvalid' };
+const IDENTITY = { expired: 'IdentityVerificationExpired', invalid: 'IdentityVerificationInvalid' } as const;
+const ELEVATED = { expired: 'ElevatedAccessTokenExpired', invalid: 'ElevatedAccessTokenInvalid' } as const;
 
 /** A code to the caller's current address (REST `send-verification`, GraphQL `sendVerificationCode`). */
 export async function sendIdentityCode(scope: ClientScope) {
@@ -267,7 +283,7 @@ export async function sendIdentityCode(scope: ClientScope) {
 /** The right code grants elevated access (REST `verify`, GraphQL `verifyCurrentEmail`). */
 export function verifyIdentityCode(scope: ClientScope, challengeId: string, code: string) {
   requireUser(scope);
-  return takeCode(scope, 'identity', code, challengeId, codeRefusals('Verification'), async (tx) => ({
+  return takeCode(scope, 'identity', code, challengeId, VERIFICATION_REFUSALS, async (tx) => ({
     __typename: 'CurrentEmailVerified' as const,
     ...(await grantElevatedAccess(scope, tx)),
   }));
@@ -327,7 +343,7 @@ export async function confirmEmailChange(scope: ClientScope, elevated: string | 
   if (refused) return refused;
   const userId = requireUser(scope);
   if (await directoryManagesUser(scope.db, scope.env.id, userId)) return managedByDirectory();
-  return takeCode(scope, 'email_change', code, undefined, codeRefusals('EmailChange'), async (tx, challenge) => {
+  return takeCode(scope, 'email_change', code, undefined, EMAIL_CHANGE_REFUSALS, async (tx, challenge) => {
     const email = challenge.email ?? '';
     if ((await userIdByEmail(tx, scope.env.id, email)) !== undefined) {
       return refusal('EmailNotAvailable', 409, 'email_already_used', 'Another user already has this e-mail address.');
