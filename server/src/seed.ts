@@ -109,7 +109,7 @@ export async function seedDemo(client: AdminClient, environment: string): Promis
 }
 
 /** A few lines for a person: what there is now, and what this run added. */
-function describe(report: SeedReport): string {
+function summary(report: SeedReport): string {
   const made = (created: boolean) => (created ? 'created' : 'already there');
   const lines = [`Demo data in environment '${report.environment}':`];
   for (const org of report.organizations) {
@@ -139,6 +139,6 @@ export const registerSeed: Register = (program, ctx) => {
     .action(async (options: { environment: string; json?: boolean }) => {
       const report = await seedDemo(ctx.client(), options.environment);
       if (options.json) ctx.print(options)(report);
-      else ctx.out(describe(report));
+      else ctx.out(summary(report));
     });
 };
