@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { runCli } from '@atrium/server';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { adminTokenOf } from '../helpers/tokens.ts';
 import { getWorld, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
@@ -29,6 +29,12 @@ async function stored(env: TestEnvironment) {
   const memberships = (await env.http.get('/user_management/organization_memberships?limit=100')).body.data as any[];
   return { organizations, users, memberships };
 }
+
+// Start the shared server (PGlite boot and migrations) in a hook, so no test's own timeout pays for it.
+beforeAll(async () => {
+  await getWorld();
+  await adminTokenOf();
+});
 
 describe('atrium seed', () => {
   it('makes organizations with domains (one pending), users and memberships with roles, in that environment only', async () => {

@@ -1,7 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { getWorld, HttpClient } from '../helpers/world.ts';
 
 describe('GET /', () => {
+  // The shared server starts in a hook, so no test's own timeout pays for it.
+  beforeAll(async () => {
+    await getWorld();
+  });
+
   it('is a small page that links to the console, the API reference and the health check', async () => {
     const http = new HttpClient((await getWorld()).url);
     const page = await http.get('/');
