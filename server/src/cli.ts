@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import type { AppRouter, ErrorBody } from '@atrium/routers';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { Command, CommanderError } from 'commander';
+import { registerSeed } from './seed.ts';
 
 export interface CliIo {
   out: (text: string) => void;
@@ -54,9 +56,11 @@ export function printer(io: CliIo, json: boolean) {
 export interface CliContext {
   client: () => AdminClient;
   print: (options: { json?: boolean }) => (value: unknown) => void;
+  /** Text for a person, as it is (a command's own summary). */
+  out: (text: string) => void;
 }
 
-type Register = (program: Command, ctx: CliContext) => void;
+export type Register = (program: Command, ctx: CliContext) => void;
 
 const registerEnvironments: Register = (program, ctx) => {
   const environments = program.command('environments').description('Manage environments');
@@ -353,6 +357,7 @@ export const REGISTRARS: Register[] = [
   registerConnections,
   registerDomains,
   registerWebhooks,
+  registerSeed,
 ];
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ETIMEDOUT']);
@@ -389,6 +394,11 @@ function describeError(error: unknown, url: string): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The version of the package that installs `atrium` (server/package.json), read when asked for. */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 /** Runs the CLI; returns the exit code instead of exiting, so tests can run it in-process. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const url = io.env.ATRIUM_URL || 'http://127.0.0.1:8080';
@@ -407,9 +417,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       return client;
     },
     print: (options) => printer(io, options.json === true),
+    out: io.out,
   };
   const program = new Command('atrium')
     .description(`Atrium admin CLI (server: ${url}; token: ATRIUM_ADMIN_TOKEN)`)
+    .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err });
   for (const register of REGISTRARS) register(program, ctx);

@@ -2,6 +2,7 @@ import { ApiError, authenticateAdmin, contractError, type Deps } from '@atrium/r
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { DOCS_ASSETS, docsHandlers } from '../docs.ts';
+import { landingPage } from '../landing.ts';
 import type { Metrics } from '../metrics.ts';
 import { portalRoutes } from '../portal.ts';
 import { applyHeaders, PAGE_SECURITY_HEADERS } from '../security.ts';
@@ -22,8 +23,8 @@ async function ready(deps: Deps, res: Response): Promise<void> {
 }
 
 /**
- * The outer shell, for what is not a hot path: health, readiness, metrics, the OpenAPI document,
- * the API reference, and the 404 of any other path (errors rendered by the render step).
+ * The outer shell, for what is not a hot path: the landing page, health, readiness, metrics, the
+ * OpenAPI document, the API reference, and the 404 of any other path (errors rendered by the render step).
  */
 export function pagesApp(
   deps: Deps,
@@ -39,6 +40,7 @@ export function pagesApp(
     applyHeaders(res, PAGE_SECURITY_HEADERS);
     next();
   });
+  app.get('/', landingPage);
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

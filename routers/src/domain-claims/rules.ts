@@ -3,8 +3,8 @@ import { domainToASCII } from 'node:url';
 import { parse } from 'tldts';
 
 const require = createRequire(import.meta.url);
-/** A maintained list of consumer (free e-mail) domains: `free-email-domains`. */
-const CONSUMER_DOMAINS: ReadonlySet<string> = new Set(require('free-email-domains/domains.json') as string[]);
+/** A maintained list of consumer (free e-mail) domains, shipped in the package: `email-providers`. */
+const CONSUMER_DOMAINS: ReadonlySet<string> = new Set(require('email-providers/all.json') as string[]);
 
 export type DomainCheck =
   | { ok: true; domain: string }

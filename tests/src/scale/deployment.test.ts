@@ -15,7 +15,9 @@ const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
 
 interface Service {
   image?: string;
-  build?: string;
+  build?: string | { context: string; target?: string };
+  profiles?: string[];
+  volumes?: string[];
   command?: string[];
   environment?: Record<string, string>;
   depends_on?: Record<string, { condition: string }>;
@@ -29,7 +31,15 @@ describe('compose.yaml', () => {
   const apis = Object.entries(services).filter(([name]) => name.startsWith('api-'));
 
   it('holds PostgreSQL, a replica, a one-shot migration, two API processes and a worker', () => {
-    expect(Object.keys(services).sort()).toEqual(['api-1', 'api-2', 'migrate', 'postgres', 'replica', 'worker']);
+    const production = Object.entries(services).filter(([, service]) => service.profiles === undefined);
+    expect(production.map(([name]) => name).sort()).toEqual([
+      'api-1',
+      'api-2',
+      'migrate',
+      'postgres',
+      'replica',
+      'worker',
+    ]);
     expect(services.postgres?.image).toMatch(/^postgres:15/);
     expect(services.replica?.image).toMatch(/^postgres:15/);
     expect(JSON.stringify(services.replica)).toContain('pg_basebackup');
@@ -78,12 +88,35 @@ describe('compose.yaml', () => {
     expect(services.worker?.healthcheck?.disable).toBe(true);
     expect(services.migrate?.healthcheck?.disable).toBe(true);
   });
+
+  it('builds the worker from the image target that has no /readyz health check', () => {
+    expect(services.worker?.build).toEqual({ context: '.', target: 'worker' });
+    expect(services.worker?.image).not.toBe(services['api-1']?.image);
+  });
+
+  it('has a development profile: one API process on embedded storage in a volume, nothing to set first', () => {
+    const dev = Object.entries(services).filter(([, service]) => service.profiles?.includes('dev'));
+    expect(dev.map(([name]) => name)).toEqual(['api']);
+    const api = services.api as Service;
+    expect(api.profiles).toEqual(['dev']);
+    expect(api.environment?.DATABASE_URL).toBeUndefined();
+    expect(api.depends_on).toBeUndefined();
+    expect(api.ports).toEqual(['8080:8080']);
+    expect(api.volumes).toEqual(['dev-data:/data']);
+    expect((compose as { volumes?: Record<string, unknown> }).volumes).toHaveProperty('dev-data');
+    // Compose interpolates every service before it picks a profile, so one required variable
+    // (`${X:?…}` or `${X?…}`) anywhere would stop `docker compose up api` until it is set.
+    expect(read('compose.yaml')).not.toMatch(/\$\{\w+:?\?/);
+  });
 });
 
 describe('Dockerfile', () => {
   const dockerfile = read('Dockerfile');
   const stages = dockerfile.split(/^FROM /m).slice(1);
-  const runtime = stages.at(-1) ?? '';
+  const stage = (name: string) => stages.find((text) => new RegExp(`^\\S+ AS ${name}$`, 'm').test(text)) ?? '';
+  const runtime = stage('runtime');
+  const worker = stage('worker');
+  const api = stages.at(-1) ?? '';
 
   it('builds in stages and runs only the built server, as a non-root user', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
@@ -92,10 +125,28 @@ describe('Dockerfile', () => {
     expect(runtime).toContain('COPY --from=build /app/server/dist server/dist');
     expect(runtime).not.toMatch(/COPY \. /);
     expect(runtime).not.toMatch(/COPY (routers|rest-facade|server\/src)/);
-    expect(runtime).toMatch(/^CMD \[.*"server\/dist\/main\.mjs"\]$/m);
+    expect(api).toMatch(/^runtime AS api$/m);
+    expect(api).toMatch(/^CMD \[.*"server\/dist\/main\.mjs"\]$/m);
   });
 
-  it('checks health on /readyz', () => {
-    expect(runtime).toMatch(/^HEALTHCHECK [\s\S]*\/readyz/m);
+  it('gives the node user a data volume, where the embedded storage and its master key go', () => {
+    // /app is root-owned, so without this the server cannot create its data directory.
+    expect(runtime).toMatch(/^ENV .*\bATRIUM_DATA_DIR=\/data\b/m);
+    const lines = runtime.split('\n');
+    const chown = lines.findIndex((line) => /^RUN .*\bchown node:node \/data\b/.test(line));
+    const volume = lines.findIndex((line) => /^VOLUME \/data$/.test(line));
+    const user = lines.findIndex((line) => /^USER node$/.test(line));
+    // Ownership set before VOLUME is what a new volume starts with; changes after it are lost.
+    expect(chown).toBeGreaterThan(-1);
+    expect(volume).toBeGreaterThan(chown);
+    expect(user).toBeGreaterThan(volume);
+  });
+
+  it('checks health on /readyz in the API image only; the worker image has none', () => {
+    expect(api).toMatch(/^HEALTHCHECK [\s\S]*\/readyz/m);
+    expect(runtime).not.toMatch(/^HEALTHCHECK/m);
+    expect(worker).toMatch(/^runtime AS worker$/m);
+    expect(worker).toMatch(/^HEALTHCHECK NONE$/m);
+    expect(worker).toMatch(/^CMD \[.*"server\/dist\/worker\.mjs"\]$/m);
   });
 });

@@ -17,11 +17,13 @@ interface LockedPackage {
   optional?: boolean;
   engines?: { node?: string };
   dependencies?: Record<string, string>;
+  hasInstallScript?: boolean;
 }
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-  engines: { node: string };
+  engines: { node: string; npm?: string };
   dependencies: Record<string, string>;
+  allowScripts?: Record<string, boolean>;
 };
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
   packages: Record<string, LockedPackage>;
@@ -76,5 +78,25 @@ describe('the Node floor in package.json', () => {
   it('is below the floor of two test-only packages, which the README names', () => {
     // Both run on Node 20 in this suite; npm prints EBADENGINE for them below Node 22.
     expect(above(true)).toEqual(expect.arrayContaining(['@workos-inc/node >=22.11.0', 'dns2 >=22']));
+  });
+});
+
+/** The npm that Node 20.19 ships (node:20 images and installers): it ignores `allowScripts`. */
+const NODE_20_NPM = '10.8.2';
+
+describe('installing with the npm that Node 20 ships', () => {
+  it('declares an npm floor that npm 10 meets', () => {
+    expect(pkg.engines.npm).toBeDefined();
+    expect(semver.satisfies(NODE_20_NPM, pkg.engines.npm as string)).toBe(true);
+  });
+
+  it('locks no dependency whose install script allowScripts denies or has not reviewed', () => {
+    // npm 10 runs every dependency's install script, whatever allowScripts says, so a denied one
+    // (a network download, say) would run and fail offline: only reviewed, offline-safe ones.
+    const scripted = Object.entries(lock.packages)
+      .filter(([path, info]) => path !== '' && info.hasInstallScript)
+      .map(([path]) => path.replace(/^.*node_modules\//, ''));
+    expect(scripted.length).toBeGreaterThan(0);
+    expect([...new Set(scripted)].filter((name) => pkg.allowScripts?.[name] !== true)).toEqual([]);
   });
 });
