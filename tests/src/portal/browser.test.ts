@@ -207,6 +207,12 @@ describe('the admin portal in a browser', () => {
     await expect(page.locator('.portal-add-message').innerText()).resolves.toBe('');
     await page.getByRole('heading', { name: 'DNS records to publish' }).waitFor();
     await expect(page.locator('a.portal-back').getAttribute('href')).resolves.toBe(`${appUrl}/back`);
+    // The widget's dialogs render outside #portal-root and keep their buttons.
+    await root.getByText(name).first().waitFor({ timeout: 15_000 });
+    await root.getByRole('button', { name: 'Domain actions' }).first().click();
+    await page.getByRole('menuitem', { name: 'Remove domain' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('alertdialog').waitFor({ state: 'hidden' });
     await opened.close();
     expect(opened.outside).toEqual([]);
     expect(unexpected(opened.cspViolations)).toEqual([]);
