@@ -17,8 +17,18 @@ const STANDALONE = join(SCALAR_DIST, 'browser', 'standalone.js');
 export const DOCS_ASSETS = `/docs/assets/${SCALAR_VERSION}`;
 const YEAR_MS = 365 * 24 * 3600 * 1000;
 
-// No default fonts (they come from Scalar's CDN) and no telemetry: nothing leaves the machine.
-const SCALAR_CONFIG = { url: '/openapi.json', withDefaultFonts: false, telemetry: false };
+// Nothing leaves the machine: no default fonts (Scalar's CDN), no telemetry, no "Ask AI" agent
+// and no "Generate MCP" (both send the document to Scalar's servers, and the CSP refuses them),
+// no developer toolbar (its "Share" uploads the document). Scalar shows the last three on
+// loopback URLs unless they are disabled (@scalar/api-reference 1.72 ApiReference.vue).
+const SCALAR_CONFIG = {
+  url: '/openapi.json',
+  withDefaultFonts: false,
+  telemetry: false,
+  agent: { disabled: true },
+  mcp: { disabled: true },
+  showDeveloperTools: 'never',
+};
 
 const PAGE = `<!doctype html>
 <html>

@@ -135,6 +135,12 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
       noStore(res);
       res.type('html').send(page(deps, live));
     });
+    // A widget inside the page opens the link it was given (the page itself) by a form POST in a
+    // new tab: that tab shows the same session's page (ownPortalPage in routers/src/portal).
+    app.post(`/portal/${intent}`, form, (_req, res) => {
+      noStore(res);
+      res.redirect(303, `/portal/${intent}`);
+    });
   }
   // The page's bearer token for the widgets: cookie-authenticated, so the CSRF token is required.
   app.post('/portal/session/token', async (req, res) => {

@@ -116,6 +116,7 @@ export {
 } from './portal/service.ts';
 export type { LivePortalSession } from './portal/store.ts';
 export { consumeSharedWindow, purgeIdleRateLimitWindows, type SharedCount } from './rate-limits/service.ts';
+export { EXPIRED_RECORD_GRACE_MS, purgeExpiredRecords } from './retention/service.ts';
 export { decryptPrivateKey, parseMasterKey } from './signing/material.ts';
 export {
   jwksOfClient,

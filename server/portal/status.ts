@@ -28,11 +28,22 @@ function row(domain: Status['domains'][number]): HTMLElement {
   return item;
 }
 
+/** The records still to publish (domains not verified yet), under a heading only when there are some. */
 function render(target: HTMLElement, status: Status, done: boolean): void {
   const heading = document.createElement('h2');
-  heading.textContent = done ? 'Your domain is verified. Continuing...' : 'DNS records to publish';
+  if (done) {
+    heading.textContent = 'Your domain is verified. Continuing...';
+    target.replaceChildren(heading);
+    return;
+  }
+  const waiting = status.domains.filter((d) => d.state !== 'verified');
+  if (waiting.length === 0) {
+    target.replaceChildren();
+    return;
+  }
+  heading.textContent = 'DNS records to publish';
   const list = document.createElement('ul');
-  list.append(...status.domains.map(row));
+  list.append(...waiting.map(row));
   target.replaceChildren(heading, list);
 }
 

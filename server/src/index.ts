@@ -6,5 +6,6 @@ export { type DevSmtpServer, startDevSmtp } from './dev-smtp.ts';
 export { openGeoLocator } from './geo.ts';
 export { createSmtpMailer, type SmtpSettings } from './mailer.ts';
 export { createDeps, createLogger, type Runtime, startRuntime } from './runtime.ts';
+export { retentionSweep, retentionWorker } from './workers/retention.ts';
 export { createDnsResolver, type DnsResolver, VerificationWorker } from './workers/verification.ts';
 export { postSigned, WebhookWorker, type WebhookWorkerOptions } from './workers/webhooks.ts';

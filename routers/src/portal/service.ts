@@ -25,10 +25,20 @@ import {
 export const LINK_TTL_MS = 5 * 60_000;
 export const SESSION_TTL_MS = 30 * 60_000;
 
-/** The widget permission a portal session of each intent holds (WIDGETS-API.md §3). */
-export const PORTAL_SCOPES: Record<PortalIntent, WidgetScope> = {
+/**
+ * Reading the organization's SSO connections and nothing else: the SSO page is read-only. Not an
+ * upstream widget scope (a widget token cannot ask for it); only a portal session holds it.
+ */
+export const PORTAL_SSO_READ = 'portal:sso:read';
+
+/**
+ * The permission a portal session of each intent holds: exactly what its page does. The domain
+ * page lists, re-verifies and removes domains (and adds them), so it holds the widget's manage
+ * scope (WIDGETS-API.md §3); the SSO page only shows the connection, so it holds `PORTAL_SSO_READ`.
+ */
+export const PORTAL_SCOPES: Record<PortalIntent, WidgetScope | typeof PORTAL_SSO_READ> = {
   domain_verification: 'widgets:domain-verification:manage',
-  sso: 'widgets:sso:manage',
+  sso: PORTAL_SSO_READ,
 };
 
 /** Upstream intents Atrium does not serve yet (each is refused with its own message). */
@@ -82,6 +92,19 @@ export async function createPortalLink(
   const link = `${portalBase(scope.deps)}/portal/launch?apiToken=${secret}`;
   await mailPortalLink(scope, input.admin_emails ?? [], link, input.intent, organization.name);
   return { link, intent: input.intent, expiresAt };
+}
+
+/**
+ * What a widget inside a portal page gets when it asks for a link ("Add domain", "Manage"): the
+ * session's own page, so a portal token never mints a link or a session, and the tab it opens
+ * shares the session (its cookie, return links and expiry). Another intent's page is 403.
+ */
+export async function ownPortalPage(scope: Scope, sessionId: string, intent: PortalIntent): Promise<IssuedPortalLink> {
+  const live = await livePortalSession(scope.db, sessionId, scope.now());
+  if (live?.session.intent !== intent) {
+    throw forbidden('forbidden', `This admin portal session may not open the '${intent}' page.`);
+  }
+  return { link: `${portalBase(scope.deps)}/portal/${intent}`, intent, expiresAt: live.session.expiresAt };
 }
 
 /** `POST /portal/generate_link` (SDK `adminPortal.generateLink`): `{ link }`. */

@@ -33,6 +33,11 @@ describe('/docs', () => {
       for (const summary of ['Create an organization', 'List organizations', 'Get an organization by external id'])
         expect(text).toContain(summary);
       expect(text).toContain('/organizations/{id}');
+      // Nothing that would send the document to a third party: no "Ask AI" agent, no "Generate
+      // MCP", no developer toolbar (its "Share" uploads the document), even on a loopback URL.
+      for (const label of [/Ask AI/i, /Generate MCP/, 'Developer Tools']) {
+        await expect(page.getByText(label).count(), String(label)).resolves.toBe(0);
+      }
 
       await opened.close();
       expect(opened.outside).toEqual([]);
@@ -44,7 +49,23 @@ describe('/docs', () => {
       expect(served).toContain('/openapi.json');
       expect(served.some((p) => /^\/docs\/assets\/[^/]+\/standalone\.js$/.test(p))).toBe(true);
     },
+    90_000,
   );
+
+  it('configures Scalar with its AI agent, MCP generator, developer tools and telemetry off', async () => {
+    const { url } = await getWorld();
+    const html = await (await fetch(`${url}/docs`)).text();
+    const src = html.match(/src="(\/docs\/assets\/[^"]+\/init\.js)"/)?.[1];
+    const init = await (await fetch(`${url}${src}`)).text();
+    const config = JSON.parse(init.match(/createApiReference\('#app', (.*)\);/)?.[1] ?? '{}');
+    expect(config).toMatchObject({
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      showDeveloperTools: 'never',
+      telemetry: false,
+      withDefaultFonts: false,
+    });
+  });
 
   it('serves the bundle from the installed package with a year-long cache', async () => {
     const { url } = await getWorld();

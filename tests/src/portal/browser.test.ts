@@ -5,10 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { portalSessions } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
 import { type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
 import { WorkOS } from '@workos-inc/node';
+import { eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, openPage } from '../helpers/browser.ts';
@@ -157,7 +159,67 @@ describe('the admin portal in a browser', () => {
     expect(opened.pageErrors).toEqual([]);
   }, 90_000);
 
-  it('opens the SSO page by the form POST of the official widgets: set-up offered, then the connection with a local icon', async (ctx) => {
+  it("the domain page: one add-domain control, no empty heading; the widget's link opens the same session in a new tab", async (ctx) => {
+    if (!browser) return ctx.skip(skipReason);
+    const env = await newEnvironment();
+    const port = Number(new URL(url).port);
+    const workos = new WorkOS(env.apiKey, { apiHostname: '127.0.0.1', port, https: false });
+    const organization = await workos.organizations.createOrganization({ name: 'One Tab Corp' });
+    const { link } = await workos.adminPortal.generateLink({
+      organization: organization.id,
+      intent: 'domain_verification',
+      returnUrl: `${appUrl}/back`,
+      successUrl: `${appUrl}/done`,
+    });
+    const opened = await openPage(browser, url, { viewport: { width: 1100, height: 760 }, timeoutMs: 30_000 });
+    const { page, context } = opened;
+    await page.goto(link);
+    const root = page.locator('#portal-root');
+    await root.getByText("You haven't added any verified domains yet.").waitFor({ timeout: 15_000 });
+    // One control to add a domain (the page's form), and no heading over an empty list of records.
+    const addControls = page.getByRole('button', { name: /^add (a )?domain/i });
+    await expect(addControls.count()).resolves.toBe(1);
+    await expect(addControls.first().innerText()).resolves.toBe('Add a domain');
+    await expect(page.getByRole('heading', { name: 'DNS records to publish' }).count()).resolves.toBe(0);
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-domain-empty.png'), fullPage: true });
+
+    // The widget's own button (shown again here) asks for a link with the portal token and opens it
+    // by form POST in a new tab: the same session's page, with its Back link, and no new session.
+    await page.addStyleTag({ content: '#portal-root [data-woswidgets-element] { display: inline-flex !important; }' });
+    const [second] = await Promise.all([
+      context.waitForEvent('page'),
+      root.getByRole('button', { name: 'Add domain' }).click(),
+    ]);
+    await second.waitForURL(`${url}/portal/domain_verification`);
+    await expect(second.locator('a.portal-back').getAttribute('href')).resolves.toBe(`${appUrl}/back`);
+    const sessions = await env.deps.db
+      .select()
+      .from(portalSessions)
+      .where(eq(portalSessions.environmentId, env.environmentId));
+    expect(sessions).toHaveLength(1);
+    await second.close();
+
+    // Back in the first tab, the session still works: adding a domain passes the CSRF check.
+    const name = uniqueDomain('onetab');
+    await page.getByLabel('Domain').fill(name);
+    await page.getByRole('button', { name: 'Add a domain' }).click();
+    await page.locator(`#portal-status li[data-domain="${name}"]`).waitFor({ timeout: 15_000 });
+    await expect(page.locator('.portal-add-message').innerText()).resolves.toBe('');
+    await page.getByRole('heading', { name: 'DNS records to publish' }).waitFor();
+    await expect(page.locator('a.portal-back').getAttribute('href')).resolves.toBe(`${appUrl}/back`);
+    // The widget's dialogs render outside #portal-root and keep their buttons.
+    await root.getByText(name).first().waitFor({ timeout: 15_000 });
+    await root.getByRole('button', { name: 'Domain actions' }).first().click();
+    await page.getByRole('menuitem', { name: 'Remove domain' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('alertdialog').waitFor({ state: 'hidden' });
+    await opened.close();
+    expect(opened.outside).toEqual([]);
+    expect(unexpected(opened.cspViolations)).toEqual([]);
+    expect(opened.pageErrors).toEqual([]);
+  }, 90_000);
+
+  it('opens the SSO page by the form POST of the official widgets: read-only, then the connection with a local icon', async (ctx) => {
     if (!browser) return ctx.skip(skipReason);
     const env = await newEnvironment();
     const port = Number(new URL(url).port);
@@ -180,7 +242,8 @@ describe('the admin portal in a browser', () => {
     // No connection yet: the widget's empty state (not its loading skeleton).
     const root = page.locator('#portal-root');
     await root.getByText("You haven't set up Single Sign-On yet.").waitFor({ timeout: 15_000 });
-    await root.getByRole('button', { name: 'Set up SSO' }).waitFor();
+    // Read-only: the widget's "Set up SSO" (a link to this very page) is not offered.
+    await expect(root.getByRole('button', { name: 'Set up SSO' }).count()).resolves.toBe(0);
 
     // Once the organization has a connection, the page shows it, its tile drawn from the page itself.
     const admin = await adminCaller();
@@ -193,7 +256,7 @@ describe('the admin portal in a browser', () => {
     });
     await page.reload();
     await root.getByText('Connected').waitFor({ timeout: 15_000 });
-    await root.getByRole('button', { name: 'Manage' }).waitFor();
+    await expect(root.getByRole('button', { name: 'Manage' }).count()).resolves.toBe(0);
     const icon = root.locator('.woswidgets-provider-icon[data-provider]').first();
     expect(await icon.getAttribute('data-provider')).toBe('okta');
     await expect(icon.evaluate((el) => getComputedStyle(el).backgroundImage)).resolves.toMatch(

@@ -357,19 +357,44 @@ describe('the portal session token (cookie-authenticated write)', () => {
 
   it('the portal token reaches its intent on the client surfaces, and no user operation', async () => {
     const env = await newEnvironment();
-    const { tokenOf, organization } = await portalSession(env);
+    const { tokenOf } = await portalSession(env);
     const portal = clientFor(env, await tokenOf());
-    const made = await portal.http.post('/_widgets/admin-portal/generate-link?intent=domain_verification');
-    expect(made.status).toBe(201);
-    const opened = await openLink(env, made.body.link);
-    expect(opened.res.headers.get('location')).toBe('/portal/domain_verification');
-    const links = (await stored(env)).links;
-    expect(links.every((l) => l.organizationId === organization)).toBe(true);
-    // Another intent's scope, a user operation: 403.
+    expect((await portal.http.get('/_widgets/admin-portal/organization-domains')).status).toBe(200);
+    // Another intent's page, a user operation: 403.
     expect((await portal.http.post('/_widgets/admin-portal/generate-link?intent=sso')).status).toBe(403);
     expect((await portal.http.get('/_widgets/UserManagement/organizations')).status).toBe(403);
     const gql = await portal.graphql('mutation { createAdminPortalLink(intent: Sso) { link } }');
     expect(gql.body.errors[0].extensions.code).toBe('FORBIDDEN');
+  });
+
+  it("a widget inside the portal that asks for a link gets the session's own page: no new link, no new session", async () => {
+    const env = await newEnvironment();
+    const { tokenOf, cookie } = await portalSession(env);
+    const before = await stored(env);
+    const portal = clientFor(env, await tokenOf());
+    const made = await portal.http.post('/_widgets/admin-portal/generate-link?intent=domain_verification');
+    expect(made.status).toBe(201);
+    expect(made.body).toEqual({ link: `${TEST_ISSUER}/portal/domain_verification` });
+    const gql = await portal.graphql(
+      'mutation { createAdminPortalLink(intent: DomainVerification) { link intent expiresAt } }',
+    );
+    expect(gql.body.data.createAdminPortalLink).toEqual({
+      link: `${TEST_ISSUER}/portal/domain_verification`,
+      intent: 'DomainVerification',
+      expiresAt: before.sessions[0]?.expiresAt.toISOString(),
+    });
+    // The widget opens it by form POST in a new tab: the same session's page, no cookie set.
+    const opened = await openLink(env, made.body.link, 'POST');
+    expect(opened.res.status).toBe(303);
+    expect(opened.res.headers.get('location')).toBe('/portal/domain_verification');
+    expect(opened.setCookie).toBe('');
+    const page = await fetch(`${env.world.url}/portal/domain_verification`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('href="https://app.example.com/settings"');
+    // Nothing minted: the one link (used) and the one session.
+    const after = await stored(env);
+    expect(after.links.map((l) => l.id)).toEqual(before.links.map((l) => l.id));
+    expect(after.sessions.map((s) => s.id)).toEqual(before.sessions.map((s) => s.id));
   });
 
   it('ends with the organization: page, token and status are refused once it is deleted', async () => {
@@ -443,6 +468,57 @@ describe('portal sessions: expiry and SSO isolation', () => {
     expect(JSON.stringify(list.body)).not.toContain(theirs.id);
     // The domain widget's routes need the other scope.
     expect((await portal.http.get('/_widgets/admin-portal/organization-domains')).status).toBe(403);
+  });
+
+  it('the SSO page is read-only: its token reads the connection, and cannot rename, delete or create one', async () => {
+    const env = await newEnvironment();
+    const organization = await newOrganization(env);
+    const admin = await adminCaller();
+    const live = await admin.connections.create({
+      environment: env.environmentId,
+      organization_id: organization,
+      connection_type: 'OktaSAML',
+      name: 'Okta',
+      state: 'active',
+    });
+    const { tokenOf } = await portalSession(env, 'sso', organization);
+    const token = await tokenOf();
+    expect(decodeJwt(token).permissions).toEqual(['portal:sso:read']);
+    const portal = clientFor(env, token);
+    // What the page does: the widget lists the connection, and "Manage" asks for a link (its own page).
+    const list = await portal.http.get('/_widgets/admin-portal/sso-connections');
+    expect(list.status).toBe(200);
+    expect(list.body.map((c: { id: string }) => c.id)).toEqual([live.id]);
+    const manage = await portal.http.post('/_widgets/admin-portal/generate-link?intent=sso');
+    expect(manage.status).toBe(201);
+    expect(manage.body.link).toBe(`${TEST_ISSUER}/portal/sso`);
+    const read = await portal.graphql('query($id: ID!) { ssoConnection(id: $id) { id name } }', { id: live.id });
+    expect(read.body.data.ssoConnection).toEqual({ id: live.id, name: 'Okta' });
+
+    // Nothing more: each write is FORBIDDEN on GraphQL and 403 on typed tRPC.
+    const writes = [
+      ['mutation($id: ID!) { updateSsoConnection(input: {id: $id, name: "Pwned"}) { id } }', { id: live.id }],
+      ['mutation($id: ID!) { deleteSsoConnection(id: $id) }', { id: live.id }],
+      ['mutation { createSsoConnection(input: {type: GenericSAML, name: "Rogue"}) { id } }', undefined],
+    ] as const;
+    for (const [query, variables] of writes) {
+      const refused = await portal.graphql(query, variables);
+      expect(refused.body.errors[0].extensions.code).toBe('FORBIDDEN');
+    }
+    const trpc = createTRPCClient<AppRouter>({
+      links: [httpLink({ url: `${env.world.url}/trpc`, headers: { Authorization: `Bearer ${token}` } })],
+    });
+    await expect(trpc.client.sso.delete.mutate({ id: live.id })).rejects.toMatchObject({
+      data: { httpStatus: 403 },
+    });
+    await expect(trpc.client.sso.update.mutate({ id: live.id, name: 'Pwned' })).rejects.toMatchObject({
+      data: { httpStatus: 403 },
+    });
+    // The live connection is untouched, and none was added.
+    const after = await env.http.get(`/connections?organization_id=${organization}`);
+    expect(after.body.data.map((c: { id: string; name: string; state: string }) => [c.id, c.name, c.state])).toEqual([
+      [live.id, 'Okta', 'active'],
+    ]);
   });
 });
 

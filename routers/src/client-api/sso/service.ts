@@ -8,6 +8,7 @@ import {
   renameConnection,
 } from '../../connections/service.ts';
 import { invalid, invalidOfZod, notFound } from '../../errors.ts';
+import { PORTAL_SSO_READ } from '../../portal/service.ts';
 import { quotaLimit } from '../../quotas.ts';
 import { type ClientScope, requirePermission } from '../principal.ts';
 
@@ -105,9 +106,18 @@ export function toWidgetConnection(c: ClientConnection) {
 
 const PERMISSION = 'widgets:sso:manage';
 
-/** The SSO connection of the token's organization, or 404 as if absent (another organization's, an OAuth one). */
-async function ownConnection(scope: ClientScope, id: string): Promise<ClientConnection> {
-  requirePermission(scope, PERMISSION);
+/** Reading needs the widget's scope, or the admin portal SSO page's read-only one (portal/service.ts). */
+function requireRead(scope: ClientScope): void {
+  if (!scope.client.permissions.includes(PORTAL_SSO_READ)) requirePermission(scope, PERMISSION);
+}
+
+/**
+ * The SSO connection of the token's organization, or 404 as if absent (another organization's,
+ * an OAuth one), for a caller that may read (`write`: change) connections.
+ */
+async function ownConnection(scope: ClientScope, id: string, write: boolean): Promise<ClientConnection> {
+  if (write) requirePermission(scope, PERMISSION);
+  else requireRead(scope);
   const connection = await getConnection(scope, id);
   const client =
     connection.organization_id === scope.client.organizationId ? toClientConnection(connection) : undefined;
@@ -117,13 +127,13 @@ async function ownConnection(scope: ClientScope, id: string): Promise<ClientConn
 
 /** The organization's SSO connections, newest first (at most the connection quota). */
 export async function listSsoConnections(scope: ClientScope): Promise<ClientConnection[]> {
-  requirePermission(scope, PERMISSION);
+  requireRead(scope);
   const limit = quotaLimit(scope.deps, 'connectionsPerOrganization');
   const page = await listConnections(scope, { organization_id: scope.client.organizationId, limit, order: 'desc' });
   return page.data.flatMap((c) => toClientConnection(c) ?? []);
 }
 
-export const getSsoConnection = ownConnection;
+export const getSsoConnection = (scope: ClientScope, id: string) => ownConnection(scope, id, false);
 
 /**
  * Starts an SSO connection of the organization (event `connection.created`): `inactive` until
@@ -159,7 +169,7 @@ export async function updateSsoConnection(
   scope: ClientScope,
   input: { id: string; name?: string | null | undefined },
 ): Promise<ClientConnection> {
-  const current = await ownConnection(scope, input.id);
+  const current = await ownConnection(scope, input.id, true);
   if (input.name === undefined || input.name === null) return current;
   const name = CreateConnectionInput.shape.name.safeParse(input.name);
   if (!name.success) throw invalidOfZod({ issues: name.error.issues.map((i) => ({ ...i, path: ['name'] })) });
@@ -168,6 +178,6 @@ export async function updateSsoConnection(
 
 /** Deletes an SSO connection of the organization (event `connection.deleted`); its id. */
 export async function deleteSsoConnection(scope: ClientScope, id: string): Promise<string> {
-  await ownConnection(scope, id);
+  await ownConnection(scope, id, true);
   return (await deleteConnection(scope, id)).id;
 }
