@@ -2,7 +2,7 @@ import type { RequestListener } from 'node:http';
 import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium/routers';
 import type express from 'express';
 import { Metrics } from './metrics.ts';
-import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf } from './openapi.ts';
+import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf, secretPathParams } from './openapi.ts';
 import { clientAddressOf, type ProxyPredicate, trustedProxies } from './pipeline/client-address.ts';
 import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { corsStep } from './pipeline/cors.ts';
@@ -115,7 +115,7 @@ function failed(deps: Deps, ex: Exchange, error: unknown): void {
  */
 export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const document = buildOpenApiDocument(options.baseUrl);
-  const routes = new RouteTable(document);
+  const routes = new RouteTable(document, secretPathParams());
   const isTrustedProxy = trustedProxies(options.trustedProxies ?? []);
   const metrics = options.metrics ?? new Metrics();
   const accessLog = options.accessLog ?? true;
@@ -142,6 +142,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
 
   const handler: RequestListener = (req, res) => {
     const ex = beginExchange(req, res, clientAddressOf(req, isTrustedProxy));
+    ex.logPath = routes.redact(ex.pathname);
     const route = routes.match(ex.method, ex.pathname);
     const template = route.kind === 'match' ? route.template : undefined;
     const trpcCall = route.kind === 'none' && isTrpcPath(ex.pathname);

@@ -8,6 +8,8 @@ export interface Exchange {
   requestId: string;
   method: string;
   pathname: string;
+  /** The path as logs show it: secret segments (an invitation token) replaced (routes.ts `redact`). */
+  logPath: string;
   search: string;
   /** The client's address (client-address.ts: the socket's peer, or past trusted proxies), if known. */
   client: string | undefined;
@@ -38,6 +40,7 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse, client:
     requestId,
     method: req.method ?? 'GET',
     pathname,
+    logPath: pathname,
     search: q === -1 ? '' : url.slice(q + 1),
     client,
     started: performance.now(),

@@ -79,7 +79,7 @@ function publicError(deps: Deps, error: GraphQLError, requestId: string): GraphQ
     };
     return new GraphQLError(api.message, { ...at, extensions });
   }
-  logFailure(deps, original, { requestId, pathname: GRAPHQL_PATH });
+  logFailure(deps, original, { requestId, logPath: GRAPHQL_PATH });
   return new GraphQLError('Unexpected error.', { ...at, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }
 
