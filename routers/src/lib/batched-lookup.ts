@@ -1,10 +1,11 @@
 /**
  * Lookups of one kind of credential by key (a secret's hash, a client id), one query in flight at
  * a time per process: keys asked for while a query runs wait and go together in the next one, at
- * most `maxBatch` a query. A flood of unknown credentials so holds at most one database
- * connection per process, however fast it comes, and a real credential among them is still looked
- * up (at most one query later), so no limit ever has to refuse it unread. When nothing is running
- * a lookup starts at once, so a single one waits for nothing.
+ * most `maxBatch` a query. After a query that found nothing (a flood of bogus credentials looks
+ * like that) the next one waits `missGapMs`, so a flood costs at most one query per gap (50 a
+ * second) however fast it comes, while a real credential among it is still looked up, so no limit ever has to
+ * refuse it unread. When nothing is running a lookup starts at once, so a single one waits for
+ * nothing.
  */
 export class BatchedLookup<V> {
   private readonly waiting = new Map<string, Array<(result: Settled<V>) => void>>();
@@ -12,7 +13,8 @@ export class BatchedLookup<V> {
 
   constructor(
     private readonly load: (keys: string[]) => Promise<Map<string, V>>,
-    private readonly maxBatch = 256,
+    private readonly maxBatch = 512,
+    private readonly missGapMs = 20,
   ) {}
 
   /** The value of `key`, or undefined when the store holds none. */
@@ -46,6 +48,9 @@ export class BatchedLookup<V> {
         const result: Settled<V> = found ? { ok: true, value: found.get(key) } : { ok: false, error: failure };
         for (const settle of waiters) settle(result);
       }
+      // Held even when nothing waits yet: PGlite runs a query synchronously, so a flood's keys
+      // arrive between queries, and only a pause gathers them into one.
+      if (found?.size === 0) await new Promise((resolve) => setTimeout(resolve, this.missGapMs));
     }
     this.running = false;
   }
