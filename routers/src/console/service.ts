@@ -6,10 +6,10 @@ import { forbidden, unauthorized } from '../errors.ts';
 import { batchedLookupOf } from '../lib/batched-lookup.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import {
+  consoleSessionsByHash,
   deleteConsoleSession,
   deleteExpiredConsoleSessions,
   insertConsoleSession,
-  liveConsoleSessions,
 } from './store.ts';
 
 /** A console sign-in lasts this long (the 12 hours); there is no sliding renewal. */
@@ -45,7 +45,7 @@ export async function signInToConsole(deps: Deps, adminToken: string) {
   return { secret, csrf_token: csrfTokenOf(deps, id), expires_at: expiresAt.toISOString() };
 }
 
-type SessionRow = Awaited<ReturnType<typeof liveConsoleSessions>>[number];
+type SessionRow = Awaited<ReturnType<typeof consoleSessionsByHash>>[number];
 
 /**
  * The live session of a cookie's secret (401 when missing, forged, expired or signed out),
@@ -54,11 +54,11 @@ type SessionRow = Awaited<ReturnType<typeof liveConsoleSessions>>[number];
 async function sessionOf(deps: Deps, secret: string | undefined) {
   if (!secret || !SESSION_SECRET.test(secret)) throw sessionRefused();
   const lookup = batchedLookupOf<SessionRow>(deps.db, 'console-sessions', async (hashes) => {
-    const rows = await liveConsoleSessions(deps.db, hashes, deps.now());
+    const rows = await consoleSessionsByHash(deps.db, hashes);
     return new Map(rows.map((row) => [row.tokenHash, row]));
   });
   const row = await lookup.get(sha256Hex(secret));
-  if (!row) throw sessionRefused();
+  if (!row || row.expiresAt <= deps.now()) throw sessionRefused();
   return row;
 }
 

@@ -1,5 +1,5 @@
 import { consoleSessions, type Db } from '@atrium/db';
-import { and, eq, gt, inArray, lte } from 'drizzle-orm';
+import { eq, inArray, lte } from 'drizzle-orm';
 
 export type ConsoleSessionRow = typeof consoleSessions.$inferSelect;
 
@@ -7,8 +7,8 @@ export async function insertConsoleSession(db: Db, row: typeof consoleSessions.$
   await db.insert(consoleSessions).values(row);
 }
 
-/** The unexpired sessions among these secret hashes. */
-export function liveConsoleSessions(db: Db, tokenHashes: string[], now: Date) {
+/** The sessions among these secret hashes, expired ones included (each caller judges expiry by its own clock). */
+export function consoleSessionsByHash(db: Db, tokenHashes: string[]) {
   return db
     .select({
       tokenHash: consoleSessions.tokenHash,
@@ -17,7 +17,7 @@ export function liveConsoleSessions(db: Db, tokenHashes: string[], now: Date) {
       expiresAt: consoleSessions.expiresAt,
     })
     .from(consoleSessions)
-    .where(and(inArray(consoleSessions.tokenHash, tokenHashes), gt(consoleSessions.expiresAt, now)));
+    .where(inArray(consoleSessions.tokenHash, tokenHashes));
 }
 
 /** Ends a session (sign-out); true when there was one. */
