@@ -2,7 +2,8 @@ import type { RequestListener } from 'node:http';
 import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium/routers';
 import type express from 'express';
 import { Metrics } from './metrics.ts';
-import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf } from './openapi.ts';
+import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf, secretPathParams } from './openapi.ts';
+import { clientAddressOf, type ProxyPredicate, trustedProxies } from './pipeline/client-address.ts';
 import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { corsStep } from './pipeline/cors.ts';
 import type { DispatcherKind } from './pipeline/dispatch.ts';
@@ -32,6 +33,8 @@ export interface AtriumApp {
   limits: RateLimits | undefined;
   /** The limit on requests running at once, or undefined when turned off. */
   inFlight: InFlightLimit | undefined;
+  /** Is this socket address a trusted proxy (`trustedProxies`)? A per-address cap must not count it as one client. */
+  isTrustedProxy: ProxyPredicate;
 }
 
 export interface AppOptions {
@@ -66,6 +69,12 @@ export interface AppOptions {
   corsOrigins?: readonly string[];
   /** The operator console's built files (default `console/dist`, which `npm start` builds). */
   consoleDir?: string;
+  /**
+   * Addresses and CIDR ranges of the reverse proxies in front (ATRIUM_TRUSTED_PROXIES): only a
+   * request from one of them has its `X-Forwarded-For` read for the client address
+   * (client-address.ts). Default none: the socket's peer is the client.
+   */
+  trustedProxies?: readonly string[];
 }
 
 function limitsOf(deps: Deps, options: AppOptions, metrics: Metrics): Limits {
@@ -106,7 +115,8 @@ function failed(deps: Deps, ex: Exchange, error: unknown): void {
  */
 export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const document = buildOpenApiDocument(options.baseUrl);
-  const routes = new RouteTable(document);
+  const routes = new RouteTable(document, secretPathParams());
+  const isTrustedProxy = trustedProxies(options.trustedProxies ?? []);
   const metrics = options.metrics ?? new Metrics();
   const accessLog = options.accessLog ?? true;
   const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
@@ -131,7 +141,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const cors = corsStep(options.corsOrigins ?? []);
 
   const handler: RequestListener = (req, res) => {
-    const ex = beginExchange(req, res);
+    const ex = beginExchange(req, res, clientAddressOf(req, isTrustedProxy));
+    ex.logPath = routes.redact(ex.pathname);
     const route = routes.match(ex.method, ex.pathname);
     const template = route.kind === 'match' ? route.template : undefined;
     const trpcCall = route.kind === 'none' && isTrpcPath(ex.pathname);
@@ -156,5 +167,5 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     served.catch((error: unknown) => failed(deps, ex, error));
   };
 
-  return { handler, express: pages, metrics, limits: limits.rate, inFlight: limits.inFlight };
+  return { handler, express: pages, metrics, limits: limits.rate, inFlight: limits.inFlight, isTrustedProxy };
 }

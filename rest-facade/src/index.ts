@@ -1,6 +1,13 @@
 export { type AppOptions, type AtriumApp, createApp } from './app.ts';
 export { Metrics } from './metrics.ts';
 export { buildOpenApiDocument } from './openapi.ts';
+export {
+  clientAddressOf,
+  normalizeAddress,
+  type ProxyPredicate,
+  parseTrustedProxies,
+  trustedProxies,
+} from './pipeline/client-address.ts';
 export type { DispatcherKind } from './pipeline/dispatch.ts';
 export {
   GRAPHQL_LIMITS,

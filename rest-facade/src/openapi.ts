@@ -40,6 +40,16 @@ export function deleteBodyTemplates(): Set<string> {
   return templates;
 }
 
+/** `path template → its secret path parameters` (`meta.secretPathParams`), for log redaction. */
+export function secretPathParams(): Map<string, readonly string[]> {
+  const secrets = new Map<string, readonly string[]>();
+  for (const procedure of Object.values(appRouter._def.procedures as unknown as Record<string, ProcedureLike>)) {
+    const meta = procedure._def.meta;
+    if (meta?.openapi && meta.secretPathParams?.length) secrets.set(meta.openapi.path, meta.secretPathParams);
+  }
+  return secrets;
+}
+
 /** `procedure path → success status`, read once from the procedures' metadata. */
 export function successStatuses(): Map<string, number> {
   const statuses = new Map<string, number>();

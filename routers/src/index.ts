@@ -9,7 +9,6 @@ export {
   createAdminToken,
   ensureAdminToken,
   forgetEnvironment,
-  isKnownApiKey,
 } from './auth/service.ts';
 export { authenticateClientToken, type ClientCaller } from './client-api/auth.ts';
 export { nameServerProvider } from './client-api/domains/service.ts';
@@ -35,6 +34,7 @@ export { createConnection } from './connections/service.ts';
 export {
   CONSOLE_SESSION_TTL_MS,
   type ConsoleCredentials,
+  consoleSessionIdOf,
   describeConsoleSession,
   signInToConsole,
   signOutOfConsole,

@@ -32,6 +32,11 @@ export type Meta = OpenApiMeta<{
    * sends no body (the direct dispatcher reads the query; the trpc-to-openapi bridge cannot).
    */
   queryInput?: true;
+  /**
+   * Path parameters that are secrets (an invitation's token): logs and traces show the path
+   * with them replaced (rest-facade routes.ts `redact`); metrics only ever carry the template.
+   */
+  secretPathParams?: readonly string[];
 }>;
 
 const t = initTRPC

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DEFAULT_IN_FLIGHT, type InFlightOptions, MAX_RESPONSE_BYTES } from '@atrium/rest-facade';
+import { DEFAULT_IN_FLIGHT, type InFlightOptions, MAX_RESPONSE_BYTES, parseTrustedProxies } from '@atrium/rest-facade';
 import { DEFAULT_QUOTAS, DEFAULT_VERIFICATION_PERIOD_SECONDS, parseMasterKey, type Quotas } from '@atrium/routers';
 
 /** Every setting of the server, read once from the environment (see the README's table). */
@@ -104,6 +104,8 @@ export interface ServerConfig {
   graphqlIntrospection: boolean;
   /** ATRIUM_CORS_ORIGINS: comma-separated exact origins whose browsers may call `/_widgets`, `/client/graphql`, `/trpc/client.*`. */
   corsOrigins: string[];
+  /** ATRIUM_TRUSTED_PROXIES: comma-separated addresses and CIDR ranges whose `X-Forwarded-For` is believed. */
+  trustedProxies: string[];
 }
 
 function integer(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -213,7 +215,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     // --- client surfaces (issue #22, h22/platform) ---
     graphqlIntrospection: env.NODE_ENV !== 'production' || boolean('ATRIUM_GRAPHQL_INTROSPECTION', false, env),
     corsOrigins: corsOrigins(env),
+    trustedProxies: trustedProxyList(env),
   };
+}
+
+/** Each entry an IP address or CIDR range (checked here, so a typo stops the server at start). */
+function trustedProxyList(env: NodeJS.ProcessEnv): string[] {
+  const entries = (env.ATRIUM_TRUSTED_PROXIES ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  parseTrustedProxies(entries);
+  return entries;
 }
 
 /** Each entry an origin exactly as a browser sends it (scheme://host[:port], no path, no `*`). */

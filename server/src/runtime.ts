@@ -274,6 +274,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     portalAssetsDir: portalAssetsDir(),
     graphqlIntrospection: config.graphqlIntrospection,
     corsOrigins: config.corsOrigins,
+    trustedProxies: config.trustedProxies,
     consoleDir: CONSOLE_DIR,
   });
   const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);

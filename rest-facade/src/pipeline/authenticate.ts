@@ -7,16 +7,18 @@ import {
   authenticateClientToken,
   bearer,
   type ClientCaller,
+  consoleSessionIdOf,
   type Deps,
   type EnvironmentInfo,
-  isKnownApiKey,
   type RequestDevice,
 } from '@atrium/routers';
+import { consoleCredentials } from './console.ts';
+import type { Exchange } from './exchange.ts';
 
 /** Where a request arrives: a REST path, or `/trpc` (admin tokens too). */
 export type Surface = 'api' | 'trpc';
 
-/** Who is calling: a live API key, an admin token (over `/trpc`), a client token's user, or a client address. */
+/** Who is calling: a live API key, an admin token or console session (over `/trpc`), a client token's user, or a client address. */
 export type Identity =
   | { kind: 'key'; key: string; env: EnvironmentInfo }
   | { kind: 'admin'; key: string }
@@ -24,8 +26,9 @@ export type Identity =
   | { kind: 'address'; key: string };
 
 /**
- * One bucket per client address: an IPv4 address (IPv4-mapped IPv6 included), or the /64 of an
- * IPv6 address, the block one host is usually given (so it cannot mint a bucket per address).
+ * One bucket per client address (client-address.ts): an IPv4 address (IPv4-mapped IPv6
+ * included), or the /64 of an IPv6 address, the block one host is usually given (so it cannot
+ * mint a bucket per address).
  */
 export function addressKey(address: string | undefined): string {
   if (!address) return 'unknown';
@@ -46,13 +49,12 @@ export function addressKey(address: string | undefined): string {
 const MAX_USER_AGENT = 512;
 
 /**
- * Where a client-surface request came from, as its session records it: the socket's address
- * (an IPv4-mapped IPv6 one as plain IPv4) and the User-Agent, cut to `MAX_USER_AGENT`.
+ * Where a client-surface request came from, as its session records it: the client's address
+ * (client-address.ts) and the User-Agent, cut to `MAX_USER_AGENT`.
  */
-export function deviceOf(req: IncomingMessage): RequestDevice {
-  const address = req.socket.remoteAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '') ?? null;
-  const agent = req.headers['user-agent'];
-  return { ipAddress: address || null, userAgent: agent ? agent.slice(0, MAX_USER_AGENT) : null };
+export function deviceOf(ex: Exchange): RequestDevice {
+  const agent = ex.req.headers['user-agent'];
+  return { ipAddress: ex.client ?? null, userAgent: agent ? agent.slice(0, MAX_USER_AGENT) : null };
 }
 
 /** The widgets' `x-elevated-access-token` (sent on mutations after a verified code), or undefined. */
@@ -63,25 +65,30 @@ export function elevatedAccessOf(req: IncomingMessage): string | undefined {
 
 /**
  * The authenticate step: the caller's identity, with the procedures' own authentication (cached
- * for live keys, never for failures). A credential that fails (401) leaves the client address.
- * An address that `mayLookUp` refuses (it has used up its failures) gets no lookup: only a key
- * this process has seen live goes on, so a flood of bogus keys costs no query each. Other
- * failures (the database is down) propagate and answer as they would from the procedure.
+ * for live keys, never for failures). Every credential is checked, wherever it comes from: a
+ * valid one is never refused because its address also sent bad ones (behind a proxy or NAT, an
+ * address is many callers). What keeps a flood of bogus credentials cheap is the check itself:
+ * a malformed one costs no query, a JWT is verified by its signature, and lookups of unknown
+ * keys, tokens and sessions are batched, one query in flight per process
+ * (routers/src/lib/batched-lookup.ts). A credential that fails (401/403), and a request with
+ * none, leave the client address, whose own limit then answers. Other failures (the database
+ * is down) propagate and answer as they would from the procedure.
+ *
+ * On `/trpc` a request without `Authorization` may carry the operator console's session cookie:
+ * it is counted against its session, as an admin token is (its CSRF token is the procedure's).
  */
-export async function authenticate(
-  deps: Deps,
-  req: IncomingMessage,
-  surface: Surface,
-  mayLookUp: (address: string) => boolean,
-): Promise<Identity> {
-  const address: Identity = { kind: 'address', key: addressKey(req.socket.remoteAddress) };
-  const header = req.headers.authorization;
-  if (!header) return address;
-  if (!mayLookUp(address.key) && !isKnownApiKey(deps, header)) return address;
+export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): Promise<Identity> {
+  const address: Identity = { kind: 'address', key: addressKey(ex.client) };
+  const header = ex.req.headers.authorization;
   try {
+    if (!header) {
+      const session = surface === 'trpc' ? consoleCredentials(ex.req).session : undefined;
+      if (session === undefined) return address;
+      return { kind: 'admin', key: `console:${await consoleSessionIdOf(deps, session)}` };
+    }
     const secret = bearer(header);
     if (secret && JWT.test(secret)) {
-      const caller = await authenticateClientToken(deps, header, deviceOf(req));
+      const caller = await authenticateClientToken(deps, header, deviceOf(ex));
       return {
         kind: 'client',
         key: `client:${caller.env.id}:${caller.principal.userId ?? caller.principal.sessionId}`,

@@ -8,7 +8,11 @@ export interface Exchange {
   requestId: string;
   method: string;
   pathname: string;
+  /** The path as logs show it: secret segments (an invitation token) replaced (routes.ts `redact`). */
+  logPath: string;
   search: string;
+  /** The client's address (client-address.ts: the socket's peer, or past trusted proxies), if known. */
+  client: string | undefined;
   /** `performance.now()` when it arrived. */
   started: number;
   /** Refused a turn by the in-flight limit (its 503 is not the database's). */
@@ -24,18 +28,21 @@ function requestIdOf(req: IncomingMessage): string {
 }
 
 /** The request id step: every answer carries `X-Request-ID`; the URL is split once. */
-export function beginExchange(req: IncomingMessage, res: ServerResponse): Exchange {
+export function beginExchange(req: IncomingMessage, res: ServerResponse, client: string | undefined): Exchange {
   const requestId = requestIdOf(req);
   res.setHeader('X-Request-ID', requestId);
   const url = req.url ?? '/';
   const q = url.indexOf('?');
+  const pathname = q === -1 ? url : url.slice(0, q);
   return {
     req,
     res,
     requestId,
     method: req.method ?? 'GET',
-    pathname: q === -1 ? url : url.slice(0, q),
+    pathname,
+    logPath: pathname,
     search: q === -1 ? '' : url.slice(q + 1),
+    client,
     started: performance.now(),
     shed: false,
   };

@@ -79,7 +79,7 @@ function publicError(deps: Deps, error: GraphQLError, requestId: string): GraphQ
     };
     return new GraphQLError(api.message, { ...at, extensions });
   }
-  logFailure(deps, original, { requestId, pathname: GRAPHQL_PATH });
+  logFailure(deps, original, { requestId, logPath: GRAPHQL_PATH });
   return new GraphQLError('Unexpected error.', { ...at, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }
 
@@ -159,7 +159,7 @@ export function graphqlTransport(
   };
 
   return async (ex) => {
-    const identity = await limits.identify(ex.req, 'api');
+    const identity = await limits.identify(ex, 'api');
     const counted = limits.count(identity, ex.res, { requests: 1, organizationDeletes: 0 });
     const limited = counted instanceof Promise ? await counted : counted;
     if (limited) return refuse(ex, limited);
@@ -170,8 +170,7 @@ export function graphqlTransport(
     }
     let caller: ClientCaller;
     try {
-      caller =
-        clientOf(identity) ?? (await authenticateClientToken(deps, ex.req.headers.authorization, deviceOf(ex.req)));
+      caller = clientOf(identity) ?? (await authenticateClientToken(deps, ex.req.headers.authorization, deviceOf(ex)));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       return refuseGraphQL(ex, error);

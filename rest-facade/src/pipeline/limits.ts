@@ -1,6 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { ApiError, Deps } from '@atrium/routers';
 import { authenticate, type Identity, type Surface } from './authenticate.ts';
+import type { Exchange } from './exchange.ts';
 import type { InFlightLimit } from './in-flight.ts';
 import type { Admission, Cost, RateLimits } from './rate-limit.ts';
 
@@ -25,10 +26,9 @@ export class Limits {
   ) {}
 
   /** The caller, when a rate limit needs it (else the procedures authenticate on their own). */
-  identify(req: IncomingMessage, surface: Surface): Promise<Identity> | undefined {
-    const rate = this.rate;
-    if (!rate) return undefined;
-    return authenticate(this.deps, req, surface, (address) => rate.mayLookUp(address));
+  identify(ex: Exchange, surface: Surface): Promise<Identity> | undefined {
+    if (!this.rate) return undefined;
+    return authenticate(this.deps, ex, surface);
   }
 
   /**

@@ -18,13 +18,13 @@ export function observe(deps: Deps, metrics: Metrics, accessLog: boolean, ex: Ex
     const seconds = (performance.now() - ex.started) / 1000;
     const status = ex.res.statusCode;
     metrics.observe(ex.method, label, status, seconds, ex.shed);
-    // The access log names the route and path, never headers, query strings or bodies.
+    // The access log names the route and path (secret segments redacted), never headers, query strings or bodies.
     if (accessLog) {
       const line = {
         req_id: ex.requestId,
         method: ex.method,
         route: label,
-        path: ex.pathname,
+        path: ex.logPath,
         status,
         ms: seconds * 1000,
       };

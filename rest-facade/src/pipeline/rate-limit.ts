@@ -111,12 +111,6 @@ export class FixedWindows {
     return this.windows.size;
   }
 
-  /** Has `key` used up its window (without counting anything)? */
-  exhausted(key: string, now = Date.now()): boolean {
-    const window = this.windows.get(key);
-    return window !== undefined && window.resetAt > now && window.used >= this.points;
-  }
-
   /** Counts `points` against `key`; refused attempts count too, so a flood stays refused. */
   consume(key: string, points: number, now = Date.now()): Count {
     let window = this.windows.get(key);
@@ -150,7 +144,9 @@ export class FixedWindows {
  * and spends them locally, so the processes together never pass the limit, and may refuse at most
  * a lease each early. A bucket the database has answered exhausted is refused here until its
  * window ends, with no query. Addresses (failed or missing credentials) are always counted in
- * memory: a bogus-key flood must cost no query per request.
+ * memory: a bogus-key flood must cost no query per request here (the credentials' own lookups
+ * are batched, routers/src/lib/batched-lookup.ts). Only requests whose credentials are missing or
+ * fail reach an address's count, so it never refuses a valid credential.
  */
 export class RateLimits {
   private readonly keys: FixedWindows;
@@ -192,11 +188,6 @@ export class RateLimits {
   /** How many keys and admin tokens are counted now. */
   get trackedKeys(): number {
     return this.keys.size;
-  }
-
-  /** May the address still have its credentials looked up (it has not used up its failures)? */
-  mayLookUp(address: string): boolean {
-    return !this.addresses.exhausted(address);
   }
 
   /** Where keys are counted: `postgres` (shared by every process) or `memory` (this process). */

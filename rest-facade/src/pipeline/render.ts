@@ -70,8 +70,8 @@ export function writeError(res: ServerResponse, error: unknown, headers?: Record
   writeOutcome(res, errorOutcome(error), headers);
 }
 
-/** A 5xx is the service's fault: logged with its cause and the request's id and path. */
-export function logFailure(deps: Deps, error: unknown, ex: { requestId: string; pathname: string }): void {
+/** A 5xx is the service's fault: logged with its cause and the request's id and path (secrets redacted). */
+export function logFailure(deps: Deps, error: unknown, ex: { requestId: string; logPath: string }): void {
   const err = error instanceof Error && error.cause !== undefined ? error.cause : error;
-  deps.log.error({ err, req_id: ex.requestId, path: ex.pathname }, 'request failed');
+  deps.log.error({ err, req_id: ex.requestId, path: ex.logPath }, 'request failed');
 }

@@ -31,7 +31,7 @@ function refuse(ex: Exchange, refusal: Refusal): void {
 export function restTransport(options: RestOptions): (ex: Exchange, template: string) => Promise<void> {
   const { deps, limits, dispatch, maxResponseBytes } = options;
   return async (ex, template) => {
-    const identity = await limits.identify(ex.req, 'api');
+    const identity = await limits.identify(ex, 'api');
     const deletes = options.isOrganizationDelete(ex.method, template) ? 1 : 0;
     const counted = limits.count(identity, ex.res, { requests: 1, organizationDeletes: deletes });
     const limited = counted instanceof Promise ? await counted : counted;
@@ -49,7 +49,7 @@ export function restTransport(options: RestOptions): (ex: Exchange, template: st
     const { authorization } = ex.req.headers;
     const ctx = createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
     ctx.client = clientOf(identity);
-    ctx.device = deviceOf(ex.req);
+    ctx.device = deviceOf(ex);
     ctx.elevatedAccess = elevatedAccessOf(ex.req);
     let outcome: Outcome;
     try {

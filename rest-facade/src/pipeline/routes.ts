@@ -7,6 +7,9 @@ interface Route {
   methods: Set<string>;
 }
 
+/** What a secret path segment is logged as. */
+export const REDACTED_SEGMENT = '[redacted]';
+
 /**
  * The route step: the REST surface's path table, compiled once from the OpenAPI document. It
  * tells an API path (for the pipeline) from everything else (for Express), and a wrong verb
@@ -14,8 +17,11 @@ interface Route {
  */
 export class RouteTable {
   private readonly routes: Route[] = [];
+  /** Routes with secret path parameters, and the indices of their segments. */
+  private readonly secrets: Array<{ pattern: RegExp; indices: number[] }> = [];
 
-  constructor(doc: OpenAPIObject) {
+  /** `secrets`: the secret path parameters of each template (`meta.secretPathParams`). */
+  constructor(doc: OpenAPIObject, secrets: ReadonlyMap<string, readonly string[]> = new Map()) {
     for (const [path, item] of Object.entries(doc.paths ?? {})) {
       const source = path
         .split('/')
@@ -26,8 +32,28 @@ export class RouteTable {
           .filter((key) => ['get', 'post', 'put', 'patch', 'delete'].includes(key))
           .map((key) => key.toUpperCase()),
       );
-      this.routes.push({ template: path, pattern: new RegExp(`^${source}/?$`, 'i'), methods });
+      const pattern = new RegExp(`^${source}/?$`, 'i');
+      this.routes.push({ template: path, pattern, methods });
+      const names = secrets.get(path);
+      if (names) {
+        const indices = path.split('/').flatMap((segment, i) => (names.includes(segment.slice(1, -1)) ? [i] : []));
+        this.secrets.push({ pattern, indices });
+      }
     }
+  }
+
+  /**
+   * The path as logs and traces may show it: the segments that are secrets (an invitation's
+   * token) replaced by `[redacted]`, whatever the method (a wrong verb logs the path too).
+   */
+  redact(pathname: string): string {
+    for (const { pattern, indices } of this.secrets) {
+      if (!pattern.test(pathname)) continue;
+      const segments = pathname.split('/');
+      for (const i of indices) segments[i] = REDACTED_SEGMENT;
+      return segments.join('/');
+    }
+    return pathname;
   }
 
   /**

@@ -65,7 +65,7 @@ async function admitBatch(deps: Deps, limits: Limits, ex: Exchange, info: TRPCRe
   const calls = info.calls.length;
   if (calls > MAX_BATCH_CALLS)
     throw batchTooLarge(`A batch holds at most ${MAX_BATCH_CALLS} calls; this one has ${calls}.`);
-  const identity = await limits.identify(ex.req, 'trpc');
+  const identity = await limits.identify(ex, 'trpc');
   const organizationDeletes = info.calls.filter((call) => call.path === ORGANIZATION_DELETE).length;
   const counted = limits.count(identity, ex.res, { requests: calls, organizationDeletes });
   const limited = counted instanceof Promise ? await counted : counted;
@@ -90,7 +90,7 @@ async function admitBatch(deps: Deps, limits: Limits, ex: Exchange, info: TRPCRe
   const { authorization } = ex.req.headers;
   const ctx = createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
   ctx.client = clientOf(identity);
-  ctx.device = deviceOf(ex.req);
+  ctx.device = deviceOf(ex);
   ctx.elevatedAccess = elevatedAccessOf(ex.req);
   // The operator console's calls carry its session cookie (and CSRF header), never a token.
   const console = authorization ? undefined : consoleCredentials(ex.req);

@@ -1,14 +1,15 @@
 import type { Deps, EnvironmentInfo } from '../context.ts';
 import { conflict, notFound, unauthorized } from '../errors.ts';
+import { batchedLookupOf } from '../lib/batched-lookup.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import {
-  adminTokenIdByHash,
+  adminTokensByHash,
   allAdminTokens,
   deleteAdminToken,
   hasAdminToken,
   insertAdminToken,
   keepOnlyAdminToken,
-  liveApiKeyByHash,
+  liveApiKeysByHash,
 } from './store.ts';
 
 const API_KEY = /^sk_(test|live)_[0-9A-Za-z]{40}$/;
@@ -36,13 +37,26 @@ export function bearer(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
+type LiveKeyRow = Awaited<ReturnType<typeof liveApiKeysByHash>>[number];
+
+/** This process's batched lookup of live API keys by hash (lib/batched-lookup.ts). */
+function liveKeyLookup(deps: Deps) {
+  return batchedLookupOf<LiveKeyRow>(deps.db, 'api-keys', async (hashes) => {
+    const rows = await liveApiKeysByHash(deps.db, hashes);
+    return new Map(rows.map((row) => [row.keyHash, row]));
+  });
+}
+
 /**
  * Resolves `Authorization: Bearer sk_…` to its environment. Only the SHA-256 of the key is
  * looked up (the key itself is never stored). Resolved keys are cached: a revocation or a flag
  * change clears the entries of its environment in every process through LISTEN/NOTIFY
  * (invalidation/service.ts); while this process does not hear the channel, an entry lives
  * `config.apiKeyCacheTtlMs` at most. Failures are never cached, so the cache holds at most the
- * live keys, however many bogus ones arrive.
+ * live keys, however many bogus ones arrive. A key shaped like a real one that is not cached is
+ * looked up (always: a key made a moment ago by another process is live before its notification
+ * arrives), through one batched query in flight per process, so a flood of bogus keys costs at
+ * most one database connection, and a real key among them is still served.
  */
 export async function authenticateApiKey(deps: Deps, header: string | undefined): Promise<EnvironmentInfo> {
   return (await authenticateApiKeyWithId(deps, header)).env;
@@ -62,7 +76,7 @@ export async function authenticateApiKeyWithId(
   if (cached && (invalidation.listening || cached.expiresAt > nowMs)) return cached;
 
   const epoch = invalidation.epoch;
-  const row = await liveApiKeyByHash(deps.db, hash);
+  const row = await liveKeyLookup(deps).get(hash);
   if (!row) {
     deps.caches.apiKeys.delete(hash);
     throw unauthorized();
@@ -72,16 +86,6 @@ export async function authenticateApiKeyWithId(
   // A notification heard while the row was read may be about it: answer it, cache it not.
   if (invalidation.epoch === epoch) deps.caches.apiKeys.set(hash, entry);
   return entry;
-}
-
-/**
- * Was this key live when this process last looked it up (a cache entry, fresh or stale)? Asks
- * no database: the rate limits let such a key through from an address that is flooding bogus
- * credentials, and refuse every other key there without a lookup.
- */
-export function isKnownApiKey(deps: Deps, header: string | undefined): boolean {
-  const secret = bearer(header);
-  return secret !== undefined && API_KEY.test(secret) && deps.caches.apiKeys.has(sha256Hex(secret));
 }
 
 /**
@@ -95,11 +99,19 @@ export function forgetEnvironment(deps: Deps, environmentId: string): void {
   for (const handler of deps.caches.invalidation.handlers.get('environment') ?? []) handler(environmentId);
 }
 
-/** Resolves an admin token to its id (the CLI's `admin-tokens list` marks the caller's own). */
+/**
+ * Resolves an admin token to its id (the CLI's `admin-tokens list` marks the caller's own).
+ * Admin tokens are not cached (a revocation holds at once everywhere); they are looked up in
+ * batches as API keys are, so bogus ones cost at most one connection.
+ */
 export async function authenticateAdmin(deps: Deps, header: string | undefined): Promise<string> {
   const secret = bearer(header);
   if (!secret || !ADMIN_TOKEN.test(secret)) throw unauthorized('Unauthorized: a valid admin token is required.');
-  const id = await adminTokenIdByHash(deps.db, sha256Hex(secret));
+  const lookup = batchedLookupOf<string>(deps.db, 'admin-tokens', async (hashes) => {
+    const rows = await adminTokensByHash(deps.db, hashes);
+    return new Map(rows.map((row) => [row.tokenHash, row.id]));
+  });
+  const id = await lookup.get(sha256Hex(secret));
   if (!id) throw unauthorized('Unauthorized: a valid admin token is required.');
   return id;
 }

@@ -1,10 +1,11 @@
 import { adminTokens, apiKeys, type Db, environments, newId } from '@atrium/db';
-import { and, asc, eq, isNull, ne } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, ne } from 'drizzle-orm';
 
-/** The live (unrevoked) API key with this hash, with its environment. */
-export async function liveApiKeyByHash(db: Db, keyHash: string) {
-  const [row] = await db
+/** The live (unrevoked) API keys among these hashes, with their environments (one indexed probe each). */
+export function liveApiKeysByHash(db: Db, keyHashes: string[]) {
+  return db
     .select({
+      keyHash: apiKeys.keyHash,
       keyId: apiKeys.id,
       id: environments.id,
       name: environments.name,
@@ -13,19 +14,15 @@ export async function liveApiKeyByHash(db: Db, keyHash: string) {
     })
     .from(apiKeys)
     .innerJoin(environments, eq(environments.id, apiKeys.environmentId))
-    .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
-    .limit(1);
-  return row;
+    .where(and(inArray(apiKeys.keyHash, keyHashes), isNull(apiKeys.revokedAt)));
 }
 
-/** The id of the admin token with this hash, if there is one. */
-export async function adminTokenIdByHash(db: Db, tokenHash: string): Promise<string | undefined> {
-  const [row] = await db
-    .select({ id: adminTokens.id })
+/** The admin tokens among these hashes, by id. */
+export function adminTokensByHash(db: Db, tokenHashes: string[]) {
+  return db
+    .select({ id: adminTokens.id, tokenHash: adminTokens.tokenHash })
     .from(adminTokens)
-    .where(eq(adminTokens.tokenHash, tokenHash))
-    .limit(1);
-  return row?.id;
+    .where(inArray(adminTokens.tokenHash, tokenHashes));
 }
 
 /** Stores an admin token's hash; a hash already stored is left as it is. Returns the new row, if any. */

@@ -3,11 +3,12 @@ import { bearer } from '../auth/service.ts';
 import { grantOfClientPayload } from '../client-tokens/service.ts';
 import type { Deps, EnvironmentInfo, RequestDevice } from '../context.ts';
 import { onInvalidation } from '../invalidation/service.ts';
+import { batchedLookupOf } from '../lib/batched-lookup.ts';
 import { PORTAL_SCOPES } from '../portal/service.ts';
 import { livePortalSession } from '../portal/store.ts';
 import { rememberedClaims, verifyToken } from '../signing/service.ts';
 import { type ClientPrincipal, clientTokenRefused } from './principal.ts';
-import { environmentOfClientId, membershipPermissionSlugs } from './store.ts';
+import { environmentsOfClientIds, membershipPermissionSlugs } from './store.ts';
 
 /** A client token's audience is `<client id>:client_api` (signing/service.ts TOKEN_KINDS). */
 const CLIENT_AUDIENCE = /^(client_[0-9A-Za-z]+):client_api$/;
@@ -58,7 +59,12 @@ async function environmentOf(deps: Deps, clientId: string): Promise<EnvironmentI
   const cached = cache.get(clientId);
   if (cached && (invalidation.listening || cached.expiresAt > nowMs)) return cached.env;
   const epoch = invalidation.epoch;
-  const env = await environmentOfClientId(deps.db, clientId);
+  // Batched (lib/batched-lookup.ts): tokens naming made-up client ids cost at most one connection.
+  const lookup = batchedLookupOf<EnvironmentInfo>(deps.db, 'client-environments', async (ids) => {
+    const rows = await environmentsOfClientIds(deps.db, ids);
+    return new Map(rows.map((row) => [row.clientId, row]));
+  });
+  const env = await lookup.get(clientId);
   if (!env) {
     cache.delete(clientId);
     return undefined;

@@ -6,12 +6,12 @@ import {
   permissions,
   rolePermissions,
 } from '@atrium/db';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { EnvironmentInfo } from '../context.ts';
 
-/** The environment a client id belongs to (a client token's audience names it), or undefined. */
-export async function environmentOfClientId(db: Db, clientId: string): Promise<EnvironmentInfo | undefined> {
-  const [row] = await db
+/** The environments these client ids belong to (a client token's audience names one). */
+export function environmentsOfClientIds(db: Db, clientIds: string[]): Promise<EnvironmentInfo[]> {
+  return db
     .select({
       id: environments.id,
       name: environments.name,
@@ -19,9 +19,7 @@ export async function environmentOfClientId(db: Db, clientId: string): Promise<E
       flags: environments.flags,
     })
     .from(environments)
-    .where(eq(environments.clientId, clientId))
-    .limit(1);
-  return row;
+    .where(inArray(environments.clientId, clientIds));
 }
 
 /** The permission slugs the roles of the user's membership of the organization grant (distinct). */

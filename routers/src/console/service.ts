@@ -3,12 +3,13 @@ import { newId } from '@atrium/db';
 import { authenticateAdmin } from '../auth/service.ts';
 import type { Deps } from '../context.ts';
 import { forbidden, unauthorized } from '../errors.ts';
+import { batchedLookupOf } from '../lib/batched-lookup.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import {
+  consoleSessionsByHash,
   deleteConsoleSession,
   deleteExpiredConsoleSessions,
   insertConsoleSession,
-  liveConsoleSession,
 } from './store.ts';
 
 /** A console sign-in lasts this long (the 12 hours); there is no sliding renewal. */
@@ -44,12 +45,29 @@ export async function signInToConsole(deps: Deps, adminToken: string) {
   return { secret, csrf_token: csrfTokenOf(deps, id), expires_at: expiresAt.toISOString() };
 }
 
-/** The live session of a cookie's secret (401 when missing, forged, expired or signed out). */
+type SessionRow = Awaited<ReturnType<typeof consoleSessionsByHash>>[number];
+
+/**
+ * The live session of a cookie's secret (401 when missing, forged, expired or signed out),
+ * looked up in batches (lib/batched-lookup.ts): bogus cookies cost at most one connection.
+ */
 async function sessionOf(deps: Deps, secret: string | undefined) {
   if (!secret || !SESSION_SECRET.test(secret)) throw sessionRefused();
-  const row = await liveConsoleSession(deps.db, sha256Hex(secret), deps.now());
-  if (!row) throw sessionRefused();
+  const lookup = batchedLookupOf<SessionRow>(deps.db, 'console-sessions', async (hashes) => {
+    const rows = await consoleSessionsByHash(deps.db, hashes);
+    return new Map(rows.map((row) => [row.tokenHash, row]));
+  });
+  const row = await lookup.get(sha256Hex(secret));
+  if (!row || row.expiresAt <= deps.now()) throw sessionRefused();
   return row;
+}
+
+/**
+ * The console session a cookie's secret opens (its id), without the CSRF check the procedures
+ * make: the rate limits count a console call against its session, not its client address.
+ */
+export async function consoleSessionIdOf(deps: Deps, secret: string | undefined): Promise<string> {
+  return (await sessionOf(deps, secret)).id;
 }
 
 /** What the page asks after a reload: its CSRF token and when the session ends. */

@@ -1,5 +1,5 @@
 import { consoleSessions, type Db } from '@atrium/db';
-import { and, eq, gt, lte } from 'drizzle-orm';
+import { eq, inArray, lte } from 'drizzle-orm';
 
 export type ConsoleSessionRow = typeof consoleSessions.$inferSelect;
 
@@ -7,18 +7,17 @@ export async function insertConsoleSession(db: Db, row: typeof consoleSessions.$
   await db.insert(consoleSessions).values(row);
 }
 
-/** The unexpired session whose secret hashes to `tokenHash`, if any. */
-export async function liveConsoleSession(db: Db, tokenHash: string, now: Date) {
-  const [row] = await db
+/** The sessions among these secret hashes, expired ones included (each caller judges expiry by its own clock). */
+export function consoleSessionsByHash(db: Db, tokenHashes: string[]) {
+  return db
     .select({
+      tokenHash: consoleSessions.tokenHash,
       id: consoleSessions.id,
       adminTokenId: consoleSessions.adminTokenId,
       expiresAt: consoleSessions.expiresAt,
     })
     .from(consoleSessions)
-    .where(and(eq(consoleSessions.tokenHash, tokenHash), gt(consoleSessions.expiresAt, now)))
-    .limit(1);
-  return row;
+    .where(inArray(consoleSessions.tokenHash, tokenHashes));
 }
 
 /** Ends a session (sign-out); true when there was one. */

@@ -37,6 +37,7 @@ export const invitationsRouter = router({
   findByToken: apiProcedure
     .meta({
       openapi: { method: 'GET', path: `${base}/by_token/{token}`, tags, summary: 'Find an invitation by token' },
+      secretPathParams: ['token'],
     })
     .input(InvitationTokenInput)
     .output(Invitation)

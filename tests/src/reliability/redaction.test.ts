@@ -145,4 +145,46 @@ describe('request logs of the facade', () => {
       expect(text).not.toContain(secret);
     }
   });
+
+  it('never logs an invitation token from its path, nor puts it in a metrics label (issue #34 item 9)', async () => {
+    const before = out.lines.length;
+    const org = (await api.post('/organizations', { name: 'Invited' })).body.id;
+    const sent = await api.post('/user_management/invitations', {
+      email: `invited-${Date.now()}@example.com`,
+      organization_id: org,
+    });
+    expect(sent.status).toBe(201);
+    const token: string = sent.body.token;
+    expect(token).toMatch(/^[0-9A-Za-z]{20,}$/);
+    const byToken = `/user_management/invitations/by_token/${token}`;
+    expect((await api.get(byToken)).status).toBe(200);
+    expect((await api.get(`${byToken}/`)).status).toBe(200);
+    expect((await api.get(byToken.toUpperCase().replace(token.toUpperCase(), token))).status).toBe(200);
+    // A wrong verb is answered outside the route (405), and its path is logged too.
+    expect((await api.post(byToken, {})).status).toBe(405);
+    const unknown = `${'Z'.repeat(43)}`;
+    expect((await api.get(`/user_management/invitations/by_token/${unknown}`)).status).toBe(404);
+    const metrics = await new HttpClient(own.url, { Authorization: `Bearer ${adminToken}` }).get('/metrics');
+    expect(metrics.status).toBe(200);
+
+    const lines = out.lines.slice(before);
+    const text = lines.join('\n');
+    for (const secret of [token, unknown]) {
+      expect(text).not.toContain(secret);
+      expect(metrics.text).not.toContain(secret);
+    }
+    const paths = lines
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.msg === 'request' && /by_token/i.test(entry.path))
+      .map((entry) => [entry.method, entry.route, entry.path, entry.status]);
+    const template = '/user_management/invitations/by_token/{token}';
+    expect(paths).toEqual([
+      ['GET', template, '/user_management/invitations/by_token/[redacted]', 200],
+      ['GET', template, '/user_management/invitations/by_token/[redacted]/', 200],
+      ['GET', template, '/USER_MANAGEMENT/INVITATIONS/BY_TOKEN/[redacted]', 200],
+      ['POST', 'unmatched', '/user_management/invitations/by_token/[redacted]', 405],
+      ['GET', template, '/user_management/invitations/by_token/[redacted]', 404],
+    ]);
+    expect(metrics.text).toContain(`route="${template}"`);
+  });
 });

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { request } from 'node:http';
 import { createAdminClient, type DevDnsServer, startDevDns } from '@atrium/server';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -25,6 +26,22 @@ import { adminTokenFor } from '../reliability/own-app.ts';
  */
 const databaseUrl = inject('databaseUrl');
 const RATE_LIMIT = 40;
+
+/** The status of a GET with `key` sent from a chosen loopback address (all of 127.0.0.0/8 is local). */
+function statusFrom(url: string, path: string, localAddress: string, key: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}${path}`,
+      { localAddress, agent: false, headers: { Authorization: `Bearer ${key}` } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /** Polls `check` until it holds or `ms` pass; answers how long it took. No sleep stands in for a wait. */
 async function within(ms: number, check: () => Promise<boolean>, what: string): Promise<number> {
@@ -189,6 +206,34 @@ describe.skipIf(!databaseUrl)(
       // The environment's other key still works on both.
       expect((await env.onA.get('/organizations?limit=1')).status).toBe(200);
       expect((await env.onB.get('/organizations?limit=1')).status).toBe(200);
+    });
+
+    it('serves at B, from an address flooding bogus keys there, a key made through A a moment ago; refuses it once revoked', async () => {
+      const env = await newEnvironment();
+      const flooded = '127.0.0.90';
+      const bogus = (i: number) => `sk_test_${`scale${i}`.padEnd(40, 'Q')}`;
+      const statuses = new Map<number, number>();
+      let next = 0;
+      const lane = async () => {
+        while (next < 320) {
+          const status = await statusFrom(b.url, '/organizations?limit=1', flooded, bogus(next++));
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        }
+      };
+      await Promise.all(Array.from({ length: 16 }, lane));
+      expect(Object.fromEntries(statuses)).toEqual({ 401: 300, 429: 20 });
+      // Made through A, used at B from the flooded address at once (before or after B hears of it).
+      const admin = createAdminClient(a.url, token);
+      const { api_key: key } = await admin.apiKeys.create.mutate({ environment: env.environment_id, live: false });
+      expect(await statusFrom(b.url, '/organizations?limit=1', flooded, key)).toBe(200);
+      await admin.apiKeys.revoke.mutate({ environment: env.environment_id, key_prefix: key.slice(0, 16) });
+      // Once revoked it is a bad credential like the others: refused at B, 429 from the flooded address.
+      await within(
+        1_000,
+        async () => (await statusFrom(b.url, '/organizations?limit=1', flooded, key)) === 429,
+        'revoked key refused at B',
+      );
+      expect(await statusFrom(b.url, '/organizations?limit=1', '127.0.0.91', key)).toBe(401);
     });
 
     it('publishes a rotated signing key in both JWKSes within 1 s', async () => {
