@@ -39,9 +39,11 @@ export function clientFor(env: TestEnvironment, token: string): Pick<ClientSetup
 }
 
 /**
- * An organization, a user with an active membership of it (role `roleSlug`, default the
- * environment's default role), and a token for them: a widget token with `scopes` (default all
- * three the widgets check), or with `kind: 'client'` an operation-20 client token.
+ * An organization, a user with an active membership of it (role `roleSlug`; default `admin`, whose
+ * roles grant the widgets' scopes, for a widget token asking for any, else the environment's
+ * default role), and a token for them: a widget token with `scopes` (default all three the
+ * widgets check; it carries those the role grants), or with `kind: 'client'` an operation-20
+ * client token (a session).
  */
 export async function clientSetup(
   env: TestEnvironment,
@@ -51,10 +53,12 @@ export async function clientSetup(
     options.organizationId ?? (await env.http.post('/organizations', { name: `Org ${uniqueEmail('o')}` })).body.id;
   const email = uniqueEmail('member');
   const user = await env.http.post('/user_management/users', { email, first_name: 'Ada', last_name: 'Lovelace' });
+  const scopes = options.scopes ?? ALL_WIDGET_SCOPES;
+  const roleSlug = options.roleSlug ?? (options.kind !== 'client' && scopes.length > 0 ? 'admin' : undefined);
   const membership = await env.http.post('/user_management/organization_memberships', {
     user_id: user.body.id,
     organization_id: organizationId,
-    ...(options.roleSlug ? { role_slug: options.roleSlug } : {}),
+    ...(roleSlug ? { role_slug: roleSlug } : {}),
   });
   if (membership.status !== 201) throw new Error(`membership: ${membership.status} ${membership.text}`);
   const issued =
@@ -63,7 +67,7 @@ export async function clientSetup(
       : await env.http.post('/widgets/token', {
           organization_id: organizationId,
           user_id: user.body.id,
-          scopes: options.scopes ?? ALL_WIDGET_SCOPES,
+          scopes,
         });
   if (issued.status !== 201) throw new Error(`token: ${issued.status} ${issued.text}`);
   const token: string = issued.body.token;
