@@ -349,6 +349,29 @@ describe('UserProfile: change e-mail with codes', () => {
     expect(await challengesOf(m.sessionId)).toEqual([]);
   });
 
+  it('a widget token, bound to no session, is refused the codes: 400, nothing mailed or stored', async () => {
+    const env = await newEnvironment();
+    const m = await member(env);
+    const issued = await env.http.post('/widgets/token', { organization_id: m.organizationId, user_id: m.userId });
+    const widget = new HttpClient(url, { Authorization: `Bearer ${issued.body.token}`, ...WIDGET_HEADERS });
+    const before = smtp.inbox.length;
+    const res = await widget.post(`${P}/send-verification`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      code: 'session_token_required',
+      message: expect.stringContaining('POST /client/token'),
+    });
+    const gql = await widget.post('/client/graphql', { query: 'mutation { sendVerificationCode { __typename } }' });
+    expect(gql.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(smtp.inbox.length).toBe(before);
+    const { deps } = await getWorld();
+    const stored = await deps.db
+      .select()
+      .from(sessionChallenges)
+      .where(eq(sessionChallenges.environmentId, env.environmentId));
+    expect(stored).toEqual([]);
+  });
+
   it('without a mail server: 400, nothing stored', async () => {
     const env = await newEnvironment();
     const m = await clientSetup(env, { kind: 'client' });

@@ -212,7 +212,9 @@ describe('a widget token is not a session (item 11)', () => {
 
     const listed = await widget.http.get('/_widgets/UserProfile/sessions');
     expect(listed.status).toBe(200);
-    expect(listed.body.data.map((s: { id: string }) => s.id).sort()).toEqual([String(real.claims.sid), otherSid].sort());
+    expect(listed.body.data.map((s: { id: string }) => s.id).sort()).toEqual(
+      [String(real.claims.sid), otherSid].sort(),
+    );
     const gql = await widget.graphql('{ sessions { id isCurrent } }');
     expect(gql.body.data.sessions.map((s: { isCurrent: boolean }) => s.isCurrent)).toEqual([false, false]);
 
