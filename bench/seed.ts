@@ -190,6 +190,11 @@ export async function seedGroup(
       insert into organization_memberships (id, environment_id, user_id, organization_id, created_at, updated_at)
       select bench_id('om_', n), ${env}, bench_id('user_', n), ${org}, bench_ts(n), bench_ts(n)
       from ${range}`);
+    // Member 1 is an admin: the widget scenarios' token carries only the scopes its roles grant.
+    await exec(`
+      insert into organization_membership_roles (environment_id, organization_membership_id, role_id, position)
+      select ${env}, bench_id('om_', 1), id, 0 from roles
+      where environment_id = ${env} and organization_id is null and slug = 'admin'`);
     const group = await adaptiveInsert(
       exec,
       'groups',

@@ -31,6 +31,8 @@ export const ID_PREFIXES = {
   signingKey: 'key_',
   session: 'session_',
   sessionChallenge: 'auth_challenge_',
+  /** A widget token's own id (its `sid`): not a stored session (client-tokens/service.ts). */
+  widgetSession: 'widget_session_',
   event: 'event_',
   webhookEndpoint: 'we_',
   webhookDelivery: 'wd_',

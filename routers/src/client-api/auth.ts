@@ -1,6 +1,6 @@
 import { decodeJwt, type JWTPayload } from 'jose';
 import { bearer } from '../auth/service.ts';
-import { grantOfClientPayload } from '../client-tokens/service.ts';
+import { grantOfClientPayload, grantOfWidgetPayload, isWidgetClaim } from '../client-tokens/service.ts';
 import type { Deps, EnvironmentInfo, RequestDevice } from '../context.ts';
 import { onInvalidation } from '../invalidation/service.ts';
 import { batchedLookupOf } from '../lib/batched-lookup.ts';
@@ -85,10 +85,13 @@ export interface ClientCaller {
 
 /**
  * The one authentication of the client surfaces: `Authorization: Bearer <client or widget
- * token>`, verified as `verifyClientToken` does (signature, kind, issuer, audience, expiry, and
- * the live stored session: a user session, or for a portal token the live portal session). A widget token carries its permissions; an operation-20 token gets those
- * its membership's roles grant now. Anything else is 403 (the widgets recover only from 403).
- * `device` is where the request came from; a user session notes it (`noteSessionUse`).
+ * token>`, verified as `verifyClientToken` does (signature, kind, issuer, audience, expiry), then
+ * what the token is bound to, read on every use: an operation-20 token's live stored session
+ * (its permissions: those its membership's roles grant now); a widget token's active membership
+ * (its permissions: those it carries that the membership's roles still grant now) or, without a
+ * user, its organization; a portal token's live portal session. Anything else is 403 (the widgets
+ * recover only from 403). `device` is where the request came from; a user session notes it
+ * (`noteSessionUse`).
  */
 export async function authenticateClientToken(
   deps: Deps,
@@ -108,15 +111,19 @@ export async function authenticateClientToken(
     if (!principal) throw clientTokenRefused();
     return { env, principal };
   }
+  if (isWidgetClaim(payload)) {
+    const grant = await grantOfWidgetPayload(deps, env, payload);
+    if (!grant) throw clientTokenRefused();
+    const { widgetSessionId, ...rest } = grant;
+    return { env, principal: { kind: 'widgets', sessionId: widgetSessionId, ...rest } };
+  }
   const grant = await grantOfClientPayload(deps, env, payload, device);
   if (!grant) throw clientTokenRefused();
-  const kind = grant.permissions ? 'widgets' : 'client';
-  const permissions =
-    grant.permissions ?? (await membershipPermissionSlugs(deps.db, env.id, grant.organizationId, grant.userId));
+  const permissions = await membershipPermissionSlugs(deps.db, env.id, grant.organizationId, grant.userId);
   return {
     env,
     principal: {
-      kind,
+      kind: 'client',
       organizationId: grant.organizationId,
       userId: grant.userId,
       sessionId: grant.sessionId,

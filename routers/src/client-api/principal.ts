@@ -13,9 +13,16 @@ export interface ClientPrincipal {
    */
   kind: 'widgets' | 'client' | 'portal';
   organizationId: string;
-  /** The token's user; null for a portal session (`requireUser` refuses user operations there). */
+  /**
+   * The token's user; null for a portal session and a widget token issued without `user_id`
+   * (`requireUser` refuses user operations there).
+   */
   userId: string | null;
-  /** The stored session the token is bound to (`sid`); revoking or ending it ends the token. */
+  /**
+   * The token's `sid`: for `client` the stored user session it is bound to (revoking it ends the
+   * token); for `widgets` the token's own id (`widget_session_…`, in no session list: a widget
+   * token is not a session); for `portal` the portal session.
+   */
   sessionId: string;
   permissions: readonly string[];
   expiresAt: Date;
@@ -26,7 +33,11 @@ export interface ClientScope extends Scope {
   client: ClientPrincipal;
 }
 
-/** 403 unless the caller's token grants `permission` (the widgets show "Incorrect permissions"). */
+/**
+ * 403 unless the caller's token grants `permission` (the widgets show "Incorrect permissions").
+ * `permissions` were read on this request (client-api/auth.ts): a widget token's are cut to what
+ * its membership's roles grant now, so a demoted admin's token stops here.
+ */
 export function requirePermission(scope: ClientScope, permission: WidgetScope | string): void {
   if (!scope.client.permissions.includes(permission)) {
     throw forbidden('forbidden', `This token lacks the '${permission}' permission.`);

@@ -15,6 +15,7 @@ import {
   VerificationWorker,
 } from '@atrium/server';
 import { eq } from 'drizzle-orm';
+import { decodeJwt } from 'jose';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -155,6 +156,16 @@ async function widgetToken(env: TestEnvironment, organizationId: string, userId:
   return res.body.token as string;
 }
 
+/**
+ * An operation-20 client token (a session) minted by the test's API server: what the session-kept
+ * flows (UserProfile's e-mail change, UserSecurity's password change) need; a widget token is none.
+ */
+async function sessionToken(env: TestEnvironment, organizationId: string, userId: string) {
+  const res = await apiOf(env).post('/client/token', { organization_id: organizationId, user_id: userId });
+  expect(res.status).toBe(201);
+  return res.body.token as string;
+}
+
 /** A user of the organization with `roleSlug`, made through the API. */
 async function member(
   env: TestEnvironment,
@@ -250,11 +261,13 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     const env = await newEnvironment();
     const me = await clientSetup(env, { roleSlug: 'admin' });
     const orgName = (await env.http.get(`/organizations/${me.organizationId}`)).body.name as string;
-    // One token (so one session, the page's "This device") for the page's three widgets.
+    // One widget token for the page's three widgets; the user's session in the app (an
+    // operation-20 token's) is the page's "This device", passed as currentSessionId.
     const token = await widgetToken(env, me.organizationId, me.userId, ['widgets:users-table:manage']);
     mint = async () => token;
+    const session = decodeJwt(await sessionToken(env, me.organizationId, me.userId)).sid as string;
     const opened = await openPage(launched.browser!, api.url);
-    await opened.page.goto(readme.url('readme', api.url));
+    await opened.page.goto(readme.url('readme', api.url, { session }));
     await opened.page.getByRole('button', { name: orgName }).waitFor();
     await rowOf(opened.page, me.email).waitFor();
     await opened.page.getByText('This device').waitFor();
@@ -500,7 +513,7 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     const env = await newEnvironment();
     const org = await env.http.post('/organizations', { name: 'Profile Corp' });
     const ada = await member(env, org.body.id, 'Ada', 'Lovelace', 'admin');
-    mint = async () => widgetToken(env, org.body.id, ada.userId, []);
+    mint = async () => sessionToken(env, org.body.id, ada.userId);
     /** The code of the next mail to `to` (mail to others, left by earlier tests, is passed over). */
     const codeMailedTo = async (to: string) => {
       for (;;) {
@@ -568,7 +581,7 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
       user_id: user.body.id,
       organization_id: org.body.id,
     });
-    mint = async () => widgetToken(env, org.body.id, user.body.id, []);
+    mint = async () => sessionToken(env, org.body.id, user.body.id);
     const [before] = await deps.db.select().from(users).where(eq(users.id, user.body.id));
     const opened = await open('user-security');
     const { page: p } = opened;
@@ -603,7 +616,8 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
 
   it('UserSessions lists the sessions with their devices, this device first, and signing one out refuses its token', async () => {
     const env = await newEnvironment();
-    const me = await clientSetup(env);
+    // The page's token is a session (its sid is "This device"); a widget token is none.
+    const me = await clientSetup(env, { kind: 'client' });
     const other = async () => {
       const res = await apiOf(env).post('/client/token', { organization_id: me.organizationId, user_id: me.userId });
       expect(res.status).toBe(201);

@@ -54,9 +54,12 @@ afterAll(async () => {
 
 const P = '/_widgets/UserProfile';
 
-/** A user with a widget token on this test's server (the one that mails). */
+/**
+ * A user with an operation-20 client token (a session, which keeps the codes and the elevated
+ * access) on this test's server (the one that mails).
+ */
 async function member(env: TestEnvironment) {
-  const setup = await clientSetup(env, { scopes: [] });
+  const setup = await clientSetup(env, { kind: 'client' });
   const http = new HttpClient(url, { Authorization: `Bearer ${setup.token}`, ...WIDGET_HEADERS });
   return { ...setup, http, sessionId: String(setup.claims.sid) };
 }
@@ -245,11 +248,7 @@ describe('UserProfile: change e-mail with codes', () => {
       directory_managed: true,
     });
     expect(membership.status).toBe(201);
-    const issued = await env.http.post('/widgets/token', {
-      organization_id: org.body.id,
-      user_id: user.body.id,
-      scopes: [],
-    });
+    const issued = await env.http.post('/client/token', { organization_id: org.body.id, user_id: user.body.id });
     const http = new HttpClient(url, { Authorization: `Bearer ${issued.body.token}`, ...WIDGET_HEADERS });
     const sent = await http.post(`${P}/send-verification`);
     const verified = await http.post(`${P}/verify`, {
@@ -350,9 +349,32 @@ describe('UserProfile: change e-mail with codes', () => {
     expect(await challengesOf(m.sessionId)).toEqual([]);
   });
 
+  it('a widget token, bound to no session, is refused the codes: 400, nothing mailed or stored', async () => {
+    const env = await newEnvironment();
+    const m = await member(env);
+    const issued = await env.http.post('/widgets/token', { organization_id: m.organizationId, user_id: m.userId });
+    const widget = new HttpClient(url, { Authorization: `Bearer ${issued.body.token}`, ...WIDGET_HEADERS });
+    const before = smtp.inbox.length;
+    const res = await widget.post(`${P}/send-verification`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      code: 'session_token_required',
+      message: expect.stringContaining('POST /client/token'),
+    });
+    const gql = await widget.post('/client/graphql', { query: 'mutation { sendVerificationCode { __typename } }' });
+    expect(gql.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(smtp.inbox.length).toBe(before);
+    const { deps } = await getWorld();
+    const stored = await deps.db
+      .select()
+      .from(sessionChallenges)
+      .where(eq(sessionChallenges.environmentId, env.environmentId));
+    expect(stored).toEqual([]);
+  });
+
   it('without a mail server: 400, nothing stored', async () => {
     const env = await newEnvironment();
-    const m = await clientSetup(env, { scopes: [] });
+    const m = await clientSetup(env, { kind: 'client' });
     const res = await m.http.post(`${P}/send-verification`);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({

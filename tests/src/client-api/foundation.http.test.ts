@@ -1,15 +1,15 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { ALL_WIDGET_SCOPES, clientFor, clientSetup } from '../helpers/client.ts';
+import { clientFor, clientSetup } from '../helpers/client.ts';
 import { sdkFor } from '../helpers/sdk.ts';
 import { newEnvironment } from '../helpers/world.ts';
 
 const STATUS = 'query ClientApiStatus { clientApiStatus }';
 
 describe('client and widget tokens on /client/graphql', () => {
-  it('a widget token from the SDK carries its scopes and a session, and is accepted', async () => {
+  it('a widget token from the SDK carries the scopes its roles grant, its own sid, and is accepted', async () => {
     const env = await newEnvironment();
-    const { organizationId, userId } = await clientSetup(env, { kind: 'client' });
+    const { organizationId, userId } = await clientSetup(env, { kind: 'client', roleSlug: 'admin' });
     const { token } = await sdkFor(env).widgets.createToken({
       organizationId,
       userId,
@@ -17,7 +17,7 @@ describe('client and widget tokens on /client/graphql', () => {
     });
     const claims = decodeJwt(token);
     expect(claims).toMatchObject({ sub: userId, org_id: organizationId, permissions: ['widgets:users-table:manage'] });
-    expect(typeof claims.sid).toBe('string');
+    expect(claims.sid).toMatch(/^widget_session_/);
     // The widgets decode the payload with atob: it must be plain base64 (no '-' or '_').
     expect(token.split('.')[1]).toMatch(/^[A-Za-z0-9+/=]+$/);
     const res = await clientFor(env, token).graphql(STATUS);
@@ -32,7 +32,7 @@ describe('client and widget tokens on /client/graphql', () => {
 
   it('refuses a missing token, an API key, a revoked session and a token of another environment with 403', async () => {
     const env = await newEnvironment();
-    const setup = await clientSetup(env, { scopes: ALL_WIDGET_SCOPES });
+    const setup = await clientSetup(env, { kind: 'client' });
     const none = await clientFor(env, '').http.post('/client/graphql', { query: STATUS });
     expect(none.status).toBe(403);
     expect(none.body.errors[0].extensions.code).toBe('FORBIDDEN');

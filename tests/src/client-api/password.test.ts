@@ -1,4 +1,4 @@
-import { users } from '@atrium/db';
+import { sessionChallenges, users } from '@atrium/db';
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { clientFor, trpcFor } from '../helpers/client.ts';
@@ -15,7 +15,7 @@ import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 const P = '/_widgets/UserProfile';
 const CURRENT = 'correct horse battery';
 
-/** A user with `password` (or none), a member of a new organization, and a widget token. */
+/** A user with `password` (or none), a member of a new organization, and an operation-20 client token. */
 async function withPassword(env: TestEnvironment, password: string | undefined) {
   const org = await env.http.post('/organizations', { name: 'Security Corp' });
   const email = uniqueEmail('secure');
@@ -31,11 +31,8 @@ async function withPassword(env: TestEnvironment, password: string | undefined) 
     organization_id: org.body.id,
   });
   expect(membership.status).toBe(201);
-  const issued = await env.http.post('/widgets/token', {
-    organization_id: org.body.id,
-    user_id: user.body.id,
-    scopes: [],
-  });
+  // An operation-20 client token: a session, which keeps the count of wrong passwords.
+  const issued = await env.http.post('/client/token', { organization_id: org.body.id, user_id: user.body.id });
   const token: string = issued.body.token;
   return { userId: user.body.id as string, token, ...clientFor(env, token), trpc: trpcFor(env, token) };
 }
@@ -107,6 +104,30 @@ describe('UserSecurity: change password', () => {
     expect(res.status).toBe(400);
     expect(res.body.message).toBe('Invalid credentials');
     expect(await storedHash(env, u.userId)).toBeNull();
+  });
+
+  it('a widget token, bound to no session, changes nothing and stores nothing under a session', async () => {
+    const env = await newEnvironment();
+    const u = await withPassword(env, CURRENT);
+    const [membership] = (await env.http.get(`/user_management/organization_memberships?user_id=${u.userId}`)).body
+      .data;
+    const issued = await env.http.post('/widgets/token', {
+      organization_id: membership.organization_id,
+      user_id: u.userId,
+    });
+    const widget = clientFor(env, issued.body.token);
+    const before = await storedHash(env, u.userId);
+    const challenges = async () =>
+      (await env.deps.db.select().from(sessionChallenges).where(eq(sessionChallenges.environmentId, env.environmentId)))
+        .length;
+    // 400 either way: `session_token_required` while the wrong-password count is kept under a
+    // session, `invalid_credentials` once it is kept per user (issue #34, item 7).
+    const res = await widget.http.post(`${P}/update-password`, { currentPassword: 'wrong', newPassword: 'brand new' });
+    expect(res.status).toBe(400);
+    expect(await storedHash(env, u.userId)).toBe(before);
+    expect(await challenges()).toBe(0);
+    // What needs no session still works with it.
+    expect((await widget.http.get(`${P}/authentication-information`)).status).toBe(200);
   });
 
   it('bounds guessing: after five wrong current passwords in ten minutes even the right one waits (429)', async () => {

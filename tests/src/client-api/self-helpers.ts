@@ -13,9 +13,9 @@ import type { TestEnvironment } from '../helpers/world.ts';
 
 export { graphqlRequestFor, trpcFor } from '../helpers/client.ts';
 
-/** A new widget token (and so a new session) for a user of an organization. */
+/** A new operation-20 client token, and so a new session, for a user of an organization. */
 export async function anotherToken(env: TestEnvironment, organizationId: string, userId: string): Promise<string> {
-  const res = await env.http.post('/widgets/token', { organization_id: organizationId, user_id: userId, scopes: [] });
+  const res = await env.http.post('/client/token', { organization_id: organizationId, user_id: userId });
   if (res.status !== 201) throw new Error(`token: ${res.status} ${res.text}`);
   return res.body.token;
 }

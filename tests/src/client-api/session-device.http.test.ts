@@ -27,7 +27,7 @@ const sidOf = (token: string) => JSON.parse(atob(token.split('.')[1] as string))
 describe('a session records where it is used', () => {
   it('stores the first request’s address and User-Agent and shows them on every surface', async () => {
     const env = await newEnvironment();
-    const a = await clientSetup(env);
+    const a = await clientSetup(env, { kind: 'client' });
     const sid = String(a.claims.sid);
     const before = await stored(env, sid);
     expect(before).toMatchObject({ ipAddress: null, userAgent: null, lastActivityAt: null });
@@ -66,7 +66,7 @@ describe('a session records where it is used', () => {
 
   it('keeps the first device, and moves the last activity only when it is a minute old', async () => {
     const env = await newEnvironment();
-    const a = await clientSetup(env);
+    const a = await clientSetup(env, { kind: 'client' });
     const sid = String(a.claims.sid);
     await a.http.get('/_widgets/UserProfile/me', { 'User-Agent': CHROME });
     const first = await stored(env, sid);
@@ -87,7 +87,7 @@ describe('a session records where it is used', () => {
 
   it('records on /client/graphql and /trpc too, cuts a long User-Agent, and keeps a request without one', async () => {
     const env = await newEnvironment();
-    const a = await clientSetup(env);
+    const a = await clientSetup(env, { kind: 'client' });
     const viaGraphql = await anotherToken(env, a.organizationId, a.userId);
     const viaTrpc = await anotherToken(env, a.organizationId, a.userId);
     const long = `${FIREFOX} ${'x'.repeat(1_000)}`;
@@ -112,7 +112,7 @@ describe('a session records where it is used', () => {
 
   it('records nothing for a refused token or for the validation endpoint', async () => {
     const env = await newEnvironment();
-    const a = await clientSetup(env);
+    const a = await clientSetup(env, { kind: 'client' });
     const sid = String(a.claims.sid);
     // Operation 18 refuses client tokens (another kind) and notes no use.
     const validated = await env.http.post('/agents/credentials/validate', {

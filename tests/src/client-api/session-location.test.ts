@@ -81,7 +81,7 @@ describe('GEOIP_DATABASE at start-up', () => {
 describe('a session’s location on the client surfaces', () => {
   it('shows "City, CC" for each session whose address the database knows, null for the others', async () => {
     const env = await newEnvironment();
-    const a = await clientSetup(env);
+    const a = await clientSetup(env, { kind: 'client' });
     const sid = String(a.claims.sid);
     // Two more sessions of the same user, used from elsewhere (their stored device addresses).
     const london = JSON.parse(atob((await anotherToken(env, a.organizationId, a.userId)).split('.')[1] as string)).sid;

@@ -8,11 +8,14 @@ import { anotherToken, graphqlRequestFor, portalCaller, trpcFor } from './self-h
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-/** A user with two sessions (a, b) in one organization, and another user (c) of the same organization. */
+/**
+ * A user with two sessions (a, b) in one organization, and another user (c) of the same
+ * organization: operation-20 client tokens, each a session (a widget token is none).
+ */
 async function world(env: TestEnvironment) {
-  const a = await clientSetup(env);
+  const a = await clientSetup(env, { kind: 'client' });
   const bToken = await anotherToken(env, a.organizationId, a.userId);
-  const c = await clientSetup(env, { organizationId: a.organizationId });
+  const c = await clientSetup(env, { organizationId: a.organizationId, kind: 'client' });
   const sid = (token: string) => JSON.parse(atob(token.split('.')[1] as string)).sid as string;
   return { a, bToken, bSid: sid(bToken), c, aSid: String(a.claims.sid), cSid: String(c.claims.sid) };
 }

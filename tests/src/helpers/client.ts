@@ -38,10 +38,24 @@ export function clientFor(env: TestEnvironment, token: string): Pick<ClientSetup
   return { http, graphql };
 }
 
+/** An environment role holding the three widget permissions, and no admin: what a widget token's scopes need. */
+export const WIDGET_ROLE = 'widget-manager';
+
+/** Makes WIDGET_ROLE in the environment, once. */
+async function ensureWidgetRole(env: TestEnvironment): Promise<void> {
+  const made = await env.http.post('/authorization/roles', { slug: WIDGET_ROLE, name: 'Widget manager' });
+  if (made.status === 409) return;
+  if (made.status !== 201) throw new Error(`role: ${made.status} ${made.text}`);
+  const set = await env.http.put(`/authorization/roles/${WIDGET_ROLE}/permissions`, { permissions: ALL_WIDGET_SCOPES });
+  if (set.status !== 200) throw new Error(`role permissions: ${set.status} ${set.text}`);
+}
+
 /**
- * An organization, a user with an active membership of it (role `roleSlug`, default the
+ * An organization, a user with an active membership of it (role `roleSlug`; default, for a widget
+ * token asking for any scope, WIDGET_ROLE, whose permissions are the widgets' scopes, else the
  * environment's default role), and a token for them: a widget token with `scopes` (default all
- * three the widgets check), or with `kind: 'client'` an operation-20 client token.
+ * three the widgets check; it carries those the role grants), or with `kind: 'client'` an
+ * operation-20 client token (a session).
  */
 export async function clientSetup(
   env: TestEnvironment,
@@ -51,10 +65,14 @@ export async function clientSetup(
     options.organizationId ?? (await env.http.post('/organizations', { name: `Org ${uniqueEmail('o')}` })).body.id;
   const email = uniqueEmail('member');
   const user = await env.http.post('/user_management/users', { email, first_name: 'Ada', last_name: 'Lovelace' });
+  const scopes = options.scopes ?? ALL_WIDGET_SCOPES;
+  const widgetRole = options.roleSlug === undefined && options.kind !== 'client' && scopes.length > 0;
+  if (widgetRole) await ensureWidgetRole(env);
+  const roleSlug = options.roleSlug ?? (widgetRole ? WIDGET_ROLE : undefined);
   const membership = await env.http.post('/user_management/organization_memberships', {
     user_id: user.body.id,
     organization_id: organizationId,
-    ...(options.roleSlug ? { role_slug: options.roleSlug } : {}),
+    ...(roleSlug ? { role_slug: roleSlug } : {}),
   });
   if (membership.status !== 201) throw new Error(`membership: ${membership.status} ${membership.text}`);
   const issued =
@@ -63,7 +81,7 @@ export async function clientSetup(
       : await env.http.post('/widgets/token', {
           organization_id: organizationId,
           user_id: user.body.id,
-          scopes: options.scopes ?? ALL_WIDGET_SCOPES,
+          scopes,
         });
   if (issued.status !== 201) throw new Error(`token: ${issued.status} ${issued.text}`);
   const token: string = issued.body.token;

@@ -843,10 +843,7 @@ export const OPERATIONS: Operation[] = [
       user_id: fc.oneof(fc.constant(f.userId), fc.constant(f.spareUserId), hostileString, anyJson),
       scopes: fc.oneof(fc.constant(['widgets:users-table:manage']), fc.array(hostileString), anyJson),
     }),
-    creates: {
-      table: 'sessions',
-      validBody: (f) => ({ organization_id: f.organizationId, user_id: f.userId, scopes: ['widgets:sso:manage'] }),
-    },
+    // Creates no record: a widget token is no session (issue #34), so nothing to count or replay.
   },
   // The client surfaces (`/_widgets/…`): `auth: 'client'` runs them with the fixture's widget token
   // (fuzz, isolation by organization); a row per operation, like any other. A path parameter

@@ -84,6 +84,20 @@ const tooManyCodes = () =>
   );
 
 /**
+ * The stored session the caller's codes, elevated access and wrong passwords are kept under
+ * (`session_challenges.session_id`, a foreign key to `sessions`): an operation-20 token's. A
+ * widget token is bound to no session (it is not a sign-in), so it holds none of them: 400,
+ * nothing stored or mailed. Keying them to the user instead needs a migration (issue #34).
+ */
+function challengeSession(scope: ClientScope): string {
+  if (scope.client.kind === 'client') return scope.client.sessionId;
+  throw badRequest(
+    'session_token_required',
+    'Verifying your identity and changing your e-mail address or password need a session token (POST /client/token); a widget token is not a session.',
+  );
+}
+
+/**
  * Mails a fresh code for `purpose` to `email` and stores its hash; an older open code of the
  * session for the same purpose dies. No mailer, a recipient the mail server refuses, or a mail
  * server out of reach are errors (no variant declares them); the code is then not kept.
@@ -101,7 +115,7 @@ async function mailCode(
     );
   }
   const now = scope.now();
-  const sessionId = scope.client.sessionId;
+  const sessionId = challengeSession(scope);
   const since = new Date(now.getTime() - CODE_TTL_MS);
   if ((await challengesSince(scope.db, sessionId, ['identity', 'email_change'], since)) >= MAX_CODES_PER_WINDOW) {
     return tooManyCodes();
@@ -142,7 +156,7 @@ async function grantElevatedAccess(scope: ClientScope, db: ClientScope['db']): P
   await insertChallenge(db, {
     id: newId('sessionChallenge'),
     environmentId: scope.env.id,
-    sessionId: scope.client.sessionId,
+    sessionId: challengeSession(scope),
     purpose: 'elevated_access',
     email: null,
     secretHash: sha256Hex(token),
@@ -219,7 +233,7 @@ async function takeCode<T, R extends Refusal>(
 ): Promise<T | R> {
   const now = scope.now();
   return scope.db.transaction(async (tx) => {
-    const challenge = await challengeToCheck(tx, scope.client.sessionId, purpose, id);
+    const challenge = await challengeToCheck(tx, challengeSession(scope), purpose, id);
     if (!challenge) return refusals.none();
     if (challenge.consumedAt) return refusals.used();
     if (challenge.expiresAt.getTime() <= now.getTime()) return refusals.expired();
@@ -239,7 +253,7 @@ async function elevatedAccessRefusal<E extends string, I extends string>(
   token: string | undefined,
   names: { expired: E; invalid: I },
 ): Promise<Refusal<E> | Refusal<I> | null> {
-  const access = token ? await elevatedAccessOf(scope.db, scope.client.sessionId, sha256Hex(token)) : undefined;
+  const access = token ? await elevatedAccessOf(scope.db, challengeSession(scope), sha256Hex(token)) : undefined;
   if (access && access.expiresAt.getTime() > scope.now().getTime()) return null;
   return access
     ? refusal(
@@ -418,7 +432,7 @@ export async function createOwnPassword(scope: ClientScope, elevated: string | u
  */
 export async function updateOwnPassword(scope: ClientScope, currentPassword: string, newPassword: string) {
   const now = scope.now();
-  const sessionId = scope.client.sessionId;
+  const sessionId = challengeSession(scope);
   const since = new Date(now.getTime() - PASSWORD_FAILURE_WINDOW_MS);
   if ((await challengesSince(scope.db, sessionId, ['password_failure'], since)) >= MAX_PASSWORD_FAILURES) {
     throw new ApiError(
