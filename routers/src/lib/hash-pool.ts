@@ -7,7 +7,8 @@ import { rateLimited } from '../errors.ts';
  * and holds up to 128 MiB each, so an unbounded burst takes the threadpool from DNS and files,
  * and native memory past the heap cap. One environment holds at most `perEnvironment` of the
  * `slots`, so another's passwords always find one; a freed slot goes to the next environment
- * in turn. Per process on purpose: it bounds this process's CPU and memory.
+ * in turn, and a job that waits too long is refused (429) rather than run late. Per process on
+ * purpose: it bounds this process's CPU and memory.
  */
 export class FairPool {
   private running = 0;
@@ -20,15 +21,32 @@ export class FairPool {
     readonly perEnvironment: number,
     /** Waiting jobs one environment may have; past it, 429 (its own load, not the server's). */
     readonly maxWaiting: number,
+    /**
+     * How long a job may wait for a slot before it is refused (429) and never run: within the
+     * request's deadline, so the caller hears back and no work is done for a caller gone.
+     */
+    readonly maxWaitMs = Number.POSITIVE_INFINITY,
   ) {}
 
   /** Runs `job` when a slot is free for `environmentId`. */
   async run<T>(environmentId: string, job: () => Promise<T>): Promise<T> {
     if (!this.admit(environmentId)) {
       const queue = this.queues.get(environmentId) ?? [];
-      if (queue.length >= this.maxWaiting) throw busy();
-      await new Promise<void>((resolve) => {
-        queue.push(resolve);
+      if (queue.length >= this.maxWaiting) throw tooBusy();
+      await new Promise<void>((resolve, reject) => {
+        const timer = Number.isFinite(this.maxWaitMs)
+          ? setTimeout(() => {
+              const at = queue.indexOf(start);
+              if (at >= 0) queue.splice(at, 1);
+              if (queue.length === 0 && this.queues.get(environmentId) === queue) this.queues.delete(environmentId);
+              reject(tooBusy());
+            }, this.maxWaitMs)
+          : undefined;
+        const start = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        queue.push(start);
         this.queues.set(environmentId, queue);
       });
     }
@@ -86,11 +104,11 @@ export class FairPool {
   }
 }
 
-const busy = () => rateLimited('Too many password operations at once; retry in a moment.', 1);
+const tooBusy = () => rateLimited('Too many password operations at once; retry in a moment.', 1);
 
 /**
  * The process's password pool: a slot per core, at least two and at most four (libuv's default
  * threadpool has four threads), and one environment may hold all but one of them.
  */
 const SLOTS = Math.max(2, Math.min(4, availableParallelism()));
-export const passwordPool = new FairPool(SLOTS, SLOTS - 1, 64);
+export const passwordPool = new FairPool(SLOTS, SLOTS - 1, 64, 5_000);

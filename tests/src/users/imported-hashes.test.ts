@@ -2,7 +2,7 @@ import { randomBytes, scryptSync } from 'node:crypto';
 import { users } from '@atrium/db';
 import { FairPool, verifyPassword } from '@atrium/routers';
 import { and, eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { clientFor } from '../helpers/client.ts';
 import { uniqueEmail } from '../helpers/people.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
@@ -197,5 +197,27 @@ describe('the password pool', () => {
     first.open();
     await Promise.all([running, ...queued]);
     expect(order).toEqual(['A0', 'A1', 'B0', 'C0', 'A2']);
+  });
+
+  it('refuses a job that waited too long for a slot (429), and never runs it', async () => {
+    vi.useFakeTimers();
+    try {
+      const pool = new FairPool(2, 1, 10, 5_000);
+      const held = gate();
+      const running = pool.run('env_A', () => held.opened);
+      let ran = false;
+      const waiting = pool.run('env_A', async () => {
+        ran = true;
+      });
+      const refused = expect(waiting).rejects.toMatchObject({ status: 429, retryAfterSeconds: 1 });
+      await vi.advanceTimersByTimeAsync(5_000);
+      await refused;
+      expect(pool.load).toEqual({ running: 1, waiting: 0 });
+      held.open();
+      await running;
+      expect(ran).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
