@@ -59,27 +59,33 @@ interface AccountLimit {
   bucket: string;
   max: number;
   windowMs: number;
+  /** What the refusal says. */
+  message: string;
 }
 
 const codesOf = (userId: string): AccountLimit => ({
   bucket: `account-codes:${userId}`,
   max: MAX_CODES_PER_WINDOW,
   windowMs: CODE_TTL_MS,
+  message: `At most ${MAX_CODES_PER_WINDOW} verification codes are sent in ${CODE_TTL_MINUTES} minutes; try again later.`,
 });
 const emailChangesOf = (userId: string): AccountLimit => ({
   bucket: `account-email-changes:${userId}`,
   max: MAX_EMAIL_CHANGE_CODES_PER_DAY,
   windowMs: DAY_MS,
+  message: `At most ${MAX_EMAIL_CHANGE_CODES_PER_DAY} codes to a new address are sent in a day; try again tomorrow.`,
 });
 const codesTo = (environmentId: string, email: string): AccountLimit => ({
   bucket: `account-codes-to:${environmentId}:${email.toLowerCase()}`,
   max: MAX_CODES_PER_ADDRESS_PER_DAY,
   windowMs: DAY_MS,
+  message: `At most ${MAX_CODES_PER_ADDRESS_PER_DAY} codes are sent to one address in a day; try again tomorrow.`,
 });
 const passwordChecksOf = (userId: string): AccountLimit => ({
   bucket: `account-password-checks:${userId}`,
   max: MAX_PASSWORD_FAILURES,
   windowMs: PASSWORD_FAILURE_WINDOW_MS,
+  message: `At most ${MAX_PASSWORD_FAILURES} wrong passwords are checked in ${CODE_TTL_MINUTES} minutes; try again later.`,
 });
 
 /** Counts one against the limit; over it, the seconds until its window ends. */
@@ -125,15 +131,10 @@ export interface ElevatedAccess {
 const newCode = () => String(randomInt(0, 1_000_000)).padStart(6, '0');
 const codeHash = (challengeId: string, code: string) => sha256Hex(`${challengeId}:${code}`);
 
-const tooManyCodes = (limit: AccountLimit, retryAfterSeconds: number): Refusal<'DailyEmailQuotaExceeded'> => {
-  const message =
-    limit.windowMs === CODE_TTL_MS
-      ? `At most ${limit.max} verification codes are sent in ${CODE_TTL_MINUTES} minutes; try again later.`
-      : limit.bucket.startsWith('account-codes-to:')
-        ? `At most ${limit.max} codes are sent to one address in a day; try again tomorrow.`
-        : `At most ${limit.max} codes to a new address are sent in a day; try again tomorrow.`;
-  return { ...refusal('DailyEmailQuotaExceeded', 429, 'too_many_verification_codes', message), retryAfterSeconds };
-};
+const tooManyCodes = (limit: AccountLimit, retryAfterSeconds: number): Refusal<'DailyEmailQuotaExceeded'> => ({
+  ...refusal('DailyEmailQuotaExceeded', 429, 'too_many_verification_codes', limit.message),
+  retryAfterSeconds,
+});
 
 /**
  * Mails a fresh code for `purpose` to `email` and stores its hash; an older open code of the
@@ -479,13 +480,7 @@ export async function updateOwnPassword(scope: ClientScope, currentPassword: str
   // Counted before the check (so concurrent guesses cannot all run), given back when it matched.
   const checks = passwordChecksOf(row.id);
   const retryAfter = await overLimit(scope, checks);
-  if (retryAfter !== undefined) {
-    throw rateLimited(
-      `At most ${MAX_PASSWORD_FAILURES} wrong passwords are checked in ${CODE_TTL_MINUTES} minutes; try again later.`,
-      retryAfter,
-      'too_many_password_attempts',
-    );
-  }
+  if (retryAfter !== undefined) throw rateLimited(checks.message, retryAfter, 'too_many_password_attempts');
   const refund = () => refundSharedWindow(scope.deps, checks.bucket, 1, checks.windowMs);
   let matches: boolean;
   try {
