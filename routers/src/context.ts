@@ -70,6 +70,13 @@ export interface Quotas {
   rolesPerOrganization: number;
   /** Permissions of one environment: a role embeds the slugs of all of its permissions. */
   permissionsPerEnvironment: number;
+  /**
+   * Resends of one invitation (one invitee of one organization) per day, each an e-mail to a
+   * third party's address: a daily rate, so over it is 429 `rate_limit_exceeded`, not 422.
+   */
+  invitationResendsPerDay: number;
+  /** Invitation e-mails (sends and resends) of one organization per day; a daily rate too (429). */
+  invitationMailsPerOrganizationPerDay: number;
 }
 
 export const DEFAULT_QUOTAS: Quotas = {
@@ -87,6 +94,8 @@ export const DEFAULT_QUOTAS: Quotas = {
   rolesPerEnvironment: 100,
   rolesPerOrganization: 100,
   permissionsPerEnvironment: 1_000,
+  invitationResendsPerDay: 5,
+  invitationMailsPerOrganizationPerDay: 1_000,
 };
 
 /** Signing keys and the tokens they sign (see signing/service.ts). */

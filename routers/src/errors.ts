@@ -21,13 +21,16 @@ export class ApiError extends Error {
   readonly status: number;
   readonly apiCode: string;
   readonly errors: FieldError[] | undefined;
+  /** Seconds to wait before retrying (a 429 or 503): the codecs answer it as `Retry-After`. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(status: number, apiCode: string, message: string, errors?: FieldError[]) {
+  constructor(status: number, apiCode: string, message: string, errors?: FieldError[], retryAfterSeconds?: number) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.apiCode = apiCode;
     this.errors = errors;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 
   toBody(): ErrorBody {
@@ -68,6 +71,9 @@ export const badRequest = (code: string, message: string) => new ApiError(400, c
 export const forbidden = (code: string, message: string) => new ApiError(403, code, message);
 export const unauthorized = (message = 'Unauthorized: a valid API key is required.') =>
   new ApiError(401, 'unauthorized', message);
+/** 429 `rate_limit_exceeded` (or a more specific code), to be retried after `seconds` (at least 1). */
+export const rateLimited = (message: string, seconds: number, code = 'rate_limit_exceeded') =>
+  new ApiError(429, code, message, undefined, Math.max(1, Math.ceil(seconds)));
 export const invalid = (errors: FieldError[], code = 'invalid_request_parameters', message = 'Validation failed.') =>
   new ApiError(422, code, message, errors);
 /**

@@ -90,7 +90,8 @@ export {
   onInvalidation,
   publishInvalidation,
 } from './invalidation/service.ts';
-export { hashPassword, verifyPassword } from './lib/password.ts';
+export { FairPool, passwordPool } from './lib/hash-pool.ts';
+export { hashPassword, IMPORTED_HASH_BOUNDS, verifyPassword } from './lib/password.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
 export {
   applyDnsResult,

@@ -22,6 +22,8 @@ const WHAT: Record<QuotaName, string> = {
   rolesPerEnvironment: 'an environment may have environment roles',
   rolesPerOrganization: 'an organization may have custom roles',
   permissionsPerEnvironment: 'an environment may have permissions',
+  invitationResendsPerDay: 'an invitation may be resent per day',
+  invitationMailsPerOrganizationPerDay: 'an organization may send invitation e-mails per day',
 };
 
 /** `domainsPerOrganization` → `domains_per_organization` (its setting is ATRIUM_QUOTA_ + upper case). */

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ApiError, contractError, type Deps } from '@atrium/routers';
+import { ApiError, contractError, type Deps, toApiError } from '@atrium/routers';
 
 /** The most bytes one response body may hold (the contract's 16 MiB), on every surface. */
 export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -20,6 +20,8 @@ export interface Outcome {
   contentType: string | undefined;
   /** The error it renders, when it is one (for the access log of 5xx). */
   error?: unknown;
+  /** Headers of the outcome itself (an error's `Retry-After`). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -37,7 +39,10 @@ export function responseTooLarge(maxBytes: number): ApiError {
 /** The one place an error becomes the contract's status and JSON body. */
 export function errorOutcome(error: unknown): Outcome {
   const { status, body } = contractError(error);
-  return { status, body: JSON.stringify(body), contentType: ERROR_TYPE, error };
+  const retryAfter = toApiError(error)?.retryAfterSeconds;
+  const outcome: Outcome = { status, body: JSON.stringify(body), contentType: ERROR_TYPE, error };
+  if (retryAfter !== undefined) outcome.headers = { 'Retry-After': String(retryAfter) };
+  return outcome;
 }
 
 /** A procedure's result on the REST surface: its JSON, or nothing for a 204. */
@@ -56,6 +61,7 @@ export function bounded(outcome: Outcome, maxBytes: number): Outcome {
 export function writeOutcome(res: ServerResponse, outcome: Outcome, headers?: Record<string, string>): void {
   res.statusCode = outcome.status;
   if (outcome.contentType) res.setHeader('Content-Type', outcome.contentType);
+  if (outcome.headers) for (const name in outcome.headers) res.setHeader(name, outcome.headers[name] as string);
   if (headers) for (const name in headers) res.setHeader(name, headers[name] as string);
   if (outcome.body === undefined) {
     res.end();

@@ -2,13 +2,15 @@ import { type Db, type InvitationState, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import { MailRecipientRefused, type Scope } from '../context.ts';
-import { ApiError, alreadyMember, conflict, invalid } from '../errors.ts';
+import { ApiError, alreadyMember, conflict, invalid, rateLimited } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { addMembership } from '../organization-memberships/service.ts';
 import { membershipStatus } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
+import { type QuotaName, quotaKey, quotaLimit } from '../quotas.ts';
+import { consumeSharedWindow, refundSharedWindow } from '../rate-limits/service.ts';
 import { assertRoleSlugs } from '../roles/service.ts';
 import { seal, unseal } from '../signing/material.ts';
 import { toUser } from '../users/service.ts';
@@ -37,6 +39,60 @@ import {
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** 43 base62 characters: 256 bits, as many as 32 random bytes. */
 const TOKEN_LENGTH = 43;
+
+/** What a daily invitation limit counts: its quota name, and the one it is counted for. */
+type DailyLimit = { name: QuotaName; key: string; what: string };
+
+/** Resends of one invitation: one invitee of one organization (a re-invitation after revocation counts too). */
+export const resendsOf = (environmentId: string, organizationId: string | null, email: string): DailyLimit => ({
+  name: 'invitationResendsPerDay',
+  key: `${environmentId}:${organizationId ?? ''}:${email.toLowerCase()}`,
+  what: 'resends of an invitation',
+});
+
+/** Invitation e-mails of one organization (those without one count per environment). */
+const mailsOf = (environmentId: string, organizationId: string | null): DailyLimit => ({
+  name: 'invitationMailsPerOrganizationPerDay',
+  key: organizationId ?? environmentId,
+  what: 'invitation e-mails of an organization',
+});
+
+/**
+ * Counts one against each daily limit (a shared window per UTC day: one upsert that counts and
+ * answers, so concurrent requests on any process are admitted at most the limit); over one,
+ * gives back what it counted and refuses with 429 `rate_limit_exceeded` and `Retry-After`.
+ * Answers a function that gives the counts back (the request failed before anything was sent).
+ */
+async function countInvitationMail(scope: Scope, limits: DailyLimit[]): Promise<() => Promise<void>> {
+  const counted: string[] = [];
+  const giveBack = async () => {
+    for (const bucket of counted) await refundSharedWindow(scope.deps, bucket, 1, DAY_MS);
+  };
+  for (const limit of limits) {
+    const bucket = `${quotaKey(limit.name)}:${limit.key}`;
+    const max = quotaLimit(scope.deps, limit.name);
+    const count = await consumeSharedWindow(scope.deps, bucket, 1, DAY_MS);
+    counted.push(bucket);
+    if (count.used > max) {
+      await giveBack();
+      const message = `Rate limit exceeded: at most ${max} ${limit.what} per day (quota ${quotaKey(limit.name)}).`;
+      throw rateLimited(message, count.msLeft / 1000);
+    }
+  }
+  return giveBack;
+}
+
+/** Runs `send` with its mail counted first (when there is a mailer); a failure of `send` gives the count back. */
+export async function mailCounted<T>(scope: Scope, limits: DailyLimit[], send: () => Promise<T>): Promise<T> {
+  if (!scope.deps.mailer) return send();
+  const giveBack = await countInvitationMail(scope, limits);
+  try {
+    return await send();
+  } catch (error) {
+    await giveBack();
+    throw error;
+  }
+}
 
 /** The state a reader sees: a pending invitation past `expires_at` is `expired`, marked or not. */
 function stateOf(row: InvitationRow, now: Date): InvitationState {
@@ -140,7 +196,15 @@ export async function sendInvitation(
       { field: 'role_slug', code: 'role_slug_invalid', message: 'role_slug needs an organization_id to apply to' },
     ]);
   }
-  const { row, organizationName, inviterEmail } = await scope.db.transaction(async (tx) => {
+  const limits = [mailsOf(scope.env.id, input.organization_id ?? null)];
+  const { row, organizationName, inviterEmail } = await mailCounted(scope, limits, () => storeInvitation(scope, input));
+  const invitation = toInvitation(scope, row);
+  return { invitation, mail: await mailInvitation(scope, invitation, organizationName, inviterEmail) };
+}
+
+/** The new invitation and its `invitation.created`, in one transaction. */
+function storeInvitation(scope: Scope, input: z.infer<typeof SendInvitationInput>) {
+  return scope.db.transaction(async (tx) => {
     const now = scope.now();
     let organizationName: string | null = null;
     let roleSlug: string | undefined;
@@ -178,8 +242,6 @@ export async function sendInvitation(
     await recordEvent(tx, scope, 'invitation.created', toInvitationEvent(row, now));
     return { row, organizationName, inviterEmail: inviter?.email ?? null };
   });
-  const invitation = toInvitation(scope, row);
-  return { invitation, mail: await mailInvitation(scope, invitation, organizationName, inviterEmail) };
 }
 
 /** Sends the invitation e-mail when a mailer is configured; a failure is logged and answered, never thrown. */
@@ -276,14 +338,31 @@ export async function revokeInvitation(scope: Scope, id: string): Promise<Invita
   return toInvitation(scope, row);
 }
 
-/** Sends the e-mail of a pending invitation again (same token and expiry) and records `invitation.resent`. */
+/**
+ * Sends the e-mail of a pending invitation again (same token and expiry) and records
+ * `invitation.resent`; counted against the invitation's and its organization's daily limits.
+ */
 export async function resendInvitation(
   scope: Scope,
   input: z.infer<typeof ResendInvitationInput>,
 ): Promise<MailedInvitation> {
-  const { row, organizationName, inviterEmail } = await scope.db.transaction(async (tx) => {
+  // Read first, so an unknown or settled invitation is 404 or 400, never counted.
+  const before = await findInvitation(scope.db, scope.env.id, input.id);
+  assertPending(before, scope.now());
+  const limits = [
+    resendsOf(scope.env.id, before.organizationId, before.email),
+    mailsOf(scope.env.id, before.organizationId),
+  ];
+  const { row, organizationName, inviterEmail } = await mailCounted(scope, limits, () => markResent(scope, input.id));
+  const invitation = toInvitation(scope, row);
+  return { invitation, mail: await mailInvitation(scope, invitation, organizationName, inviterEmail) };
+}
+
+/** `invitation.resent`, with the invitation held and checked pending again. */
+function markResent(scope: Scope, id: string) {
+  return scope.db.transaction(async (tx) => {
     const now = scope.now();
-    const current = await findInvitation(tx, scope.env.id, input.id, 'update');
+    const current = await findInvitation(tx, scope.env.id, id, 'update');
     assertPending(current, now);
     const resent = await updateInvitationRow(tx, current.id, { updatedAt: now });
     await recordEvent(tx, scope, 'invitation.resent', toInvitationEvent(resent, now));
@@ -293,6 +372,4 @@ export async function resendInvitation(
     const inviterEmail = resent.inviterUserId ? (await findUser(tx, scope.env.id, resent.inviterUserId)).email : null;
     return { row: resent, organizationName, inviterEmail };
   });
-  const invitation = toInvitation(scope, row);
-  return { invitation, mail: await mailInvitation(scope, invitation, organizationName, inviterEmail) };
 }

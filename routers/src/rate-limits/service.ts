@@ -20,6 +20,11 @@ export function consumeSharedWindow(
   return consumeWindow(deps.db, bucket, points, windowMs);
 }
 
+/** Gives back `points` counted against `bucket` in its current window (an attempt that turned out fine). */
+export async function refundSharedWindow(deps: Deps, bucket: string, points: number, windowMs: number): Promise<void> {
+  await consumeWindow(deps.db, bucket, -points, windowMs);
+}
+
 /** Forgets counters idle for an hour past their window (revoked keys, retired tokens). */
 export function purgeIdleRateLimitWindows(deps: Deps, longestWindowMs: number): Promise<number> {
   return purgeWindowsBefore(deps.db, deps.now().getTime() - longestWindowMs - 60 * 60 * 1000);

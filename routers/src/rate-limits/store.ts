@@ -6,7 +6,8 @@ import { lt, sql } from 'drizzle-orm';
 /**
  * One upsert per count: the bucket's window is the current fixed window of the database's clock
  * (`window_ms`-aligned), so every process counts into the same one; a row of an older window
- * starts over. Answers the points used in the window, and milliseconds until it ends.
+ * starts over. Answers the points used in the window, and milliseconds until it ends. Negative
+ * points give back what a caller counted (never below zero).
  */
 const consume = renderedOnce(['bucket', 'points', 'windowMs'] as const, (v) => {
   const nowMs = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
@@ -15,7 +16,8 @@ const consume = renderedOnce(['bucket', 'points', 'windowMs'] as const, (v) => {
     values (${v.bucket}, ${start}, ${v.points}::int)
     on conflict (bucket) do update set
       used = case when w.window_start = excluded.window_start
-        then least(w.used::bigint + excluded.used, 2147483647)::int else excluded.used end,
+        then greatest(least(w.used::bigint + excluded.used, 2147483647), 0)::int
+        else greatest(excluded.used, 0) end,
       window_start = greatest(w.window_start, excluded.window_start)
     returning used, (window_start + ${v.windowMs}::bigint - ${nowMs})::int as ms_left`;
 });

@@ -52,7 +52,7 @@ const PictureUrl = z
 export const PASSWORD_POLICY = { minLength: 8, maxLength: 1024 } as const;
 const Password = z.string().min(PASSWORD_POLICY.minLength).max(PASSWORD_POLICY.maxLength);
 /** Upstream's `password_hash_type` values (a hash imported from another system). */
-export const PASSWORD_HASH_TYPES = ['bcrypt', 'firebase-scrypt', 'ssha', 'scrypt', 'argon2'] as const;
+export const PASSWORD_HASH_TYPES = ['bcrypt', 'firebase-scrypt', 'ssha', 'scrypt', 'pbkdf2', 'argon2'] as const;
 
 /** The fields create and update share (upstream's user options; the password ones write only). */
 const UserFields = {

@@ -4,7 +4,7 @@ import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { type FieldError, invalid } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
-import { hashPassword } from '../lib/password.ts';
+import { hashPassword, importedHashProblem } from '../lib/password.ts';
 import { toOrganizationMembership } from '../organization-memberships/service.ts';
 import { membershipsOfUser } from '../organization-memberships/store.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput, User } from './schemas.ts';
@@ -87,9 +87,13 @@ type PasswordInput = {
 /**
  * The password a request sets, as the hash to store (undefined: unchanged). `password` is
  * hashed with scrypt (lib/password.ts); `password_hash` with its `password_hash_type` is an
- * imported hash, stored as given. Neither is ever returned.
+ * imported hash, stored as given once its format and cost are checked (else 422
+ * `invalid_password_hash`). Neither is ever returned.
  */
-async function passwordOf(input: PasswordInput): Promise<{ hash: string; type: string } | undefined> {
+async function passwordOf(
+  environmentId: string,
+  input: PasswordInput,
+): Promise<{ hash: string; type: string } | undefined> {
   const errors: FieldError[] = [];
   if (input.password !== undefined && input.password_hash !== undefined) {
     const message = 'Send either password or password_hash, not both.';
@@ -100,8 +104,11 @@ async function passwordOf(input: PasswordInput): Promise<{ hash: string; type: s
     errors.push({ field: 'password_hash_type', code: 'password_hash_type_required', message });
   }
   if (errors.length > 0) throw invalid(errors);
-  if (input.password !== undefined) return { hash: await hashPassword(input.password), type: 'scrypt' };
+  if (input.password !== undefined) return { hash: await hashPassword(environmentId, input.password), type: 'scrypt' };
   if (input.password_hash !== undefined && input.password_hash_type !== undefined) {
+    // Its cost is bounded here: every later check of this user's password pays it.
+    const problem = importedHashProblem(input.password_hash_type, input.password_hash);
+    if (problem) throw invalid([{ field: 'password_hash', code: 'invalid_password_hash', message: problem }]);
     return { hash: input.password_hash, type: input.password_hash_type };
   }
   return undefined;
@@ -123,7 +130,7 @@ export async function listUsers(scope: Scope, input: z.infer<typeof ListUsersInp
 
 export async function createUser(scope: Scope, input: z.infer<typeof CreateUserInput>): Promise<User> {
   const names = namesOf(input);
-  const password = await passwordOf(input);
+  const password = await passwordOf(scope.env.id, input);
   return scope.db.transaction(async (tx) => {
     const now = scope.now();
     const row = await insertUser(tx, {
@@ -150,7 +157,7 @@ export async function createUser(scope: Scope, input: z.infer<typeof CreateUserI
 
 /** Fields absent from the body stay as they are; `null` clears a nullable field. */
 export async function updateUser(scope: Scope, input: z.infer<typeof UpdateUserInput>): Promise<User> {
-  const password = await passwordOf(input);
+  const password = await passwordOf(scope.env.id, input);
   return scope.db.transaction(async (tx) => {
     const current = await findUser(tx, scope.env.id, input.id, 'update');
     const names = namesOf(input, current);

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sessionChallenges, users } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
-import type { AppRouter, Deps } from '@atrium/routers';
+import { type AppRouter, consumeSharedWindow, type Deps } from '@atrium/routers';
 import { createSmtpMailer } from '@atrium/server';
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { and, eq } from 'drizzle-orm';
@@ -337,6 +337,68 @@ describe('UserProfile: change e-mail with codes', () => {
     );
     expect(after.status).toBe(403);
     expect(after.body.code).toBe('invalid_client_token');
+  });
+
+  it('mails at most 5 codes per user in 10 minutes: of 20 concurrent asks on two tokens, exactly 5 are sent', async () => {
+    const env = await newEnvironment();
+    const m = await member(env);
+    // Another token of the same user is another session: the limit is the user's.
+    const issued = await env.http.post('/widgets/token', {
+      organization_id: m.organizationId,
+      user_id: m.userId,
+      scopes: [],
+    });
+    const other = new HttpClient(url, { Authorization: `Bearer ${issued.body.token}`, ...WIDGET_HEADERS });
+    const all = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? m.http : other).post(`${P}/send-verification`)),
+    );
+    expect(all.filter((r) => r.status === 200)).toHaveLength(5);
+    const refused = all.filter((r) => r.status !== 200);
+    expect(refused).toHaveLength(15);
+    for (const res of refused) {
+      expect(res.status).toBe(429);
+      expect(res.body.code).toBe('too_many_verification_codes');
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+    expect(mailsTo(m.email)).toBe(5);
+  });
+
+  it('mails one new address at most 3 codes a day, whoever asks, however many at once', async () => {
+    const env = await newEnvironment();
+    const [a, b] = [await member(env), await member(env)];
+    const [ta, tb] = [await elevate(a), await elevate(b)];
+    const target = uniqueEmail('someone-else');
+    const ask = (m: typeof a, token: string) =>
+      m.http.post(`${P}/send-email-change`, { newEmail: target }, { 'x-elevated-access-token': token });
+    const all = await Promise.all([
+      ...Array.from({ length: 4 }, () => ask(a, ta)),
+      ...Array.from({ length: 4 }, () => ask(b, tb)),
+    ]);
+    expect(all.filter((r) => r.status === 200)).toHaveLength(3);
+    for (const res of all.filter((r) => r.status !== 200)) {
+      expect(res.status).toBe(429);
+      expect(res.body.code).toBe('too_many_verification_codes');
+    }
+    expect(mailsTo(target)).toBe(3);
+  });
+
+  it('mails a user at most 10 codes to new addresses a day', async () => {
+    const env = await newEnvironment();
+    const m = await member(env);
+    const token = { 'x-elevated-access-token': await elevate(m) };
+    // Nine of the day's ten are spent (as if asked for over the day).
+    const { deps } = await getWorld();
+    await consumeSharedWindow(deps, `account-email-changes:${m.userId}`, 9, 24 * 60 * MINUTES);
+    const tenth = uniqueEmail('tenth');
+    expect((await m.http.post(`${P}/send-email-change`, { newEmail: tenth }, token)).status).toBe(200);
+    const eleventh = uniqueEmail('eleventh');
+    const refused = await m.http.post(`${P}/send-email-change`, { newEmail: eleventh }, token);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({
+      code: 'too_many_verification_codes',
+      message: 'At most 10 codes to a new address are sent in a day; try again tomorrow.',
+    });
+    expect([mailsTo(tenth), mailsTo(eleventh)]).toEqual([1, 0]);
   });
 
   it('keeps no code the mail server refuses', async () => {

@@ -34,7 +34,13 @@ async function withPassword(env: TestEnvironment, password: string | undefined) 
   // An operation-20 client token: a session, which keeps the count of wrong passwords.
   const issued = await env.http.post('/client/token', { organization_id: org.body.id, user_id: user.body.id });
   const token: string = issued.body.token;
-  return { userId: user.body.id as string, token, ...clientFor(env, token), trpc: trpcFor(env, token) };
+  return {
+    userId: user.body.id as string,
+    organizationId: org.body.id as string,
+    token,
+    ...clientFor(env, token),
+    trpc: trpcFor(env, token),
+  };
 }
 
 async function storedHash(env: TestEnvironment, id: string) {
@@ -151,6 +157,55 @@ describe('UserSecurity: change password', () => {
       message: 'At most 5 wrong passwords are checked in 10 minutes; try again later.',
     });
     expect(await storedHash(env, u.userId)).toBe(before);
+  });
+
+  it('counts a guess before checking it, per user: 40 concurrent wrong guesses on two tokens run 5 checks', async () => {
+    const env = await newEnvironment();
+    const u = await withPassword(env, CURRENT);
+    const before = await storedHash(env, u.userId);
+    // Each token is a new session; the limit holds for the user whatever the token.
+    const another = await env.http.post('/widgets/token', {
+      organization_id: u.organizationId,
+      user_id: u.userId,
+      scopes: [],
+    });
+    const second = clientFor(env, another.body.token);
+    const guess = (i: number) =>
+      (i % 2 === 0 ? u : second).http.post(`${P}/update-password`, {
+        currentPassword: `guess ${i}`,
+        newPassword: 'a brand new one',
+      });
+    const all = await Promise.all(Array.from({ length: 40 }, (_, i) => guess(i)));
+    // Only an admitted guess reaches scrypt: the number of checks is the number of 400s.
+    expect(all.filter((r) => r.status === 400 && r.body.code === 'invalid_credentials')).toHaveLength(5);
+    const limited = all.filter((r) => r.status === 429);
+    expect(limited).toHaveLength(35);
+    for (const res of limited) {
+      expect(res.body.code).toBe('too_many_password_attempts');
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+    const right = await second.http.post(`${P}/update-password`, {
+      currentPassword: CURRENT,
+      newPassword: 'x'.repeat(9),
+    });
+    expect(right.status).toBe(429);
+    expect(await storedHash(env, u.userId)).toBe(before);
+  });
+
+  it('a right current password is given back: one after another, they never use up the guesses', async () => {
+    const env = await newEnvironment();
+    const u = await withPassword(env, CURRENT);
+    for (let i = 0; i < 8; i++) {
+      const res = await u.http.post(`${P}/update-password`, { currentPassword: CURRENT, newPassword: 'short' });
+      expect(res.body.code).toBe('password_strength_error');
+    }
+    for (let i = 0; i < 5; i++) {
+      const res = await u.http.post(`${P}/update-password`, {
+        currentPassword: `guess ${i}`,
+        newPassword: 'long enough',
+      });
+      expect(res.body.code).toBe('invalid_credentials');
+    }
   });
 
   it('GraphQL and typed tRPC answer the declared variants', async () => {

@@ -43,6 +43,9 @@ const QUOTAS: Quotas = {
   rolesPerEnvironment: 4,
   rolesPerOrganization: 2,
   permissionsPerEnvironment: 2,
+  // Daily mail rates (429), not quotas: left at their defaults here.
+  invitationResendsPerDay: DEFAULT_QUOTAS.invitationResendsPerDay,
+  invitationMailsPerOrganizationPerDay: DEFAULT_QUOTAS.invitationMailsPerOrganizationPerDay,
 };
 
 let deps: Deps;

@@ -67,8 +67,8 @@ describe('users through the official SDK', () => {
     const row = await storedUser(env, created.id);
     expect(row?.passwordHashType).toBe('scrypt');
     expect(row?.passwordHash).toMatch(/^\$scrypt\$ln=15,r=8,p=1\$/);
-    expect(await verifyPassword('correct horse battery staple', row?.passwordHash ?? '')).toBe(true);
-    expect(await verifyPassword('wrong horse battery staple', row?.passwordHash ?? '')).toBe(false);
+    expect(await verifyPassword(env.environmentId, 'correct horse battery staple', row?.passwordHash ?? '')).toBe(true);
+    expect(await verifyPassword(env.environmentId, 'wrong horse battery staple', row?.passwordHash ?? '')).toBe(false);
     const raw = await env.http.get(`/user_management/users/${created.id}`);
     expect(raw.text).not.toMatch(/password/i);
 
@@ -94,7 +94,7 @@ describe('users through the official SDK', () => {
       emailVerified: true,
     });
     const after = await storedUser(env, created.id);
-    expect(await verifyPassword('a new password, longer', after?.passwordHash ?? '')).toBe(true);
+    expect(await verifyPassword(env.environmentId, 'a new password, longer', after?.passwordHash ?? '')).toBe(true);
     expect(after?.passwordHash).not.toBe(row?.passwordHash);
     await expect(workos.userManagement.getUserByExternalId('ada-1')).rejects.toBeInstanceOf(NotFoundException);
     expect(await workos.userManagement.getUserByExternalId('ada-2')).toEqual(updated);

@@ -1,10 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { newId, type SessionChallengePurpose } from '@atrium/db';
 import { MailRecipientRefused } from '../../context.ts';
-import { ApiError, badRequest, type FieldError } from '../../errors.ts';
+import { ApiError, badRequest, type FieldError, rateLimited } from '../../errors.ts';
 import { userIdByEmail } from '../../invitations/store.ts';
 import { verifyPassword } from '../../lib/password.ts';
 import { randomBase62, sameDigest, sha256Hex } from '../../lib/random.ts';
+import { consumeSharedWindow, refundSharedWindow } from '../../rate-limits/service.ts';
 import { PASSWORD_POLICY, UpdateUserInput, type User } from '../../users/schemas.ts';
 import { updateUser } from '../../users/service.ts';
 import { findUser } from '../../users/store.ts';
@@ -12,7 +13,6 @@ import { type ClientScope, requireUser } from '../principal.ts';
 import { getMe, ownPasswordSet } from '../profile/service.ts';
 import { type CodePurpose, verificationCodeMessage } from './mail.ts';
 import {
-  challengesSince,
   challengeToCheck,
   consumeChallenge,
   consumeOpenChallenges,
@@ -36,11 +36,63 @@ const CODE_TTL_MS = CODE_TTL_MINUTES * 60_000;
 const ELEVATED_ACCESS_TTL_MS = 10 * 60_000;
 /** Wrong codes a challenge takes before it is dead (a new code must be asked for). */
 export const MAX_WRONG_CODES = 5;
-/** Codes a session may ask for within CODE_TTL_MINUTES (each is an e-mail sent). */
+/** Codes a user may ask for within CODE_TTL_MINUTES, whatever their sessions and tokens (each is an e-mail sent). */
 export const MAX_CODES_PER_WINDOW = 5;
-/** Wrong current passwords a session may give within the window (each costs a scrypt check; guessing stays slow). */
+/**
+ * Wrong current passwords a user may give within the window, whatever their sessions and tokens
+ * (each costs a scrypt check; guessing stays slow).
+ */
 export const MAX_PASSWORD_FAILURES = 5;
 const PASSWORD_FAILURE_WINDOW_MS = CODE_TTL_MS;
+const DAY_MS = 24 * 60 * 60_000;
+/** Codes to a new address a user may ask for per day (on top of the codes per 10 minutes). */
+export const MAX_EMAIL_CHANGE_CODES_PER_DAY = 10;
+/** Codes any users of the environment may have mailed to one new address per day (a third party's inbox). */
+export const MAX_CODES_PER_ADDRESS_PER_DAY = 3;
+
+/**
+ * Each limit is a shared window (rate-limits/service.ts): one upsert that counts and answers the
+ * count, so concurrent requests, on any process, are admitted at most `max` times per window.
+ * Windows are fixed (aligned to the database's clock); a refused request counts too.
+ */
+interface AccountLimit {
+  bucket: string;
+  max: number;
+  windowMs: number;
+  /** What the refusal says. */
+  message: string;
+}
+
+const codesOf = (userId: string): AccountLimit => ({
+  bucket: `account-codes:${userId}`,
+  max: MAX_CODES_PER_WINDOW,
+  windowMs: CODE_TTL_MS,
+  message: `At most ${MAX_CODES_PER_WINDOW} verification codes are sent in ${CODE_TTL_MINUTES} minutes; try again later.`,
+});
+const emailChangesOf = (userId: string): AccountLimit => ({
+  bucket: `account-email-changes:${userId}`,
+  max: MAX_EMAIL_CHANGE_CODES_PER_DAY,
+  windowMs: DAY_MS,
+  message: `At most ${MAX_EMAIL_CHANGE_CODES_PER_DAY} codes to a new address are sent in a day; try again tomorrow.`,
+});
+const codesTo = (environmentId: string, email: string): AccountLimit => ({
+  bucket: `account-codes-to:${environmentId}:${email.toLowerCase()}`,
+  max: MAX_CODES_PER_ADDRESS_PER_DAY,
+  windowMs: DAY_MS,
+  message: `At most ${MAX_CODES_PER_ADDRESS_PER_DAY} codes are sent to one address in a day; try again tomorrow.`,
+});
+const passwordChecksOf = (userId: string): AccountLimit => ({
+  bucket: `account-password-checks:${userId}`,
+  max: MAX_PASSWORD_FAILURES,
+  windowMs: PASSWORD_FAILURE_WINDOW_MS,
+  message: `At most ${MAX_PASSWORD_FAILURES} wrong passwords are checked in ${CODE_TTL_MINUTES} minutes; try again later.`,
+});
+
+/** Counts one against the limit; over it, the seconds until its window ends. */
+async function overLimit(scope: ClientScope, limit: AccountLimit): Promise<number | undefined> {
+  const count = await consumeSharedWindow(scope.deps, limit.bucket, 1, limit.windowMs);
+  return count.used > limit.max ? Math.max(1, Math.ceil(count.msLeft / 1000)) : undefined;
+}
 
 /** A refusal: its GraphQL variant, and what REST answers (status, code) with the same message. */
 export type Refusal<T extends string = string> = {
@@ -50,6 +102,8 @@ export type Refusal<T extends string = string> = {
   code: string;
   /** REST's `errors` list (the password violations the widgets show one by one). */
   errors?: FieldError[];
+  /** REST's `Retry-After` of a 429. */
+  retryAfterSeconds?: number;
 };
 
 const refusal = <T extends string>(__typename: T, status: number, code: string, message: string): Refusal<T> => ({
@@ -63,7 +117,9 @@ export const isRefusal = (outcome: object): outcome is Refusal => 'status' in ou
 
 /** REST's answer to a refusal: the error the pipeline renders. */
 export function restOf<T extends object>(outcome: T | Refusal): Exclude<T, Refusal> {
-  if (isRefusal(outcome)) throw new ApiError(outcome.status, outcome.code, outcome.message, outcome.errors);
+  if (isRefusal(outcome)) {
+    throw new ApiError(outcome.status, outcome.code, outcome.message, outcome.errors, outcome.retryAfterSeconds);
+  }
   return outcome as Exclude<T, Refusal>;
 }
 
@@ -75,13 +131,10 @@ export interface ElevatedAccess {
 const newCode = () => String(randomInt(0, 1_000_000)).padStart(6, '0');
 const codeHash = (challengeId: string, code: string) => sha256Hex(`${challengeId}:${code}`);
 
-const tooManyCodes = () =>
-  refusal(
-    'DailyEmailQuotaExceeded',
-    429,
-    'too_many_verification_codes',
-    `At most ${MAX_CODES_PER_WINDOW} verification codes are sent in ${CODE_TTL_MINUTES} minutes; try again later.`,
-  );
+const tooManyCodes = (limit: AccountLimit, retryAfterSeconds: number): Refusal<'DailyEmailQuotaExceeded'> => ({
+  ...refusal('DailyEmailQuotaExceeded', 429, 'too_many_verification_codes', limit.message),
+  retryAfterSeconds,
+});
 
 /**
  * The stored session the caller's codes, elevated access and wrong passwords are kept under
@@ -99,13 +152,16 @@ function challengeSession(scope: ClientScope): string {
 
 /**
  * Mails a fresh code for `purpose` to `email` and stores its hash; an older open code of the
- * session for the same purpose dies. No mailer, a recipient the mail server refuses, or a mail
- * server out of reach are errors (no variant declares them); the code is then not kept.
+ * session for the same purpose dies. The user's codes per 10 minutes, and `limits`, are counted
+ * first (atomically: at most that many are mailed, however many ask at once). No mailer, a
+ * recipient the mail server refuses, or a mail server out of reach are errors (no variant
+ * declares them); the code is then not kept.
  */
 async function mailCode(
   scope: ClientScope,
   purpose: CodePurpose,
   email: string,
+  limits: AccountLimit[] = [],
 ): Promise<{ id: string; expiresAt: Date } | Refusal<'DailyEmailQuotaExceeded'>> {
   const mailer = scope.deps.mailer;
   if (!mailer) {
@@ -114,12 +170,13 @@ async function mailCode(
       'This server sends no e-mail (SMTP_URL is not set), so it cannot send a verification code.',
     );
   }
+  const all = [codesOf(requireUser(scope)), ...limits];
+  for (const limit of all) {
+    const retryAfter = await overLimit(scope, limit);
+    if (retryAfter !== undefined) return tooManyCodes(limit, retryAfter);
+  }
   const now = scope.now();
   const sessionId = challengeSession(scope);
-  const since = new Date(now.getTime() - CODE_TTL_MS);
-  if ((await challengesSince(scope.db, sessionId, ['identity', 'email_change'], since)) >= MAX_CODES_PER_WINDOW) {
-    return tooManyCodes();
-  }
   const id = newId('sessionChallenge');
   const code = newCode();
   const expiresAt = new Date(now.getTime() + CODE_TTL_MS);
@@ -342,7 +399,9 @@ export async function sendEmailChangeCode(scope: ClientScope, elevated: string |
   if ((await userIdByEmail(scope.db, scope.env.id, parsed.data)) !== undefined) {
     return refusal('EmailNotAvailable', 409, 'email_already_used', 'Another user already has this e-mail address.');
   }
-  const sent = await mailCode(scope, 'email_change', parsed.data);
+  // Bounded per user and per address too: the new address is anyone's inbox.
+  const limits = [emailChangesOf(me.id), codesTo(scope.env.id, parsed.data)];
+  const sent = await mailCode(scope, 'email_change', parsed.data, limits);
   if ('__typename' in sent) return sent;
   return { __typename: 'EmailChangeSent' as const, expiresAt: sent.expiresAt.toISOString() };
 }
@@ -431,30 +490,24 @@ export async function createOwnPassword(scope: ClientScope, elevated: string | u
  * another scheme, or none, matches nothing), then the new one is stored through the users service.
  */
 export async function updateOwnPassword(scope: ClientScope, currentPassword: string, newPassword: string) {
-  const now = scope.now();
-  const sessionId = challengeSession(scope);
-  const since = new Date(now.getTime() - PASSWORD_FAILURE_WINDOW_MS);
-  if ((await challengesSince(scope.db, sessionId, ['password_failure'], since)) >= MAX_PASSWORD_FAILURES) {
-    throw new ApiError(
-      429,
-      'too_many_password_attempts',
-      `At most ${MAX_PASSWORD_FAILURES} wrong passwords are checked in ${CODE_TTL_MINUTES} minutes; try again later.`,
-    );
-  }
   const row = await findUser(scope.db, scope.env.id, requireUser(scope));
-  if (!row.passwordHash || !(await verifyPassword(currentPassword, row.passwordHash))) {
-    await insertChallenge(scope.db, {
-      id: newId('sessionChallenge'),
-      environmentId: scope.env.id,
-      sessionId,
-      purpose: 'password_failure',
-      email: null,
-      secretHash: '',
-      expiresAt: new Date(now.getTime() + PASSWORD_FAILURE_WINDOW_MS),
-    });
+  // Counted before the check (so concurrent guesses cannot all run), given back when it matched.
+  const checks = passwordChecksOf(row.id);
+  const retryAfter = await overLimit(scope, checks);
+  if (retryAfter !== undefined) throw rateLimited(checks.message, retryAfter, 'too_many_password_attempts');
+  const refund = () => refundSharedWindow(scope.deps, checks.bucket, 1, checks.windowMs);
+  let matches: boolean;
+  try {
+    matches = row.passwordHash !== null && (await verifyPassword(scope.env.id, currentPassword, row.passwordHash));
+  } catch (error) {
+    await refund(); // not checked (the pool was full): not a wrong password
+    throw error;
+  }
+  if (!matches) {
     // The widget recognises exactly this message and marks the current-password field.
     return { ...refusal('IncorrectPassword', 400, 'invalid_credentials', 'Invalid credentials'), _placeholder: true };
   }
+  await refund();
   const violations = violationsOf(newPassword, currentPassword);
   if (violations.length > 0) return policyViolation(violations);
   await updateUser(scope, { id: row.id, password: newPassword });

@@ -1,5 +1,5 @@
 import { type Db, organizationMemberships, type SessionChallengePurpose, sessionChallenges } from '@atrium/db';
-import { and, count, desc, eq, gte, inArray, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 
 export type SessionChallengeRow = typeof sessionChallenges.$inferSelect;
 
@@ -9,26 +9,6 @@ export async function insertChallenge(db: Db, row: typeof sessionChallenges.$inf
 
 export async function deleteChallenge(db: Db, id: string): Promise<void> {
   await db.delete(sessionChallenges).where(eq(sessionChallenges.id, id));
-}
-
-/** How many challenges of these purposes the session has made since `since` (codes sent, wrong passwords). */
-export async function challengesSince(
-  db: Db,
-  sessionId: string,
-  purposes: SessionChallengePurpose[],
-  since: Date,
-): Promise<number> {
-  const [row] = await db
-    .select({ n: count() })
-    .from(sessionChallenges)
-    .where(
-      and(
-        eq(sessionChallenges.sessionId, sessionId),
-        inArray(sessionChallenges.purpose, purposes),
-        gte(sessionChallenges.createdAt, since),
-      ),
-    );
-  return row?.n ?? 0;
 }
 
 /**

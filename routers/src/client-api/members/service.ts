@@ -4,7 +4,9 @@ import { conflict, notFound, toApiError } from '../../errors.ts';
 import { SendInvitationInput } from '../../invitations/schemas.ts';
 import {
   type MailedInvitation,
+  mailCounted,
   resendInvitation,
+  resendsOf,
   revokeInvitation,
   sendInvitation,
 } from '../../invitations/service.ts';
@@ -275,7 +277,10 @@ export async function resendMemberInvitation(scope: ClientScope, id: string) {
     if (resent.mail === 'refused') return typed('InviteeEmailNotDeliverable', { email: row.email });
     return typed('InvitationResent', { invitation: toClientInvitation(resent.invitation) });
   }
-  const again = await inviteMember(scope, { email: row.email, roleSlug: row.roleSlug ?? undefined });
+  // A new invitation to the same invitee is a resend of theirs too: revoke-and-resend stays bounded.
+  const again = await mailCounted(scope, [resendsOf(scope.env.id, row.organizationId, row.email)], () =>
+    inviteMember(scope, { email: row.email, roleSlug: row.roleSlug ?? undefined }),
+  );
   if (again.__typename === 'UserInvited') return typed('InvitationResent', { invitation: again.invitation });
   if (again.__typename === 'InviteeAlreadyMember') return typed('InviteeAlreadyAccepted', { userId: id });
   if (again.__typename === 'InviteeEmailNotDeliverable') return again;
