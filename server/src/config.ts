@@ -255,8 +255,13 @@ const VARIABLES = {
     try {
       parseMasterKey(raw);
       return raw;
-    } catch {
-      return { expected: '32 random bytes as 64 hex digits or base64 (generate one: openssl rand -base64 32)' };
+    } catch (error) {
+      const patterned = error instanceof Error && error.message.includes('not random');
+      return {
+        expected: patterned
+          ? '32 random bytes, not repeated or patterned ones (generate one: openssl rand -base64 32)'
+          : '32 random bytes as 64 hex digits or base64 (generate one: openssl rand -base64 32)',
+      };
     }
   }),
   ATRIUM_KEY_ROTATION_DELAY_SECONDS: integer(300),

@@ -70,7 +70,7 @@ describe('a first start on a port in use', () => {
   }, 120_000);
 });
 
-describe('the banner when ATRIUM_PUBLIC_URL differs from PORT', () => {
+describe('the banner when ATRIUM_PUBLIC_URL differs from PORT, and readable logs', () => {
   it('names the port it listens on, the public URL apart, and the two exports the CLI reads', async () => {
     const port = await freePort();
     const started = await spawnEntry(
@@ -82,6 +82,8 @@ describe('the banner when ATRIUM_PUBLIC_URL differs from PORT', () => {
         ATRIUM_DATA_DIR: join(root, 'public-url'),
         PORT: String(port),
         ATRIUM_PUBLIC_URL: 'http://localhost:3000',
+        // What a terminal gets (stderr a TTY): pino-pretty's lines instead of JSON.
+        LOG_FORMAT: 'pretty',
       },
       'Operator console:',
     );
@@ -93,6 +95,8 @@ describe('the banner when ATRIUM_PUBLIC_URL differs from PORT', () => {
     expect(printed).toContain('  export ATRIUM_URL=http://localhost:3000\n');
     expect(printed).toMatch(/ {2}export ATRIUM_ADMIN_TOKEN=atrium_admin_\w{40}\n/);
     expect(printed).not.toContain(':3000 (storage');
+    expect(printed).toMatch(/^\[[\d:.]+\] WARN: ATRIUM_MASTER_KEY is not set/m);
+    expect(printed).not.toContain('{"level"');
   }, 120_000);
 });
 
