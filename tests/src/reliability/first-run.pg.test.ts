@@ -32,7 +32,7 @@ describe.skipIf(!databaseUrl)('first-run secrets under concurrent starts (Postgr
       driver: handle.driver,
       now: () => new Date(),
       log: pino({ level: 'silent' }),
-      config: {},
+      config: { apiKeyCacheTtlMs: 0 },
       tokens: { ...DEFAULT_TOKEN_SETTINGS, masterKey: randomBytes(32), issuer: 'http://127.0.0.1' },
       caches: newCaches(),
     };
