@@ -363,9 +363,29 @@ function shown(name: string, raw: Raw): string {
   return `=${JSON.stringify(value)}`;
 }
 
-/** Parses the whole environment at once; throws a ConfigError naming every bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
-  const parsed = CONFIG.safeParse(env);
+/** A server or worker on PostgreSQL decrypts what every process shares: it needs the one master key. */
+const WITH_MASTER_KEY = CONFIG.superRefine(
+  (v, ctx) => {
+    if (v.DATABASE_URL && !v.ATRIUM_MASTER_KEY) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ATRIUM_MASTER_KEY'],
+        message: '32 random bytes with DATABASE_URL, the same in every process (generate one: openssl rand -base64 32)',
+      });
+    }
+  },
+  { when: () => true },
+);
+
+/**
+ * Parses the whole environment at once; throws a ConfigError naming every bad variable.
+ * `needsMasterKey` (the server and the worker, not the migrator): ATRIUM_MASTER_KEY with DATABASE_URL.
+ */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { needsMasterKey?: boolean } = {},
+): ServerConfig {
+  const parsed = (options.needsMasterKey ? WITH_MASTER_KEY : CONFIG).safeParse(env);
   if (!parsed.success) {
     const byVariable = new Map<string, string[]>();
     for (const issue of parsed.error.issues) {
@@ -383,9 +403,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
  * The configuration of an entry point (server, worker, migrator): on bad configuration, every
  * problem on stderr, one line each, and exit code 2, before anything is opened or written.
  */
-export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): ServerConfig {
+export function loadConfigOrExit(options: { needsMasterKey: boolean }, env = process.env): ServerConfig {
   try {
-    return loadConfig(env);
+    return loadConfig(env, options);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);
@@ -481,7 +501,7 @@ export function resolveMasterKey(
   if (config.masterKey) return parseMasterKey(config.masterKey);
   if (config.databaseUrl) {
     throw new ConfigError([
-      'ATRIUM_MASTER_KEY (unset): expected 32 random bytes, required with DATABASE_URL: every process on one database needs the same (generate one: openssl rand -base64 32)',
+      'ATRIUM_MASTER_KEY (unset): expected 32 random bytes with DATABASE_URL, the same in every process (generate one: openssl rand -base64 32)',
     ]);
   }
   const file = join(config.dataDir, 'master.key');

@@ -5,7 +5,7 @@ import { loadConfigOrExit } from './config.ts';
 import { createLogger, exitOnStartFailure, startRuntime } from './runtime.ts';
 
 // Every variable is checked before anything is opened or written (exit 2 naming each bad one).
-const config = loadConfigOrExit();
+const config = loadConfigOrExit({ needsMasterKey: true });
 const log = createLogger(config.logLevel, undefined, config.logFormat);
 
 if (config.processes > 1 && cluster.isPrimary) {

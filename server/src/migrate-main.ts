@@ -6,7 +6,7 @@ import { createLogger, openConfiguredDb } from './runtime.ts';
  * current). Run it as the release step of an upgrade, before the new processes start with
  * `ATRIUM_MIGRATE=false`. Concurrent runs are serialised by an advisory lock (db/src/client.ts).
  */
-const config = loadConfigOrExit();
+const config = loadConfigOrExit({ needsMasterKey: false });
 const log = createLogger(config.logLevel, undefined, config.logFormat);
 try {
   const handle = await openConfiguredDb(config, log);

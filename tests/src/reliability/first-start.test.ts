@@ -117,7 +117,17 @@ describe('bad configuration', () => {
     [
       'a MySQL DATABASE_URL',
       { DATABASE_URL: 'mysql://root:dbpass@127.0.0.1:3306/atrium' },
-      ['DATABASE_URL="mysql://root:***@127.0.0.1:3306/atrium": expected a URL like postgres://'],
+      [
+        'DATABASE_URL="mysql://root:***@127.0.0.1:3306/atrium": expected a URL like postgres://',
+        // With any DATABASE_URL a server needs the master key too: said now, not on the next try.
+        'ATRIUM_MASTER_KEY (unset): expected 32 random bytes with DATABASE_URL',
+      ],
+    ],
+    [
+      // Checked before any connection: port 1 refuses, and the start never gets that far.
+      'PostgreSQL without a master key',
+      { DATABASE_URL: 'postgres://atrium:dbpass@127.0.0.1:1/atrium' },
+      ['ATRIUM_MASTER_KEY (unset): expected 32 random bytes with DATABASE_URL'],
     ],
     [
       'all of them at once',
