@@ -101,6 +101,8 @@ export const userExternalIdTaken = () =>
   conflict('external_id_already_used', 'A user with this external_id already exists.');
 export const alreadyMember = () =>
   conflict('organization_membership_already_exists', 'The user already has a membership in this organization.');
+export const environmentNameTaken = () =>
+  conflict('environment_name_taken', 'An environment with this name already exists; choose another name.');
 export const roleSlugTaken = () => conflict('role_slug_already_exists', 'A role with this slug already exists.');
 export const permissionSlugTaken = () =>
   conflict('permission_slug_already_exists', 'A permission with this slug already exists.');
@@ -110,6 +112,7 @@ export const permissionSlugTaken = () =>
  * what the service's own check would have answered.
  */
 const CONSTRAINTS: Readonly<Record<string, () => ApiError>> = {
+  environments_name_unique: environmentNameTaken,
   organizations_external_id_unique: () =>
     conflict('external_id_already_used', 'An organization with this external_id already exists.'),
   organization_domains_org_domain_unique: () =>

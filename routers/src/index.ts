@@ -1,6 +1,7 @@
 export { registerAgent } from './agents/service.ts';
 export { type AppRouter, appRouter, createCaller } from './app-router.ts';
 export {
+  ADMIN_TOKEN,
   authenticateAdmin,
   authenticateApiKey,
   authenticateApiKeyWithId,
@@ -60,7 +61,13 @@ export {
   type Scope,
   type TokenConfig,
 } from './context.ts';
-export { createEnvironment, listEnvironments, scopeOf } from './environments/service.ts';
+export {
+  createEnvironment,
+  createFirstRunSecrets,
+  type FirstRun,
+  listEnvironments,
+  scopeOf,
+} from './environments/service.ts';
 export {
   ApiError,
   asTRPCError,

@@ -1,20 +1,21 @@
 import cluster from 'node:cluster';
 import { banner } from './banner.ts';
 import { runPrimary } from './cluster.ts';
-import { loadConfig } from './config.ts';
-import { createLogger, startRuntime } from './runtime.ts';
+import { loadConfigOrExit } from './config.ts';
+import { createLogger, exitOnStartFailure, startRuntime } from './runtime.ts';
 
-const config = loadConfig();
-const log = createLogger(config.logLevel);
+// Every variable is checked before anything is opened or written (exit 2 naming each bad one).
+const config = loadConfigOrExit({ needsMasterKey: true });
+const log = createLogger(config.logLevel, undefined, config.logFormat);
 
 if (config.processes > 1 && cluster.isPrimary) {
   // ATRIUM_PROCESSES=N: this process prepares the database once and supervises N API processes.
   await runPrimary(config, log);
 } else {
-  const runtime = await startRuntime(config, log).catch((error: unknown) => {
-    log.fatal({ err: error }, `Atrium could not start: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  });
+  // Under node:cluster the primary sets the database up and makes the first-run secrets.
+  const runtime = await startRuntime(config, log, { setUp: !cluster.isWorker }).catch((error: unknown) =>
+    exitOnStartFailure(log, error),
+  );
   // The stop handlers go in before anyone hears that the server listens: stdout to a pipe is
   // written synchronously, so a supervisor may send SIGTERM before the next line runs.
   let closing = false;

@@ -1,4 +1,4 @@
-import { loadConfig } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { createLogger, openConfiguredDb } from './runtime.ts';
 
 /**
@@ -6,8 +6,8 @@ import { createLogger, openConfiguredDb } from './runtime.ts';
  * current). Run it as the release step of an upgrade, before the new processes start with
  * `ATRIUM_MIGRATE=false`. Concurrent runs are serialised by an advisory lock (db/src/client.ts).
  */
-const config = loadConfig();
-const log = createLogger(config.logLevel);
+const config = loadConfigOrExit({ needsMasterKey: false });
+const log = createLogger(config.logLevel, undefined, config.logFormat);
 try {
   const handle = await openConfiguredDb(config, log);
   try {

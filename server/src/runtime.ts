@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,18 +9,18 @@ import {
   applyInvalidation,
   configureAdminToken,
   countExpiredIdempotencyKeys,
-  createEnvironment,
+  createFirstRunSecrets,
   type Deps,
+  type FirstRun,
   type GeoLocator,
   INVALIDATION_CHANNEL,
   invalidationDown,
   invalidationUp,
-  listEnvironments,
   newCaches,
   sealLegacyWebhookSecrets,
 } from '@atrium/routers';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { resolveMasterKey, type ServerConfig } from './config.ts';
+import { ConfigError, resolveMasterKey, type ServerConfig } from './config.ts';
 import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
 import { retentionWorker } from './workers/retention.ts';
@@ -118,12 +119,42 @@ export const REDACT_PATHS = [
 ];
 
 /**
- * Structured JSON logs with every secret-bearing field censored, on stderr (fd 2) by default:
- * stdout carries only what main.ts prints for a person (the first-start banner and its secrets).
+ * Logs with every secret-bearing field censored, on stderr (fd 2) by default: stdout carries
+ * only what main.ts prints for a person (the first-start banner and its secrets). JSON lines,
+ * or on a terminal (or with LOG_FORMAT=pretty) pino-pretty's readable lines.
  */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+export function createLogger(
+  level: string,
+  destination?: DestinationStream,
+  format: 'json' | 'pretty' | undefined = undefined,
+): Logger {
   const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
-  return pino(options, destination ?? pino.destination({ fd: 2, sync: true }));
+  if (destination) return pino(options, destination);
+  const pretty = format === 'pretty' || (format === undefined && process.stderr.isTTY === true);
+  return pino(options, pretty ? prettyStderr() : pino.destination({ fd: 2, sync: true }));
+}
+
+/** pino-pretty, loaded only when used (a server logging JSON never pays for it). */
+function prettyStderr(): DestinationStream {
+  const pretty = createRequire(import.meta.url)('pino-pretty') as (options: object) => DestinationStream;
+  return pretty({ destination: 2, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+}
+
+/**
+ * A start that failed: a setting or a port is a person's to fix, said in plain lines on stderr
+ * (exit 2 for configuration, 1 for the port); anything else is logged with its error, exit 1.
+ */
+export function exitOnStartFailure(log: Logger, error: unknown): never {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  if (error instanceof ListenError) {
+    process.stderr.write(`Atrium could not start: ${error.message}\n`);
+    process.exit(1);
+  }
+  log.fatal({ err: error }, `Atrium could not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
 }
 
 /** Builds the dependencies shared by every request: one database handle, one clock, caches. */
@@ -201,32 +232,51 @@ export function listenForInvalidations(handle: DbHandle, deps: Deps): Promise<Li
   });
 }
 
-/** Secrets made on a first start, to be printed once. */
-export type FirstRun = {
-  adminToken?: string;
-  environment?: { environment_id: string; client_id: string; api_key: string };
-};
+export type { FirstRun } from '@atrium/routers';
 
 /**
- * What a start does once the schema is current: seal legacy webhook secrets, register the admin
- * token, and on an empty database make the `development` environment. Under node:cluster the
- * primary does it once, before any API process starts (cluster.ts); each is idempotent anyway.
+ * What a start does once the schema is current, before it listens: seal legacy webhook secrets
+ * and make ATRIUM_ADMIN_TOKEN the only admin token. Under node:cluster the primary does it once,
+ * before any API process starts (cluster.ts).
  */
-export async function prepareDatabase(deps: Deps, config: ServerConfig, log: Logger): Promise<FirstRun> {
+export async function prepareDatabase(deps: Deps, config: ServerConfig, log: Logger): Promise<void> {
   const sealedSecrets = await sealLegacyWebhookSecrets(deps);
   if (sealedSecrets > 0) log.info({ sealedSecrets }, 'webhook secrets stored in plaintext are now encrypted');
-
-  const firstRun: FirstRun = {};
-  const adminToken = await configureAdminToken(deps, config.adminToken);
-  if (adminToken.generated) firstRun.adminToken = adminToken.generated;
-  if (adminToken.revoked > 0) {
-    log.warn({ revoked: adminToken.revoked }, 'ATRIUM_ADMIN_TOKEN is the only admin token: revoked the others');
+  if (config.adminToken) {
+    const { revoked } = await configureAdminToken(deps, config.adminToken);
+    if (revoked > 0) log.warn({ revoked }, 'ATRIUM_ADMIN_TOKEN is the only admin token: revoked the others');
   }
-  if ((await listEnvironments(deps)).length === 0) {
-    firstRun.environment = await createEnvironment(deps, { name: 'development' });
-  }
+}
 
-  return firstRun;
+/**
+ * The secrets of a first start (an admin token, the `development` environment and its key),
+ * made only once the server listens, so a start that cannot listen burns none of them; under a
+ * lock, so of several processes starting on one empty database exactly one gets them to print.
+ */
+export function firstRunSecrets(deps: Deps, config: ServerConfig): Promise<FirstRun> {
+  return createFirstRunSecrets(deps, { generateAdminToken: !config.adminToken });
+}
+
+/** The port is taken (EADDRINUSE) or not ours to take (EACCES): a person's fix, said in one line. */
+export class ListenError extends Error {
+  constructor(
+    readonly code: string,
+    readonly host: string,
+    readonly port: number,
+  ) {
+    super(
+      code === 'EADDRINUSE'
+        ? `port ${port} on ${host} is in use (another Atrium, or another server?). Start on another port, e.g. PORT=${port === 8080 ? 8081 : 8080} npm start, or stop what holds it.`
+        : `cannot listen on ${host}:${port} (${code}). Ports below 1024 need privileges: start on another port, e.g. PORT=8080 npm start.`,
+    );
+    this.name = 'ListenError';
+  }
+}
+
+/** Where this process listens, as a URL a person on this host can open (an unspecified host is loopback). */
+export function listeningUrl(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${shown.includes(':') ? `[${shown}]` : shown}:${port}`;
 }
 
 /** Opens the database as `config` says (PostgreSQL pools or the PGlite data directory). */
@@ -243,8 +293,17 @@ export function openConfiguredDb(config: ServerConfig, log: Logger): Promise<DbH
   });
 }
 
-/** Opens storage, applies migrations, prepares first-run secrets, and listens. */
-export async function startRuntime(config: ServerConfig, log: Logger): Promise<Runtime> {
+/**
+ * Opens storage, applies migrations, listens, and only then makes the first-run secrets.
+ * `setUp: false` (an API process under node:cluster) leaves the database set-up and the
+ * first-run secrets to the primary.
+ */
+export async function startRuntime(
+  config: ServerConfig,
+  log: Logger,
+  options: { setUp?: boolean } = {},
+): Promise<Runtime> {
+  const setUp = options.setUp ?? true;
   // Read first: a GEOIP_DATABASE that is not a City database stops the start before storage opens.
   const geo = config.geoipDatabase ? openGeoLocator(config.geoipDatabase) : undefined;
   const handle = await openConfiguredDb(config, log);
@@ -252,7 +311,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
   const deps = createDeps(handle, config, log, geo);
   if (config.replica) deps.replica = await openReplica(handle, config, log);
   const listener = await listenForInvalidations(handle, deps);
-  const firstRun = await prepareDatabase(deps, config, log);
+  if (setUp) await prepareDatabase(deps, config, log);
 
   const metrics = new Metrics({
     defaultMetrics: true,
@@ -278,12 +337,26 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     consoleDir: CONSOLE_DIR,
   });
   const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (error: NodeJS.ErrnoException) =>
+        reject(
+          error.code === 'EADDRINUSE' || error.code === 'EACCES'
+            ? new ListenError(error.code, config.host, config.port)
+            : error,
+        ),
+      );
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (error) {
+    await Promise.allSettled([listener.close(), deps.replica?.close()]);
+    await handle.close().catch(() => {});
+    throw error;
+  }
   const address = server.address() as AddressInfo;
-  const url = config.publicUrl.replace(`:${config.port}`, `:${address.port}`);
+  const url = listeningUrl(config.host, address.port);
+  // After listening: a start that could not listen made no secret it would never print.
+  const firstRun = setUp ? await firstRunSecrets(deps, config) : {};
   const rateLimitWindowMs = config.rateLimit ? config.rateLimit.windowSeconds * 1000 : 60_000;
   const workers: Worker[] = [
     retentionWorker(deps, undefined, rateLimitWindowMs),

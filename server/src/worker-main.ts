@@ -1,4 +1,4 @@
-import { loadConfig } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { createDeps, createLogger, openConfiguredDb, startWorkers } from './runtime.ts';
 
 /**
@@ -6,8 +6,8 @@ import { createDeps, createLogger, openConfiguredDb, startWorkers } from './runt
  * server, for deployments that run them apart: any number may share one PostgreSQL, since each
  * DNS check and webhook delivery is leased (`FOR UPDATE SKIP LOCKED`) by the one that takes it.
  */
-const config = loadConfig();
-const log = createLogger(config.logLevel);
+const config = loadConfigOrExit({ needsMasterKey: true });
+const log = createLogger(config.logLevel, undefined, config.logFormat);
 if (!config.databaseUrl) {
   log.warn('no DATABASE_URL: the worker opens the PGlite data directory, which the server must not have open');
 }

@@ -4,7 +4,10 @@ import { idText, timestamps, ts } from './columns.ts';
 
 export type FeatureFlags = Record<string, boolean>;
 
-/** An environment owns everything else; its id is the `environment_id` of every other row. */
+/**
+ * An environment owns everything else; its id is the `environment_id` of every other row. Its
+ * name is unique per installation, since operators name environments by it (`--environment`).
+ */
 export const environments = pgTable(
   'environments',
   {
@@ -14,7 +17,10 @@ export const environments = pgTable(
     flags: jsonb('flags').$type<FeatureFlags>().notNull().default(sql`'{}'::jsonb`),
     ...timestamps,
   },
-  (t) => [uniqueIndex('environments_client_id_unique').on(t.clientId)],
+  (t) => [
+    uniqueIndex('environments_client_id_unique').on(t.clientId),
+    uniqueIndex('environments_name_unique').on(t.name),
+  ],
 );
 
 /**

@@ -13,7 +13,8 @@ import {
 } from './store.ts';
 
 const API_KEY = /^sk_(test|live)_[0-9A-Za-z]{40}$/;
-const ADMIN_TOKEN = /^atrium_admin_[0-9A-Za-z]{40}$/;
+/** What an admin token looks like (also the shape ATRIUM_ADMIN_TOKEN must have). */
+export const ADMIN_TOKEN = /^atrium_admin_[0-9A-Za-z]{40}$/;
 
 export function newApiKeySecret(live = false): string {
   return `sk_${live ? 'live' : 'test'}_${randomBase62(40)}`;
@@ -129,23 +130,24 @@ export async function ensureAdminToken(deps: Deps, token: string): Promise<void>
 }
 
 /**
- * The admin token at start-up. With ATRIUM_ADMIN_TOKEN set, it becomes the only admin token:
- * every other one (an earlier configured token, one generated on the first start or made with
- * `atrium admin-tokens create`) is deleted, so changing the variable and restarting retires the
- * old token. Without it, a token is generated on the first start and returned once to be printed.
+ * ATRIUM_ADMIN_TOKEN at start-up becomes the only admin token: every other one (an earlier
+ * configured token, one generated on the first start or made with `atrium admin-tokens create`)
+ * is deleted, so changing the variable and restarting retires the old token.
  */
-export async function configureAdminToken(
-  deps: Deps,
-  configured: string | undefined,
-): Promise<{ generated?: string; revoked: number }> {
-  if (configured) {
-    checkAdminTokenShape(configured);
-    return { revoked: await keepOnlyAdminToken(deps.db, sha256Hex(configured)) };
-  }
-  if (await hasAdminToken(deps.db)) return { revoked: 0 };
+export async function configureAdminToken(deps: Deps, configured: string): Promise<{ revoked: number }> {
+  checkAdminTokenShape(configured);
+  return { revoked: await keepOnlyAdminToken(deps.db, sha256Hex(configured)) };
+}
+
+/**
+ * The first start's admin token, when ATRIUM_ADMIN_TOKEN is not set and there is none yet:
+ * returned once, to be printed; only its hash is kept. The caller serialises first starts.
+ */
+export async function generateFirstAdminToken(deps: Deps): Promise<string | undefined> {
+  if (await hasAdminToken(deps.db)) return undefined;
   const token = newAdminTokenSecret();
   await insertAdminToken(deps.db, sha256Hex(token));
-  return { generated: token, revoked: 0 };
+  return token;
 }
 
 /** A new admin token (`atrium admin-tokens create`): its secret is returned once, only its hash is kept. */

@@ -1,5 +1,11 @@
 import { type Db, type FeatureFlags, newId } from '@atrium/db';
-import { forgetEnvironment, KEY_PREFIX_LENGTH, keyPrefixOf, newApiKeySecret } from '../auth/service.ts';
+import {
+  forgetEnvironment,
+  generateFirstAdminToken,
+  KEY_PREFIX_LENGTH,
+  keyPrefixOf,
+  newApiKeySecret,
+} from '../auth/service.ts';
 import type { Deps, Scope } from '../context.ts';
 import { conflict, invalid, notFound } from '../errors.ts';
 import { publishInvalidation } from '../invalidation/service.ts';
@@ -10,8 +16,10 @@ import {
   apiKeysOf,
   type EnvironmentRow,
   environmentsNamed,
+  hasEnvironment,
   insertApiKey,
   insertEnvironment,
+  lockFirstRun,
   type NewApiKey,
   revokeLiveApiKey,
   setFlags,
@@ -72,6 +80,29 @@ export async function createEnvironment(
     await seedDefaultRoles(tx, id, now);
   });
   return { environment_id: id, client_id: clientId, api_key: apiKey.secret };
+}
+
+/** Secrets made on a first start, to be printed once. */
+export type FirstRun = {
+  adminToken?: string;
+  environment?: { environment_id: string; client_id: string; api_key: string };
+};
+
+/**
+ * The first start's secrets: an admin token when there is none (and none is configured), and an
+ * environment named `development` when there is no environment. Under one lock, so processes
+ * starting together on an empty database make one of each, and exactly one of them gets them.
+ */
+export function createFirstRunSecrets(deps: Deps, options: { generateAdminToken: boolean }): Promise<FirstRun> {
+  return deps.db.transaction(async (tx) => {
+    await lockFirstRun(tx);
+    const inTx = { ...deps, db: tx };
+    const firstRun: FirstRun = {};
+    const adminToken = options.generateAdminToken ? await generateFirstAdminToken(inTx) : undefined;
+    if (adminToken) firstRun.adminToken = adminToken;
+    if (!(await hasEnvironment(tx))) firstRun.environment = await createEnvironment(inTx, { name: 'development' });
+    return firstRun;
+  });
 }
 
 export async function listEnvironments(deps: Deps) {

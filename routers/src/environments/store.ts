@@ -1,5 +1,5 @@
 import { apiKeys, type Db, environments, type FeatureFlags, lockEnvironment } from '@atrium/db';
-import { and, asc, eq, isNull, or } from 'drizzle-orm';
+import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Deps } from '../context.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
@@ -16,6 +16,20 @@ export function environmentsNamed(db: Db, ref: string): Promise<EnvironmentRow[]
     .where(or(eq(environments.id, ref), eq(environments.name, ref)))
     .orderBy(asc(environments.id))
     .limit(2);
+}
+
+/** Whether any environment exists. */
+export async function hasEnvironment(db: Db): Promise<boolean> {
+  const rows = await db.select({ id: environments.id }).from(environments).limit(1);
+  return rows.length > 0;
+}
+
+/** The advisory lock key of first-start setup ('atrium first run' folded into a bigint). */
+const FIRST_RUN_LOCK_KEY = 0x61747269756d0001n;
+
+/** Serialises first-start setup across processes until the transaction ends. */
+export async function lockFirstRun(tx: Db): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${FIRST_RUN_LOCK_KEY})`);
 }
 
 export function allEnvironments(db: Db): Promise<EnvironmentRow[]> {

@@ -64,6 +64,33 @@ describe('admin CLI', () => {
     expect(listed.out).toContain('cli-env');
   });
 
+  it('refuses a second environment of the same name (409 environment_name_taken), storing nothing', async () => {
+    const name = `cli-dup-${process.pid}-${Date.now()}`;
+    const first = await cli(['environments', 'create', '--name', name, '--json']);
+    expect(first.code).toBe(0);
+    const again = await cli(['environments', 'create', '--name', name, '--json']);
+    expect(again.code).toBe(1);
+    expect(again.err).toBe(
+      'error: An environment with this name already exists; choose another name. (environment_name_taken)\n',
+    );
+    // The same through the admin API.
+    const world = await getWorld();
+    const res = await fetch(`${world.url}/trpc/admin.environments.create`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: ` ${name} ` }),
+    });
+    const body = (await res.json()) as { error: { data: { contract: { status: number; body: { code: string } } } } };
+    expect(res.status).toBe(409);
+    expect(body.error.data.contract).toMatchObject({ status: 409, body: { code: 'environment_name_taken' } });
+    const listed = JSON.parse((await cli(['environments', 'list', '--json'])).out) as { name: string }[];
+    expect(listed.filter((e) => e.name === name)).toHaveLength(1);
+    // So the name still names exactly one environment.
+    const keys = await cli(['api-keys', 'list', '--environment', name, '--json']);
+    expect(keys.code).toBe(0);
+    expect(JSON.parse(keys.out)).toHaveLength(1);
+  });
+
   it('creates and revokes API keys; a revoked key is refused at once', async () => {
     const env = JSON.parse((await cli(['environments', 'create', '--name', 'cli-keys', '--json'])).out);
     const world = await getWorld();

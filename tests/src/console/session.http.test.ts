@@ -92,6 +92,20 @@ describe('console calls on /trpc', () => {
     expect(await environmentsNamed(name)).toHaveLength(1);
   });
 
+  it('answer a second environment of the same name with 409 environment_name_taken, storing nothing', async () => {
+    const session = await signIn(await adminTokenOf());
+    const headers = { Cookie: session.cookie, 'x-csrf-token': session.csrf };
+    const name = `console-dup-${Date.now()}`;
+    expect((await consoleCall('admin.environments.create', { name }, headers, 'mutation')).status).toBe(200);
+    const again = await consoleCall('admin.environments.create', { name }, headers, 'mutation');
+    expect(again.status).toBe(409);
+    expect(again.body.error.data.contract.body).toEqual({
+      code: 'environment_name_taken',
+      message: 'An environment with this name already exists; choose another name.',
+    });
+    expect(await environmentsNamed(name)).toHaveLength(1);
+  });
+
   it.each([
     ['no CSRF token', () => ({}) as Record<string, string>, 403],
     ['a wrong CSRF token', (csrf: string) => ({ 'x-csrf-token': `${csrf.slice(0, -2)}xx` }), 403],

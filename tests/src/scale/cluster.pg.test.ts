@@ -1,9 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { createAdminClient } from '@atrium/server';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { scratchDatabase } from '../helpers/scratch-database.ts';
-import { freePort, killSpawnedServers, type SpawnedServer, spawnServer } from '../helpers/spawn-server.ts';
+import { freePort, killSpawnedServers, type SpawnedServer, spawnEntry, spawnServer } from '../helpers/spawn-server.ts';
 import { HttpClient } from '../helpers/world.ts';
 import { adminTokenFor } from '../reliability/own-app.ts';
 
@@ -84,4 +86,46 @@ describe.skipIf(!databaseUrl)('ATRIUM_PROCESSES=2 (PostgreSQL only: PGlite is on
     expect(await server.exited).toEqual({ code: 0, signal: null });
     for (const pid of children) expect(() => process.kill(pid, 0)).toThrow();
   });
+});
+
+describe.skipIf(!databaseUrl)('ATRIUM_PROCESSES=2 on a port in use (PostgreSQL only)', () => {
+  it('makes no first-run secret until every process listens; the next start prints them', async () => {
+    const fresh = await scratchDatabase(databaseUrl as string, 'clusterbusy');
+    const holder = createServer();
+    try {
+      const port = await freePort();
+      await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+      const env = {
+        DATABASE_URL: fresh.url,
+        ATRIUM_MASTER_KEY: randomBytes(32).toString('base64'),
+        ATRIUM_PROCESSES: '2',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+      };
+      const busy = await spawnEntry('server/src/main.ts', env, undefined);
+      expect((await busy.exited).code).toBe(1);
+      expect(busy.output()).toContain(`Atrium could not start: port ${port} on 127.0.0.1 is in use`);
+      expect(busy.output()).not.toMatch(/atrium_admin_\w{40}|sk_test_\w{40}/);
+      const sql = postgres(fresh.url, { max: 1, onnotice: () => {} });
+      try {
+        const [row] = await sql<{ environments: number; tokens: number }[]>`
+          select (select count(*)::int from environments) as environments,
+                 (select count(*)::int from admin_tokens) as tokens`;
+        expect(row).toEqual({ environments: 0, tokens: 0 });
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+      holder.close();
+
+      const next = await spawnServer(env, await freePort());
+      expect(next.output()).toMatch(/export ATRIUM_ADMIN_TOKEN=atrium_admin_\w{40}\n/);
+      expect(next.output()).toMatch(/export WORKOS_API_KEY=sk_test_\w{40}\n/);
+      next.child.kill('SIGTERM');
+      expect((await next.exited).code).toBe(0);
+    } finally {
+      holder.close();
+      await fresh.drop();
+    }
+  }, 120_000);
 });

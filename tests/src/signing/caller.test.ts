@@ -116,8 +116,11 @@ describe('a server given a key without entropy', () => {
     }).finally(() => {
       if (child.exitCode === null) child.kill('SIGKILL');
     });
-    expect(code).toBe(1);
-    expect(output).toMatch(/ATRIUM_MASTER_KEY is not random.*openssl rand -base64 32/);
+    // Exit 2: a configuration error, reported with the others before anything is opened.
+    expect(code).toBe(2);
+    expect(output).toMatch(
+      /ATRIUM_MASTER_KEY \(64 characters, not shown\): expected 32 random bytes, not repeated or patterned.*openssl rand -base64 32/,
+    );
     expect(output).not.toContain('listening');
     expect(existsSync(dataDir)).toBe(false);
   }, 30_000);
