@@ -68,20 +68,23 @@ export const SESSION_CHALLENGE_PURPOSES = ['identity', 'email_change', 'elevated
 export type SessionChallengePurpose = (typeof SESSION_CHALLENGE_PURPOSES)[number];
 
 /**
- * What a user proves within one session (the UserProfile widget's "Edit email"): a code mailed
- * to the current address (`identity`) or to a new one (`email_change`), and the elevated access
- * a right code grants for a few minutes (`elevated_access`), and each wrong current password
- * given to change it (`password_failure`, counted to bound guessing). Only SHA-256s of codes and
- * tokens are kept; a code dies after a few wrong tries. Everything dies with its session.
+ * What a user proves within one session, or with a widget token (which is no session) outside
+ * any (the UserProfile widget's "Edit email"): a code mailed to the current address (`identity`)
+ * or to a new one (`email_change`), and the elevated access a right code grants for a few
+ * minutes (`elevated_access`). (`password_failure` is no longer written: wrong passwords are
+ * counted in shared rate windows.) Only SHA-256s of codes and tokens are kept; a code dies after
+ * a few wrong tries. Everything dies with its session, or its user.
  */
 export const sessionChallenges = pgTable(
   'session_challenges',
   {
     id: idText('id').primaryKey(),
     environmentId: environmentIdColumn(),
-    sessionId: idText('session_id')
+    userId: idText('user_id')
       .notNull()
-      .references(() => sessions.id, { onDelete: 'cascade' }),
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** The operation-20 session it was proven in; null for a widget token's (held by the user alone). */
+    sessionId: idText('session_id').references(() => sessions.id, { onDelete: 'cascade' }),
     purpose: text('purpose').$type<SessionChallengePurpose>().notNull(),
     /** Where the code went: the current address, or the address to change to. Null for elevated access. */
     email: text('email'),
@@ -91,7 +94,10 @@ export const sessionChallenges = pgTable(
     consumedAt: ts('consumed_at'),
     createdAt: timestamps.createdAt,
   },
-  (t) => [index('session_challenges_session_idx').on(t.sessionId, t.purpose, t.id)],
+  (t) => [
+    index('session_challenges_session_idx').on(t.sessionId, t.purpose, t.id),
+    index('session_challenges_user_idx').on(t.userId, t.purpose, t.id),
+  ],
 );
 
 export const AGENT_REGISTRATION_STATUSES = ['unverified', 'verified', 'expired', 'revoked'] as const;

@@ -411,27 +411,49 @@ describe('UserProfile: change e-mail with codes', () => {
     expect(await challengesOf(m.sessionId)).toEqual([]);
   });
 
-  it('a widget token, bound to no session, is refused the codes: 400, nothing mailed or stored', async () => {
+  it("a widget token (no session) changes the e-mail too: its codes and elevated access are its user's, held outside any session", async () => {
     const env = await newEnvironment();
     const m = await member(env);
     const issued = await env.http.post('/widgets/token', { organization_id: m.organizationId, user_id: m.userId });
     const widget = new HttpClient(url, { Authorization: `Bearer ${issued.body.token}`, ...WIDGET_HEADERS });
-    const before = smtp.inbox.length;
-    const res = await widget.post(`${P}/send-verification`);
-    expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({
-      code: 'session_token_required',
-      message: expect.stringContaining('POST /client/token'),
-    });
-    const gql = await widget.post('/client/graphql', { query: 'mutation { sendVerificationCode { __typename } }' });
-    expect(gql.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect(smtp.inbox.length).toBe(before);
+    const sent = await widget.post(`${P}/send-verification`);
+    expect(sent.status).toBe(200);
     const { deps } = await getWorld();
     const stored = await deps.db
       .select()
       .from(sessionChallenges)
       .where(eq(sessionChallenges.environmentId, env.environmentId));
-    expect(stored).toEqual([]);
+    expect(stored).toEqual([
+      expect.objectContaining({ userId: m.userId, sessionId: null, purpose: 'identity', email: m.email }),
+    ]);
+    const verified = await widget.post(`${P}/verify`, {
+      code: codeSentTo(m.email),
+      authenticationChallengeId: sent.body.authenticationChallenge,
+    });
+    expect(verified.status).toBe(200);
+    const elevated = verified.body.elevatedAccessToken as string;
+    const to = uniqueEmail('widget-new');
+    // The elevated access is the widget's user's, not the operation-20 session's: that session cannot use it.
+    const fromSession = await m.http.post(
+      `${P}/send-email-change`,
+      { newEmail: to },
+      { 'x-elevated-access-token': elevated },
+    );
+    expect(fromSession.status).toBe(403);
+    expect(mailsTo(to)).toBe(0);
+    const change = await widget.post(
+      `${P}/send-email-change`,
+      { newEmail: to },
+      { 'x-elevated-access-token': elevated },
+    );
+    expect(change.status).toBe(200);
+    const done = await widget.post(
+      `${P}/verify-email-change`,
+      { code: codeSentTo(to) },
+      { 'x-elevated-access-token': elevated },
+    );
+    expect(done.status).toBe(200);
+    expect(await storedUser(env, m.userId)).toMatchObject({ email: to, emailVerified: true });
   });
 
   it('without a mail server: 400, nothing stored', async () => {

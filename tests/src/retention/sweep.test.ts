@@ -78,6 +78,7 @@ describe('the retention sweep', () => {
       await db.insert(sessionChallenges).values({
         id: record('session_challenges', age, newId('sessionChallenge')),
         environmentId: env.environmentId,
+        userId,
         sessionId,
         purpose: 'identity',
         secretHash: hash(),

@@ -13,6 +13,7 @@ import { type ClientScope, requireUser } from '../principal.ts';
 import { getMe, ownPasswordSet } from '../profile/service.ts';
 import { type CodePurpose, verificationCodeMessage } from './mail.ts';
 import {
+  type ChallengeHolder,
   challengeToCheck,
   consumeChallenge,
   consumeOpenChallenges,
@@ -137,17 +138,12 @@ const tooManyCodes = (limit: AccountLimit, retryAfterSeconds: number): Refusal<'
 });
 
 /**
- * The stored session the caller's codes, elevated access and wrong passwords are kept under
- * (`session_challenges.session_id`, a foreign key to `sessions`): an operation-20 token's. A
- * widget token is bound to no session (it is not a sign-in), so it holds none of them: 400,
- * nothing stored or mailed. Keying them to the user instead needs a migration (issue #34).
+ * Whose codes and elevated access these are: an operation-20 token's stored session (they die
+ * with it), or for a widget token (no sign-in, so no session) the user's own, outside any session.
  */
-function challengeSession(scope: ClientScope): string {
-  if (scope.client.kind === 'client') return scope.client.sessionId;
-  throw badRequest(
-    'session_token_required',
-    'Verifying your identity and changing your e-mail address or password need a session token (POST /client/token); a widget token is not a session.',
-  );
+function challengeHolder(scope: ClientScope): ChallengeHolder {
+  const userId = requireUser(scope);
+  return { userId, sessionId: scope.client.kind === 'client' ? scope.client.sessionId : null };
 }
 
 /**
@@ -176,16 +172,16 @@ async function mailCode(
     if (retryAfter !== undefined) return tooManyCodes(limit, retryAfter);
   }
   const now = scope.now();
-  const sessionId = challengeSession(scope);
+  const holder = challengeHolder(scope);
   const id = newId('sessionChallenge');
   const code = newCode();
   const expiresAt = new Date(now.getTime() + CODE_TTL_MS);
   await scope.db.transaction(async (tx) => {
-    await consumeOpenChallenges(tx, sessionId, [purpose], now);
+    await consumeOpenChallenges(tx, holder, [purpose], now);
     await insertChallenge(tx, {
       id,
       environmentId: scope.env.id,
-      sessionId,
+      ...holder,
       purpose,
       email,
       secretHash: codeHash(id, code),
@@ -197,7 +193,10 @@ async function mailCode(
   } catch (error) {
     await deleteChallenge(scope.db, id);
     const reason = error instanceof Error ? error.message : String(error);
-    scope.deps.log.warn({ session_id: sessionId, purpose, reason }, 'a verification code could not be sent');
+    scope.deps.log.warn(
+      { session_id: holder.sessionId, user_id: holder.userId, purpose, reason },
+      'a verification code could not be sent',
+    );
     if (error instanceof MailRecipientRefused) {
       throw badRequest('email_not_deliverable', `The mail server refused ${email}: no code can be sent there.`);
     }
@@ -213,7 +212,7 @@ async function grantElevatedAccess(scope: ClientScope, db: ClientScope['db']): P
   await insertChallenge(db, {
     id: newId('sessionChallenge'),
     environmentId: scope.env.id,
-    sessionId: challengeSession(scope),
+    ...challengeHolder(scope),
     purpose: 'elevated_access',
     email: null,
     secretHash: sha256Hex(token),
@@ -290,7 +289,7 @@ async function takeCode<T, R extends Refusal>(
 ): Promise<T | R> {
   const now = scope.now();
   return scope.db.transaction(async (tx) => {
-    const challenge = await challengeToCheck(tx, challengeSession(scope), purpose, id);
+    const challenge = await challengeToCheck(tx, challengeHolder(scope), purpose, id);
     if (!challenge) return refusals.none();
     if (challenge.consumedAt) return refusals.used();
     if (challenge.expiresAt.getTime() <= now.getTime()) return refusals.expired();
@@ -310,7 +309,7 @@ async function elevatedAccessRefusal<E extends string, I extends string>(
   token: string | undefined,
   names: { expired: E; invalid: I },
 ): Promise<Refusal<E> | Refusal<I> | null> {
-  const access = token ? await elevatedAccessOf(scope.db, challengeSession(scope), sha256Hex(token)) : undefined;
+  const access = token ? await elevatedAccessOf(scope.db, challengeHolder(scope), sha256Hex(token)) : undefined;
   if (access && access.expiresAt.getTime() > scope.now().getTime()) return null;
   return access
     ? refusal(

@@ -3,6 +3,20 @@ import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 
 export type SessionChallengeRow = typeof sessionChallenges.$inferSelect;
 
+/**
+ * Whose challenges: an operation-20 token's stored session, or, for a widget token (no sign-in,
+ * no session), its user's challenges kept outside any session.
+ */
+export interface ChallengeHolder {
+  userId: string;
+  sessionId: string | null;
+}
+
+const heldBy = (holder: ChallengeHolder) =>
+  holder.sessionId === null
+    ? and(eq(sessionChallenges.userId, holder.userId), isNull(sessionChallenges.sessionId))
+    : eq(sessionChallenges.sessionId, holder.sessionId);
+
 export async function insertChallenge(db: Db, row: typeof sessionChallenges.$inferInsert): Promise<void> {
   await db.insert(sessionChallenges).values(row);
 }
@@ -12,13 +26,13 @@ export async function deleteChallenge(db: Db, id: string): Promise<void> {
 }
 
 /**
- * The session's challenge of this purpose to check a code against, locked (two tries at once
+ * The holder's challenge of this purpose to check a code against, locked (two tries at once
  * count twice): the one with `id`, else the newest. In any state: the caller tells a used,
  * expired or worn-out one apart.
  */
 export async function challengeToCheck(
   db: Db,
-  sessionId: string,
+  holder: ChallengeHolder,
   purpose: SessionChallengePurpose,
   id?: string,
 ): Promise<SessionChallengeRow | undefined> {
@@ -27,7 +41,7 @@ export async function challengeToCheck(
     .from(sessionChallenges)
     .where(
       and(
-        eq(sessionChallenges.sessionId, sessionId),
+        heldBy(holder),
         eq(sessionChallenges.purpose, purpose),
         id === undefined ? undefined : eq(sessionChallenges.id, id),
       ),
@@ -52,29 +66,23 @@ export async function consumeChallenge(db: Db, id: string, now: Date): Promise<v
   await db.update(sessionChallenges).set({ consumedAt: now }).where(eq(sessionChallenges.id, id));
 }
 
-/** Ends every open challenge of these purposes in the session (a newer code replaces the older ones). */
+/** Ends every open challenge of these purposes of the holder (a newer code replaces the older ones). */
 export async function consumeOpenChallenges(
   db: Db,
-  sessionId: string,
+  holder: ChallengeHolder,
   purposes: SessionChallengePurpose[],
   now: Date,
 ): Promise<void> {
   await db
     .update(sessionChallenges)
     .set({ consumedAt: now })
-    .where(
-      and(
-        eq(sessionChallenges.sessionId, sessionId),
-        inArray(sessionChallenges.purpose, purposes),
-        isNull(sessionChallenges.consumedAt),
-      ),
-    );
+    .where(and(heldBy(holder), inArray(sessionChallenges.purpose, purposes), isNull(sessionChallenges.consumedAt)));
 }
 
-/** The session's elevated access under this token hash, live or not (its expiry says which). */
+/** The holder's elevated access under this token hash, live or not (its expiry says which). */
 export async function elevatedAccessOf(
   db: Db,
-  sessionId: string,
+  holder: ChallengeHolder,
   secretHash: string,
 ): Promise<{ expiresAt: Date } | undefined> {
   const [row] = await db
@@ -82,7 +90,7 @@ export async function elevatedAccessOf(
     .from(sessionChallenges)
     .where(
       and(
-        eq(sessionChallenges.sessionId, sessionId),
+        heldBy(holder),
         eq(sessionChallenges.purpose, 'elevated_access'),
         eq(sessionChallenges.secretHash, secretHash),
       ),
