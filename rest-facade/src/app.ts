@@ -3,6 +3,7 @@ import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium
 import type express from 'express';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf } from './openapi.ts';
+import { BODY_TIMEOUT_MS, type BodyBounds, closesConnection, MAX_BODY_BYTES } from './pipeline/body.ts';
 import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { corsStep } from './pipeline/cors.ts';
 import type { DispatcherKind } from './pipeline/dispatch.ts';
@@ -49,6 +50,12 @@ export interface AppOptions {
   rateLimitStore?: 'postgres' | 'memory';
   /** The most bytes one response body may hold (default 16 MiB). */
   maxResponseBytes?: number;
+  /**
+   * How long a whole request body may take to arrive (default 10 s, ATRIUM_BODY_TIMEOUT_MS):
+   * past it, 408 `request_timeout` and the connection is closed. Bodies are read before a
+   * request takes a turn of the in-flight limit.
+   */
+  bodyTimeoutMs?: number;
   /** The metrics registry to fill (default: a new one without process metrics). */
   metrics?: Metrics;
   /** One `info` line per request (default true); off saves a write per request. */
@@ -96,12 +103,13 @@ function failed(deps: Deps, ex: Exchange, error: unknown): void {
   }
   const { status } = contractError(error);
   if (status >= 500) logFailure(deps, error, ex);
-  writeError(ex.res, error, status === 413 ? { Connection: 'close' } : undefined);
+  // A body refused part-way (too large, too slow) is not read further: the connection closes.
+  writeError(ex.res, error, closesConnection(status) ? { Connection: 'close' } : undefined);
 }
 
 /**
- * The facade: every request goes request id → route → (authenticate → limits → body →
- * dispatch → render) for REST paths and `/trpc` alike, off Express (whose router costs a third
+ * The facade: every request goes request id → route → (authenticate → rate limit → body →
+ * turn → dispatch → render) for REST paths and `/trpc` alike, off Express (whose router costs a third
  * of the throughput, bench/README.md); everything else goes to the Express shell.
  */
 export function createApp(deps: Deps, options: AppOptions): AtriumApp {
@@ -111,6 +119,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const accessLog = options.accessLog ?? true;
   const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const limits = limitsOf(deps, options, metrics);
+  const body: BodyBounds = { limit: MAX_BODY_BYTES, timeoutMs: options.bodyTimeoutMs ?? BODY_TIMEOUT_MS };
   const replica = deps.replica;
   if (replica) metrics.registerReplica(() => replica.status());
   const deleteRoute = restRouteOf('organizations.delete');
@@ -119,15 +128,16 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     limits,
     dispatch: options.dispatcher === 'bridge' ? bridgeDispatcher() : directDispatcher(),
     maxResponseBytes,
+    body,
     isOrganizationDelete: (method, template) => method === deleteRoute?.method && template === deleteRoute.template,
     deletesWithBody: deleteBodyTemplates(),
   });
-  const trpc = trpcTransport(deps, limits, maxResponseBytes);
+  const trpc = trpcTransport(deps, limits, maxResponseBytes, body);
   const pages = pagesApp(deps, metrics, document, options.baseUrl, {
     console: options.consoleDir ?? DEFAULT_CONSOLE_DIR,
     portal: options.portalAssetsDir,
   });
-  const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true });
+  const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true }, body);
   const cors = corsStep(options.corsOrigins ?? []);
 
   const handler: RequestListener = (req, res) => {

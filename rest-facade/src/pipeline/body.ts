@@ -4,6 +4,23 @@ import { ApiError } from '@atrium/routers';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
+ * How long a whole request body may take to arrive, from when the pipeline starts reading it
+ * (ATRIUM_BODY_TIMEOUT_MS): a body read waits for the network, not for the CPU, so a client
+ * that sends 1 MiB at a crawl is cut here rather than kept while it holds a socket.
+ */
+export const BODY_TIMEOUT_MS = 10_000;
+
+/** The size and time bounds of a request body. */
+export interface BodyBounds {
+  /** The most bytes a body may hold (413 past it). */
+  limit: number;
+  /** The longest a whole body may take to arrive (408 past it, the connection then closed). */
+  timeoutMs: number;
+}
+
+export const DEFAULT_BODY_BOUNDS: BodyBounds = { limit: MAX_BODY_BYTES, timeoutMs: BODY_TIMEOUT_MS };
+
+/**
  * The deepest nesting of objects and arrays a body may have. Deeper bodies are refused before
  * parsing: the tRPC adapter re-serialises the body, and recursion that deep overflows the stack.
  */
@@ -34,6 +51,14 @@ export function nestingDepth(text: string, limit = MAX_BODY_DEPTH): number {
 
 const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is larger than 1 MiB.');
 
+const tooSlow = (ms: number) =>
+  new ApiError(408, 'request_timeout', `The request body did not arrive within ${Math.ceil(ms / 1000)} s.`);
+
+/** Is this a refusal of the body's bounds (413, 408), after which the connection is closed? */
+export function closesConnection(status: number): boolean {
+  return status === 413 || status === 408;
+}
+
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   if (length !== undefined) return Number(length) > 0;
@@ -47,16 +72,22 @@ function isJson(contentType: string | undefined): boolean {
 }
 
 /**
- * The whole body, refused past `limit` bytes (what has not arrived is drained, not kept). Read
- * through the stream's events rather than `for await`: the stream's async iterator costs more
- * per request, and under load the objects of a request read that way were kept across V8's
- * scavenges and promoted (bench/README.md, tenth pass).
+ * The whole body, refused past `limit` bytes (what has not arrived is drained, not kept) or
+ * when it has not ended within `timeoutMs` (408; the rest is not read, and the answer closes
+ * the connection). Read through the stream's events rather than `for await`: the stream's async
+ * iterator costs more per request, and under load the objects of a request read that way were
+ * kept across V8's scavenges and promoted (bench/README.md, tenth pass).
  */
-function readAll(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, bounds: BodyBounds = DEFAULT_BODY_BOUNDS): Promise<Buffer> {
+  if (Number(req.headers['content-length'] ?? 0) > bounds.limit) {
+    req.resume();
+    return Promise.reject(tooLarge());
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const done = () => {
+      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onCut);
@@ -64,7 +95,7 @@ function readAll(req: IncomingMessage, limit: number): Promise<Buffer> {
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
+      if (size > bounds.limit) {
         done();
         req.resume();
         reject(tooLarge());
@@ -82,6 +113,14 @@ function readAll(req: IncomingMessage, limit: number): Promise<Buffer> {
       done();
       reject(new ApiError(400, 'invalid_json', 'The request body ended before it was complete.'));
     };
+    // Past the deadline the body stops being read: the 408 closes the connection, so the bytes
+    // still to come are never parsed as a next request.
+    const onLate = () => {
+      done();
+      req.pause();
+      reject(tooSlow(bounds.timeoutMs));
+    };
+    const timer = setTimeout(onLate, bounds.timeoutMs);
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onCut);
@@ -91,20 +130,19 @@ function readAll(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 /**
  * Reads a JSON request body by the contract: no body is `{}`; a body needs a JSON content
- * type (415), at most 1 MiB (413), valid JSON (400 `invalid_json`) and an object (422).
+ * type (415), at most 1 MiB (413), to arrive within the deadline (408), valid JSON (400
+ * `invalid_json`) and an object (422).
  */
-export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
+export async function readJsonBody(
+  req: IncomingMessage,
+  bounds: BodyBounds = DEFAULT_BODY_BOUNDS,
+): Promise<Record<string, unknown>> {
   if (!hasBody(req)) return {};
   if (!isJson(req.headers['content-type'])) {
     req.resume();
     throw new ApiError(415, 'unsupported_media_type', 'Request bodies must be sent as application/json.');
   }
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) {
-    req.resume();
-    throw tooLarge();
-  }
-  const text = (await readAll(req, limit)).toString('utf8');
+  const text = (await readBody(req, bounds)).toString('utf8');
   if (text.trim() === '') return {};
   if (nestingDepth(text) > MAX_BODY_DEPTH) {
     throw new ApiError(422, 'invalid_request_parameters', 'The request body is nested too deeply.', [
