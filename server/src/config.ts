@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DEFAULT_IN_FLIGHT, type InFlightOptions, MAX_RESPONSE_BYTES } from '@atrium/rest-facade';
+import { BODY_TIMEOUT_MS, DEFAULT_IN_FLIGHT, type InFlightOptions, MAX_RESPONSE_BYTES } from '@atrium/rest-facade';
 import { DEFAULT_QUOTAS, DEFAULT_VERIFICATION_PERIOD_SECONDS, parseMasterKey, type Quotas } from '@atrium/routers';
 
 /** Every setting of the server, read once from the environment (see the README's table). */
@@ -87,6 +87,17 @@ export interface ServerConfig {
   inFlight: InFlightOptions | false;
   /** The most bytes one response body may hold (MAX_RESPONSE_BYTES, default 16 MiB); larger is 413. */
   maxResponseBytes: number;
+  /**
+   * The HTTP server's bounds on a client (runtime.ts says why each): ATRIUM_HEADERS_TIMEOUT_MS
+   * (10 s), ATRIUM_BODY_TIMEOUT_MS (10 s, then 408), ATRIUM_KEEP_ALIVE_TIMEOUT_MS (65 s) and
+   * ATRIUM_MAX_CONNECTIONS_PER_ADDRESS (256 per process; 0 = no cap).
+   */
+  http: {
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnectionsPerAddress: number;
+  };
   /** How long SIGTERM waits for in-flight requests before closing their connections. */
   shutdownDrainMs: number;
   /** One log line per request (ACCESS_LOG=off turns it off). */
@@ -204,6 +215,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     rateLimitStore: rateLimitStore(env),
     inFlight: inFlight(env),
     maxResponseBytes: Math.max(1024, integer('MAX_RESPONSE_BYTES', MAX_RESPONSE_BYTES, env)),
+    http: {
+      headersTimeoutMs: Math.max(1_000, integer('ATRIUM_HEADERS_TIMEOUT_MS', 10_000, env)),
+      bodyTimeoutMs: Math.max(100, integer('ATRIUM_BODY_TIMEOUT_MS', BODY_TIMEOUT_MS, env)),
+      keepAliveTimeoutMs: integer('ATRIUM_KEEP_ALIVE_TIMEOUT_MS', 65_000, env),
+      maxConnectionsPerAddress: integer('ATRIUM_MAX_CONNECTIONS_PER_ADDRESS', 256, env),
+    },
     shutdownDrainMs: integer('SHUTDOWN_DRAIN_MS', 8_000, env),
     accessLog: env.ACCESS_LOG !== 'off',
     quotas: quotas(env),

@@ -20,6 +20,7 @@ import {
 } from '@atrium/routers';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { resolveMasterKey, type ServerConfig } from './config.ts';
+import { capConnectionsPerAddress, SOCKET_IDLE_TIMEOUT_MS, serverOptions } from './connections.ts';
 import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
 import { retentionWorker } from './workers/retention.ts';
@@ -269,6 +270,7 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     rateLimitStore: config.rateLimitStore,
     inFlight: config.inFlight,
     maxResponseBytes: config.maxResponseBytes,
+    bodyTimeoutMs: config.http.bodyTimeoutMs,
     metrics,
     accessLog: config.accessLog,
     portalAssetsDir: portalAssetsDir(),
@@ -276,7 +278,12 @@ export async function startRuntime(config: ServerConfig, log: Logger): Promise<R
     corsOrigins: config.corsOrigins,
     consoleDir: CONSOLE_DIR,
   });
-  const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
+  // Header, request, keep-alive and idle timeouts, and the per-address cap (connections.ts says why).
+  const server = createServer(serverOptions(config.http), app.handler);
+  server.timeout = SOCKET_IDLE_TIMEOUT_MS;
+  capConnectionsPerAddress(server, config.http.maxConnectionsPerAddress, undefined, () =>
+    app.metrics.connectionsRefused.inc(),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
