@@ -218,7 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
     http: {
       headersTimeoutMs: Math.max(1_000, integer('ATRIUM_HEADERS_TIMEOUT_MS', 10_000, env)),
       bodyTimeoutMs: Math.max(100, integer('ATRIUM_BODY_TIMEOUT_MS', BODY_TIMEOUT_MS, env)),
-      keepAliveTimeoutMs: integer('ATRIUM_KEEP_ALIVE_TIMEOUT_MS', 65_000, env),
+      keepAliveTimeoutMs: Math.max(1_000, integer('ATRIUM_KEEP_ALIVE_TIMEOUT_MS', 65_000, env)),
       maxConnectionsPerAddress: integer('ATRIUM_MAX_CONNECTIONS_PER_ADDRESS', 256, env),
     },
     shutdownDrainMs: integer('SHUTDOWN_DRAIN_MS', 8_000, env),

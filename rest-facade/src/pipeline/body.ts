@@ -113,11 +113,11 @@ export function readBody(req: IncomingMessage, bounds: BodyBounds = DEFAULT_BODY
       done();
       reject(new ApiError(400, 'invalid_json', 'The request body ended before it was complete.'));
     };
-    // Past the deadline the body stops being read: the 408 closes the connection, so the bytes
-    // still to come are never parsed as a next request.
+    // Past the deadline the body is no longer kept (what still comes is drained until the 408
+    // closes the connection, so the client reads its answer rather than a reset).
     const onLate = () => {
       done();
-      req.pause();
+      req.resume();
       reject(tooSlow(bounds.timeoutMs));
     };
     const timer = setTimeout(onLate, bounds.timeoutMs);
