@@ -3,7 +3,15 @@ import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium
 import type express from 'express';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf } from './openapi.ts';
-import { BODY_TIMEOUT_MS, type BodyBounds, closesConnection, MAX_BODY_BYTES } from './pipeline/body.ts';
+import {
+  BODY_BUDGET_BYTES,
+  BODY_TIMEOUT_MS,
+  type BodyBounds,
+  BodyBudget,
+  BodyBudgetExceeded,
+  closesConnection,
+  MAX_BODY_BYTES,
+} from './pipeline/body.ts';
 import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { corsStep } from './pipeline/cors.ts';
 import type { DispatcherKind } from './pipeline/dispatch.ts';
@@ -56,6 +64,8 @@ export interface AppOptions {
    * request takes a turn of the in-flight limit.
    */
   bodyTimeoutMs?: number;
+  /** The bytes of request bodies held at once, read and not yet answered (default 1 MiB per turn of MAX_IN_FLIGHT, at least 32 MiB; body.ts `BodyBudget`). */
+  bodyBudgetBytes?: number;
   /** The metrics registry to fill (default: a new one without process metrics). */
   metrics?: Metrics;
   /** One `info` line per request (default true); off saves a write per request. */
@@ -102,7 +112,9 @@ function failed(deps: Deps, ex: Exchange, error: unknown): void {
     return;
   }
   const { status } = contractError(error);
-  if (status >= 500) logFailure(deps, error, ex);
+  // Refused for the body budget: load shed, not a fault (nor the database being down).
+  if (error instanceof BodyBudgetExceeded) ex.shed = true;
+  else if (status >= 500) logFailure(deps, error, ex);
   // A body refused part-way (too large, too slow) is not read further: the connection closes.
   writeError(ex.res, error, closesConnection(status) ? { Connection: 'close' } : undefined);
 }
@@ -119,7 +131,15 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const accessLog = options.accessLog ?? true;
   const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const limits = limitsOf(deps, options, metrics);
-  const body: BodyBounds = { limit: MAX_BODY_BYTES, timeoutMs: options.bodyTimeoutMs ?? BODY_TIMEOUT_MS };
+  const body: BodyBounds = {
+    limit: MAX_BODY_BYTES,
+    timeoutMs: options.bodyTimeoutMs ?? BODY_TIMEOUT_MS,
+    // What the running requests' bodies held when they were read in their turn: a MiB per turn.
+    budget: new BodyBudget(
+      options.bodyBudgetBytes ?? Math.max(BODY_BUDGET_BYTES, (limits.inFlight?.options.max ?? 0) * MAX_BODY_BYTES),
+      () => metrics.shed.inc({ reason: 'body_budget' }),
+    ),
+  };
   const replica = deps.replica;
   if (replica) metrics.registerReplica(() => replica.status());
   const deleteRoute = restRouteOf('organizations.delete');

@@ -51,7 +51,7 @@ export class Metrics {
     });
     this.shed = new Counter({
       name: 'atrium_http_shed_total',
-      help: 'Requests answered 503 because the server was at capacity (see MAX_IN_FLIGHT): the queue was full, or the request waited past QUEUE_TIMEOUT_MS.',
+      help: 'Requests answered 503 because the server was at capacity (see MAX_IN_FLIGHT): the queue was full, the request waited past QUEUE_TIMEOUT_MS, or the bodies held in memory reached their budget (body_budget).',
       labelNames: ['reason'],
       registers: [this.registry],
     });

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '@atrium/routers';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -16,7 +16,46 @@ export interface BodyBounds {
   limit: number;
   /** The longest a whole body may take to arrive (408 past it, the connection then closed). */
   timeoutMs: number;
+  /** The bytes of bodies this process may hold at once (503 past it); none, unbounded. */
+  budget?: BodyBudget;
 }
+
+/**
+ * The bytes of request bodies a process holds at once: being read, waiting for a turn, or
+ * running, each until its response closes. Bodies are read before a request queues (so a slow
+ * one holds no turn), so this bounds what the queue holds in memory as the turns bound what
+ * runs: by default 32 MiB, what 32 running requests of 1 MiB held when they were read in
+ * their turn. A slow body holds only the bytes it has sent; past the budget a request gets
+ * 503 at once (`atrium_http_shed_total{reason="body_budget"}`). Ordinary bodies are a few KB.
+ */
+export class BodyBudget {
+  private held = 0;
+
+  constructor(
+    readonly max: number,
+    private readonly onRefused: () => void = () => {},
+  ) {}
+
+  /** The bytes held now (tests). */
+  get bytes(): number {
+    return this.held;
+  }
+
+  take(bytes: number): boolean {
+    if (this.held + bytes > this.max) {
+      this.onRefused();
+      return false;
+    }
+    this.held += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.held -= bytes;
+  }
+}
+
+export const BODY_BUDGET_BYTES = 32 * MAX_BODY_BYTES;
 
 export const DEFAULT_BODY_BOUNDS: BodyBounds = { limit: MAX_BODY_BYTES, timeoutMs: BODY_TIMEOUT_MS };
 
@@ -51,6 +90,13 @@ export function nestingDepth(text: string, limit = MAX_BODY_DEPTH): number {
 
 const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is larger than 1 MiB.');
 
+/** A body refused because the process holds its budget of body bytes: shed load, not the database down. */
+export class BodyBudgetExceeded extends ApiError {
+  constructor() {
+    super(503, 'service_unavailable', 'The server is at capacity. Try again shortly.');
+  }
+}
+
 const tooSlow = (ms: number) =>
   new ApiError(408, 'request_timeout', `The request body did not arrive within ${Math.ceil(ms / 1000)} s.`);
 
@@ -72,17 +118,23 @@ function isJson(contentType: string | undefined): boolean {
 }
 
 /**
- * The whole body, refused past `limit` bytes (what has not arrived is drained, not kept) or
- * when it has not ended within `timeoutMs` (408; the rest is not read, and the answer closes
- * the connection). Read through the stream's events rather than `for await`: the stream's async
+ * The whole body, refused past `limit` bytes (413) or when it has not ended within
+ * `timeoutMs` (408, and the answer closes the connection), or when the process holds its
+ * budget of body bytes already (503; counted until `res` closes). What has not arrived of a
+ * refused body is drained, not kept. Read through the stream's events rather than `for await`: the stream's async
  * iterator costs more per request, and under load the objects of a request read that way were
  * kept across V8's scavenges and promoted (bench/README.md, tenth pass).
  */
-export function readBody(req: IncomingMessage, bounds: BodyBounds = DEFAULT_BODY_BOUNDS): Promise<Buffer> {
+export function readBody(
+  req: IncomingMessage,
+  bounds: BodyBounds = DEFAULT_BODY_BOUNDS,
+  res?: ServerResponse,
+): Promise<Buffer> {
   if (Number(req.headers['content-length'] ?? 0) > bounds.limit) {
     req.resume();
     return Promise.reject(tooLarge());
   }
+  const budget = res ? bounds.budget : undefined;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -93,33 +145,34 @@ export function readBody(req: IncomingMessage, bounds: BodyBounds = DEFAULT_BODY
       req.off('error', onCut);
       req.off('close', onCut);
     };
+    // A refused body gives back what it held at once, and what has not arrived is drained.
+    const refuse = (error: ApiError) => {
+      done();
+      budget?.give(size);
+      req.resume();
+      reject(error);
+    };
     const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > bounds.limit) {
-        done();
-        req.resume();
-        reject(tooLarge());
-        return;
+      if (size + chunk.length > bounds.limit) return refuse(tooLarge());
+      if (budget && !budget.take(chunk.length)) {
+        res?.setHeader('Retry-After', '1');
+        return refuse(new BodyBudgetExceeded());
       }
+      size += chunk.length;
       chunks.push(chunk);
     };
     const onEnd = () => {
       done();
+      // Held until the response closes (sent, or its connection lost).
+      if (budget && size > 0) res?.once('close', () => budget.give(size));
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
     // The client went away before the body ended ('error' with ECONNRESET, or 'close'): a
     // client's doing, answered (to no one) as the incomplete JSON it is, not logged as a fault.
-    const onCut = () => {
-      done();
-      reject(new ApiError(400, 'invalid_json', 'The request body ended before it was complete.'));
-    };
+    const onCut = () => refuse(new ApiError(400, 'invalid_json', 'The request body ended before it was complete.'));
     // Past the deadline the body is no longer kept (what still comes is drained until the 408
     // closes the connection, so the client reads its answer rather than a reset).
-    const onLate = () => {
-      done();
-      req.resume();
-      reject(tooSlow(bounds.timeoutMs));
-    };
+    const onLate = () => refuse(tooSlow(bounds.timeoutMs));
     const timer = setTimeout(onLate, bounds.timeoutMs);
     req.on('data', onData);
     req.on('end', onEnd);
@@ -136,13 +189,14 @@ export function readBody(req: IncomingMessage, bounds: BodyBounds = DEFAULT_BODY
 export async function readJsonBody(
   req: IncomingMessage,
   bounds: BodyBounds = DEFAULT_BODY_BOUNDS,
+  res?: ServerResponse,
 ): Promise<Record<string, unknown>> {
   if (!hasBody(req)) return {};
   if (!isJson(req.headers['content-type'])) {
     req.resume();
     throw new ApiError(415, 'unsupported_media_type', 'Request bodies must be sent as application/json.');
   }
-  const text = (await readBody(req, bounds)).toString('utf8');
+  const text = (await readBody(req, bounds, res)).toString('utf8');
   if (text.trim() === '') return {};
   if (nestingDepth(text) > MAX_BODY_DEPTH) {
     throw new ApiError(422, 'invalid_request_parameters', 'The request body is nested too deeply.', [

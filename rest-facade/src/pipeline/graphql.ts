@@ -176,7 +176,7 @@ export function graphqlTransport(
     }
     // The body through the pipeline's own bounds (size, time, depth, JSON object), handed to
     // yoga parsed; read before the turn, so a slow body holds no turn.
-    const body = ex.method === 'POST' ? await readJsonBody(ex.req, bounds) : undefined;
+    const body = ex.method === 'POST' ? await readJsonBody(ex.req, bounds, ex.res) : undefined;
     if (body === undefined) ex.req.resume();
     const waited = await limits.turn(ex.res, 1, caller.env.id);
     if (waited) {

@@ -72,7 +72,7 @@ export function restTransport(options: RestOptions): (ex: Exchange, template: st
       const refused = await refusalWithoutCredential(deps, ex, template, identity);
       // The body is left unread, so the connection closes rather than drain it.
       if (refused) return writeError(ex.res, refused, { Connection: 'close' });
-      body = await readJsonBody(ex.req, options.body);
+      body = await readJsonBody(ex.req, options.body, ex.res);
     } else ex.req.resume();
     const query = parseQuery(ex.search);
     const waited = await limits.turn(ex.res, weightOfPage(query.limit), shareOf(identity));

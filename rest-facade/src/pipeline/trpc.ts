@@ -4,7 +4,7 @@ import type { TRPCRequestInfo } from '@trpc/server/http';
 import { resolveResponse } from '@trpc/server/http';
 import { getErrorShape } from '@trpc/server/unstable-core-do-not-import';
 import { clientOf, deviceOf, elevatedAccessOf, environmentOf, type Identity } from './authenticate.ts';
-import { type BodyBounds, closesConnection, DEFAULT_BODY_BOUNDS, readBody } from './body.ts';
+import { type BodyBounds, BodyBudgetExceeded, closesConnection, DEFAULT_BODY_BOUNDS, readBody } from './body.ts';
 import { consoleCredentials } from './console.ts';
 import { type Exchange, idempotencyKeyOf } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
@@ -94,9 +94,10 @@ async function admitRequest(
   if (ex.method !== 'GET' && ex.method !== 'HEAD') {
     let body: Buffer;
     try {
-      body = await readBody(ex.req, bounds);
+      body = await readBody(ex.req, bounds, ex.res);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
+      if (error instanceof BodyBudgetExceeded) ex.shed = true;
       if (closesConnection(error.status)) ex.res.setHeader('Connection', 'close');
       writeOutcome(ex.res, trpcErrorOutcome(ex, error));
       return undefined;

@@ -240,6 +240,25 @@ describe('bodies are read before a turn (issue #34)', () => {
     busy.emit('close');
   });
 
+  it('bounds the bytes of bodies held at once: past the budget 503 at once, and each body gives its bytes back', async () => {
+    const env = await newEnvironment();
+    own = await startOwnApp(env.deps, { bodyBudgetBytes: 64 });
+    const client = new HttpClient(own.url, { Authorization: `Bearer ${env.apiKey}` });
+    const before = await snapshot(env);
+    const big = await client.post('/organizations', { name: 'x'.repeat(80) });
+    expect(big.status).toBe(503);
+    expect(big.body).toEqual({ code: 'service_unavailable', message: expect.any(String) });
+    expect(big.headers.get('retry-after')).toBe('1');
+    expect(await snapshot(env)).toEqual(before);
+    // Two bodies of 40 bytes one after the other: the first gave its bytes back when answered.
+    for (const name of ['Budget one xxxxxxxxxxxxxxxx', 'Budget two xxxxxxxxxxxxxxxx']) {
+      expect((await client.post('/organizations', { name })).status).toBe(201);
+    }
+    const metrics = await own.app.metrics.registry.metrics();
+    expect(metrics).toContain('atrium_http_shed_total{reason="body_budget"} 1');
+    expect(metrics).toContain('atrium_database_unavailable_total 0');
+  });
+
   it('gives the next free turn to the environment running less, ahead of another’s queue', async () => {
     const [a, b] = [await newEnvironment(), await newEnvironment()];
     own = await startOwnApp(a.deps, { inFlight: { max: 2, queue: 10, timeoutMs: 60_000 } });
