@@ -181,7 +181,8 @@ export class InFlightLimit {
 
   /** Drops a share that has nothing running and nobody waiting (the map holds only live ones). */
   private forget(share: Share): void {
-    if (share.running === 0 && share.head === undefined) this.shares.delete(share.key);
+    if (share.running === 0 && share.head === undefined && this.shares.get(share.key) === share)
+      this.shares.delete(share.key);
   }
 
   /**
@@ -211,7 +212,10 @@ export class InFlightLimit {
     waiter.res.off('close', waiter.onClose);
     const share = waiter.share;
     share.head = waiter.next;
-    if (!share.head) share.tail = undefined;
+    if (!share.head) {
+      share.tail = undefined;
+      this.queued.delete(share);
+    }
   }
 
   /**

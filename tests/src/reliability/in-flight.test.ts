@@ -251,4 +251,29 @@ describe('InFlightLimit', () => {
     close(running);
     expect(inFlight.load).toEqual({ running: 0, waiting: 0 });
   });
+
+  it('keeps counting an environment that went idle and came back while others waited', async () => {
+    const { inFlight } = limit({ max: 1, queue: 10 });
+    const a1 = response();
+    inFlight.enter(a1, 1, 'env_a');
+    const a2 = response();
+    const second = inFlight.enter(a2, 1, 'env_a') as Promise<unknown>;
+    close(a1);
+    await second;
+    // env_a's last request ends: it has nothing running or waiting, and is forgotten.
+    close(a2);
+    expect(inFlight.runningOf('env_a')).toBe(0);
+    const b1 = response();
+    expect(inFlight.enter(b1, 1, 'env_b')).toEqual({ ok: true });
+    const a3 = response();
+    const third = inFlight.enter(a3, 1, 'env_a') as Promise<unknown>;
+    const fourth = inFlight.enter(response(), 1, 'env_b') as Promise<unknown>;
+    close(b1);
+    // Both ran nothing: the earlier arrival (a3) goes, and is counted for env_a.
+    expect(await third).toEqual({ ok: true });
+    expect([inFlight.runningOf('env_a'), inFlight.runningOf('env_b')]).toEqual([1, 0]);
+    close(a3);
+    expect(await fourth).toEqual({ ok: true });
+    expect(inFlight.runningOf('env_b')).toBe(1);
+  });
 });
