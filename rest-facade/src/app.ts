@@ -3,6 +3,15 @@ import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium
 import type express from 'express';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf, secretPathParams } from './openapi.ts';
+import {
+  BODY_BUDGET_BYTES,
+  BODY_TIMEOUT_MS,
+  type BodyBounds,
+  BodyBudget,
+  BodyBudgetExceeded,
+  closesConnection,
+  MAX_BODY_BYTES,
+} from './pipeline/body.ts';
 import { clientAddressOf, type ProxyPredicate, trustedProxies } from './pipeline/client-address.ts';
 import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { corsStep } from './pipeline/cors.ts';
@@ -52,6 +61,14 @@ export interface AppOptions {
   rateLimitStore?: 'postgres' | 'memory';
   /** The most bytes one response body may hold (default 16 MiB). */
   maxResponseBytes?: number;
+  /**
+   * How long a whole request body may take to arrive (default 10 s, ATRIUM_BODY_TIMEOUT_MS):
+   * past it, 408 `request_timeout` and the connection is closed. Bodies are read before a
+   * request takes a turn of the in-flight limit.
+   */
+  bodyTimeoutMs?: number;
+  /** The bytes of request bodies held at once, read and not yet answered (default 1 MiB per turn of MAX_IN_FLIGHT, at least 32 MiB; body.ts `BodyBudget`). */
+  bodyBudgetBytes?: number;
   /** The metrics registry to fill (default: a new one without process metrics). */
   metrics?: Metrics;
   /** One `info` line per request (default true); off saves a write per request. */
@@ -104,13 +121,16 @@ function failed(deps: Deps, ex: Exchange, error: unknown): void {
     return;
   }
   const { status } = contractError(error);
-  if (status >= 500) logFailure(deps, error, ex);
-  writeError(ex.res, error, status === 413 ? { Connection: 'close' } : undefined);
+  // Refused for the body budget: load shed, not a fault (nor the database being down).
+  if (error instanceof BodyBudgetExceeded) ex.shed = true;
+  else if (status >= 500) logFailure(deps, error, ex);
+  // A body refused part-way (too large, too slow) is not read further: the connection closes.
+  writeError(ex.res, error, closesConnection(status) ? { Connection: 'close' } : undefined);
 }
 
 /**
- * The facade: every request goes request id → route → (authenticate → limits → body →
- * dispatch → render) for REST paths and `/trpc` alike, off Express (whose router costs a third
+ * The facade: every request goes request id → route → (authenticate → rate limit → body →
+ * turn → dispatch → render) for REST paths and `/trpc` alike, off Express (whose router costs a third
  * of the throughput, bench/README.md); everything else goes to the Express shell.
  */
 export function createApp(deps: Deps, options: AppOptions): AtriumApp {
@@ -121,6 +141,15 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const accessLog = options.accessLog ?? true;
   const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const limits = limitsOf(deps, options, metrics);
+  const body: BodyBounds = {
+    limit: MAX_BODY_BYTES,
+    timeoutMs: options.bodyTimeoutMs ?? BODY_TIMEOUT_MS,
+    // What the running requests' bodies held when they were read in their turn: a MiB per turn.
+    budget: new BodyBudget(
+      options.bodyBudgetBytes ?? Math.max(BODY_BUDGET_BYTES, (limits.inFlight?.options.max ?? 0) * MAX_BODY_BYTES),
+      () => metrics.shed.inc({ reason: 'body_budget' }),
+    ),
+  };
   const replica = deps.replica;
   if (replica) metrics.registerReplica(() => replica.status());
   const deleteRoute = restRouteOf('organizations.delete');
@@ -129,15 +158,16 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     limits,
     dispatch: options.dispatcher === 'bridge' ? bridgeDispatcher() : directDispatcher(),
     maxResponseBytes,
+    body,
     isOrganizationDelete: (method, template) => method === deleteRoute?.method && template === deleteRoute.template,
     deletesWithBody: deleteBodyTemplates(),
   });
-  const trpc = trpcTransport(deps, limits, maxResponseBytes);
+  const trpc = trpcTransport(deps, limits, maxResponseBytes, body);
   const pages = pagesApp(deps, metrics, document, options.baseUrl, {
     console: options.consoleDir ?? DEFAULT_CONSOLE_DIR,
     portal: options.portalAssetsDir,
   });
-  const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true });
+  const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true }, body);
   const cors = corsStep(options.corsOrigins ?? []);
 
   const handler: RequestListener = (req, res) => {

@@ -1,6 +1,8 @@
 export { type AppOptions, type AtriumApp, createApp } from './app.ts';
 export { Metrics } from './metrics.ts';
 export { buildOpenApiDocument } from './openapi.ts';
+export { addressKey } from './pipeline/authenticate.ts';
+export { BODY_TIMEOUT_MS } from './pipeline/body.ts';
 export {
   clientAddressOf,
   normalizeAddress,

@@ -20,6 +20,7 @@ export class Metrics {
   readonly webhookFailures: Counter<'reason'>;
   readonly databaseUnavailable: Counter;
   readonly shed: Counter<'reason'>;
+  readonly connectionsRefused: Counter;
   private readonly queues = new Map<string, () => Promise<number> | number>();
 
   constructor(options: { defaultMetrics?: boolean; dbPoolSize?: number; dbUp?: () => Promise<boolean> } = {}) {
@@ -50,8 +51,13 @@ export class Metrics {
     });
     this.shed = new Counter({
       name: 'atrium_http_shed_total',
-      help: 'Requests answered 503 because the server was at capacity (see MAX_IN_FLIGHT): the queue was full, or the request waited past QUEUE_TIMEOUT_MS.',
+      help: 'Requests answered 503 because the server was at capacity (see MAX_IN_FLIGHT): the queue was full, the request waited past QUEUE_TIMEOUT_MS, or the bodies held in memory reached their budget (body_budget).',
       labelNames: ['reason'],
+      registers: [this.registry],
+    });
+    this.connectionsRefused = new Counter({
+      name: 'atrium_http_connections_refused_total',
+      help: 'Connections closed as they arrived because their client address had ATRIUM_MAX_CONNECTIONS_PER_ADDRESS open already.',
       registers: [this.registry],
     });
     this.registerGauges(options);

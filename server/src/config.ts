@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DEFAULT_IN_FLIGHT, type InFlightOptions, MAX_RESPONSE_BYTES, parseTrustedProxies } from '@atrium/rest-facade';
+import {
+  BODY_TIMEOUT_MS,
+  DEFAULT_IN_FLIGHT,
+  type InFlightOptions,
+  MAX_RESPONSE_BYTES,
+  parseTrustedProxies,
+} from '@atrium/rest-facade';
 import {
   ADMIN_TOKEN,
   DEFAULT_QUOTAS,
@@ -99,6 +105,17 @@ export interface ServerConfig {
   inFlight: InFlightOptions | false;
   /** The most bytes one response body may hold (MAX_RESPONSE_BYTES, default 16 MiB); larger is 413. */
   maxResponseBytes: number;
+  /**
+   * The HTTP server's bounds on a client (server/src/connections.ts says why each):
+   * ATRIUM_HEADERS_TIMEOUT_MS (10 s), ATRIUM_BODY_TIMEOUT_MS (10 s, then 408),
+   * ATRIUM_KEEP_ALIVE_TIMEOUT_MS (65 s) and ATRIUM_MAX_CONNECTIONS_PER_ADDRESS (256 per process; 0 = no cap).
+   */
+  http: {
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnectionsPerAddress: number;
+  };
   /** How long SIGTERM waits for in-flight requests before closing their connections. */
   shutdownDrainMs: number;
   /** One log line per request (ACCESS_LOG=off turns it off). */
@@ -315,6 +332,10 @@ const VARIABLES = {
   QUEUE_TIMEOUT_MS: integer(DEFAULT_IN_FLIGHT.timeoutMs),
   MAX_RESPONSE_BYTES: integer(MAX_RESPONSE_BYTES),
   SHUTDOWN_DRAIN_MS: integer(8_000),
+  ATRIUM_HEADERS_TIMEOUT_MS: integer(10_000, 1_000),
+  ATRIUM_BODY_TIMEOUT_MS: integer(BODY_TIMEOUT_MS, 100),
+  ATRIUM_KEEP_ALIVE_TIMEOUT_MS: integer(65_000, 1_000),
+  ATRIUM_MAX_CONNECTIONS_PER_ADDRESS: integer(256),
   ACCESS_LOG: boolean(true),
   ...QUOTAS,
   SMTP_URL: variable((raw) =>
@@ -488,6 +509,12 @@ function fromVariables(v: Variables): ServerConfig {
     // MAX_IN_FLIGHT=0 turns admission control off.
     inFlight: v.MAX_IN_FLIGHT > 0 && { max: v.MAX_IN_FLIGHT, queue: v.MAX_QUEUED, timeoutMs: v.QUEUE_TIMEOUT_MS },
     maxResponseBytes: Math.max(1024, v.MAX_RESPONSE_BYTES),
+    http: {
+      headersTimeoutMs: v.ATRIUM_HEADERS_TIMEOUT_MS,
+      bodyTimeoutMs: v.ATRIUM_BODY_TIMEOUT_MS,
+      keepAliveTimeoutMs: v.ATRIUM_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnectionsPerAddress: v.ATRIUM_MAX_CONNECTIONS_PER_ADDRESS,
+    },
     shutdownDrainMs: v.SHUTDOWN_DRAIN_MS,
     accessLog: v.ACCESS_LOG,
     quotas: Object.fromEntries(

@@ -1,6 +1,7 @@
 export { banner } from './banner.ts';
 export { type AdminClient, type CliIo, createAdminClient, runCli } from './cli.ts';
 export { loadConfig, resolveMasterKey, type ServerConfig } from './config.ts';
+export { capConnectionsPerAddress, type HttpBounds, serverOptions } from './connections.ts';
 export { type DevDnsAnswer, type DevDnsServer, startDevDns } from './dev-dns.ts';
 export { type DevSmtpServer, startDevSmtp } from './dev-smtp.ts';
 export { openGeoLocator } from './geo.ts';

@@ -21,6 +21,7 @@ import {
 } from '@atrium/routers';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import { ConfigError, resolveMasterKey, type ServerConfig } from './config.ts';
+import { capConnectionsPerAddress, SOCKET_IDLE_TIMEOUT_MS, serverOptions } from './connections.ts';
 import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
 import { retentionWorker } from './workers/retention.ts';
@@ -328,6 +329,7 @@ export async function startRuntime(
     rateLimitStore: config.rateLimitStore,
     inFlight: config.inFlight,
     maxResponseBytes: config.maxResponseBytes,
+    bodyTimeoutMs: config.http.bodyTimeoutMs,
     metrics,
     accessLog: config.accessLog,
     portalAssetsDir: portalAssetsDir(),
@@ -336,7 +338,13 @@ export async function startRuntime(
     trustedProxies: config.trustedProxies,
     consoleDir: CONSOLE_DIR,
   });
-  const server = createServer({ keepAliveTimeout: 65_000 }, app.handler);
+  // Header, request, keep-alive and idle timeouts, and the per-address cap (connections.ts says why);
+  // a trusted proxy carries many clients, so it is not capped as one.
+  const server = createServer(serverOptions(config.http), app.handler);
+  server.timeout = SOCKET_IDLE_TIMEOUT_MS;
+  capConnectionsPerAddress(server, config.http.maxConnectionsPerAddress, app.isTrustedProxy, () =>
+    app.metrics.connectionsRefused.inc(),
+  );
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) =>

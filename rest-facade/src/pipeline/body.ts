@@ -1,7 +1,63 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '@atrium/routers';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * How long a whole request body may take to arrive, from when the pipeline starts reading it
+ * (ATRIUM_BODY_TIMEOUT_MS): a body read waits for the network, not for the CPU, so a client
+ * that sends 1 MiB at a crawl is cut here rather than kept while it holds a socket.
+ */
+export const BODY_TIMEOUT_MS = 10_000;
+
+/** The size and time bounds of a request body. */
+export interface BodyBounds {
+  /** The most bytes a body may hold (413 past it). */
+  limit: number;
+  /** The longest a whole body may take to arrive (408 past it, the connection then closed). */
+  timeoutMs: number;
+  /** The bytes of bodies this process may hold at once (503 past it); none, unbounded. */
+  budget?: BodyBudget;
+}
+
+/**
+ * The bytes of request bodies a process holds at once: being read, waiting for a turn, or
+ * running, each until its response closes. Bodies are read before a request queues (so a slow
+ * one holds no turn), so this bounds what the queue holds in memory as the turns bound what
+ * runs: by default 32 MiB, what 32 running requests of 1 MiB held when they were read in
+ * their turn. A slow body holds only the bytes it has sent; past the budget a request gets
+ * 503 at once (`atrium_http_shed_total{reason="body_budget"}`). Ordinary bodies are a few KB.
+ */
+export class BodyBudget {
+  private held = 0;
+
+  constructor(
+    readonly max: number,
+    private readonly onRefused: () => void = () => {},
+  ) {}
+
+  /** The bytes held now (tests). */
+  get bytes(): number {
+    return this.held;
+  }
+
+  take(bytes: number): boolean {
+    if (this.held + bytes > this.max) {
+      this.onRefused();
+      return false;
+    }
+    this.held += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    this.held -= bytes;
+  }
+}
+
+export const BODY_BUDGET_BYTES = 32 * MAX_BODY_BYTES;
+
+export const DEFAULT_BODY_BOUNDS: BodyBounds = { limit: MAX_BODY_BYTES, timeoutMs: BODY_TIMEOUT_MS };
 
 /**
  * The deepest nesting of objects and arrays a body may have. Deeper bodies are refused before
@@ -34,6 +90,21 @@ export function nestingDepth(text: string, limit = MAX_BODY_DEPTH): number {
 
 const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is larger than 1 MiB.');
 
+/** A body refused because the process holds its budget of body bytes: shed load, not the database down. */
+export class BodyBudgetExceeded extends ApiError {
+  constructor() {
+    super(503, 'service_unavailable', 'The server is at capacity. Try again shortly.');
+  }
+}
+
+const tooSlow = (ms: number) =>
+  new ApiError(408, 'request_timeout', `The request body did not arrive within ${Math.ceil(ms / 1000)} s.`);
+
+/** Is this a refusal of the body's bounds (413, 408), after which the connection is closed? */
+export function closesConnection(status: number): boolean {
+  return status === 413 || status === 408;
+}
+
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   if (length !== undefined) return Number(length) > 0;
@@ -47,41 +118,62 @@ function isJson(contentType: string | undefined): boolean {
 }
 
 /**
- * The whole body, refused past `limit` bytes (what has not arrived is drained, not kept). Read
- * through the stream's events rather than `for await`: the stream's async iterator costs more
- * per request, and under load the objects of a request read that way were kept across V8's
- * scavenges and promoted (bench/README.md, tenth pass).
+ * The whole body, refused past `limit` bytes (413) or when it has not ended within
+ * `timeoutMs` (408, and the answer closes the connection), or when the process holds its
+ * budget of body bytes already (503; counted until `res` closes). What has not arrived of a
+ * refused body is drained, not kept. Read through the stream's events rather than `for await`: the stream's async
+ * iterator costs more per request, and under load the objects of a request read that way were
+ * kept across V8's scavenges and promoted (bench/README.md, tenth pass).
  */
-function readAll(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(
+  req: IncomingMessage,
+  bounds: BodyBounds = DEFAULT_BODY_BOUNDS,
+  res?: ServerResponse,
+): Promise<Buffer> {
+  if (Number(req.headers['content-length'] ?? 0) > bounds.limit) {
+    req.resume();
+    return Promise.reject(tooLarge());
+  }
+  const budget = res ? bounds.budget : undefined;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const done = () => {
+      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onCut);
       req.off('close', onCut);
     };
+    // A refused body gives back what it held at once, and what has not arrived is drained.
+    const refuse = (error: ApiError) => {
+      done();
+      budget?.give(size);
+      req.resume();
+      reject(error);
+    };
     const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        done();
-        req.resume();
-        reject(tooLarge());
-        return;
+      if (size + chunk.length > bounds.limit) return refuse(tooLarge());
+      if (budget && !budget.take(chunk.length)) {
+        res?.setHeader('Retry-After', '1');
+        return refuse(new BodyBudgetExceeded());
       }
+      size += chunk.length;
       chunks.push(chunk);
     };
     const onEnd = () => {
       done();
+      // Held until the response closes (sent, or its connection lost).
+      if (budget && size > 0) res?.once('close', () => budget.give(size));
       resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
     // The client went away before the body ended ('error' with ECONNRESET, or 'close'): a
     // client's doing, answered (to no one) as the incomplete JSON it is, not logged as a fault.
-    const onCut = () => {
-      done();
-      reject(new ApiError(400, 'invalid_json', 'The request body ended before it was complete.'));
-    };
+    const onCut = () => refuse(new ApiError(400, 'invalid_json', 'The request body ended before it was complete.'));
+    // Past the deadline the body is no longer kept (what still comes is drained until the 408
+    // closes the connection, so the client reads its answer rather than a reset).
+    const onLate = () => refuse(tooSlow(bounds.timeoutMs));
+    const timer = setTimeout(onLate, bounds.timeoutMs);
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onCut);
@@ -91,20 +183,20 @@ function readAll(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 /**
  * Reads a JSON request body by the contract: no body is `{}`; a body needs a JSON content
- * type (415), at most 1 MiB (413), valid JSON (400 `invalid_json`) and an object (422).
+ * type (415), at most 1 MiB (413), to arrive within the deadline (408), valid JSON (400
+ * `invalid_json`) and an object (422).
  */
-export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Record<string, unknown>> {
+export async function readJsonBody(
+  req: IncomingMessage,
+  bounds: BodyBounds = DEFAULT_BODY_BOUNDS,
+  res?: ServerResponse,
+): Promise<Record<string, unknown>> {
   if (!hasBody(req)) return {};
   if (!isJson(req.headers['content-type'])) {
     req.resume();
     throw new ApiError(415, 'unsupported_media_type', 'Request bodies must be sent as application/json.');
   }
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) {
-    req.resume();
-    throw tooLarge();
-  }
-  const text = (await readAll(req, limit)).toString('utf8');
+  const text = (await readBody(req, bounds, res)).toString('utf8');
   if (text.trim() === '') return {};
   if (nestingDepth(text) > MAX_BODY_DEPTH) {
     throw new ApiError(422, 'invalid_request_parameters', 'The request body is nested too deeply.', [

@@ -12,7 +12,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { clientOf, deviceOf } from './authenticate.ts';
-import { readJsonBody } from './body.ts';
+import { type BodyBounds, DEFAULT_BODY_BOUNDS, readJsonBody } from './body.ts';
 import type { Exchange } from './exchange.ts';
 import type { Limits, Refusal } from './limits.ts';
 import { logFailure } from './render.ts';
@@ -133,13 +133,15 @@ function refuseGraphQL(ex: Exchange, error: unknown, headers: Record<string, str
 }
 
 /**
- * The GraphQL transport: authenticate (a client or widget token) → limits → graphql-yoga over
- * the client schema (routers/src/client-api/graphql). Resolvers get the caller's ClientScope.
+ * The GraphQL transport: authenticate (a client or widget token) → rate limit → body → turn →
+ * graphql-yoga over the client schema (routers/src/client-api/graphql). Resolvers get the
+ * caller's ClientScope.
  */
 export function graphqlTransport(
   deps: Deps,
   limits: Limits,
   options: GraphQLOptions = { introspection: true },
+  bounds: BodyBounds = DEFAULT_BODY_BOUNDS,
 ): (ex: Exchange) => Promise<void> {
   const yoga = createYoga<YogaContext>({
     schema: clientSchema(),
@@ -163,23 +165,25 @@ export function graphqlTransport(
     const counted = limits.count(identity, ex.res, { requests: 1, organizationDeletes: 0 });
     const limited = counted instanceof Promise ? await counted : counted;
     if (limited) return refuse(ex, limited);
-    const waited = await limits.turn(ex.res, 1);
-    if (waited) {
-      ex.shed = true;
-      return refuse(ex, waited);
-    }
     let caller: ClientCaller;
     try {
       caller = clientOf(identity) ?? (await authenticateClientToken(deps, ex.req.headers.authorization, deviceOf(ex)));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      return refuseGraphQL(ex, error);
+      // Refused before its body is read: the connection closes rather than drain it.
+      return refuseGraphQL(ex, error, { Connection: 'close' });
+    }
+    // The body through the pipeline's own bounds (size, time, depth, JSON object), handed to
+    // yoga parsed; read before the turn, so a slow body holds no turn.
+    const body = ex.method === 'POST' ? await readJsonBody(ex.req, bounds, ex.res) : undefined;
+    if (body === undefined) ex.req.resume();
+    const waited = await limits.turn(ex.res, 1, caller.env.id);
+    if (waited) {
+      ex.shed = true;
+      return refuse(ex, waited);
     }
     const { env, principal } = caller;
     const scope: ClientScope = { db: deps.db, env, now: deps.now, deps, client: principal };
-    // The body through the pipeline's own bounds (size, depth, JSON object), handed to yoga parsed.
-    const body = ex.method === 'POST' ? await readJsonBody(ex.req) : undefined;
-    if (body === undefined) ex.req.resume();
     const url = `http://localhost${ex.pathname}${ex.search ? `?${ex.search}` : ''}`;
     const headers = { 'content-type': 'application/json', accept: String(ex.req.headers.accept ?? 'application/json') };
     const context: YogaContext = { scope, requestId: ex.requestId, ...(body && { body }) };

@@ -36,11 +36,22 @@ interface Waiter {
   res: ServerResponse;
   weight: number;
   deadline: number;
+  /** Arrival order over every share: the tie-break between shares using as much. */
+  seq: number;
+  share: Share;
   resolve: (turn: Turn) => void;
   onClose: () => void;
   /** Answered already: admitted, shed, or its caller left. Left in the list, skipped when reached. */
   done: boolean;
   next: Waiter | undefined;
+}
+
+/** One environment's (or caller's, `Limits.turn`) part of the limit: its weight running, its own queue. */
+interface Share {
+  key: string;
+  running: number;
+  head: Waiter | undefined;
+  tail: Waiter | undefined;
 }
 
 const GO: Turn = { ok: true };
@@ -53,24 +64,35 @@ const left = (): Turn => ({ ok: false, reason: 'closed', error: overloaded(), re
 
 /**
  * Admission control for the API: requests run their procedures while their weights (one, or
- * more for a large page: `weightOfPage`) add up to at most `max`; the rest wait their turn in
- * arrival order, at most `queue` of them and `timeoutMs` each, and are then refused with 503
+ * more for a large page: `weightOfPage`) add up to at most `max`; the rest wait their turn, at
+ * most `queue` of them and `timeoutMs` each, and are then refused with 503
  * `service_unavailable` and `Retry-After`. A turn is held until the response closes (sent, or
- * its connection lost). Strictly first come, first served: a large page at the head of the
- * queue is not overtaken by small requests, so it cannot starve.
+ * its connection lost).
+ *
+ * Turns are shared fairly between environments (the `share` of `enter`), as the workers share
+ * their rounds (db/src/fair.ts): when a turn frees up, it goes to the waiting request of the
+ * share that has the least weight running, the earliest arrival among equals; within a share,
+ * strictly first come, first served. So one environment's slow calls (password hashing, large
+ * pages) take the turns others leave free, but every other environment's next request goes
+ * before them. The chosen request is not overtaken while it waits for room: a large page
+ * cannot starve. With one share this is the plain arrival order.
  *
  * What a request holds while it runs (rows, the objects built from them, the JSON) is what the
  * process's memory follows under load: bounding it by rows bounds the memory, where waiting
- * requests hold only their sockets. On the bench's pages of 100 organizations at 32 connections,
- * 8 running instead of 32 cut the peak RSS by ~9 MB and the CPU per page by a third (less to
- * promote in each scavenge); small requests, which need the concurrency to keep the CPU busy
- * while PostgreSQL answers, still run 32 at once (bench/README.md, seventh pass).
+ * requests hold their sockets and bodies (at most 1 MiB each, read before they queue). On the
+ * bench's pages of 100 organizations at 32 connections, 8 running instead of 32 cut the peak
+ * RSS by ~9 MB and the CPU per page by a third (less to promote in each scavenge); small
+ * requests, which need the concurrency to keep the CPU busy while PostgreSQL answers, still
+ * run 32 at once (bench/README.md, seventh pass).
  */
 export class InFlightLimit {
   private running = 0;
   private waiting = 0;
-  private head: Waiter | undefined;
-  private tail: Waiter | undefined;
+  private seq = 0;
+  /** Every share running or waiting; a share is dropped when it has neither. */
+  private readonly shares = new Map<string, Share>();
+  /** The shares with waiters (some of them perhaps answered already). */
+  private readonly queued = new Set<Share>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -83,15 +105,22 @@ export class InFlightLimit {
     return { running: this.running, waiting: this.waiting };
   }
 
-  /** Takes a turn for the request answered by `res`, now (no promise) or when one frees up. */
-  enter(res: ServerResponse, weight = 1): Turn | Promise<Turn> {
+  /** The weight running of one share (tests and metrics). */
+  runningOf(share: string): number {
+    return this.shares.get(share)?.running ?? 0;
+  }
+
+  /**
+   * Takes a turn for the request answered by `res`, in `share` (its environment), now (no
+   * promise) or when one frees up.
+   */
+  enter(res: ServerResponse, weight = 1, share = ''): Turn | Promise<Turn> {
     // Its caller left already (while its rate limit was counted): 'close' will not come again.
     if (res.closed) return left();
     // A call heavier than the whole limit runs alone.
     const w = Math.max(1, Math.min(weight, this.options.max));
     if (this.waiting === 0 && this.running + w <= this.options.max) {
-      this.running += w;
-      res.once('close', () => this.release(w));
+      this.admit(this.shareOf(share), w, res);
       return GO;
     }
     if (this.waiting >= this.options.queue) return this.refuse('queue_full');
@@ -100,6 +129,8 @@ export class InFlightLimit {
         res,
         weight: w,
         deadline: performance.now() + this.options.timeoutMs,
+        seq: this.seq++,
+        share: this.shareOf(share),
         resolve,
         onClose: () => {
           if (waiter.done) return;
@@ -113,52 +144,122 @@ export class InFlightLimit {
         next: undefined,
       };
       res.once('close', waiter.onClose);
-      if (this.tail) this.tail.next = waiter;
-      else this.head = waiter;
-      this.tail = waiter;
+      const queue = waiter.share;
+      if (queue.tail) queue.tail.next = waiter;
+      else queue.head = waiter;
+      queue.tail = waiter;
+      this.queued.add(queue);
       this.waiting++;
-      this.armTimer();
+      // A share using less than the one whose head waits for room goes first, if it fits now.
+      if (this.running < this.options.max) this.drain();
+      else this.armTimer();
     });
   }
 
-  /** A running request's response closed: its weight frees turns for the waiters at the head. */
-  private release(weight: number): void {
+  private shareOf(key: string): Share {
+    let share = this.shares.get(key);
+    if (!share) {
+      share = { key, running: 0, head: undefined, tail: undefined };
+      this.shares.set(key, share);
+    }
+    return share;
+  }
+
+  private admit(share: Share, weight: number, res: ServerResponse): void {
+    this.running += weight;
+    share.running += weight;
+    res.once('close', () => this.release(share, weight));
+  }
+
+  /** A running request's response closed: its weight frees turns for the waiters. */
+  private release(share: Share, weight: number): void {
     this.running -= weight;
-    this.drain();
+    share.running -= weight;
+    this.forget(share);
+    if (this.waiting > 0) this.drain();
+  }
+
+  /** Drops a share that has nothing running and nobody waiting (the map holds only live ones). */
+  private forget(share: Share): void {
+    if (share.running === 0 && share.head === undefined && this.shares.get(share.key) === share)
+      this.shares.delete(share.key);
   }
 
   /**
-   * Walks the queue from its head: drops waiters whose callers left, refuses those past their
-   * deadline, and admits the rest while they fit. Waiters share one timeout and join in order,
-   * so deadlines only grow along the queue.
+   * The first waiter of a share still to be answered, dropping those answered already and
+   * refusing those past their deadline (a share's deadlines grow along its queue).
+   */
+  private headOf(share: Share, now: number): Waiter | undefined {
+    for (let waiter = share.head; waiter; waiter = share.head) {
+      if (!waiter.done) {
+        if (waiter.deadline > now) return waiter;
+        this.take(waiter);
+        waiter.resolve(this.refuse('timeout'));
+        continue;
+      }
+      share.head = waiter.next;
+    }
+    share.tail = undefined;
+    this.queued.delete(share);
+    this.forget(share);
+    return undefined;
+  }
+
+  /** Takes a waiter off the head of its share's queue, answered. */
+  private take(waiter: Waiter): void {
+    waiter.done = true;
+    this.waiting--;
+    waiter.res.off('close', waiter.onClose);
+    const share = waiter.share;
+    share.head = waiter.next;
+    if (!share.head) {
+      share.tail = undefined;
+      this.queued.delete(share);
+    }
+  }
+
+  /**
+   * Refuses the waiters past their deadline, then admits, while it fits, the head of the share
+   * with the least weight running (the earliest among equals); the one chosen waits for room
+   * rather than be overtaken.
    */
   private drain(): void {
     const now = performance.now();
-    for (let waiter = this.head; waiter; waiter = this.head) {
-      if (!waiter.done) {
-        if (waiter.deadline > now && this.running + waiter.weight > this.options.max) break;
-        waiter.done = true;
-        this.waiting--;
-        waiter.res.off('close', waiter.onClose);
-        if (waiter.deadline <= now) waiter.resolve(this.refuse('timeout'));
-        else {
-          const w = waiter.weight;
-          this.running += w;
-          waiter.res.once('close', () => this.release(w));
-          waiter.resolve(GO);
-        }
+    for (;;) {
+      let chosen: Waiter | undefined;
+      for (const share of this.queued) {
+        const head = this.headOf(share, now);
+        if (!head) continue;
+        const best = chosen?.share;
+        if (
+          !chosen ||
+          !best ||
+          share.running < best.running ||
+          (share.running === best.running && head.seq < chosen.seq)
+        )
+          chosen = head;
       }
-      this.head = waiter.next;
-      if (!this.head) this.tail = undefined;
+      if (!chosen || this.running + chosen.weight > this.options.max) break;
+      this.take(chosen);
+      this.admit(chosen.share, chosen.weight, chosen.res);
+      chosen.resolve(GO);
     }
     this.armTimer();
   }
 
-  /** One timer for the whole queue, at its head's deadline (the earliest). */
+  /** One timer for the whole queue, at the earliest deadline of the shares' heads. */
   private armTimer(): void {
-    if (this.timer || this.waiting === 0 || !this.head) return;
-    const delay = Math.max(0, this.head.deadline - performance.now());
-    this.timer = setTimeout(this.expire, delay);
+    if (this.timer || this.waiting === 0) return;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const share of this.queued) {
+      for (let waiter = share.head; waiter; waiter = waiter.next) {
+        if (waiter.done) continue;
+        if (waiter.deadline < earliest) earliest = waiter.deadline;
+        break;
+      }
+    }
+    if (earliest === Number.POSITIVE_INFINITY) return;
+    this.timer = setTimeout(this.expire, Math.max(0, earliest - performance.now()));
     this.timer.unref();
   }
 

@@ -9,13 +9,32 @@ function refusalOf(admission: Admission): Refusal | undefined {
   return admission.ok ? undefined : { error: admission.error, retryAfter: admission.retryAfter, silent: false };
 }
 
+/**
+ * Whose share of the turns a request takes (in-flight.ts): its environment's, for an API key or
+ * a client token alike, so one environment's slow calls cannot take every turn from the others;
+ * admin calls share one; a caller without a valid credential, its address's.
+ */
+export function shareOf(identity: Identity | undefined): string {
+  if (identity === undefined) return '';
+  switch (identity.kind) {
+    case 'key':
+      return identity.env.id;
+    case 'client':
+      return identity.caller.env.id;
+    case 'admin':
+      return 'admin';
+    default:
+      return `address:${identity.key}`;
+  }
+}
+
 /** A request the limits turned away: its error and `Retry-After`, or nothing to answer (it left). */
 export type Refusal = { error: ApiError; retryAfter: number; silent: boolean };
 
 /**
  * The limits step, one for every transport: the caller's identity (the authenticate step) is
- * counted against its rate limit, then the request takes a turn to run (in-flight.ts), after
- * the rate limit so a refused key never waits. REST counts one request per call, `/trpc` one per
+ * counted against its rate limit, then (once the transport has read the body) the request takes
+ * a turn to run (in-flight.ts), after the rate limit so a refused key never waits. REST counts one request per call, `/trpc` one per
  * procedure of a batch; both count `organizations.delete` against the delete limit too.
  */
 export class Limits {
@@ -45,9 +64,12 @@ export class Limits {
     return admission instanceof Promise ? admission.then(refusalOf) : refusalOf(admission);
   }
 
-  /** A turn to run for a request of `weight` (pages weigh more), now or when one frees up. */
-  async turn(res: ServerResponse, weight: number): Promise<Refusal | undefined> {
-    const entered = this.inFlight?.enter(res, weight);
+  /**
+   * A turn to run for a request of `weight` (pages weigh more), now or when one frees up, in
+   * the fair share of its caller's environment (`shareOf`).
+   */
+  async turn(res: ServerResponse, weight: number, share: string): Promise<Refusal | undefined> {
+    const entered = this.inFlight?.enter(res, weight, share);
     const turn = entered instanceof Promise ? await entered : entered;
     if (!turn || turn.ok) return undefined;
     return { error: turn.error, retryAfter: turn.retryAfter, silent: turn.reason === 'closed' };

@@ -1,10 +1,10 @@
-import { createInnerContext, type Deps } from '@atrium/routers';
-import { clientOf, deviceOf, elevatedAccessOf, environmentOf } from './authenticate.ts';
-import { parseQuery, readJsonBody } from './body.ts';
+import { ApiError, authenticateApiKey, authenticateClientToken, createInnerContext, type Deps } from '@atrium/routers';
+import { clientOf, deviceOf, elevatedAccessOf, environmentOf, type Identity } from './authenticate.ts';
+import { type BodyBounds, parseQuery, readJsonBody } from './body.ts';
 import { type RestDispatcher, takesBody } from './dispatch.ts';
 import { type Exchange, idempotencyKeyOf } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
-import type { Limits, Refusal } from './limits.ts';
+import { type Limits, type Refusal, shareOf } from './limits.ts';
 import { bounded, errorOutcome, logFailure, type Outcome, writeError, writeOutcome } from './render.ts';
 
 export interface RestOptions {
@@ -12,6 +12,8 @@ export interface RestOptions {
   limits: Limits;
   dispatch: RestDispatcher;
   maxResponseBytes: number;
+  /** The size and time bounds of a request body. */
+  body: BodyBounds;
   /** Is this REST call an organization delete (it counts against that limit too)? */
   isOrganizationDelete: (method: string, template: string) => boolean;
   /** The templates of the DELETEs that read a JSON body (`meta.bodyOnDelete`: the widgets' revoke-all). */
@@ -24,9 +26,37 @@ function refuse(ex: Exchange, refusal: Refusal): void {
   if (!refusal.silent) writeError(ex.res, refusal.error, { 'Retry-After': String(refusal.retryAfter) });
 }
 
+/** The client surfaces' REST paths, whose procedures take a client or widget token (never an API key). */
+const CLIENT_PREFIX = '/_widgets/';
+
 /**
- * The REST transport: authenticate → limits → body → dispatch → render. The body stays in the
- * socket until the request has its turn; every error is rendered by the render step.
+ * Every REST route that reads a body needs a credential (only the JWKS, a GET, is public). A
+ * caller the authenticate step found none for (none sent, or refused) gets the refusal its
+ * procedure's guard would give, from the same check, before its body is read: a client
+ * without a credential never gets to hold a body open. Undefined when the check passes after all.
+ */
+async function refusalWithoutCredential(
+  deps: Deps,
+  ex: Exchange,
+  template: string,
+  identity: Identity | undefined,
+): Promise<ApiError | undefined> {
+  if (identity?.kind !== 'address') return undefined;
+  const { authorization } = ex.req.headers;
+  try {
+    if (template.startsWith(CLIENT_PREFIX)) await authenticateClientToken(deps, authorization, deviceOf(ex));
+    else await authenticateApiKey(deps, authorization);
+    return undefined;
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+}
+
+/**
+ * The REST transport: authenticate → limits → body → turn → dispatch → render. The body is read
+ * (bounded in size and time) before the request takes a turn, so a slow body holds a socket and
+ * never one of the turns every tenant shares; every error is rendered by the render step.
  */
 export function restTransport(options: RestOptions): (ex: Exchange, template: string) => Promise<void> {
   const { deps, limits, dispatch, maxResponseBytes } = options;
@@ -36,16 +66,20 @@ export function restTransport(options: RestOptions): (ex: Exchange, template: st
     const counted = limits.count(identity, ex.res, { requests: 1, organizationDeletes: deletes });
     const limited = counted instanceof Promise ? await counted : counted;
     if (limited) return refuse(ex, limited);
+    let body: Record<string, unknown> | undefined;
+    const readsBody = takesBody(ex.method) || (ex.method === 'DELETE' && options.deletesWithBody.has(template));
+    if (readsBody) {
+      const refused = await refusalWithoutCredential(deps, ex, template, identity);
+      // The body is left unread, so the connection closes rather than drain it.
+      if (refused) return writeError(ex.res, refused, { Connection: 'close' });
+      body = await readJsonBody(ex.req, options.body, ex.res);
+    } else ex.req.resume();
     const query = parseQuery(ex.search);
-    const waited = await limits.turn(ex.res, weightOfPage(query.limit));
+    const waited = await limits.turn(ex.res, weightOfPage(query.limit), shareOf(identity));
     if (waited) {
       ex.shed = true;
       return refuse(ex, waited);
     }
-    let body: Record<string, unknown> | undefined;
-    const readsBody = takesBody(ex.method) || (ex.method === 'DELETE' && options.deletesWithBody.has(template));
-    if (readsBody) body = await readJsonBody(ex.req);
-    else ex.req.resume();
     const { authorization } = ex.req.headers;
     const ctx = createInnerContext(deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
     ctx.client = clientOf(identity);

@@ -3,12 +3,12 @@ import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import type { TRPCRequestInfo } from '@trpc/server/http';
 import { resolveResponse } from '@trpc/server/http';
 import { getErrorShape } from '@trpc/server/unstable-core-do-not-import';
-import { clientOf, deviceOf, elevatedAccessOf, environmentOf } from './authenticate.ts';
-import { MAX_BODY_BYTES } from './body.ts';
+import { clientOf, deviceOf, elevatedAccessOf, environmentOf, type Identity } from './authenticate.ts';
+import { type BodyBounds, BodyBudgetExceeded, closesConnection, DEFAULT_BODY_BOUNDS, readBody } from './body.ts';
 import { consoleCredentials } from './console.ts';
 import { type Exchange, idempotencyKeyOf } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
-import type { Limits } from './limits.ts';
+import { type Limits, shareOf } from './limits.ts';
 import { logFailure, MAX_BATCH_CALLS, type Outcome, responseTooLarge, writeOutcome } from './render.ts';
 
 /** Where tRPC clients call the procedures (`/trpc/organizations.create`, batches `a,b?batch=1`). */
@@ -55,24 +55,67 @@ async function weightOf(info: TRPCRequestInfo): Promise<number> {
   return weight;
 }
 
+/** The procedures a `/trpc` URL names: one, or each of a batch's (`a,b?batch=1`), as tRPC splits them. */
+function pathsOf(ex: Exchange): string[] {
+  const path = ex.pathname.slice(TRPC_BASE.length + 1).replace(/\/$/, '');
+  return new URLSearchParams(ex.search).get('batch') === '1' ? path.split(',') : [path];
+}
+
 /**
- * The `/trpc` context, where the shared steps run for a batch: each procedure of it counts as
- * one request (and `organizations.delete` against the delete limit too); at most
- * `MAX_BATCH_CALLS` calls, whose weights together must fit the in-flight limit. A refusal is
- * thrown as a TRPCError, so tRPC answers it in its own shape (the contract's body in `data.contract`).
+ * The shared steps that run before tRPC reads anything: at most `MAX_BATCH_CALLS` calls; each
+ * procedure of a batch counts as one request (and `organizations.delete` against the delete
+ * limit too); then the body, bounded in size and time, read before the batch takes a turn (in
+ * `admitBatch`) so a slow body holds no turn. A refusal is answered here in tRPC's shape.
  */
-async function admitBatch(deps: Deps, limits: Limits, ex: Exchange, info: TRPCRequestInfo) {
-  const calls = info.calls.length;
-  if (calls > MAX_BATCH_CALLS)
-    throw batchTooLarge(`A batch holds at most ${MAX_BATCH_CALLS} calls; this one has ${calls}.`);
+async function admitRequest(
+  limits: Limits,
+  ex: Exchange,
+  bounds: BodyBounds,
+): Promise<{ identity: Identity | undefined } | undefined> {
+  const paths = pathsOf(ex);
+  if (paths.length > MAX_BATCH_CALLS) {
+    ex.req.resume();
+    const error = batchTooLarge(`A batch holds at most ${MAX_BATCH_CALLS} calls; this one has ${paths.length}.`);
+    writeOutcome(ex.res, trpcErrorOutcome(ex, error));
+    return undefined;
+  }
   const identity = await limits.identify(ex, 'trpc');
-  const organizationDeletes = info.calls.filter((call) => call.path === ORGANIZATION_DELETE).length;
-  const counted = limits.count(identity, ex.res, { requests: calls, organizationDeletes });
+  const organizationDeletes = paths.filter((path) => path === ORGANIZATION_DELETE).length;
+  const counted = limits.count(identity, ex.res, { requests: paths.length, organizationDeletes });
   const limited = counted instanceof Promise ? await counted : counted;
   if (limited) {
-    ex.res.setHeader('Retry-After', String(limited.retryAfter));
-    throw limited.error;
+    ex.req.resume();
+    if (!limited.silent) {
+      ex.res.setHeader('Retry-After', String(limited.retryAfter));
+      writeOutcome(ex.res, trpcErrorOutcome(ex, limited.error));
+    }
+    return undefined;
   }
+  if (ex.method !== 'GET' && ex.method !== 'HEAD') {
+    let body: Buffer;
+    try {
+      body = await readBody(ex.req, bounds, ex.res);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      if (error instanceof BodyBudgetExceeded) ex.shed = true;
+      if (closesConnection(error.status)) ex.res.setHeader('Connection', 'close');
+      writeOutcome(ex.res, trpcErrorOutcome(ex, error));
+      return undefined;
+    }
+    // tRPC's node adapter takes a body already read from `req.body` (a string is passed as is).
+    (ex.req as { body?: string }).body = body.toString('utf8');
+  }
+  return { identity };
+}
+
+/**
+ * The `/trpc` context, where the rest of the shared steps run for a batch, once tRPC has parsed
+ * it: its calls' weights together must fit the in-flight limit, and it waits for its turn. A
+ * refusal is thrown as a TRPCError, so tRPC answers it in its own shape (the contract's body in
+ * `data.contract`).
+ */
+async function admitBatch(deps: Deps, limits: Limits, ex: Exchange, info: TRPCRequestInfo, identity?: Identity) {
+  const calls = info.calls.length;
   const max = limits.inFlight?.options.max;
   const weight = max === undefined ? 0 : await weightOf(info);
   // A single call heavier than the limit runs alone (in-flight.ts); a batch must fit.
@@ -81,7 +124,7 @@ async function admitBatch(deps: Deps, limits: Limits, ex: Exchange, info: TRPCRe
       `This batch weighs ${weight} and at most ${max} may run at once (a page of more than 25 items weighs more than one). Send fewer calls or ask for smaller pages.`,
     );
   }
-  const waited = await limits.turn(ex.res, weight);
+  const waited = await limits.turn(ex.res, weight, shareOf(identity));
   if (waited) {
     ex.shed = true;
     ex.res.setHeader('Retry-After', String(waited.retryAfter));
@@ -115,14 +158,23 @@ async function boundedBody(response: Response, maxBytes: number): Promise<Buffer
 }
 
 /**
- * The `/trpc` transport: tRPC resolves the call (`resolveResponse`, as its node adapter does)
- * and the render step writes its response, or 413 in tRPC's shape when it is over the bound.
+ * The `/trpc` transport: batch size → authenticate → rate limit → body (`admitRequest`), then
+ * tRPC resolves the call (`resolveResponse`, as its node adapter does) after its turn
+ * (`admitBatch`), and the render step writes its response, or 413 in tRPC's shape when it is
+ * over the bound.
  */
-export function trpcTransport(deps: Deps, limits: Limits, maxBytes: number): (ex: Exchange) => Promise<void> {
+export function trpcTransport(
+  deps: Deps,
+  limits: Limits,
+  maxBytes: number,
+  bounds: BodyBounds = DEFAULT_BODY_BOUNDS,
+): (ex: Exchange) => Promise<void> {
   return async (ex) => {
     const { req, res } = ex;
     try {
-      const request = incomingMessageToRequest(req, res, { maxBodySize: MAX_BODY_BYTES });
+      const admitted = await admitRequest(limits, ex, bounds);
+      if (!admitted) return;
+      const request = incomingMessageToRequest(req, res, { maxBodySize: bounds.limit });
       const path = new URL(request.url).pathname
         .replace(/^\/|\/$/g, '')
         .slice(TRPC_BASE.length)
@@ -133,7 +185,7 @@ export function trpcTransport(deps: Deps, limits: Limits, maxBytes: number): (ex
         path,
         error: null,
         createContext: ({ info }) =>
-          admitBatch(deps, limits, ex, info).catch((error: unknown) => {
+          admitBatch(deps, limits, ex, info, admitted.identity).catch((error: unknown) => {
             throw asTRPCError(error);
           }),
         // Headers the procedures ask for (`Idempotent-Replayed: true` on a replay).

@@ -1,5 +1,5 @@
-import { EventEmitter } from 'node:events';
-import type { ServerResponse } from 'node:http';
+import { EventEmitter, once } from 'node:events';
+import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HttpClient, newEnvironment } from '../helpers/world.ts';
 import { snapshot } from './catalog.ts';
@@ -127,5 +127,166 @@ describe('requests running at once (MAX_IN_FLIGHT)', () => {
     expect(own.app.inFlight).toBeUndefined();
     const res = await new HttpClient(own.url, { Authorization: `Bearer ${env.apiKey}` }).get('/organizations');
     expect(res.status).toBe(200);
+  });
+});
+
+/** An answer read to its end, and whether the server closed the connection after it. */
+interface Slow {
+  status: number;
+  headers: IncomingMessage['headers'];
+  body: any;
+  closed: Promise<void>;
+}
+
+/**
+ * Sends a request whose body starts (`first`) but never ends (Content-Length promises more):
+ * what the server answers, without the client ever finishing the body.
+ */
+async function slowBody(url: string, path: string, headers: Record<string, string>, first: string): Promise<Slow> {
+  const req: ClientRequest = request(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'Content-Length': '1000', ...headers },
+    agent: false,
+  });
+  req.on('error', () => {});
+  const closed = new Promise<void>((resolve) => req.once('close', () => resolve()));
+  req.write(first);
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return { status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : undefined, closed };
+}
+
+describe('bodies are read before a turn (issue #34)', () => {
+  let own: Awaited<ReturnType<typeof startOwnApp>> | undefined;
+  afterEach(async () => {
+    await own?.close();
+    own = undefined;
+  });
+
+  it('cuts a body that has not arrived by its deadline with 408 and closes the connection, holding no turn meanwhile', async () => {
+    const env = await newEnvironment();
+    // The only turn is taken for good: a request that waited for it would never be answered.
+    own = await startOwnApp(env.deps, { inFlight: { max: 1, queue: 10, timeoutMs: 60_000 }, bodyTimeoutMs: 300 });
+    const inFlight = own.app.inFlight;
+    if (!inFlight) throw new Error('the in-flight limit is on by default');
+    const busy = holder();
+    inFlight.enter(busy);
+    const before = await snapshot(env);
+    const auth = { Authorization: `Bearer ${env.apiKey}` };
+
+    const rest = await slowBody(own.url, '/organizations', auth, '{"name":');
+    expect(rest.status).toBe(408);
+    expect(rest.body).toEqual({ code: 'request_timeout', message: expect.any(String) });
+    expect(rest.headers.connection).toBe('close');
+    await rest.closed;
+
+    const trpc = await slowBody(own.url, '/trpc/organizations.create', auth, '{"name":');
+    expect(trpc.status).toBe(408);
+    expect(trpc.body.error.data).toMatchObject({
+      httpStatus: 408,
+      contract: { status: 408, body: { code: 'request_timeout', message: expect.any(String) } },
+    });
+    expect(trpc.headers.connection).toBe('close');
+    await trpc.closed;
+
+    // Nothing ever waited for the turn, nothing was stored, nothing was shed.
+    expect(inFlight.load).toEqual({ running: 1, waiting: 0 });
+    expect(await snapshot(env)).toEqual(before);
+    expect(await own.app.metrics.registry.metrics()).not.toContain('atrium_http_shed_total{');
+    busy.emit('close');
+  });
+
+  it('reads a GraphQL body before its turn, and cuts a slow one with 408', async () => {
+    const env = await newEnvironment();
+    own = await startOwnApp(env.deps, { inFlight: { max: 1, queue: 10, timeoutMs: 60_000 }, bodyTimeoutMs: 300 });
+    const busy = holder();
+    own.app.inFlight?.enter(busy);
+    // Without a client token: refused (403) before the body is read, and before any turn.
+    const anonymous = await slowBody(own.url, '/client/graphql', {}, '{"query":');
+    expect(anonymous.status).toBe(403);
+    expect(anonymous.body.errors[0].extensions).toMatchObject({ status: 403 });
+    expect(anonymous.headers.connection).toBe('close');
+    expect(own.app.inFlight?.load).toEqual({ running: 1, waiting: 0 });
+    busy.emit('close');
+  });
+
+  it('refuses a request without a valid credential before reading its body', async () => {
+    const env = await newEnvironment();
+    own = await startOwnApp(env.deps, { inFlight: { max: 1, queue: 10, timeoutMs: 60_000 }, bodyTimeoutMs: 60_000 });
+    const busy = holder();
+    own.app.inFlight?.enter(busy);
+    const before = await snapshot(env);
+    // The bodies never end and the only turn is taken: only a refusal before both answers.
+    const missing = await slowBody(own.url, '/organizations', {}, '{"name":');
+    expect(missing.status).toBe(401);
+    expect(missing.body).toMatchObject({ code: 'unauthorized' });
+    expect(missing.headers.connection).toBe('close');
+    await missing.closed;
+    const bogus = await slowBody(
+      own.url,
+      '/organizations',
+      { Authorization: `Bearer sk_test_${'b'.repeat(40)}` },
+      '{"name":',
+    );
+    expect(bogus.status).toBe(401);
+    expect(bogus.body).toMatchObject({ code: 'unauthorized' });
+    // A widgets path refuses as its procedure does (403 for a missing client token).
+    const widget = await slowBody(own.url, '/_widgets/UserProfile/me', {}, '{"first_name":');
+    expect(widget.status).toBe(403);
+    expect(own.app.inFlight?.load).toEqual({ running: 1, waiting: 0 });
+    expect(await snapshot(env)).toEqual(before);
+    busy.emit('close');
+  });
+
+  it('bounds the bytes of bodies held at once: past the budget 503 at once, and each body gives its bytes back', async () => {
+    const env = await newEnvironment();
+    own = await startOwnApp(env.deps, { bodyBudgetBytes: 64 });
+    const client = new HttpClient(own.url, { Authorization: `Bearer ${env.apiKey}` });
+    const before = await snapshot(env);
+    const big = await client.post('/organizations', { name: 'x'.repeat(80) });
+    expect(big.status).toBe(503);
+    expect(big.body).toEqual({ code: 'service_unavailable', message: expect.any(String) });
+    expect(big.headers.get('retry-after')).toBe('1');
+    expect(await snapshot(env)).toEqual(before);
+    // Two bodies of 40 bytes one after the other: the first gave its bytes back when answered.
+    for (const name of ['Budget one xxxxxxxxxxxxxxxx', 'Budget two xxxxxxxxxxxxxxxx']) {
+      expect((await client.post('/organizations', { name })).status).toBe(201);
+    }
+    const metrics = await own.app.metrics.registry.metrics();
+    expect(metrics).toContain('atrium_http_shed_total{reason="body_budget"} 1');
+    expect(metrics).toContain('atrium_database_unavailable_total 0');
+  });
+
+  it('gives the next free turn to the environment running less, ahead of another’s queue', async () => {
+    const [a, b] = [await newEnvironment(), await newEnvironment()];
+    own = await startOwnApp(a.deps, { inFlight: { max: 2, queue: 10, timeoutMs: 60_000 } });
+    const inFlight = own.app.inFlight;
+    if (!inFlight) throw new Error('the in-flight limit is on by default');
+    const clientA = new HttpClient(own.url, { Authorization: `Bearer ${a.apiKey}` });
+    const clientB = new HttpClient(own.url, { Authorization: `Bearer ${b.apiKey}` });
+    // Warm both keys (their first lookup), then let env A hold both turns.
+    expect((await clientA.get('/organizations')).status).toBe(200);
+    expect((await clientB.get('/organizations')).status).toBe(200);
+    const [busy, alsoBusy] = [holder(), holder()];
+    inFlight.enter(busy, 1, a.environmentId);
+    inFlight.enter(alsoBusy, 1, a.environmentId);
+    const order: string[] = [];
+    const queued = [];
+    for (let i = 0; i < 3; i++) {
+      queued.push(clientA.post('/organizations', { name: `A ${i}` }).then((r) => order.push(`A ${r.status}`)));
+      await vi.waitFor(() => expect(inFlight.load.waiting).toBe(i + 1));
+    }
+    queued.push(clientB.get('/organizations').then((r) => order.push(`B ${r.status}`)));
+    await vi.waitFor(() => expect(inFlight.load.waiting).toBe(4));
+    // One turn frees up: env A still runs one, env B none, so B goes although it came last; and
+    // while B runs, both turns are taken, so B is answered before any of A's waiting requests runs.
+    busy.emit('close');
+    await vi.waitFor(() => expect(order.length).toBeGreaterThan(0), { timeout: 20_000 });
+    expect(order[0]).toBe('B 200');
+    alsoBusy.emit('close');
+    await Promise.all(queued);
+    expect(order).toEqual(['B 200', 'A 201', 'A 201', 'A 201']);
   });
 });

@@ -153,4 +153,127 @@ describe('InFlightLimit', () => {
     expect(inFlight.enter(response(), 4)).toEqual({ ok: true });
     expect(inFlight.load).toEqual({ running: 2, waiting: 0 });
   });
+
+  it('gives a freed turn to the waiting environment that runs less, first come first served within one', async () => {
+    const { inFlight } = limit({ max: 2, queue: 10 });
+    const busy = [response(), response()];
+    for (const res of busy) expect(inFlight.enter(res, 1, 'env_a')).toEqual({ ok: true });
+    const order: string[] = [];
+    const wait = (name: string, share: string) => {
+      const res = response();
+      const turn = (inFlight.enter(res, 1, share) as Promise<unknown>).then(() => order.push(name));
+      return { res, turn };
+    };
+    // env_a queued first (a3, a4), then env_b (b1, b2): arrival order alone would serve a3 and a4 first.
+    const a3 = wait('a3', 'env_a');
+    const a4 = wait('a4', 'env_a');
+    const b1 = wait('b1', 'env_b');
+    const b2 = wait('b2', 'env_b');
+    expect(inFlight.load).toEqual({ running: 2, waiting: 4 });
+
+    close(busy[0] as ServerResponse);
+    await b1.turn;
+    // env_b ran nothing, env_a one: env_b goes first.
+    expect(order).toEqual(['b1']);
+    expect([inFlight.runningOf('env_a'), inFlight.runningOf('env_b')]).toEqual([1, 1]);
+    close(busy[1] as ServerResponse);
+    await a3.turn;
+    // One each running: the earlier arrival (a3) among equals, and env_a's own order kept.
+    expect(order).toEqual(['b1', 'a3']);
+    // a3 done: env_a runs nothing, env_b one, so a4 goes before b2, although b2 waited longer.
+    close(a3.res);
+    await a4.turn;
+    close(b1.res);
+    await b2.turn;
+    expect(order).toEqual(['b1', 'a3', 'a4', 'b2']);
+    for (const { res } of [a4, b2]) close(res);
+    expect(inFlight.load).toEqual({ running: 0, waiting: 0 });
+    // An environment with nothing running or waiting is forgotten.
+    expect([inFlight.runningOf('env_a'), inFlight.runningOf('env_b')]).toEqual([0, 0]);
+  });
+
+  it('serves a second environment at the next free turn however long the first one’s queue', async () => {
+    const { inFlight, shed } = limit({ max: 4, queue: 200 });
+    const running = Array.from({ length: 4 }, response);
+    for (const res of running) inFlight.enter(res, 1, 'env_busy');
+    const queued = Array.from({ length: 150 }, () => inFlight.enter(response(), 1, 'env_busy') as Promise<unknown>);
+    const reader = response();
+    let served = false;
+    const read = (inFlight.enter(reader, 1, 'env_reader') as Promise<{ ok: boolean }>).then((turn) => {
+      served = true;
+      return turn;
+    });
+    close(running[0] as ServerResponse);
+    expect(await read).toEqual({ ok: true });
+    expect(served).toBe(true);
+    expect(inFlight.load).toEqual({ running: 4, waiting: 150 });
+    expect(shed).toEqual([]);
+    void queued;
+  });
+
+  it('lets a smaller share pass a page that waits for room only when the page’s share runs more', async () => {
+    const { inFlight } = limit({ max: 4, queue: 10 });
+    const a = [response(), response(), response()];
+    for (const res of a) inFlight.enter(res, 1, 'env_a');
+    const order: string[] = [];
+    // env_a's page needs 4 and waits; env_b (running nothing) fits in the free turn and goes.
+    const page = inFlight.enter(response(), 4, 'env_a') as Promise<unknown>;
+    void page.then(() => order.push('page'));
+    const b = response();
+    expect(await (inFlight.enter(b, 1, 'env_b') as Promise<unknown>)).toEqual({ ok: true });
+    // Now both run: a later env_b request waits behind the page (env_b runs 1, env_a 3: env_b is
+    // chosen, but it does not fit either, and nothing passes the one chosen).
+    const b2 = inFlight.enter(response(), 1, 'env_b') as Promise<unknown>;
+    void b2.then(() => order.push('b2'));
+    for (const res of a) close(res);
+    close(b);
+    await page;
+    await Promise.resolve();
+    expect(order[0]).toBe('b2');
+    expect(order).toContain('page');
+  });
+
+  it('refuses waiters of every environment at their own deadline', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const { inFlight, shed } = limit({ max: 1, queue: 10, timeoutMs: 1_000 });
+    const running = response();
+    inFlight.enter(running, 1, 'env_a');
+    const a = inFlight.enter(response(), 1, 'env_a') as Promise<{ ok: boolean; reason?: string }>;
+    vi.advanceTimersByTime(600);
+    const b = inFlight.enter(response(), 1, 'env_b') as Promise<{ ok: boolean; reason?: string }>;
+    vi.advanceTimersByTime(400);
+    expect(await a).toMatchObject({ ok: false, reason: 'timeout' });
+    expect(inFlight.load).toEqual({ running: 1, waiting: 1 });
+    vi.advanceTimersByTime(600);
+    expect(await b).toMatchObject({ ok: false, reason: 'timeout' });
+    expect(shed).toEqual(['timeout', 'timeout']);
+    expect(inFlight.load).toEqual({ running: 1, waiting: 0 });
+    close(running);
+    expect(inFlight.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('keeps counting an environment that went idle and came back while others waited', async () => {
+    const { inFlight } = limit({ max: 1, queue: 10 });
+    const a1 = response();
+    inFlight.enter(a1, 1, 'env_a');
+    const a2 = response();
+    const second = inFlight.enter(a2, 1, 'env_a') as Promise<unknown>;
+    close(a1);
+    await second;
+    // env_a's last request ends: it has nothing running or waiting, and is forgotten.
+    close(a2);
+    expect(inFlight.runningOf('env_a')).toBe(0);
+    const b1 = response();
+    expect(inFlight.enter(b1, 1, 'env_b')).toEqual({ ok: true });
+    const a3 = response();
+    const third = inFlight.enter(a3, 1, 'env_a') as Promise<unknown>;
+    const fourth = inFlight.enter(response(), 1, 'env_b') as Promise<unknown>;
+    close(b1);
+    // Both ran nothing: the earlier arrival (a3) goes, and is counted for env_a.
+    expect(await third).toEqual({ ok: true });
+    expect([inFlight.runningOf('env_a'), inFlight.runningOf('env_b')]).toEqual([1, 0]);
+    close(a3);
+    expect(await fourth).toEqual({ ok: true });
+    expect(inFlight.runningOf('env_b')).toBe(1);
+  });
 });
