@@ -93,12 +93,19 @@ describe('organization billing customer id (billing_customer_id = stripe_custome
     const receiver = await new Receiver().start();
     try {
       await env.http.post('/webhook_endpoints', { endpoint_url: receiver.url, events: ['organization.updated'] });
+      const at = new Date().toISOString();
       const old = {
         object: 'organization',
         id: 'org_old',
         name: 'Old',
+        domains: [],
+        metadata: {},
+        external_id: null,
         billing_customer_id: null,
         stripe_customer_id: null,
+        allow_profiles_outside_organization: false,
+        created_at: at,
+        updated_at: at,
       };
       await env.deps.db.insert(events).values({
         id: newId('event'),
