@@ -114,24 +114,15 @@ export const UPSTREAM_DEVIATIONS: Deviation[] = [
     reason: MEMBERSHIP_USER,
   },
   // Error codes of Atrium's own.
-  {
-    operation: 'POST /user_management/invitations/{id}/accept',
-    status: 400,
-    code: 'invitation_already_accepted',
-    reason: OWN_CODE,
-  },
-  {
-    operation: 'POST /user_management/invitations/{id}/accept',
-    status: 400,
-    code: 'invitation_revoked',
-    reason: OWN_CODE,
-  },
-  {
-    operation: 'POST /user_management/invitations/{id}/accept',
-    status: 400,
-    code: 'invitation_expired',
-    reason: OWN_CODE,
-  },
+  // Accept, resend and revoke of an invitation that is not pending name its state (docs/invitations.md).
+  ...['accept', 'resend', 'revoke'].flatMap((action) =>
+    ['invitation_already_accepted', 'invitation_revoked', 'invitation_expired'].map((code) => ({
+      operation: `POST /user_management/invitations/{id}/${action}`,
+      status: 400,
+      code,
+      reason: OWN_CODE,
+    })),
+  ),
   { operation: 'POST /authorization/roles', status: 409, code: 'role_slug_already_exists', reason: OWN_CODE },
   {
     operation: 'POST /authorization/organizations/{organizationId}/roles',
