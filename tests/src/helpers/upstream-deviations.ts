@@ -123,23 +123,4 @@ export const UPSTREAM_DEVIATIONS: Deviation[] = [
       reason: OWN_CODE,
     })),
   ),
-  { operation: 'POST /authorization/roles', status: 409, code: 'role_slug_already_exists', reason: OWN_CODE },
-  {
-    operation: 'POST /authorization/organizations/{organizationId}/roles',
-    status: 409,
-    code: 'role_slug_already_exists',
-    reason: OWN_CODE,
-  },
-  {
-    operation: 'POST /authorization/permissions',
-    status: 409,
-    code: 'permission_slug_already_exists',
-    reason: OWN_CODE,
-  },
-  {
-    operation: 'DELETE /authorization/organizations/{organizationId}/roles/{slug}',
-    status: 409,
-    code: 'role_in_use',
-    reason: OWN_CODE,
-  },
 ];
