@@ -20,7 +20,7 @@ export interface Deviation {
 }
 
 const MEMBERSHIP_USER =
-  'Upstream embeds the whole user in every membership answer; Atrium answers `user_id` only. The SDK (11.0, deserializeOrganizationMembership) does not read `user`. Embedding it needs the user row joined into every membership read and the users/memberships services untangled (users/service imports memberships/service): a follow-up, listed here so that it stays visible.';
+  'Upstream embeds the whole user in every membership answer; Atrium answers `user_id` only. The SDK (11.0, deserializeOrganizationMembership) does not read `user`. Embedding it needs the user row joined into every membership read and the users and organization-memberships folders untangled (users imports organization-memberships, and lint:layering forbids a cycle): a follow-up, listed here so that it stays visible.';
 
 const INVITATION_CODES =
   "Atrium names the invitation's state (docs/invitations.md, README) where upstream answers invite_not_pending (accept, revoke) or invite_expired / invite_revoked / invite_accepted (resend). The SDK maps errors by status (the `errors` entry makes it a BadRequestException), so its callers see no difference. Left for the lead: renaming is an API change for existing callers, and invitations (resend limits, item 8) are being changed in parallel.";
