@@ -8,6 +8,8 @@ export default defineConfig({
   test: {
     include: ['tests/src/**/*.test.ts'],
     globalSetup: ['tests/src/global-setup.ts'],
+    // Checks every REST response the tests receive against upstream's OpenAPI document.
+    setupFiles: ['tests/src/upstream-guard.setup.ts'],
     // One migrated database per worker: files of a worker share modules (and so the database);
     // every test isolates itself by making its own environment.
     pool: 'forks',

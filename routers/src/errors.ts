@@ -103,9 +103,12 @@ export const alreadyMember = () =>
   conflict('organization_membership_already_exists', 'The user already has a membership in this organization.');
 export const environmentNameTaken = () =>
   conflict('environment_name_taken', 'An environment with this name already exists; choose another name.');
-export const roleSlugTaken = () => conflict('role_slug_already_exists', 'A role with this slug already exists.');
+/** Upstream's codes: one for an environment role's slug, another for an organization role's. */
+export const roleSlugTaken = () => conflict('role_slug_conflict', 'A role with this slug already exists.');
+export const organizationRoleSlugTaken = () =>
+  conflict('organization_role_slug_conflict', 'The organization already has a role with this slug.');
 export const permissionSlugTaken = () =>
-  conflict('permission_slug_already_exists', 'A permission with this slug already exists.');
+  conflict('permission_slug_conflict', 'A permission with this slug already exists.');
 
 /**
  * Unique constraints by name, in one table: a race that loses at the database answers exactly
@@ -132,7 +135,7 @@ const CONSTRAINTS: Readonly<Record<string, () => ApiError>> = {
       'The organization already has an active Admin Portal invitation; revoke it first.',
     ),
   roles_environment_slug_unique: roleSlugTaken,
-  roles_organization_slug_unique: roleSlugTaken,
+  roles_organization_slug_unique: organizationRoleSlugTaken,
   permissions_environment_slug_unique: permissionSlugTaken,
 };
 

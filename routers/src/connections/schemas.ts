@@ -10,6 +10,8 @@ export const Connection = z
     connection_type: z.enum(CONNECTION_TYPES),
     name: z.string(),
     state: z.enum(CONNECTION_STATES),
+    /** Upstream's deprecated but required `status`: `linked` while the connection is active. */
+    status: z.enum(['linked', 'unlinked']),
     /** Upstream's connection domains; Atrium keeps none, so always empty. */
     domains: z.array(z.object({ object: z.literal('connection_domain'), id: z.string(), domain: z.string() })),
     created_at: Timestamp,

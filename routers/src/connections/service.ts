@@ -28,6 +28,7 @@ export function toConnection(row: ConnectionRow): Connection {
     connection_type: row.connectionType,
     name: row.name,
     state: row.state,
+    status: row.state === 'active' ? 'linked' : 'unlinked',
     domains: [],
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),

@@ -8,9 +8,26 @@ import { deleteEventsBefore, type EventRow, pageOfEvents } from './store.ts';
 /** Events are kept this long; older ones are never listed and are purged by the worker. */
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
-/** The single place that turns an event row into its wire shape. */
+/** The single place that turns an event row into its wire shape (the events API and webhooks). */
 export function toEvent(row: EventRow): Event {
-  return { object: 'event', id: row.id, event: row.event, data: row.data, created_at: iso(row.createdAt) };
+  return {
+    object: 'event',
+    id: row.id,
+    event: row.event,
+    data: currentData(row.event, row.data),
+    created_at: iso(row.createdAt),
+  };
+}
+
+/**
+ * A stored payload in today's wire shape. Organization events stored before the fix of #34 carry
+ * `stripe_customer_id: null`, which upstream declares an optional string: absent, never null.
+ * Events live EVENT_RETENTION_MS, so this can go once every installation has run the fix that long.
+ */
+function currentData(event: string, data: Record<string, unknown>): Record<string, unknown> {
+  if (!event.startsWith('organization.') || data.stripe_customer_id !== null) return data;
+  const { stripe_customer_id: _unset, ...rest } = data;
+  return rest;
 }
 
 export async function listEvents(scope: Scope, input: z.infer<typeof ListEventsInput>) {

@@ -11,8 +11,11 @@ export const Organization = z
     metadata: z.record(z.string(), z.string()),
     external_id: z.string().nullable(),
     billing_customer_id: z.string().nullable(),
-    /** The same stored value under upstream's newer name, which the Node SDK reads. */
-    stripe_customer_id: z.string().nullable(),
+    /**
+     * The same stored value under upstream's newer name, which the Node SDK reads. Upstream declares
+     * it an optional string, not a nullable one: absent while unset, never `null`.
+     */
+    stripe_customer_id: z.string().optional(),
     allow_profiles_outside_organization: z.boolean(),
     created_at: Timestamp,
     updated_at: Timestamp,

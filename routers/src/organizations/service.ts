@@ -48,7 +48,8 @@ export function toOrganization(row: OrganizationRecord): Organization {
     metadata: row.metadata,
     external_id: row.externalId,
     billing_customer_id: row.billingCustomerId,
-    stripe_customer_id: row.billingCustomerId,
+    // Upstream's optional string: absent while unset (the SDK then reads `undefined`), never null.
+    ...(row.billingCustomerId === null ? undefined : { stripe_customer_id: row.billingCustomerId }),
     allow_profiles_outside_organization: row.allowProfilesOutsideOrganization,
     created_at: wireTime(row.createdAt),
     updated_at: wireTime(row.updatedAt),

@@ -298,7 +298,7 @@ export async function setDefaultRole(scope: Scope, slug: string): Promise<Role> 
 }
 
 /**
- * Deletes a role no membership holds. One in use is refused with 409 `role_in_use` (reassign
+ * Deletes a role no membership holds. One in use is refused with 409 `role_has_assignments` (reassign
  * its members first), and so is the environment's default role (409 `default_role`).
  */
 async function deleteRole(tx: Db, scope: Scope, role: RoleRow): Promise<void> {
@@ -312,7 +312,7 @@ async function deleteRole(tx: Db, scope: Scope, role: RoleRow): Promise<void> {
   // here), or waits and then finds the role gone (422).
   if (await roleInUse(tx, role.id)) {
     throw conflict(
-      'role_in_use',
+      'role_has_assignments',
       `Role '${role.slug}' is assigned to organization memberships; assign them another role first.`,
     );
   }

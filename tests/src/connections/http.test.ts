@@ -47,6 +47,8 @@ describe('GET /connections', () => {
       connection_type: 'OktaSAML',
       name: 'Acme Okta 2',
       state: 'active',
+      // Upstream's deprecated `status` is still required by its schema.
+      status: 'linked',
       domains: [],
       created_at: expect.stringMatching(/\.\d{3}Z$/),
       updated_at: expect.stringMatching(/\.\d{3}Z$/),
@@ -129,11 +131,11 @@ describe('admin connections', () => {
       await env.deps.db.select().from(connections).where(eq(connections.environmentId, env.environmentId)),
     ).toEqual([]);
     const recorded = await connectionEvents(env);
-    expect(recorded.map((e) => [e.event, e.data.state])).toEqual([
-      ['connection.created', 'inactive'],
-      ['connection.activated', 'active'],
-      ['connection.deactivated', 'inactive'],
-      ['connection.deleted', 'inactive'],
+    expect(recorded.map((e) => [e.event, e.data.state, e.data.status])).toEqual([
+      ['connection.created', 'inactive', 'unlinked'],
+      ['connection.activated', 'active', 'linked'],
+      ['connection.deactivated', 'inactive', 'unlinked'],
+      ['connection.deleted', 'inactive', 'unlinked'],
     ]);
     expect(recorded[1]?.data).toEqual(active);
     expect(recorded.every((e) => e.organizationId === organization_id)).toBe(true);

@@ -1278,7 +1278,7 @@ export const OPERATIONS: Operation[] = [
     creates: {
       table: 'roles',
       validBody: () => ({ slug: uniqueSlug('idem'), name: 'Idempotent role' }),
-      rerunRefused: { status: 409, code: 'role_slug_already_exists' },
+      rerunRefused: { status: 409, code: 'role_slug_conflict' },
     },
   },
   {
@@ -1348,7 +1348,7 @@ export const OPERATIONS: Operation[] = [
     creates: {
       table: 'roles',
       validBody: () => ({ slug: uniqueSlug('org-idem'), name: 'Idempotent org role' }),
-      rerunRefused: { status: 409, code: 'role_slug_already_exists' },
+      rerunRefused: { status: 409, code: 'organization_role_slug_conflict' },
     },
   },
   {
@@ -1418,7 +1418,7 @@ export const OPERATIONS: Operation[] = [
     creates: {
       table: 'permissions',
       validBody: () => ({ slug: `${uniqueSlug('idem')}:read`, name: 'Idempotent permission' }),
-      rerunRefused: { status: 409, code: 'permission_slug_already_exists' },
+      rerunRefused: { status: 409, code: 'permission_slug_conflict' },
     },
   },
   {

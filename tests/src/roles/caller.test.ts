@@ -32,7 +32,7 @@ describe('roles (caller)', () => {
     await env.caller.organizationMemberships.update({ id: membership.id, role_slug: 'org-x' });
     expect(
       await failure(env.caller.roles.organization.delete({ organization_id: organizationId, slug: 'org-x' })),
-    ).toEqual({ status: 409, code: 'role_in_use' });
+    ).toEqual({ status: 409, code: 'role_has_assignments' });
   });
 
   it('makes a slug of the name when none is sent, and asks for one when the name has no letters to make it of', async () => {

@@ -136,13 +136,14 @@ describe('roles over HTTP', () => {
     expect((await env.http.post('/authorization/roles', { slug: 'ok', name: '' })).status).toBe(422);
     const taken = await env.http.post('/authorization/roles', { slug: 'admin', name: 'Again' });
     expect(taken.status).toBe(409);
-    expect(taken.body.code).toBe('role_slug_already_exists');
+    expect(taken.body.code).toBe('role_slug_conflict');
     expect(await count()).toBe(start);
     expect((await env.http.get('/authorization/roles/ghost')).body.code).toBe('entity_not_found');
     const org = (await env.http.post('/organizations', { name: 'A' })).body.id;
     await env.http.post(`/authorization/organizations/${org}/roles`, { slug: 'org-x', name: 'X' });
     const again = await env.http.post(`/authorization/organizations/${org}/roles`, { slug: 'org-x', name: 'X' });
     expect(again.status).toBe(409);
+    expect(again.body.code).toBe('organization_role_slug_conflict');
     const unknownPermission = await env.http.put('/authorization/roles/admin/permissions', { permissions: ['ghost'] });
     expect(unknownPermission.status).toBe(422);
     expect(unknownPermission.body.errors[0]).toMatchObject({ field: 'permissions', code: 'permission_not_found' });
@@ -154,7 +155,7 @@ describe('roles over HTTP', () => {
     ]);
   });
 
-  it('deleting a role in use is 409 role_in_use; once unused it goes (204); the default role cannot go', async () => {
+  it('deleting a role in use is 409 role_has_assignments; once unused it goes (204); the default role cannot go', async () => {
     const env = await newEnvironment();
     const { orgId, userId } = await orgAndUser(env);
     const orgRoles = `/authorization/organizations/${orgId}/roles`;
@@ -167,7 +168,7 @@ describe('roles over HTTP', () => {
     for (const path of [`${orgRoles}/org-lead`, '/authorization/roles/viewer']) {
       const refused = await env.http.delete(path);
       expect(refused.status, path).toBe(409);
-      expect(refused.body.code).toBe('role_in_use');
+      expect(refused.body.code).toBe('role_has_assignments');
     }
     expect((await env.http.get(`${orgRoles}/org-lead`)).status).toBe(200);
     expect((await env.http.get(`${MEMBERSHIPS}/${m.id}`)).body.roles).toEqual([
