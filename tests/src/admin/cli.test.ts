@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { apiKeys, newId, webhookEndpoints } from '@atrium/db';
 import { ensureAdminToken, openWebhookSecret } from '@atrium/routers';
-import { runCli } from '@atrium/server';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runAdminCli } from '../helpers/cli.ts';
 import { storedEvents } from '../helpers/events.ts';
 import { freePort } from '../helpers/spawn-server.ts';
 import { adminTokenOf, makeOrganization } from '../helpers/tokens.ts';
@@ -15,18 +15,7 @@ const ADMIN_TOKEN = `atrium_admin_${'T'.repeat(20)}${process.pid.toString().padS
 
 async function cli(args: string[], token: string | null = ADMIN_TOKEN, url?: string) {
   const world = await getWorld();
-  let out = '';
-  let err = '';
-  const code = await runCli(args, {
-    out: (text) => {
-      out += text;
-    },
-    err: (text) => {
-      err += text;
-    },
-    env: { ATRIUM_URL: url ?? world.url, ...(token ? { ATRIUM_ADMIN_TOKEN: token } : {}) },
-  });
-  return { code, out, err };
+  return runAdminCli(args, { ATRIUM_URL: url ?? world.url, ...(token ? { ATRIUM_ADMIN_TOKEN: token } : {}) });
 }
 
 /** Whether each key still authenticates (GET /organizations answers 200). */
@@ -273,18 +262,8 @@ describe('admin CLI', () => {
 
 describe('admin CLI: agents, connections, signing keys', () => {
   async function cli(env: TestEnvironment, ...argv: string[]) {
-    let out = '';
-    let err = '';
-    const code = await runCli(argv, {
-      out: (text) => {
-        out += text;
-      },
-      err: (text) => {
-        err += text;
-      },
-      env: { ATRIUM_URL: env.world.url, ATRIUM_ADMIN_TOKEN: await adminTokenOf() },
-    });
-    return { code, out, err, json: () => JSON.parse(out) };
+    const run = await runAdminCli(argv, { ATRIUM_URL: env.world.url, ATRIUM_ADMIN_TOKEN: await adminTokenOf() });
+    return { ...run, json: () => JSON.parse(run.out) };
   }
   it('agents register --json prints a registration id, an API key and an access token that validate', async () => {
     const env = await newEnvironment();
@@ -392,18 +371,7 @@ describe('admin CLI: webhooks and domains', () => {
 
   async function cli(...argv: string[]) {
     const world = await getWorld();
-    let out = '';
-    let err = '';
-    const code = await runCli(argv, {
-      out: (t) => {
-        out += t;
-      },
-      err: (t) => {
-        err += t;
-      },
-      env: { ATRIUM_URL: world.url, ATRIUM_ADMIN_TOKEN: adminToken },
-    });
-    return { code, out, err };
+    return runAdminCli(argv, { ATRIUM_URL: world.url, ATRIUM_ADMIN_TOKEN: adminToken });
   }
 
   beforeAll(async () => {

@@ -1,25 +1,14 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { runCli } from '@atrium/server';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runAdminCli } from '../helpers/cli.ts';
 import { adminTokenOf } from '../helpers/tokens.ts';
 import { getWorld, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
 async function cli(...argv: string[]) {
   const world = await getWorld();
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, {
-    out: (text) => {
-      out += text;
-    },
-    err: (text) => {
-      err += text;
-    },
-    env: { ATRIUM_URL: world.url, ATRIUM_ADMIN_TOKEN: await adminTokenOf() },
-  });
-  return { code, out, err };
+  return runAdminCli(argv, { ATRIUM_URL: world.url, ATRIUM_ADMIN_TOKEN: await adminTokenOf() });
 }
 
 /** What the environment holds, read back through the REST API with its own key. */

@@ -1,47 +1,26 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { invitations } from '@atrium/db';
-import { createApp } from '@atrium/rest-facade';
-import type { Deps } from '@atrium/routers';
-import { createSmtpMailer } from '@atrium/server';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
 import { storedEventData } from '../helpers/events.ts';
 import { uniqueEmail } from '../helpers/people.ts';
-import { startLoopbackSmtp } from '../helpers/smtp.ts';
-import { getWorld, HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+import { startMailingApp } from '../helpers/smtp.ts';
+import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
 /**
  * What the widgets hear of an invitation's e-mail (routers/src/client-api/members/service.ts): a
  * mail server on loopback (smtp-server) that refuses some recipients for good (550) or for now
  * (450), and a server whose deps send through it (nodemailer) with a pending-invitation quota of 2.
  */
-let smtp: Awaited<ReturnType<typeof startLoopbackSmtp>>;
-let server: Server;
+let smtp: Awaited<ReturnType<typeof startMailingApp>>['smtp'];
 let url: string;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  smtp = await startLoopbackSmtp();
-  const world = await getWorld();
-  const deps: Deps = {
-    ...world.deps,
-    mailer: createSmtpMailer({
-      url: smtp.url,
-      from: 'Acme <no-reply@acme.test>',
-      timeoutMs: 5_000,
-    }),
-    config: { ...world.deps.config, quotas: { pendingInvitationsPerOrganization: 2 } },
-  };
-  server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1' }).handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ smtp, url, close } = await startMailingApp({ pendingInvitationsPerOrganization: 2 }));
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await smtp.close();
-});
+afterAll(() => close());
 
 /** A widget token's calls on this test's server (the one that mails). */
 async function member(env: TestEnvironment) {

@@ -1,8 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { migrationsFolder } from '@atrium/db';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, describe, expect, it } from 'vitest';
+import { migrateUpTo } from '../helpers/migrations.ts';
 
 /**
  * Migration 0020 makes environment names unique. A database made before it may hold duplicates
@@ -13,19 +11,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 const db = new PGlite();
 afterAll(() => db.close());
 
-async function apply(file: string) {
-  const text = readFileSync(join(migrationsFolder, file), 'utf8');
-  for (const statement of text.split('--> statement-breakpoint')) await db.exec(statement);
-}
-
 describe('migration 0020 (unique environment names)', () => {
   it('keeps the oldest of each duplicate name, renames the later ones, and then refuses a duplicate', async () => {
-    const files = readdirSync(migrationsFolder)
-      .filter((f) => f.endsWith('.sql'))
-      .sort();
-    const target = files.findIndex((f) => f.startsWith('0020_'));
-    expect(target).toBeGreaterThan(0);
-    for (const file of files.slice(0, target)) await apply(file);
+    const applyTarget = await migrateUpTo(db, '0020');
 
     const insert = (id: string, name: string) =>
       db.query('insert into environments (id, name, client_id) values ($1, $2, $3)', [id, name, `client_${id}`]);
@@ -34,7 +22,7 @@ describe('migration 0020 (unique environment names)', () => {
     await insert('env_01C', 'staging');
     await insert('env_01D', 'development');
 
-    await apply(files[target] as string);
+    await applyTarget();
     const { rows } = await db.query<{ id: string; name: string }>('select id, name from environments order by id');
     expect(rows).toEqual([
       { id: 'env_01A', name: 'development' },

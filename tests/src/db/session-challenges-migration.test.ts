@@ -1,8 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { migrationsFolder } from '@atrium/db';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, describe, expect, it } from 'vitest';
+import { migrateUpTo } from '../helpers/migrations.ts';
 
 /**
  * Migration 0021 holds session challenges by user too (a widget token is no session): a database
@@ -12,19 +10,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 const db = new PGlite();
 afterAll(() => db.close());
 
-async function apply(file: string) {
-  const text = readFileSync(join(migrationsFolder, file), 'utf8');
-  for (const statement of text.split('--> statement-breakpoint')) await db.exec(statement);
-}
-
 describe('migration 0021 (session challenges held by a user)', () => {
   it('gives each existing challenge its session user, then takes challenges without a session', async () => {
-    const files = readdirSync(migrationsFolder)
-      .filter((f) => f.endsWith('.sql'))
-      .sort();
-    const target = files.findIndex((f) => f.startsWith('0021_'));
-    expect(target).toBeGreaterThan(0);
-    for (const file of files.slice(0, target)) await apply(file);
+    const applyTarget = await migrateUpTo(db, '0021');
 
     await db.exec(`
       insert into environments (id, name, client_id) values ('env_01A', 'development', 'client_01A');
@@ -36,7 +24,7 @@ describe('migration 0021 (session challenges held by a user)', () => {
         values ('auth_challenge_01A', 'env_01A', 'session_01A', 'identity', 'h', now() + interval '10 minutes');
     `);
 
-    await apply(files[target] as string);
+    await applyTarget();
     const { rows } = await db.query<{ id: string; user_id: string; session_id: string | null }>(
       'select id, user_id, session_id from session_challenges',
     );

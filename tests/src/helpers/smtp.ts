@@ -1,6 +1,10 @@
 import type { AddressInfo } from 'node:net';
+import type { Deps } from '@atrium/routers';
+import { createSmtpMailer } from '@atrium/server';
 import { simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import { startOwnApp } from '../reliability/own-app.ts';
+import { getWorld } from './world.ts';
 
 /** One message as received, once per recipient. */
 export interface ReceivedMail {
@@ -49,5 +53,27 @@ export async function startLoopbackSmtp() {
     /** The addresses mail was delivered to, in order. */
     delivered: () => inbox.map((mail) => mail.to),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * An app of its own over the shared world's deps, with `quotas`, whose mailer sends through a
+ * loopback SMTP server (nodemailer): for tests that read what was mailed.
+ */
+export async function startMailingApp(quotas: NonNullable<Deps['config']['quotas']>) {
+  const smtp = await startLoopbackSmtp();
+  const world = await getWorld();
+  const app = await startOwnApp({
+    ...world.deps,
+    mailer: createSmtpMailer({ url: smtp.url, from: 'Acme <no-reply@acme.test>', timeoutMs: 5_000 }),
+    config: { ...world.deps.config, quotas },
+  });
+  return {
+    smtp,
+    url: app.url,
+    async close() {
+      await app.close();
+      await smtp.close();
+    },
   };
 }

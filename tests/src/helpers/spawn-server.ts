@@ -57,11 +57,26 @@ export async function spawnEntry(
 ): Promise<SpawnedProcess> {
   // `node --import tsx`, not the tsx CLI: the CLI is a parent process that relays signals, so
   // a SIGKILL would hit it and orphan the real server.
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return spawnNode(
+    entry,
+    ['--import', 'tsx', entry],
+    { ...process.env, LOG_LEVEL: 'info', ...env },
+    ready === undefined ? undefined : (out) => out.includes(ready),
+  );
+}
+
+/**
+ * Runs `node ...args` from the repository root with exactly `env`, collecting its stdout and
+ * stderr, and resolves once `ready(output)` holds (at once without `ready`); `name` labels errors.
+ */
+export async function spawnNode(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: ((output: string) => boolean) | undefined,
+  timeoutMs = 60_000,
+): Promise<SpawnedProcess> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   alive.add(child);
   child.once('exit', () => alive.delete(child));
   let out = '';
@@ -75,11 +90,11 @@ export async function spawnEntry(
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   const started = Date.now();
-  while (ready !== undefined && !out.includes(ready)) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${entry} exited early:\n${out}`);
-    if (Date.now() - started > 60_000) {
+  while (ready !== undefined && !ready(out)) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited early:\n${out}`);
+    if (Date.now() - started > timeoutMs) {
       child.kill('SIGKILL');
-      throw new Error(`${entry} did not start:\n${out}`);
+      throw new Error(`${name} did not start:\n${out}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -1,16 +1,11 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { invitations } from '@atrium/db';
-import { createApp } from '@atrium/rest-facade';
-import type { Deps } from '@atrium/routers';
-import { createSmtpMailer } from '@atrium/server';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
 import { storedEventData } from '../helpers/events.ts';
 import { uniqueEmail } from '../helpers/people.ts';
-import { startLoopbackSmtp } from '../helpers/smtp.ts';
-import { getWorld, HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+import { startMailingApp } from '../helpers/smtp.ts';
+import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
 /**
  * The daily limits of invitation e-mails (routers/src/invitations/service.ts): resends of one
@@ -19,27 +14,15 @@ import { getWorld, HttpClient, newEnvironment, type TestEnvironment } from '../h
  * `rate_limit_exceeded` with `Retry-After`, and nothing mailed. Real SMTP on loopback.
  */
 const ORG_MAILS_PER_DAY = 8;
-let smtp: Awaited<ReturnType<typeof startLoopbackSmtp>>;
-let server: Server;
+let smtp: Awaited<ReturnType<typeof startMailingApp>>['smtp'];
 let url: string;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  smtp = await startLoopbackSmtp();
-  const world = await getWorld();
-  const deps: Deps = {
-    ...world.deps,
-    mailer: createSmtpMailer({ url: smtp.url, from: 'Acme <no-reply@acme.test>', timeoutMs: 5_000 }),
-    config: { ...world.deps.config, quotas: { invitationMailsPerOrganizationPerDay: ORG_MAILS_PER_DAY } },
-  };
-  server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1' }).handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ smtp, url, close } = await startMailingApp({ invitationMailsPerOrganizationPerDay: ORG_MAILS_PER_DAY }));
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await smtp.close();
-});
+afterAll(() => close());
 
 const mailsTo = (to: string) => smtp.inbox.filter((m) => m.to === to).length;
 const api = (env: TestEnvironment) => new HttpClient(url, { Authorization: `Bearer ${env.apiKey}` });

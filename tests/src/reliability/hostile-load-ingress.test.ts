@@ -1,15 +1,8 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createAdminClient } from '@atrium/server';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { scratchDatabase } from '../helpers/scratch-database.ts';
-import { freePort } from '../helpers/spawn-server.ts';
+import { type BuiltServer, caller, loop, p95, startBuiltServer, tally } from '../helpers/built-server.ts';
 import { adminTokenFor } from './own-app.ts';
 
 /**
@@ -19,7 +12,6 @@ import { adminTokenFor } from './own-app.ts';
  * server runs two processes (ATRIUM_PROCESSES=2), each admitting its own requests; on PGlite, one.
  * Timing bounds are hang guards and a generous ceiling, not speed targets (a shared 2-core VM).
  */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const databaseUrl = inject('databaseUrl');
 const PROCESSES = databaseUrl ? 2 : 1;
 /** The server's defaults: 10 s for a body, 5 s in the queue for a turn (then 503). */
@@ -28,82 +20,12 @@ const QUEUE_TIMEOUT_MS = 5_000;
 const SLOW_SOCKETS = 100;
 const ANONYMOUS_SLOW_SOCKETS = 40;
 const HASHING_LANES = 160;
-const bundle = join(ROOT, 'server', 'dist', `hostile-ingress-${process.pid}.mjs`);
-
-const startFlags = (
-  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
-).scripts.start
-  .trim()
-  .split(/\s+/)
-  .slice(1, -1);
-
-interface Answer {
-  status: number;
-  body: string;
-  ms: number;
-}
 
 /** One pool of connections per client, so that one's load never queues another's calls in the client. */
 const agent = new Agent({ keepAlive: true, maxSockets: 200 });
 const readerAgent = new Agent({ keepAlive: true, maxSockets: 8 });
-let base = '';
-
-function call(
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: unknown,
-  via: Agent = agent,
-): Promise<Answer> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${base}${path}`,
-      {
-        method,
-        agent: via,
-        headers: payload === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString('utf8'),
-            ms: performance.now() - started,
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-/** Runs `make` in `lanes` lanes until `until()` says stop (checked before each call). */
-async function loop(lanes: number, until: () => boolean, make: (i: number) => Promise<Answer>): Promise<Answer[]> {
-  const answers: Answer[] = [];
-  let n = 0;
-  async function lane() {
-    while (!until()) answers.push(await make(n++));
-  }
-  await Promise.all(Array.from({ length: lanes }, lane));
-  return answers;
-}
-
-function p95(answers: Answer[]): number {
-  const sorted = answers.map((a) => a.ms).sort((a, b) => a - b);
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? 0);
-}
-
-function tally(answers: Answer[]): Record<number, number> {
-  const statuses: Record<number, number> = {};
-  for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
-  return statuses;
-}
+let server: BuiltServer;
+const call = caller(agent, () => server.base);
 
 /** What a slow client saw: the status line the server answered (0 if none), and when it closed. */
 interface SlowEnd {
@@ -148,10 +70,6 @@ function slowPost(port: number, authorization: string | undefined): Promise<Slow
 }
 
 describe('hostile load at the ingress on the built server (issue #34)', () => {
-  let child: ChildProcess | undefined;
-  let output = '';
-  let dataDir: string | undefined;
-  let database: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
   let port = 0;
   const adminToken = adminTokenFor('ingress');
   const keys: Record<'slow' | 'tenant' | 'hasher' | 'reader', string> = {
@@ -162,51 +80,19 @@ describe('hostile load at the ingress on the built server (issue #34)', () => {
   };
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['server/build.mjs', bundle], { cwd: ROOT, stdio: 'pipe' });
-    port = await freePort();
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      ACCESS_LOG: 'off',
-      ATRIUM_WORKERS: 'false',
-      ATRIUM_PROCESSES: String(PROCESSES),
-      // The rate limits stay on (they identify the caller, whose environment's share it takes),
-      // but high enough that an unthrottled loop on a fast machine measures turns, not 429s.
-      RATE_LIMIT_REQUESTS: '10000000',
-      ATRIUM_ADMIN_TOKEN: adminToken,
-      ATRIUM_MASTER_KEY: randomBytes(32).toString('base64'),
-    };
-    if (databaseUrl) {
-      database = await scratchDatabase(databaseUrl, 'ingress');
-      env.DATABASE_URL = database.url;
-    } else {
-      dataDir = mkdtempSync(join(tmpdir(), 'atrium-ingress-'));
-      env.ATRIUM_DATA_DIR = dataDir;
-    }
-    const started = spawn(process.execPath, [...startFlags, bundle], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+    server = await startBuiltServer({
+      name: 'hostile-ingress',
+      databaseUrl,
+      processes: PROCESSES,
+      env: {
+        // The rate limits stay on (they identify the caller, whose environment's share it takes),
+        // but high enough that an unthrottled loop on a fast machine measures turns, not 429s.
+        RATE_LIMIT_REQUESTS: '10000000',
+        ATRIUM_ADMIN_TOKEN: adminToken,
+      },
     });
-    child = started;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (/listening on http:\/\//.test(output) && output.includes('API reference')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      started.stdout?.on('data', onData);
-      started.stderr?.on('data', onData);
-      started.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
-    });
-    base = `http://127.0.0.1:${port}`;
-    const admin = createAdminClient(base, adminToken);
+    port = server.port;
+    const admin = createAdminClient(server.base, adminToken);
     for (const name of Object.keys(keys) as (keyof typeof keys)[]) {
       keys[name] = (await admin.environments.create.mutate({ name: `ingress-${name}` })).api_key;
     }
@@ -215,14 +101,7 @@ describe('hostile load at the ingress on the built server (issue #34)', () => {
   afterAll(async () => {
     agent.destroy();
     readerAgent.destroy();
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child?.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-    }
-    rmSync(bundle, { force: true });
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-    await database?.drop();
+    await server?.stop();
   });
 
   it('answers another tenant promptly while 140 sockets trickle their bodies, then cuts those with 408 or 401', async () => {
@@ -277,7 +156,7 @@ describe('hostile load at the ingress on the built server (issue #34)', () => {
     for (const end of slowOnes) expect(end.closedAfterMs).toBeGreaterThanOrEqual(BODY_TIMEOUT_MS - 100);
     for (const end of anonymous) expect(end.status).toBe(401);
     for (const end of anonymous) expect(end.closedAfterMs).toBeLessThan(BODY_TIMEOUT_MS);
-    expect(child?.exitCode).toBeNull();
+    expect(server.exitCode()).toBeNull();
   }, 120_000);
 
   it('keeps one environment’s reads answered while another creates users with passwords (scrypt)', async () => {
@@ -286,7 +165,7 @@ describe('hostile load at the ingress on the built server (issue #34)', () => {
     for (let i = 0; i < 5; i++) {
       expect((await call('POST', '/organizations', reader, { name: `Read ${i}` })).status).toBe(201);
     }
-    const read = () => call('GET', '/organizations?limit=10', reader, undefined, readerAgent);
+    const read = () => call('GET', '/organizations?limit=10', reader, undefined, { agent: readerAgent });
     // The reader alone, for its baseline.
     let stop = performance.now() + 3_000;
     const alone = await loop(4, () => performance.now() > stop, read);

@@ -1,12 +1,6 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { scratchDatabase } from '../helpers/scratch-database.ts';
+import { type Answer, type BuiltServer, bogusKey, caller, startBuiltServer } from '../helpers/built-server.ts';
 
 /**
  * Issue #34 item 4 against the server `npm start` runs (the esbuild bundle, its V8 flags, the
@@ -16,7 +10,6 @@ import { scratchDatabase } from '../helpers/scratch-database.ts';
  * bogus ones get 401, then 429. On PostgreSQL the server gets a database of its own; on PGlite,
  * a data directory of its own.
  */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const databaseUrl = inject('databaseUrl');
 
 /** A hang guard, not a speed target. */
@@ -24,68 +17,11 @@ const BUDGET_MS = 120_000;
 const BOGUS_REQUESTS = 6_000;
 /** The flooding address (all of 127.0.0.0/8 is local on Linux); setup calls come from 127.0.0.1. */
 const FLOODED = '127.0.0.80';
-const bundle = join(ROOT, 'server', 'dist', `hostile-keys-${process.pid}.mjs`);
-
-const startFlags = (
-  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
-).scripts.start
-  .trim()
-  .split(/\s+/)
-  .slice(1, -1);
-
-interface Answer {
-  status: number;
-  body: string;
-  ms: number;
-  cookies: string[];
-}
+const fromFlooded = { localAddress: FLOODED };
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-let base = '';
-
-function call(
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: unknown,
-  localAddress?: string,
-): Promise<Answer> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${base}${path}`,
-      {
-        method,
-        agent,
-        ...(localAddress && { localAddress }),
-        headers: payload === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString('utf8'),
-            ms: performance.now() - started,
-            cookies: res.headers['set-cookie'] ?? [],
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-function bogusKey(): string {
-  let key = 'sk_test_';
-  for (const byte of randomBytes(40)) key += BASE62[byte % 62];
-  return key;
-}
+let server: BuiltServer;
+const call = caller(agent, () => server.base);
 
 const p95 = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -93,71 +29,20 @@ const p95 = (values: number[]) => {
 };
 
 describe('a bogus-key flood on the built server', () => {
-  let child: ChildProcess | undefined;
-  let output = '';
-  let dataDir: string | undefined;
-  let database: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
   let auth: Record<string, string> = {};
   let admin: Record<string, string> = {};
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['server/build.mjs', bundle], { cwd: ROOT, stdio: 'pipe' });
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      ACCESS_LOG: 'off',
-      ATRIUM_WORKERS: 'false',
-      ATRIUM_MASTER_KEY: randomBytes(32).toString('base64'),
-    };
-    if (databaseUrl) {
-      database = await scratchDatabase(databaseUrl, 'hostilekeys');
-      env.DATABASE_URL = database.url;
-    } else {
-      dataDir = mkdtempSync(join(tmpdir(), 'atrium-hostile-keys-'));
-      env.ATRIUM_DATA_DIR = dataDir;
-    }
-    const started = spawn(process.execPath, [...startFlags, bundle], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = started;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
-        if (url && output.includes('API reference')) {
-          clearTimeout(timer);
-          base = url;
-          resolve();
-        }
-      };
-      started.stdout?.on('data', onData);
-      started.stderr?.on('data', onData);
-      started.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
-    });
-    const apiKey = /WORKOS_API_KEY=(sk_test_\w+)/.exec(output)?.[1];
-    const adminToken = /ATRIUM_ADMIN_TOKEN=(atrium_admin_\w+)/.exec(output)?.[1];
-    expect(apiKey).toBeDefined();
-    expect(adminToken).toBeDefined();
-    auth = { Authorization: `Bearer ${apiKey}` };
-    admin = { Authorization: `Bearer ${adminToken}` };
+    server = await startBuiltServer({ name: 'hostile-keys', databaseUrl });
+    expect(server.apiKey).toBeDefined();
+    expect(server.adminToken).toBeDefined();
+    auth = { Authorization: `Bearer ${server.apiKey}` };
+    admin = { Authorization: `Bearer ${server.adminToken}` };
   }, 90_000);
 
   afterAll(async () => {
     agent.destroy();
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child?.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-    }
-    rmSync(bundle, { force: true });
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-    await database?.drop();
+    await server?.stop();
   });
 
   it(
@@ -202,7 +87,7 @@ describe('a bogus-key flood on the built server', () => {
             '/organizations',
             { Authorization: `Bearer ${bogusKey()}` },
             undefined,
-            FLOODED,
+            fromFlooded,
           );
           bogus.set(answer.status, (bogus.get(answer.status) ?? 0) + 1);
         }
@@ -228,10 +113,10 @@ describe('a bogus-key flood on the built server', () => {
       while (flooding || rounds < 5) {
         rounds += 1;
         await Promise.all([
-          probe('key', call('GET', '/organizations?limit=1', fresh, undefined, FLOODED)),
-          probe('widget', call('GET', '/_widgets/UserProfile/me', widget, undefined, FLOODED)),
-          probe('graphql', call('POST', '/client/graphql', widget, { query: '{ sessions { id } }' }, FLOODED)),
-          probe('console', call('GET', '/trpc/admin.connections.types', consoleHeaders, undefined, FLOODED)),
+          probe('key', call('GET', '/organizations?limit=1', fresh, undefined, fromFlooded)),
+          probe('widget', call('GET', '/_widgets/UserProfile/me', widget, undefined, fromFlooded)),
+          probe('graphql', call('POST', '/client/graphql', widget, { query: '{ sessions { id } }' }, fromFlooded)),
+          probe('console', call('GET', '/trpc/admin.connections.types', consoleHeaders, undefined, fromFlooded)),
         ]);
       }
       await flood;
@@ -249,7 +134,7 @@ describe('a bogus-key flood on the built server', () => {
       expect(bogus.get(401)).toBe(300);
       expect(bogus.get(429)).toBe(BOGUS_REQUESTS - 300);
       expect((await call('GET', '/healthz', {})).status).toBe(200);
-      expect(child?.exitCode).toBeNull();
+      expect(server.exitCode()).toBeNull();
     },
     BUDGET_MS,
   );

@@ -1,13 +1,19 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes, scryptSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
-import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { Agent } from 'node:http';
+import { availableParallelism } from 'node:os';
 import { IMPORTED_HASH_BOUNDS } from '@atrium/routers';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { scratchDatabase } from '../helpers/scratch-database.ts';
+import {
+  type Answer,
+  type BuiltServer,
+  caller,
+  fire,
+  json,
+  p95,
+  rssMb,
+  startBuiltServer,
+  tally,
+} from '../helpers/built-server.ts';
 
 /**
  * Issue #34 item 3 against the server `npm start` runs (the esbuild bundle, with its V8 flags), as
@@ -18,18 +24,9 @@ import { scratchDatabase } from '../helpers/scratch-database.ts';
  * environment may hold, times 128 MiB, plus slack), and every read of the other environment is
  * answered 2xx. Prints the figures it measured.
  */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const databaseUrl = inject('databaseUrl');
 /** A hang guard, not a speed target (this shared 2-core VM starts the bundle in 5-30 s). */
 const BUDGET_MS = 180_000;
-const bundle = join(ROOT, 'server', 'dist', `hostile-passwords-${process.pid}.mjs`);
-const startFlags = (
-  JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
-).scripts.start
-  .trim()
-  .split(/\s+/)
-  .slice(1, -1);
-
 /** The highest allowed imported scrypt cost: N·r·p = 2^20. */
 const LOG_N = 17;
 const R = 8;
@@ -42,123 +39,17 @@ const PASSWORD = 'correct horse battery staple';
 const USERS = 8;
 const WIDGET_HEADERS = { 'WorkOS-Widgets-Version': '1' };
 
-interface Answer {
-  status: number;
-  body: string;
-  ms: number;
-}
-
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-let base = '';
-
-function call(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  const t = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${base}${path}`,
-      {
-        method,
-        agent,
-        headers: payload === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString('utf8'),
-            ms: performance.now() - t,
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-/** Runs `count` calls, `concurrency` at a time; answers every answer. */
-async function fire(count: number, concurrency: number, make: (i: number) => Promise<Answer>): Promise<Answer[]> {
-  const answers: Answer[] = [];
-  let next = 0;
-  async function lane() {
-    while (next < count) answers.push(await make(next++));
-  }
-  await Promise.all(Array.from({ length: concurrency }, lane));
-  return answers;
-}
-
-const tally = (answers: Answer[]) => {
-  const statuses: Record<number, number> = {};
-  for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
-  return statuses;
-};
-
-const p95 = (answers: Answer[]) => {
-  const sorted = answers.map((a) => a.ms).sort((x, y) => x - y);
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? 0);
-};
-
-function rssMb(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-  return Math.round((kb / 1024) * 10) / 10;
-}
-
-const json = <T>(answer: Answer): T => JSON.parse(answer.body) as T;
+let server: BuiltServer;
+const call = caller(agent, () => server.base);
 
 describe('hostile password load on the built server', () => {
-  let child: ChildProcess | undefined;
-  let output = '';
-  let dataDir: string | undefined;
-  let database: Awaited<ReturnType<typeof scratchDatabase>> | undefined;
   let authA: Record<string, string> = {};
   let authB: Record<string, string> = {};
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['server/build.mjs', bundle], { cwd: ROOT, stdio: 'pipe' });
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      ACCESS_LOG: 'off',
-      ATRIUM_WORKERS: 'false',
-      ATRIUM_MASTER_KEY: randomBytes(32).toString('base64'),
-    };
-    if (databaseUrl) {
-      database = await scratchDatabase(databaseUrl, 'hostilepw');
-      env.DATABASE_URL = database.url;
-    } else {
-      dataDir = mkdtempSync(join(tmpdir(), 'atrium-hostile-pw-'));
-      env.ATRIUM_DATA_DIR = dataDir;
-    }
-    const started = spawn(process.execPath, [...startFlags, bundle], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = started;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 90_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
-        if (url && output.includes('API reference')) {
-          clearTimeout(timer);
-          base = url;
-          resolve();
-        }
-      };
-      started.stdout?.on('data', onData);
-      started.stderr?.on('data', onData);
-      started.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
-    });
-    const apiKey = /WORKOS_API_KEY=(sk_test_\w+)/.exec(output)?.[1];
-    const adminToken = /ATRIUM_ADMIN_TOKEN=(\S+)/.exec(output)?.[1];
+    server = await startBuiltServer({ name: 'hostile-passwords', databaseUrl, startTimeoutMs: 90_000 });
+    const { apiKey, adminToken } = server;
     expect(apiKey).toBeDefined();
     expect(adminToken).toBeDefined();
     authA = { Authorization: `Bearer ${apiKey}` };
@@ -175,20 +66,13 @@ describe('hostile password load on the built server', () => {
 
   afterAll(async () => {
     agent.destroy();
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child?.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-    }
-    rmSync(bundle, { force: true });
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-    await database?.drop();
+    await server?.stop();
   });
 
   it(
     'checks passwords at the highest allowed imported cost with bounded RSS, and another environment keeps reading',
     async () => {
-      const pid = child?.pid as number;
+      const pid = server.pid;
       expect(2 ** LOG_N * R).toBe(IMPORTED_HASH_BOUNDS.scrypt.maxWork);
       // The hash an importer brings, at the bound; and one past it, as in the issue (ln=18, r=32).
       const salt = randomBytes(16);
@@ -296,7 +180,7 @@ describe('hostile password load on the built server', () => {
       expect(loaded.every((a) => a.status === 200)).toBe(true);
       expect((await call('GET', '/healthz', {})).status).toBe(200);
       expect(peak - before).toBeLessThan(RSS_GROWTH_LIMIT_MB);
-      expect(child?.exitCode).toBeNull();
+      expect(server.exitCode()).toBeNull();
     },
     BUDGET_MS,
   );
