@@ -22,7 +22,7 @@ const SALT_LENGTH = 16;
  * memory and CPU every later password check of that user takes.
  */
 export const IMPORTED_HASH_BOUNDS = {
-  /** scrypt: N·r·p at most 2^20, so at most 128 MiB and ~0.4 s per check (N = 2^17, r = 8, p = 1). */
+  /** scrypt: N*r*p at most 2^20, so at most 128 MiB and ~0.4 s per check (N = 2^17, r = 8, p = 1). */
   scrypt: { maxWork: 2 ** 20, maxLogN: 20, maxR: 32, maxP: 16 },
   /** Firebase's scrypt variant: its own ranges (rounds 1..8, mem_cost 1..14). */
   firebaseScrypt: { maxRounds: 8, maxMemCost: 14 },
@@ -34,7 +34,7 @@ export const IMPORTED_HASH_BOUNDS = {
   pbkdf2: { maxIterations: 2_000_000 },
 } as const;
 
-/** `N·r·p` within the scrypt bound (the memory is 128·N·r bytes; the time grows with N·r·p). */
+/** `N*r*p` within the scrypt bound (the memory is 128*N*r bytes; the time grows with N*r*p). */
 const scryptWithinBounds = (logN: number, r: number, p: number) => {
   const { maxWork, maxLogN, maxR, maxP } = IMPORTED_HASH_BOUNDS.scrypt;
   return logN >= 1 && logN <= maxLogN && r >= 1 && r <= maxR && p >= 1 && p <= maxP && 2 ** logN * r * p <= maxWork;
@@ -112,14 +112,14 @@ export function importedHashProblem(type: string, hash: string): string | undefi
       }
       const [logN, r, p] = [intIn(ps.get('ln'), 1, 99), intIn(ps.get('r'), 1, 999), intIn(ps.get('p') ?? '1', 1, 999)];
       if (logN === undefined || r === undefined || p === undefined || !scryptWithinBounds(logN, r, p)) {
-        return `scrypt parameters over the limit: N·r·p may be at most 2^20 (e.g. ln=17,r=8,p=1), r at most ${b.scrypt.maxR}, p at most ${b.scrypt.maxP}.`;
+        return `scrypt parameters over the limit: N*r*p may be at most 2^20 (e.g. ln=17,r=8,p=1), r at most ${b.scrypt.maxR}, p at most ${b.scrypt.maxP}.`;
       }
       return undefined;
     }
     case 'firebase-scrypt': {
       const ps = phcParameters(hash);
       if (!hash.startsWith('$firebase-scrypt$') || !ps.has('r') || !ps.has('m')) {
-        return 'A firebase-scrypt hash is a PHC string with its rounds (r) and mem_cost (m): $firebase-scrypt$…';
+        return 'A firebase-scrypt hash is a PHC string with its rounds (r) and mem_cost (m): $firebase-scrypt$...';
       }
       const { maxRounds, maxMemCost } = b.firebaseScrypt;
       if (intIn(ps.get('r'), 1, maxRounds) === undefined || intIn(ps.get('m'), 1, maxMemCost) === undefined) {

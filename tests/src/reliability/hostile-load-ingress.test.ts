@@ -198,8 +198,9 @@ describe('hostile load at the ingress on the built server (issue #34)', () => {
     expect(tally(alone)).toEqual({ 200: alone.length });
     expect(tally(loaded)).toEqual({ 200: loaded.length });
     expect(p95(loaded)).toBeLessThan(QUEUE_TIMEOUT_MS);
-    // The hasher was served too (shed at most, never failed).
-    expect(Object.keys(tally(created)).every((s) => s === '201' || s === '503')).toBe(true);
+    // The hasher was served too: shed at most (503 waiting for a turn, or 429 from the password
+    // pool, which refuses a hash that would wait over 5 s for a slot), never failed.
+    expect(Object.keys(tally(created)).every((s) => s === '201' || s === '503' || s === '429')).toBe(true);
     expect(tally(created)[201]).toBeGreaterThan(0);
   }, 120_000);
 });

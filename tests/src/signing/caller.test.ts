@@ -20,7 +20,7 @@ describe('master key', () => {
   it('is required with DATABASE_URL', () => {
     expect(() =>
       resolveMasterKey({ masterKey: undefined, databaseUrl: 'postgres://x', dataDir: '/nonexistent' }, () => {}),
-    ).toThrow(/ATRIUM_MASTER_KEY is required/);
+    ).toThrow(/ATRIUM_MASTER_KEY \(unset\): expected 32 random bytes with DATABASE_URL/);
   });
 
   it('is generated once into the data directory with mode 0600 and a warning, then reused', () => {
