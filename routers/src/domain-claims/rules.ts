@@ -3,8 +3,16 @@ import { domainToASCII } from 'node:url';
 import { parse } from 'tldts';
 
 const require = createRequire(import.meta.url);
+/**
+ * The reserved documentation domains (RFC 2606 section 3): no one's mail provider, and what test
+ * suites and examples name their customers' domains with, so never refused as consumer domains.
+ */
+const RESERVED_EXAMPLE_DOMAINS = ['example.com', 'example.net', 'example.org'];
+
 /** A maintained list of consumer (free e-mail) domains, shipped in the package: `email-providers`. */
-const CONSUMER_DOMAINS: ReadonlySet<string> = new Set(require('email-providers/all.json') as string[]);
+const CONSUMER_DOMAINS: ReadonlySet<string> = new Set(
+  (require('email-providers/all.json') as string[]).filter((domain) => !RESERVED_EXAMPLE_DOMAINS.includes(domain)),
+);
 
 export type DomainCheck =
   | { ok: true; domain: string }

@@ -22,6 +22,18 @@ const domainCases: [string, (orgId: string) => unknown, number, string][] = [
   ],
 ];
 
+describe('the reserved documentation domains (RFC 2606)', () => {
+  it('are not consumer domains: example.com, .net and .org can be added', async () => {
+    const env = await newEnvironment();
+    const org = (await env.http.post('/organizations', { name: 'Acme' })).body.id as string;
+    for (const domain of ['example.com', 'example.net', 'example.org']) {
+      const res = await env.http.post('/organization_domains', { organization_id: org, domain });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ organization_id: org, domain, state: 'pending' });
+    }
+  });
+});
+
 describe('bad input to POST /organization_domains', () => {
   it.each(domainCases)('%s → %i %s, nothing stored', async (_name, body, status, code) => {
     const env = await newEnvironment();
