@@ -95,6 +95,11 @@ describe('organization memberships over HTTP', () => {
       .where(and(eq(events.environmentId, env.environmentId), like(events.event, 'organization_membership.%')));
     expect(recorded).toHaveLength(3);
     for (const { data } of recorded) expect(data).not.toHaveProperty('user');
+
+    // The OpenAPI document declares it (from the procedures' output schema).
+    const schemas = (await env.http.get('/openapi.json')).body.components.schemas;
+    expect(schemas.OrganizationMembership.properties.user).toEqual({ $ref: '#/components/schemas/User' });
+    expect(schemas.OrganizationMembership.required).toContain('user');
   });
 
   it('bad input: missing ids 422, unknown ids 404, a second membership 409 — one row at most', async () => {
