@@ -10,6 +10,7 @@ import {
   paginate,
   perHandle,
   perHandleAndKey,
+  users,
 } from '@atrium/db';
 import { and, asc, desc, eq, getTableColumns, type SQLWrapper, sql } from 'drizzle-orm';
 import { orNotFound } from '../common/store.ts';
@@ -49,6 +50,7 @@ const groupMembershipsPage = perHandleAndKey((db: Db, shape: `${boolean}:${Keyse
     .from(groupMemberships)
     .innerJoin(organizationMemberships, eq(organizationMemberships.id, member))
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .innerJoin(users, eq(users.id, organizationMemberships.userId))
     .where(
       and(
         eq(groupMemberships.environmentId, sql.placeholder('env')),

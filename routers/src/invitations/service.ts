@@ -13,7 +13,7 @@ import { type QuotaName, quotaKey, quotaLimit } from '../quotas.ts';
 import { consumeSharedWindow, refundSharedWindow } from '../rate-limits/service.ts';
 import { assertRoleSlugs } from '../roles/service.ts';
 import { seal, unseal } from '../signing/material.ts';
-import { toUser } from '../users/service.ts';
+import { toUser } from '../user-wire.ts';
 import { findUser } from '../users/store.ts';
 import { invitationMessage } from './mail.ts';
 import {

@@ -1,6 +1,7 @@
 import { MEMBERSHIP_STATUSES } from '@atrium/db';
 import { z } from 'zod';
 import { Id, ListParams, listOf, QueryList, StrictBoolean, Timestamp } from '../common/schemas.ts';
+import { User } from '../user-wire.ts';
 
 /** A membership's role as the SDK reads it (`RoleResponse`). */
 export const RoleReference = z.object({ slug: z.string() });
@@ -24,6 +25,8 @@ export const OrganizationMembership = z
     roles: z.array(RoleReference),
     created_at: Timestamp,
     updated_at: Timestamp,
+    /** The member, as the users API answers it (upstream embeds it in every membership answer). */
+    user: User,
   })
   .meta({ id: 'OrganizationMembership' });
 export type OrganizationMembership = z.infer<typeof OrganizationMembership>;

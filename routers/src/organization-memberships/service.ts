@@ -8,6 +8,7 @@ import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 import { assertRoleSlugs } from '../roles/service.ts';
 import { endLiveSessions } from '../sessions/service.ts';
+import { toUser } from '../user-wire.ts';
 import type {
   CreateOrganizationMembershipInput,
   ListOrganizationMembershipsInput,
@@ -33,8 +34,13 @@ const sessionsOf = (m: { userId: string; organizationId: string }) => ({
   organizationId: m.organizationId,
 });
 
-/** The single place that turns a membership row (with its organization's name) into its wire shape. */
+/** The single place that turns a membership row (with its organization's name and user) into its wire shape. */
 export function toOrganizationMembership(row: MembershipRow): OrganizationMembership {
+  return { ...toMembershipEvent(row), user: toUser(row.user) };
+}
+
+/** A membership as upstream's `organization_membership.*` events carry it: without the embedded user. */
+export function toMembershipEvent(row: Omit<MembershipRow, 'user'>): Omit<OrganizationMembership, 'user'> {
   return {
     object: 'organization_membership',
     id: row.id,
@@ -115,13 +121,9 @@ export async function addMembership(tx: Db, scope: Scope, input: NewMembershipIn
     row.id,
     roles.map((r) => r.id),
   );
-  const membership = toOrganizationMembership({
-    ...row,
-    organizationName: organization.name,
-    roleSlugs: roles.map((r) => r.slug),
-  });
-  await recordEvent(tx, scope, 'organization_membership.created', membership);
-  return membership;
+  const created = { ...row, organizationName: organization.name, roleSlugs: roles.map((r) => r.slug), user };
+  await recordEvent(tx, scope, 'organization_membership.created', toMembershipEvent(created));
+  return toOrganizationMembership(created);
 }
 
 export async function createOrganizationMembership(
@@ -167,9 +169,9 @@ export async function updateOrganizationMembership(
       roles.map((r) => r.id),
     );
     await touchMembership(tx, current.id, scope.now());
-    const membership = toOrganizationMembership(await findMembership(tx, scope.env.id, current.id));
-    await recordEvent(tx, scope, 'organization_membership.updated', membership);
-    return membership;
+    const after = await findMembership(tx, scope.env.id, current.id);
+    await recordEvent(tx, scope, 'organization_membership.updated', toMembershipEvent(after));
+    return toOrganizationMembership(after);
   });
 }
 
@@ -183,10 +185,10 @@ export async function setMembershipStatus(
     const current = await lockMembership(tx, scope.env.id, id);
     const changed = current.status !== status;
     if (changed) await updateMembershipStatus(tx, current.id, status, scope.now());
-    const membership = toOrganizationMembership(await findMembership(tx, scope.env.id, id));
-    if (changed) await recordEvent(tx, scope, 'organization_membership.updated', membership);
+    const after = await findMembership(tx, scope.env.id, id);
+    if (changed) await recordEvent(tx, scope, 'organization_membership.updated', toMembershipEvent(after));
     if (changed && status === 'inactive') await endLiveSessions(tx, scope, sessionsOf(current));
-    return membership;
+    return toOrganizationMembership(after);
   });
 }
 
@@ -197,7 +199,7 @@ export async function deleteOrganizationMembership(scope: Scope, id: string, gua
     const current = await findMembership(tx, scope.env.id, id);
     await guard?.(tx, current, null);
     if (!(await deleteMembership(tx, scope.env.id, id))) throw notFound('organization_membership', id);
-    await recordEvent(tx, scope, 'organization_membership.deleted', toOrganizationMembership(current));
+    await recordEvent(tx, scope, 'organization_membership.deleted', toMembershipEvent(current));
     await endLiveSessions(tx, scope, sessionsOf(current));
   });
 }

@@ -18,6 +18,8 @@ import { loadScoped, orNotFound, scopedId } from '../common/store.ts';
 export type MembershipRow = typeof organizationMemberships.$inferSelect & {
   organizationName: string;
   roleSlugs: string[];
+  /** The member, embedded in the membership's wire shape (upstream's `user`). */
+  user: typeof users.$inferSelect;
 };
 export type NewMembership = typeof organizationMemberships.$inferInsert;
 
@@ -42,19 +44,24 @@ export function roleSlugsOf(membershipId: SQL, environmentId: SQL) {
 /** A membership row's role slugs. The outer row is named in full: drizzle leaves columns of a one-table select unqualified. */
 const roleSlugs = roleSlugsOf(sql`"organization_memberships"."id"`, sql`"organization_memberships"."environment_id"`);
 
-/** Membership columns plus the organization's current name and the role slugs, for every read of a membership. */
+/**
+ * Membership columns plus the organization's current name, the role slugs and the user's row, for
+ * every read of a membership: a select of them joins `organizations` and `users` (the same statement).
+ */
 export const membershipColumns = {
   ...getTableColumns(organizationMemberships),
   organizationName: organizations.name,
   roleSlugs,
+  user: getTableColumns(users),
 };
 
-/** Memberships matching `where` (which must carry the environment), with their organization's name. */
+/** Memberships matching `where` (which must carry the environment), with their organization's name and user. */
 function findMemberships(db: Db, where: SQL | undefined) {
   return db
     .select(membershipColumns)
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .innerJoin(users, eq(users.id, organizationMemberships.userId))
     .where(where);
 }
 
@@ -159,12 +166,13 @@ export async function membershipStatus(
 }
 
 /**
- * The user a membership is created for, held FOR NO KEY UPDATE, or 404. Here, not in users/,
- * because users/ reads memberships (a user's deletion records theirs): resources form a tree.
+ * The user a membership is created for (its row: the answer embeds it), held FOR NO KEY UPDATE,
+ * or 404. Here, not in users/, because users/ reads memberships (a user's deletion records
+ * theirs): resources form a tree.
  */
-export async function lockUser(tx: Db, environmentId: string, userId: string): Promise<{ id: string }> {
+export async function lockUser(tx: Db, environmentId: string, userId: string): Promise<MembershipRow['user']> {
   const [row] = await tx
-    .select({ id: users.id })
+    .select()
     .from(users)
     .where(scopedId(users, environmentId, userId))
     .for('no key update')

@@ -1,27 +1,9 @@
 import { z } from 'zod';
-import { Id, ListParams, listOf, Metadata, StrictBoolean, Timestamp } from '../common/schemas.ts';
+import { Id, ListParams, listOf, Metadata, StrictBoolean } from '../common/schemas.ts';
+import { User } from '../user-wire.ts';
 
-/** Upstream's user object (the fields the WorkOS SDKs read). */
-export const User = z
-  .object({
-    object: z.literal('user'),
-    id: z.string(),
-    email: z.string(),
-    email_verified: z.boolean(),
-    /** First and last name joined by a space (upstream derives it so), or null when both are. */
-    name: z.string().nullable(),
-    first_name: z.string().nullable(),
-    last_name: z.string().nullable(),
-    profile_picture_url: z.string().nullable(),
-    last_sign_in_at: z.string().nullable(),
-    locale: z.string().nullable(),
-    external_id: z.string().nullable(),
-    metadata: z.record(z.string(), z.string()),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  })
-  .meta({ id: 'User' });
-export type User = z.infer<typeof User>;
+/** The user object lives below users/ and organization-memberships/, which both answer it. */
+export { User } from '../user-wire.ts';
 
 export const UserList = listOf(User);
 

@@ -1,13 +1,14 @@
 import { newId } from '@atrium/db';
 import type { z } from 'zod';
-import { asList, iso, pageParams } from '../common/schemas.ts';
+import { asList, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../context.ts';
 import { type FieldError, invalid } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
 import { hashPassword, importedHashProblem } from '../lib/password.ts';
-import { toOrganizationMembership } from '../organization-memberships/service.ts';
+import { toMembershipEvent } from '../organization-memberships/service.ts';
 import { membershipsOfUser } from '../organization-memberships/store.ts';
-import type { CreateUserInput, ListUsersInput, UpdateUserInput, User } from './schemas.ts';
+import { fullName, toUser, type User } from '../user-wire.ts';
+import type { CreateUserInput, ListUsersInput, UpdateUserInput } from './schemas.ts';
 import {
   deleteUserRow,
   findUser,
@@ -15,34 +16,8 @@ import {
   insertUser,
   pageOfUsers,
   type UserChanges,
-  type UserRow,
   updateUserRow,
 } from './store.ts';
-
-/** The single place that turns a user row into its wire shape. */
-export function toUser(row: UserRow): User {
-  return {
-    object: 'user',
-    id: row.id,
-    email: row.email,
-    email_verified: row.emailVerified,
-    name: fullName(row.firstName, row.lastName),
-    first_name: row.firstName,
-    last_name: row.lastName,
-    profile_picture_url: row.profilePictureUrl,
-    last_sign_in_at: row.lastSignInAt ? iso(row.lastSignInAt) : null,
-    locale: row.locale,
-    external_id: row.externalId,
-    metadata: row.metadata,
-    created_at: iso(row.createdAt),
-    updated_at: iso(row.updatedAt),
-  };
-}
-
-/** Upstream's `name`: first and last name joined by a space, null when neither is set. */
-export function fullName(first: string | null, last: string | null): string | null {
-  return [first, last].filter((part) => part).join(' ') || null;
-}
 
 type NameInput = {
   name?: string | null | undefined;
@@ -195,7 +170,7 @@ export async function deleteUser(scope: Scope, id: string): Promise<void> {
     const memberships = await membershipsOfUser(tx, scope.env.id, id);
     await deleteUserRow(tx, current.id);
     for (const membership of memberships) {
-      await recordEvent(tx, scope, 'organization_membership.deleted', toOrganizationMembership(membership));
+      await recordEvent(tx, scope, 'organization_membership.deleted', toMembershipEvent(membership));
     }
     await recordEvent(tx, scope, 'user.deleted', toUser(current));
   });

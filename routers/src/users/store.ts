@@ -1,8 +1,9 @@
 import { type Db, organizationMemberships, type PageParams, paginate, users } from '@atrium/db';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { loadScoped, orNotFound, type RowLock } from '../common/store.ts';
+import type { UserRow } from '../user-wire.ts';
 
-export type UserRow = typeof users.$inferSelect;
+export type { UserRow };
 export type NewUser = typeof users.$inferInsert;
 export type UserChanges = Partial<NewUser>;
 

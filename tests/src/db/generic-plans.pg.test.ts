@@ -164,6 +164,29 @@ describe.skipIf(!databaseUrl)('generic plans (PostgreSQL only)', () => {
     }
   });
 
+  it('reads a page of memberships with their users in one statement, each user by primary key', async () => {
+    const env = await newEnvironment();
+    const organization = await env.caller.organizations.create({ name: 'Plans' });
+    const users = [];
+    for (let i = 0; i < 3; i += 1) users.push((await newMember(env, organization.id)).user);
+    const db = drizzle(client!, { schema });
+    const caller = createCaller(createInnerContext({ ...env.deps, db: db as never }, `Bearer ${env.apiKey}`));
+    sent.length = 0;
+    const page = await caller.organizationMemberships.list({
+      organization_id: organization.id,
+      limit: 100,
+      order: 'asc',
+    });
+    expect(page.data.map((m) => m.user)).toEqual(users);
+    // The embedded users come with the page, not one query per membership.
+    expect(sent.filter((s) => s.sql.includes('"organization_memberships"'))).toHaveLength(1);
+    const plan = await genericPlanOf(
+      () => caller.organizationMemberships.list({ organization_id: organization.id, limit: 100 }),
+      (s) => s.includes('from "organization_memberships"') && s.includes('limit $'),
+    );
+    expect(scansOf(plan, 'users')).toEqual(['Index Scan users_pkey']);
+  });
+
   it('finds due webhook deliveries, due domain checks and events to fan out through their partial indexes', async () => {
     const db = drizzle(client!, { schema }) as never;
     // Each claim is a skip scan over environments (the first environment, then the next one per

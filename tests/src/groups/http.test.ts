@@ -145,6 +145,7 @@ describe('groups over HTTP', () => {
       data: [membership, second.membership],
       list_metadata: { before: null, after: null },
     });
+    expect(list.body.data[1].user).toEqual(second.user);
     expect(Object.keys(list.body.data[0]).sort()).toEqual(
       [
         'object',
@@ -159,6 +160,7 @@ describe('groups over HTTP', () => {
         'roles',
         'created_at',
         'updated_at',
+        'user',
       ].sort(),
     );
     expect(list.body.data[0]).toMatchObject({

@@ -19,9 +19,6 @@ export interface Deviation {
   reason: string;
 }
 
-const MEMBERSHIP_USER =
-  'Upstream embeds the whole user in every membership answer; Atrium answers `user_id` only. The SDK (11.0, deserializeOrganizationMembership) does not read `user`. Embedding it needs the user row joined into every membership read and the users and organization-memberships folders untangled (users imports organization-memberships, and lint:layering forbids a cycle): a follow-up, listed here so that it stays visible.';
-
 const INVITATION_CODES =
   "Atrium names the invitation's state (docs/invitations.md, README) where upstream answers invite_not_pending (accept, revoke) or invite_expired / invite_revoked / invite_accepted (resend). The SDK maps errors by status (the `errors` entry makes it a BadRequestException), so its callers see no difference. Left for the lead: renaming is an API change for existing callers, and invitations (resend limits, item 8) are being changed in parallel.";
 
@@ -77,42 +74,6 @@ export const UPSTREAM_DEVIATIONS: Deviation[] = [
       "Atrium records events upstream does not define (e.g. connection.created, the specification's connection events); only the common event envelope is checked for them.",
   },
   // Real differences left for a follow-up (see the reason).
-  {
-    operation: 'POST /user_management/organization_memberships',
-    keyword: 'required',
-    at: '/user',
-    reason: MEMBERSHIP_USER,
-  },
-  {
-    operation: 'GET /user_management/organization_memberships',
-    keyword: 'required',
-    at: '/data/*/user',
-    reason: MEMBERSHIP_USER,
-  },
-  {
-    operation: 'GET /user_management/organization_memberships/{id}',
-    keyword: 'required',
-    at: '/user',
-    reason: MEMBERSHIP_USER,
-  },
-  {
-    operation: 'PUT /user_management/organization_memberships/{id}',
-    keyword: 'required',
-    at: '/user',
-    reason: MEMBERSHIP_USER,
-  },
-  {
-    operation: 'PUT /user_management/organization_memberships/{id}/deactivate',
-    keyword: 'required',
-    at: '/user',
-    reason: MEMBERSHIP_USER,
-  },
-  {
-    operation: 'PUT /user_management/organization_memberships/{id}/reactivate',
-    keyword: 'required',
-    at: '/user',
-    reason: MEMBERSHIP_USER,
-  },
   // Accept, resend and revoke of an invitation that is not pending name its state.
   ...['accept', 'resend', 'revoke'].flatMap((action) =>
     ['invitation_already_accepted', 'invitation_revoked', 'invitation_expired'].map((code) => ({

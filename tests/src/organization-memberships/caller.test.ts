@@ -39,6 +39,7 @@ describe('organization memberships (caller)', () => {
       roles: [{ slug: 'member' }],
       created_at: expect.any(String),
       updated_at: expect.any(String),
+      user,
     });
     expect(
       await failure(env.caller.organizationMemberships.create({ user_id: user.id, organization_id: org.id })),

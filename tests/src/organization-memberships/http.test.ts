@@ -1,5 +1,5 @@
-import { organizationMemberships } from '@atrium/db';
-import { eq } from 'drizzle-orm';
+import { events, organizationMemberships } from '@atrium/db';
+import { and, eq, like } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { uniqueEmail } from '../helpers/people.ts';
 import { newEnvironment } from '../helpers/world.ts';
@@ -61,6 +61,45 @@ describe('organization memberships over HTTP', () => {
     expect(del.status).toBe(204);
     expect(del.text).toBe('');
     expect((await env.http.get(`/user_management/organization_memberships/${id}`)).status).toBe(404);
+  });
+
+  it('embeds the member as the users API answers it, on every read, and follows a change of the user', async () => {
+    const { env, org, user } = await setup();
+    const other = (await env.http.post('/user_management/users', { email: uniqueEmail(), first_name: 'Ada' })).body;
+    const path = '/user_management/organization_memberships';
+    const created = (await env.http.post(path, { user_id: user.id, organization_id: org.id })).body;
+    expect(created.user).toEqual(user);
+    const second = (await env.http.post(path, { user_id: other.id, organization_id: org.id })).body;
+    expect(second.user).toEqual(other);
+    expect((await env.http.get(`${path}/${created.id}`)).body.user).toEqual(user);
+    const listed = (await env.http.get(`${path}?organization_id=${org.id}&order=asc`)).body.data;
+    expect(listed.map((m: { id: string; user: unknown }) => [m.id, m.user])).toEqual([
+      [created.id, user],
+      [second.id, other],
+    ]);
+    expect((await env.http.put(`${path}/${second.id}/deactivate`, {})).body.user).toEqual(other);
+
+    const email = uniqueEmail();
+    const renamed = await env.http.put(`/user_management/users/${user.id}`, { email, last_name: 'Lovelace' });
+    expect(renamed.status).toBe(200);
+    const after = (await env.http.get(`${path}/${created.id}`)).body;
+    expect(after.user).toEqual(renamed.body);
+    expect(after.user).toMatchObject({ id: user.id, email, last_name: 'Lovelace', name: 'Lovelace' });
+    const relisted = (await env.http.get(`${path}?user_id=${user.id}`)).body.data;
+    expect(relisted.map((m: { user: { email: string } }) => m.user.email)).toEqual([email]);
+
+    // Upstream's organization_membership.* events carry no user: theirs stay as they were.
+    const recorded = await env.deps.db
+      .select({ data: events.data })
+      .from(events)
+      .where(and(eq(events.environmentId, env.environmentId), like(events.event, 'organization_membership.%')));
+    expect(recorded).toHaveLength(3);
+    for (const { data } of recorded) expect(data).not.toHaveProperty('user');
+
+    // The OpenAPI document declares it (from the procedures' output schema).
+    const schemas = (await env.http.get('/openapi.json')).body.components.schemas;
+    expect(schemas.OrganizationMembership.properties.user).toEqual({ $ref: '#/components/schemas/User' });
+    expect(schemas.OrganizationMembership.required).toContain('user');
   });
 
   it('bad input: missing ids 422, unknown ids 404, a second membership 409 — one row at most', async () => {
