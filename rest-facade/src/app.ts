@@ -1,5 +1,5 @@
 import type { RequestListener } from 'node:http';
-import { ApiError, consumeSharedWindow, contractError, type Deps } from '@atrium/routers';
+import { ApiError, consumeSharedWindow, type Deps, trpcContractError } from '@atrium/routers';
 import type express from 'express';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf, secretPathParams } from './openapi.ts';
@@ -120,7 +120,7 @@ function failed(deps: Deps, ex: Exchange, error: unknown): void {
     ex.res.destroy();
     return;
   }
-  const { status } = contractError(error);
+  const { status } = trpcContractError(error);
   // Refused for the body budget: load shed, not a fault (nor the database being down).
   if (error instanceof BodyBudgetExceeded) ex.shed = true;
   else if (status >= 500) logFailure(deps, error, ex);

@@ -16,15 +16,6 @@ export { nameServerProvider } from './client-api/domains/service.ts';
 export type { GraphQLContext } from './client-api/graphql/builder.ts';
 export { clientSchema } from './client-api/graphql/schema.ts';
 export {
-  type ClientPrincipal,
-  type ClientScope,
-  clientTokenRefused,
-  requirePermission,
-  requireUser,
-  WIDGET_SCOPES,
-  type WidgetScope,
-} from './client-api/principal.ts';
-export {
   type ClientTokenGrant,
   purgeExpiredSessions,
   SESSION_RETENTION_MS,
@@ -41,42 +32,12 @@ export {
   signOutOfConsole,
 } from './console/service.ts';
 export {
-  type Config,
-  type Context,
-  createInnerContext,
-  DEFAULT_CONFIG,
-  DEFAULT_QUOTAS,
-  DEFAULT_TOKEN_SETTINGS,
-  type Deps,
-  type EnvironmentInfo,
-  type GeoLocation,
-  type GeoLocator,
-  type IdempotencyClaim,
-  type Mailer,
-  type MailMessage,
-  MailRecipientRefused,
-  newCaches,
-  type Quotas,
-  type RequestDevice,
-  type Scope,
-  type TokenConfig,
-} from './context.ts';
-export {
   createEnvironment,
   createFirstRunSecrets,
   type FirstRun,
   listEnvironments,
   scopeOf,
 } from './environments/service.ts';
-export {
-  ApiError,
-  asTRPCError,
-  contractError,
-  type ErrorBody,
-  type FieldError,
-  TRPCApiError,
-  toApiError,
-} from './errors.ts';
 export { recordEvent } from './events/record.ts';
 export { EVENT_RETENTION_MS, purgeExpiredEvents, toEvent } from './events/service.ts';
 export {
@@ -97,6 +58,35 @@ export {
   onInvalidation,
   publishInvalidation,
 } from './invalidation/service.ts';
+export {
+  type Config,
+  DEFAULT_CONFIG,
+  DEFAULT_QUOTAS,
+  DEFAULT_TOKEN_SETTINGS,
+  type Quotas,
+  type TokenConfig,
+} from './kernel/config.ts';
+export { type Context, createInnerContext, type RequestDevice } from './kernel/context.ts';
+export {
+  type Deps,
+  type GeoLocation,
+  type GeoLocator,
+  type Mailer,
+  type MailMessage,
+  MailRecipientRefused,
+  newCaches,
+} from './kernel/deps.ts';
+export { ApiError, contractError, type ErrorBody, type FieldError, toApiError } from './kernel/errors.ts';
+export {
+  type ClientPrincipal,
+  type ClientScope,
+  clientTokenRefused,
+  requirePermission,
+  requireUser,
+  WIDGET_SCOPES,
+  type WidgetScope,
+} from './kernel/principals.ts';
+export type { EnvironmentInfo, IdempotencyClaim, Scope } from './kernel/scope.ts';
 export { FairPool, passwordPool } from './lib/hash-pool.ts';
 export { hashPassword, IMPORTED_HASH_BOUNDS, verifyPassword } from './lib/password.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
@@ -135,6 +125,7 @@ export {
   verifyToken,
 } from './signing/service.ts';
 export type { Meta } from './trpc.ts';
+export { apiErrorOf, asTRPCError, TRPCApiError, trpcContractError } from './trpc-errors.ts';
 export {
   type AttemptOutcome,
   type DueDelivery,

@@ -1,6 +1,7 @@
 import { countUpTo, type Db } from '@atrium/db';
-import { DEFAULT_QUOTAS, type Deps, type Quotas } from './context.ts';
-import { quotaExceeded } from './errors.ts';
+import { DEFAULT_QUOTAS, type Quotas } from './kernel/config.ts';
+import type { Deps } from './kernel/deps.ts';
+import { quotaExceeded } from './kernel/errors.ts';
 
 export { lockEnvironment } from '@atrium/db';
 

@@ -3,19 +3,15 @@ import { initTRPC, type TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { authenticateAdmin, authenticateApiKey, bearer } from './auth/service.ts';
 import { authenticateClientToken } from './client-api/auth.ts';
-import type { ClientScope } from './client-api/principal.ts';
 import { authenticateConsole } from './console/service.ts';
-import { type Context, DEFAULT_CONFIG, type Scope } from './context.ts';
-import {
-  asTRPCError,
-  contractError,
-  forbidden,
-  isDatabaseUnreachable,
-  serviceUnavailable,
-  toApiError,
-} from './errors.ts';
 import { idempotencyStep } from './idempotency/middleware.ts';
+import { DEFAULT_CONFIG } from './kernel/config.ts';
+import type { Context } from './kernel/context.ts';
+import { forbidden, isDatabaseUnreachable, serviceUnavailable } from './kernel/errors.ts';
+import type { ClientScope } from './kernel/principals.ts';
+import type { Scope } from './kernel/scope.ts';
 import { sha256Hex } from './lib/random.ts';
+import { apiErrorOf, asTRPCError, trpcContractError } from './trpc-errors.ts';
 
 export type Meta = OpenApiMeta<{
   /** The HTTP status of a success on the REST surface (default 200). */
@@ -46,7 +42,7 @@ const t = initTRPC
     errorFormatter({ shape, error }) {
       // Never ship a stack; carry the contract's body for every client.
       const { stack: _stack, ...data } = shape.data;
-      return { ...shape, data: { ...data, contract: contractError(error) } };
+      return { ...shape, data: { ...data, contract: trpcContractError(error) } };
     },
   });
 
@@ -82,7 +78,7 @@ async function guarded<R extends { ok: true } | { ok: false; error: TRPCError }>
   } finally {
     clearTimeout(timer);
   }
-  if (result.ok || !toApiError(result.error)) return result;
+  if (result.ok || !apiErrorOf(result.error)) return result;
   throw asTRPCError(result.error);
 }
 

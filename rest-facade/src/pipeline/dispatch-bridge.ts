@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { appRouter, type Context, contractError } from '@atrium/routers';
+import { appRouter, type Context, trpcContractError } from '@atrium/routers';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { MAX_BODY_BYTES } from './body.ts';
 import { type RestDispatcher, takesBody } from './dispatch.ts';
@@ -66,7 +66,7 @@ export function bridgeDispatcher(): RestDispatcher {
       byContext.set(capture.ctx, capture);
       return capture.ctx;
     },
-    responseMeta: ({ errors }) => (errors.length > 0 ? { status: contractError(errors[0]).status } : {}),
+    responseMeta: ({ errors }) => (errors.length > 0 ? { status: trpcContractError(errors[0]).status } : {}),
     onError: ({ error, req }) => {
       const capture = byRequest.get(req);
       if (capture) capture.error = error;

@@ -1,12 +1,12 @@
 import {
   ApiError,
+  apiErrorOf,
   authenticateClientToken,
   type ClientCaller,
   type ClientScope,
   clientSchema,
-  contractError,
   type Deps,
-  toApiError,
+  trpcContractError,
 } from '@atrium/routers';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
@@ -69,7 +69,7 @@ export function graphqlCodeOf(status: number): string {
 function publicError(deps: Deps, error: GraphQLError, requestId: string): GraphQLError {
   const original = error.originalError;
   if (original === undefined || original instanceof GraphQLError) return error;
-  const api = toApiError(original);
+  const api = apiErrorOf(original);
   const at = { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path };
   if (api) {
     const extensions = {
@@ -126,7 +126,7 @@ const useParsedBody: Plugin<YogaContext> = {
 /** A refusal in GraphQL's shape, with the HTTP status the widgets act on (403 → fetch a new token). */
 function refuseGraphQL(ex: Exchange, error: unknown, headers: Record<string, string> = {}): void {
   ex.req.resume();
-  const { status, body } = contractError(error);
+  const { status, body } = trpcContractError(error);
   const code = graphqlCodeOf(status);
   ex.res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
   ex.res.end(JSON.stringify({ errors: [{ message: body.message, extensions: { code, status } }] }));

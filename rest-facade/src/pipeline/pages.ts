@@ -1,4 +1,4 @@
-import { ApiError, authenticateAdmin, contractError, type Deps } from '@atrium/routers';
+import { ApiError, authenticateAdmin, type Deps, trpcContractError } from '@atrium/routers';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { DOCS_ASSETS, docsHandlers } from '../docs.ts';
@@ -65,7 +65,7 @@ export function pagesApp(
     writeError(res, new ApiError(404, 'route_not_found', 'No such route.'));
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    if (contractError(error).status >= 500) deps.log.error({ err: error }, 'unhandled error');
+    if (trpcContractError(error).status >= 500) deps.log.error({ err: error }, 'unhandled error');
     writeError(res, error);
   });
   return app;

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ApiError, contractError, type Deps, toApiError } from '@atrium/routers';
+import { ApiError, apiErrorOf, type Deps, trpcContractError } from '@atrium/routers';
 
 /** The most bytes one response body may hold (the contract's 16 MiB), on every surface. */
 export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -38,8 +38,8 @@ export function responseTooLarge(maxBytes: number): ApiError {
 
 /** The one place an error becomes the contract's status and JSON body. */
 export function errorOutcome(error: unknown): Outcome {
-  const { status, body } = contractError(error);
-  const retryAfter = toApiError(error)?.retryAfterSeconds;
+  const { status, body } = trpcContractError(error);
+  const retryAfter = apiErrorOf(error)?.retryAfterSeconds;
   const outcome: Outcome = { status, body: JSON.stringify(body), contentType: ERROR_TYPE, error };
   if (retryAfter !== undefined) outcome.headers = { 'Retry-After': String(retryAfter) };
   return outcome;

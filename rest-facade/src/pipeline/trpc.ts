@@ -1,4 +1,4 @@
-import { ApiError, appRouter, asTRPCError, contractError, createInnerContext, type Deps } from '@atrium/routers';
+import { ApiError, appRouter, asTRPCError, createInnerContext, type Deps, trpcContractError } from '@atrium/routers';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import type { TRPCRequestInfo } from '@trpc/server/http';
 import { resolveResponse } from '@trpc/server/http';
@@ -191,7 +191,7 @@ export function trpcTransport(
         // Headers the procedures ask for (`Idempotent-Replayed: true` on a replay).
         responseMeta: ({ ctx }) => ({ headers: ctx?.responseHeaders }),
         onError: ({ error }) => {
-          if (contractError(error).status >= 500) logFailure(deps, error, ex);
+          if (trpcContractError(error).status >= 500) logFailure(deps, error, ex);
         },
       });
       res.statusCode = response.status;

@@ -1,13 +1,14 @@
 import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, type ListParams, pageParams } from '../common/schemas.ts';
-import type { Deps, Scope } from '../context.ts';
 import { toOrganizationDomain } from '../domain-claims/service.ts';
 import type { DomainRow } from '../domain-claims/store.ts';
 import { scopeOf } from '../environments/service.ts';
-import { notFound } from '../errors.ts';
 import { EVENT_RETENTION_MS, toEvent } from '../events/service.ts';
 import { type EventRow, eventsOfDomain, insertEvent, pageOfEvents } from '../events/store.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import {
   environmentOfDomain,
   getOrganizationDomain,

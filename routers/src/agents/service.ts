@@ -1,7 +1,8 @@
 import { newId } from '@atrium/db';
 import { iso } from '../common/schemas.ts';
-import type { Deps, Scope } from '../context.ts';
-import { conflict, notFound } from '../errors.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { conflict, notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';

@@ -1,5 +1,6 @@
-import type { Deps, EnvironmentInfo } from '../context.ts';
-import { conflict, notFound, unauthorized } from '../errors.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { conflict, notFound, unauthorized } from '../kernel/errors.ts';
+import type { EnvironmentInfo } from '../kernel/scope.ts';
 import { batchedLookupOf } from '../lib/batched-lookup.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import {

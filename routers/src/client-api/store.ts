@@ -7,7 +7,7 @@ import {
   rolePermissions,
 } from '@atrium/db';
 import { and, eq, inArray } from 'drizzle-orm';
-import type { EnvironmentInfo } from '../context.ts';
+import type { EnvironmentInfo } from '../kernel/scope.ts';
 
 /** The environments these client ids belong to (a client token's audience names one). */
 export function environmentsOfClientIds(db: Db, clientIds: string[]): Promise<EnvironmentInfo[]> {

@@ -1,23 +1,6 @@
 import { z } from 'zod';
 import { Id } from '../common/schemas.ts';
-
-/**
- * The permissions the official widgets know (`@workos-inc/widgets` 1.18). A widget token carries
- * those its issuer asked for (`scopes`) that the user's roles grant; an operation-20 client token
- * those its membership's roles grant.
- */
-export const WIDGET_SCOPES = [
-  'widgets:users-table:manage',
-  'widgets:domain-verification:manage',
-  'widgets:sso:manage',
-  'widgets:dsync:manage',
-  'widgets:api-keys:manage',
-  'widgets:user-api-keys:manage-self',
-  'widgets:user-api-keys:manage-all',
-  'widgets:audit-log-streaming:manage',
-  'widgets:pipes:manage',
-] as const;
-export type WidgetScope = (typeof WIDGET_SCOPES)[number];
+import { WIDGET_SCOPES } from '../kernel/principals.ts';
 
 export const CreateClientTokenInput = z.object({ organization_id: Id, user_id: Id });
 

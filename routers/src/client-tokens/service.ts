@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { type Db, newId } from '@atrium/db';
 import type { JWTPayload } from 'jose';
-import type { Deps, RequestDevice, Scope } from '../context.ts';
-import { ApiError } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import type { RequestDevice } from '../kernel/context.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { ApiError } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { membershipStatus } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { noteSessionUse, toSession } from '../sessions/service.ts';

@@ -1,6 +1,6 @@
 import type { Page, PageParams } from '@atrium/db';
 import { z } from 'zod';
-import { invalid } from '../errors.ts';
+import { invalid } from '../kernel/errors.ts';
 
 /** Ids on the wire: a prefix and an opaque rest. Unknown ids are 404, not 422. */
 export const Id = z.string().min(1).max(128);

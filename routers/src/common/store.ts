@@ -1,7 +1,7 @@
 import { type Db, perHandleAndKey } from '@atrium/db';
 import { and, eq, getTableName, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
-import { type Entity, notFound } from '../errors.ts';
+import { type Entity, notFound } from '../kernel/errors.ts';
 
 /** A table whose rows belong to one environment and are named by an `id`. */
 export type ScopedTable = PgTable & { id: AnyPgColumn; environmentId: AnyPgColumn };

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { newId } from '@atrium/db';
 import { authenticateAdmin } from '../auth/service.ts';
-import type { Deps } from '../context.ts';
-import { forbidden, unauthorized } from '../errors.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { forbidden, unauthorized } from '../kernel/errors.ts';
 import { batchedLookupOf } from '../lib/batched-lookup.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import {

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, newId } from '@atrium/db';
 import { iso, isoOfJson } from '../common/schemas.ts';
-import type { Scope } from '../context.ts';
-import { conflict, type FieldError, invalid, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import { conflict, type FieldError, invalid, notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { randomBase62 } from '../lib/random.ts';
 import { quotaError, quotaLimit } from '../quotas.ts';
 import { checkDomain } from './rules.ts';

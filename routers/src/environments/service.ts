@@ -6,9 +6,10 @@ import {
   keyPrefixOf,
   newApiKeySecret,
 } from '../auth/service.ts';
-import type { Deps, Scope } from '../context.ts';
-import { conflict, invalid, notFound } from '../errors.ts';
 import { publishInvalidation } from '../invalidation/service.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { conflict, invalid, notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { sha256Hex } from '../lib/random.ts';
 import { seedDefaultRoles } from '../roles/service.ts';
 import {

@@ -1,6 +1,6 @@
 import { apiKeys, type Db, environments, type FeatureFlags, lockEnvironment } from '@atrium/db';
 import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
-import type { Deps } from '../context.ts';
+import type { Deps } from '../kernel/deps.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type EnvironmentRow = typeof environments.$inferSelect;

@@ -1,5 +1,5 @@
 import { type Db, newId } from '@atrium/db';
-import type { Scope } from '../context.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { insertEvent } from './store.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { Db } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import type { Scope } from '../context.ts';
+import type { Scope } from '../kernel/scope.ts';
 import type { Event, ListEventsInput } from './schemas.ts';
 import { deleteEventsBefore, type EventRow, pageOfEvents } from './store.ts';
 

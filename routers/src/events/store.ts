@@ -1,7 +1,7 @@
 import { type Db, events, type PageParams, paginate, renderedOnce } from '@atrium/db';
 import { and, eq, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
-import type { Scope } from '../context.ts';
 import { markCommittedEntry } from '../idempotency/store.ts';
+import type { Scope } from '../kernel/scope.ts';
 
 export type EventRow = typeof events.$inferSelect;
 export type NewEvent = typeof events.$inferInsert;

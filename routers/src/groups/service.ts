@@ -1,9 +1,9 @@
 import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import type { Scope } from '../context.ts';
-import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import { notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { toOrganizationMembership } from '../organization-memberships/service.ts';
 import { findMembership } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';

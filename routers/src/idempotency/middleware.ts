@@ -1,8 +1,11 @@
 import type { TRPCError } from '@trpc/server';
 import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
-import type { Context, Deps, IdempotencyClaim, Scope } from '../context.ts';
-import { ApiError, contractError, type ErrorBody } from '../errors.ts';
+import type { Context } from '../kernel/context.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { ApiError, type ErrorBody } from '../kernel/errors.ts';
+import type { IdempotencyClaim, Scope } from '../kernel/scope.ts';
 import { isSealed, seal, unseal } from '../signing/material.ts';
+import { trpcContractError } from '../trpc-errors.ts';
 import {
   beginIdempotentRequest,
   completeIdempotentRequest,
@@ -91,7 +94,7 @@ async function settle(call: IdempotentCall, scope: Scope, claim: IdempotencyClai
       await completeIdempotentRequest(scope.deps, claim, status, stored);
       return;
     }
-    const { status, body } = contractError(result.error);
+    const { status, body } = trpcContractError(result.error);
     if (status >= 500) await releaseIdempotentRequest(scope.deps, claim);
     else await completeIdempotentRequest(scope.deps, claim, status, JSON.stringify(body));
   } catch (error) {

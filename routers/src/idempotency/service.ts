@@ -1,6 +1,7 @@
 import type { Db } from '@atrium/db';
-import type { Deps, IdempotencyClaim } from '../context.ts';
-import { conflict, invalid } from '../errors.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { conflict, invalid } from '../kernel/errors.ts';
+import type { IdempotencyClaim } from '../kernel/scope.ts';
 import { sameDigest, sha256Hex } from '../lib/random.ts';
 import {
   countExpired,

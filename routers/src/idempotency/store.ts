@@ -1,6 +1,6 @@
 import { type Db, idempotencyKeys } from '@atrium/db';
 import { and, count, eq, inArray, lte, type SQL, sql } from 'drizzle-orm';
-import type { IdempotencyClaim } from '../context.ts';
+import type { IdempotencyClaim } from '../kernel/scope.ts';
 
 /** Every query of the idempotency keys; the rules that use them are in service.ts. */
 

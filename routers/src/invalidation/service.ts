@@ -1,5 +1,5 @@
 import type { Db } from '@atrium/db';
-import type { Deps } from '../context.ts';
+import type { Deps } from '../kernel/deps.ts';
 import { notifyInvalidation } from './store.ts';
 
 export { INVALIDATION_CHANNEL } from './store.ts';

@@ -1,4 +1,4 @@
-import type { MailMessage } from '../context.ts';
+import type { MailMessage } from '../kernel/deps.ts';
 
 export interface InvitationMail {
   email: string;

@@ -1,9 +1,10 @@
 import { type Db, type InvitationState, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import { MailRecipientRefused, type Scope } from '../context.ts';
-import { ApiError, alreadyMember, conflict, invalid, rateLimited } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import { MailRecipientRefused } from '../kernel/deps.ts';
+import { ApiError, alreadyMember, conflict, invalid, rateLimited } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { addMembership } from '../organization-memberships/service.ts';
 import { membershipStatus } from '../organization-memberships/store.ts';

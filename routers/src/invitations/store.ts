@@ -1,7 +1,7 @@
 import { type Db, invitations, type PageParams, paginate, users } from '@atrium/db';
 import { and, eq, lte, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock } from '../common/store.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 
 export type InvitationRow = typeof invitations.$inferSelect;
 export type NewInvitation = typeof invitations.$inferInsert;

@@ -1,8 +1,8 @@
 import { IT_CONTACT_INTENTS, type ItContactIntent, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import type { Scope } from '../context.ts';
-import { conflict } from '../errors.ts';
+import { conflict } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 import type { CreateItContactInput, InviteItContactInput, ItContact, ListItContactsInput } from './schemas.ts';

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { rateLimited } from '../errors.ts';
+import { rateLimited } from '../kernel/errors.ts';
 
 /**
  * Password hashing and checking, a few at a time per process, shared fairly between

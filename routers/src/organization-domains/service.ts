@@ -1,6 +1,5 @@
 import { type Db, type FairTake, newId, type PageParams } from '@atrium/db';
 import { asList } from '../common/schemas.ts';
-import type { Scope } from '../context.ts';
 import {
   type DomainView,
   markVerified,
@@ -12,8 +11,9 @@ import {
 } from '../domain-claims/service.ts';
 import type { DomainChanges, DomainRow } from '../domain-claims/store.ts';
 import { isVerifiedElsewhere, uncountDomain, updateClaim } from '../domain-claims/store.ts';
-import { ApiError, badRequest, conflict, fromDatabaseError, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import { ApiError, badRequest, conflict, fromDatabaseError, notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { lockEnvironment, quotaError, quotaLimit } from '../quotas.ts';
 import type { OrganizationDomain } from './schemas.ts';
 import {

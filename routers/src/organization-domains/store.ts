@@ -13,9 +13,9 @@ import {
 } from '@atrium/db';
 import { and, eq, inArray, isNotNull, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock, scopedId } from '../common/store.ts';
-import type { Deps } from '../context.ts';
 import type { DomainRow } from '../domain-claims/store.ts';
 import { writeWithEvent } from '../events/store.ts';
+import type { Deps } from '../kernel/deps.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 /** The domain with this id in the environment, or the contract's 404. */

@@ -1,9 +1,9 @@
 import { type Db, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import type { Scope } from '../context.ts';
-import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import { notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 import { assertRoleSlugs } from '../roles/service.ts';

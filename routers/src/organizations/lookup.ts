@@ -1,6 +1,6 @@
 import type { Db } from '@atrium/db';
 import type { RowLock } from '../common/store.ts';
-import type { Scope } from '../context.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { loadOrganization } from './store.ts';
 
 /**

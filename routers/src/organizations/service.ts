@@ -1,7 +1,6 @@
 import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, pageParams } from '../common/schemas.ts';
-import type { Scope } from '../context.ts';
 import { normalizeDomainForLookup } from '../domain-claims/rules.ts';
 import type { DomainDataEntry } from '../domain-claims/schemas.ts';
 import {
@@ -15,8 +14,9 @@ import {
   wireTime,
 } from '../domain-claims/service.ts';
 import { type DomainRow, pendingClaimsOn, verifiedAmong } from '../domain-claims/store.ts';
-import { conflict, invalid, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import { conflict, invalid, notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { quotaError, quotaLimit } from '../quotas.ts';
 import type {
   CreateOrganizationInput,

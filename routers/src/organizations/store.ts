@@ -12,7 +12,6 @@ import {
 } from '@atrium/db';
 import { and, asc, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock, scopedId } from '../common/store.ts';
-import type { Scope } from '../context.ts';
 import {
   type DomainRecord,
   type DomainTuple,
@@ -21,6 +20,7 @@ import {
   qualified as q,
 } from '../domain-claims/store.ts';
 import { writeWithEvent } from '../events/store.ts';
+import type { Scope } from '../kernel/scope.ts';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 

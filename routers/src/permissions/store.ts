@@ -1,7 +1,7 @@
 import { type Db, lockEnvironment, type PageParams, paginate, permissions } from '@atrium/db';
 import { and, eq, or, sql } from 'drizzle-orm';
 import { containsPattern } from '../common/store.ts';
-import type { Deps } from '../context.ts';
+import type { Deps } from '../kernel/deps.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type PermissionRow = typeof permissions.$inferSelect;

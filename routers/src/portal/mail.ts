@@ -1,5 +1,5 @@
-import type { MailMessage } from '../context.ts';
 import { escapeHtml } from '../invitations/mail.ts';
+import type { MailMessage } from '../kernel/deps.ts';
 
 const WHAT: Record<string, string> = { domain_verification: 'verify your domain', sso: 'review your SSO connection' };
 

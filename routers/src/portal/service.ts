@@ -1,9 +1,10 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { newId, PORTAL_INTENTS, type PortalIntent } from '@atrium/db';
-import type { WidgetScope } from '../client-tokens/schemas.ts';
-import type { Deps, Scope } from '../context.ts';
 import { toOrganizationDomain } from '../domain-claims/service.ts';
-import { forbidden, invalid } from '../errors.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { forbidden, invalid } from '../kernel/errors.ts';
+import type { WidgetScope } from '../kernel/principals.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sameDigest, sha256Hex } from '../lib/random.ts';
 import type { OrganizationDomain } from '../organization-domains/schemas.ts';
 import { createOrganizationDomain, verifyOrganizationDomain } from '../organization-domains/service.ts';

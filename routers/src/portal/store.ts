@@ -1,6 +1,6 @@
 import { type Db, environments, organizations, type PortalIntent, portalLinks, portalSessions } from '@atrium/db';
 import { and, eq, gt, isNull } from 'drizzle-orm';
-import type { EnvironmentInfo } from '../context.ts';
+import type { EnvironmentInfo } from '../kernel/scope.ts';
 
 export type PortalLinkRow = typeof portalLinks.$inferSelect;
 export type PortalSessionRow = typeof portalSessions.$inferSelect;

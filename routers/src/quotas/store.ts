@@ -11,7 +11,7 @@ import {
 } from '@atrium/db';
 import { and, eq, gt, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
-import type { Scope } from '../context.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type ParentQuota =

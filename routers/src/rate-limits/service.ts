@@ -1,4 +1,4 @@
-import type { Deps } from '../context.ts';
+import type { Deps } from '../kernel/deps.ts';
 import { consumeWindow, purgeWindowsBefore } from './store.ts';
 
 /** A count in a shared window: points used in it so far, and milliseconds until it ends. */

@@ -1,4 +1,4 @@
-import type { Deps } from '../context.ts';
+import type { Deps } from '../kernel/deps.ts';
 import { EXPIRING_TABLES, type ExpiringTable, purgeExpiredBefore } from './store.ts';
 
 /**

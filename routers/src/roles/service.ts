@@ -2,9 +2,9 @@ import { type Db, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { iso } from '../common/schemas.ts';
 import { orNotFound } from '../common/store.ts';
-import type { Scope } from '../context.ts';
-import { conflict, invalid, notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import { conflict, invalid, notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 import type {

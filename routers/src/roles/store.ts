@@ -10,7 +10,7 @@ import {
 } from '@atrium/db';
 import { and, asc, eq, exists, getTableColumns, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { RowLock } from '../common/store.ts';
-import type { Deps } from '../context.ts';
+import type { Deps } from '../kernel/deps.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type PermissionRef = { id: string; slug: string };

@@ -1,9 +1,10 @@
 import type { Db } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import type { RequestDevice, Scope } from '../context.ts';
-import { notFound } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import type { RequestDevice } from '../kernel/context.ts';
+import { notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import type { ListSessionsInput, Session } from './schemas.ts';
 import {
   findSession,

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { newId } from '@atrium/db';
 import { decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { iso } from '../common/schemas.ts';
-import type { Deps, KeyCacheEntry, LoadedSigningKey } from '../context.ts';
-import { notFound } from '../errors.ts';
 import { publishInvalidation } from '../invalidation/service.ts';
+import type { Deps, KeyCacheEntry, LoadedSigningKey } from '../kernel/deps.ts';
+import { notFound } from '../kernel/errors.ts';
 import { decryptPrivateKey, encryptPrivateKey, generateKeyMaterial, publicKeyOf } from './material.ts';
 import type { Jwks } from './schemas.ts';
 import {

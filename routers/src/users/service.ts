@@ -1,9 +1,9 @@
 import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, pageParams } from '../common/schemas.ts';
-import type { Scope } from '../context.ts';
-import { type FieldError, invalid } from '../errors.ts';
 import { recordEvent } from '../events/record.ts';
+import { type FieldError, invalid } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { hashPassword, importedHashProblem } from '../lib/password.ts';
 import { toMembershipEvent } from '../organization-memberships/service.ts';
 import { membershipsOfUser } from '../organization-memberships/store.ts';

@@ -1,8 +1,9 @@
 import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import type { Deps, Scope } from '../context.ts';
-import { invalid } from '../errors.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { invalid } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { randomBase62 } from '../lib/random.ts';
 import { isSealed, seal, unseal } from '../signing/material.ts';
 import type {

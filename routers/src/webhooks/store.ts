@@ -16,7 +16,7 @@ import {
 } from '@atrium/db';
 import { and, asc, eq, gt, inArray, lte, not, notLike, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, orNotFound, scopedId } from '../common/store.ts';
-import type { Deps } from '../context.ts';
+import type { Deps } from '../kernel/deps.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;

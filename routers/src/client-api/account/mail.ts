@@ -1,5 +1,5 @@
-import type { MailMessage } from '../../context.ts';
 import { escapeHtml } from '../../invitations/mail.ts';
+import type { MailMessage } from '../../kernel/deps.ts';
 
 /** Why a code is mailed: to prove the current address, or to confirm a new one. */
 export type CodePurpose = 'identity' | 'email_change';

@@ -1,15 +1,15 @@
 import { randomInt } from 'node:crypto';
 import { newId, type SessionChallengePurpose } from '@atrium/db';
-import { MailRecipientRefused } from '../../context.ts';
-import { ApiError, badRequest, type FieldError, rateLimited } from '../../errors.ts';
 import { userIdByEmail } from '../../invitations/store.ts';
+import { MailRecipientRefused } from '../../kernel/deps.ts';
+import { ApiError, badRequest, type FieldError, rateLimited } from '../../kernel/errors.ts';
+import { type ClientScope, requireUser } from '../../kernel/principals.ts';
 import { verifyPassword } from '../../lib/password.ts';
 import { randomBase62, sameDigest, sha256Hex } from '../../lib/random.ts';
 import { consumeSharedWindow, refundSharedWindow } from '../../rate-limits/service.ts';
 import { PASSWORD_POLICY, UpdateUserInput, type User } from '../../users/schemas.ts';
 import { updateUser } from '../../users/service.ts';
 import { findUser } from '../../users/store.ts';
-import { type ClientScope, requireUser } from '../principal.ts';
 import { getMe, ownPasswordSet } from '../profile/service.ts';
 import { type CodePurpose, verificationCodeMessage } from './mail.ts';
 import {

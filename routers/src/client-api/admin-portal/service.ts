@@ -1,7 +1,7 @@
 import type { PortalIntent } from '@atrium/db';
-import type { WidgetScope } from '../../client-tokens/schemas.ts';
+import type { WidgetScope } from '../../kernel/principals.ts';
+import { type ClientScope, requirePermission } from '../../kernel/principals.ts';
 import { createPortalLink, type IssuedPortalLink, ownPortalPage, requireServedIntent } from '../../portal/service.ts';
-import { type ClientScope, requirePermission } from '../principal.ts';
 
 /** The widget scope a user's token needs to ask for a link of each intent (WIDGETS-API.md §3). */
 const LINK_SCOPES: Record<PortalIntent, WidgetScope> = {

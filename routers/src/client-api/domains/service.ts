@@ -1,7 +1,8 @@
 import type { PageParams } from '@atrium/db';
 import { wireTime } from '../../domain-claims/service.ts';
 import type { DomainRow } from '../../domain-claims/store.ts';
-import { notFound } from '../../errors.ts';
+import { notFound } from '../../kernel/errors.ts';
+import { type ClientScope, requirePermission } from '../../kernel/principals.ts';
 import {
   createOrganizationDomain,
   deleteOrganizationDomain,
@@ -10,7 +11,6 @@ import {
   verifyOrganizationDomain,
 } from '../../organization-domains/service.ts';
 import { quotaLimit } from '../../quotas.ts';
-import { type ClientScope, requirePermission } from '../principal.ts';
 
 export const DOMAIN_STATES = ['Failed', 'LegacyVerified', 'Pending', 'Verified'] as const;
 export const NAME_SERVERS = ['AwsRoute53', 'CloudFlare', 'GoDaddy', 'GoogleDomains', 'Other'] as const;

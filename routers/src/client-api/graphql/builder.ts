@@ -1,5 +1,5 @@
 import SchemaBuilder from '@pothos/core';
-import type { ClientScope } from '../principal.ts';
+import type { ClientScope } from '../../kernel/principals.ts';
 
 /** What every resolver of `/client/graphql` gets: the verified caller's scope (one per request). */
 export interface GraphQLContext {

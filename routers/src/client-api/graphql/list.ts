@@ -1,6 +1,6 @@
 import type { PageParams } from '@atrium/db';
 import { ListParams, pageParams } from '../../common/schemas.ts';
-import { invalidOfZod } from '../../errors.ts';
+import { invalidOfZod } from '../../kernel/errors.ts';
 import { builder } from './builder.ts';
 
 /** Shared by every paginated list of the client schema (WIDGETS-API.md §4 `Page`, `ListMetadata`). */

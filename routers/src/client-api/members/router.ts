@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Id } from '../../common/schemas.ts';
-import { ApiError, badRequest, notFound } from '../../errors.ts';
+import { ApiError, badRequest, notFound } from '../../kernel/errors.ts';
 import { clientProcedure } from '../../trpc.ts';
 import {
   type ClientRole,

@@ -1,6 +1,5 @@
 import type { Db } from '@atrium/db';
 import { iso, pageParams } from '../../common/schemas.ts';
-import { conflict, notFound, toApiError } from '../../errors.ts';
 import { SendInvitationInput } from '../../invitations/schemas.ts';
 import {
   type MailedInvitation,
@@ -11,6 +10,8 @@ import {
   sendInvitation,
 } from '../../invitations/service.ts';
 import { findInvitation, type InvitationRow } from '../../invitations/store.ts';
+import { conflict, notFound, toApiError } from '../../kernel/errors.ts';
+import { type ClientScope, requirePermission } from '../../kernel/principals.ts';
 import {
   deleteOrganizationMembership,
   type MembershipGuard,
@@ -23,7 +24,6 @@ import { getPermission, listPermissions } from '../../permissions/service.ts';
 import { quotaKey } from '../../quotas.ts';
 import { rolesOfOrganization } from '../../roles/service.ts';
 import type { RoleRow } from '../../roles/store.ts';
-import { type ClientScope, requirePermission } from '../principal.ts';
 import { countMembersHolding, type MemberListRow, membershipIdOfUser, pageOfMembers } from './store.ts';
 
 /** Every operation of the users table needs this permission (WIDGETS-API.md section 3). */

@@ -1,8 +1,8 @@
-import { notFound } from '../../errors.ts';
+import { notFound } from '../../kernel/errors.ts';
+import type { ClientScope } from '../../kernel/principals.ts';
 import type { Organization } from '../../organizations/schemas.ts';
 import { getOrganization } from '../../organizations/service.ts';
 import { PASSWORD_POLICY } from '../../users/schemas.ts';
-import type { ClientScope } from '../principal.ts';
 
 /** The token's organization by id: GraphQL `organization(id)`, `client.organization`; any other id is 404. */
 export async function getOwnOrganization(scope: ClientScope, id: string): Promise<Organization> {

@@ -1,5 +1,5 @@
+import { type ClientScope, requireUser } from '../../kernel/principals.ts';
 import { listOrganizationMemberships } from '../../organization-memberships/service.ts';
-import { type ClientScope, requireUser } from '../principal.ts';
 
 /** One organization the caller belongs to, marked `current` when it is the token's. */
 export interface UserOrganization {

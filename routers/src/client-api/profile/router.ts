@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { Id } from '../../common/schemas.ts';
-import { badRequest, forbidden } from '../../errors.ts';
+import { badRequest, forbidden } from '../../kernel/errors.ts';
+import type { ClientScope } from '../../kernel/principals.ts';
 import { clientProcedure } from '../../trpc.ts';
 import type { User } from '../../users/schemas.ts';
 import { builder } from '../graphql/builder.ts';
-import type { ClientScope } from '../principal.ts';
 import { OAUTH_PROVIDERS } from '../sso/router.ts';
 import { getMe, getOrganizationUser, ownPasswordSet, type ProfileChanges, updateProfile } from './service.ts';
 

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import { ApiError, type FieldError, notFound } from '../../errors.ts';
+import { ApiError, type FieldError, notFound } from '../../kernel/errors.ts';
+import { type ClientScope, requireUser } from '../../kernel/principals.ts';
 import { membershipStatus } from '../../organization-memberships/store.ts';
 import { UpdateUserInput, type User } from '../../users/schemas.ts';
 import { getUser, updateUser } from '../../users/service.ts';
 import { findUser } from '../../users/store.ts';
-import { type ClientScope, requireUser } from '../principal.ts';
 
 /** The caller's own user: UserProfile (`GET /_widgets/UserProfile/me`), GraphQL `me`, `client.me`. */
 export function getMe(scope: ClientScope): Promise<User> {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { Id } from '../../common/schemas.ts';
-import { ApiError } from '../../errors.ts';
+import { ApiError } from '../../kernel/errors.ts';
+import type { ClientScope } from '../../kernel/principals.ts';
 import { clientProcedure, router } from '../../trpc.ts';
 import { builder } from '../graphql/builder.ts';
-import type { ClientScope } from '../principal.ts';
 import { listOwnSessions, type OwnSession, revokeOtherOwnSessions, revokeOwnSession } from './service.ts';
 
 /** The ways in a session may have been made; Atrium's sessions are minted by the application's backend. */

@@ -1,6 +1,6 @@
-import type { GeoLocation } from '../../context.ts';
+import type { GeoLocation } from '../../kernel/deps.ts';
+import { type ClientScope, requireUser } from '../../kernel/principals.ts';
 import { endLiveSessions, listLiveSessions, revokeSession, type SessionView } from '../../sessions/service.ts';
-import { type ClientScope, requireUser } from '../principal.ts';
 
 /**
  * One of the caller's sessions, marked `current` when the token is bound to it, with where its

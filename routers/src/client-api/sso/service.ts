@@ -7,10 +7,10 @@ import {
   listConnections,
   renameConnection,
 } from '../../connections/service.ts';
-import { invalid, invalidOfZod, notFound } from '../../errors.ts';
+import { invalid, invalidOfZod, notFound } from '../../kernel/errors.ts';
+import { type ClientScope, requirePermission } from '../../kernel/principals.ts';
 import { PORTAL_SSO_READ } from '../../portal/service.ts';
 import { quotaLimit } from '../../quotas.ts';
-import { type ClientScope, requirePermission } from '../principal.ts';
 
 /**
  * Atrium's SSO connection types (SAML and OpenID Connect) and their spelling in the widgets' REST

@@ -1,9 +1,24 @@
-import type { Scope } from '../context.ts';
-import { forbidden } from '../errors.ts';
+// Who calls: the principals a credential resolves to, and the checks services make of them.
+import { forbidden } from './errors.ts';
+import type { Scope } from './scope.ts';
 
-export { WIDGET_SCOPES, type WidgetScope } from '../client-tokens/schemas.ts';
-
-import type { WidgetScope } from '../client-tokens/schemas.ts';
+/**
+ * The permissions the official widgets know (`@workos-inc/widgets` 1.18). A widget token carries
+ * those its issuer asked for (`scopes`) that the user's roles grant; an operation-20 client token
+ * those its membership's roles grant.
+ */
+export const WIDGET_SCOPES = [
+  'widgets:users-table:manage',
+  'widgets:domain-verification:manage',
+  'widgets:sso:manage',
+  'widgets:dsync:manage',
+  'widgets:api-keys:manage',
+  'widgets:user-api-keys:manage-self',
+  'widgets:user-api-keys:manage-all',
+  'widgets:audit-log-streaming:manage',
+  'widgets:pipes:manage',
+] as const;
+export type WidgetScope = (typeof WIDGET_SCOPES)[number];
 
 /** Who calls a client surface (`/_widgets/…`, `/client/graphql`, `/trpc/client.*`): a user in one organization. */
 export interface ClientPrincipal {

@@ -1,5 +1,5 @@
-import { TRPCError } from '@trpc/server';
-import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+// The one refusal type of the service (ApiError), its constructors, and the mapping of database
+// and validation failures onto it. Transport-free: each codec renders an ApiError its own way.
 
 export interface FieldError {
   field: string;
@@ -15,7 +15,7 @@ export interface ErrorBody {
 
 /**
  * The one error type of the service: a status and the contract's body, independent of any
- * transport. `asTRPCError` is its one mapping onto tRPC; `contractError` renders any error.
+ * transport. The tRPC adapter (trpc-errors.ts) carries it through tRPC; `contractError` renders any error.
  */
 export class ApiError extends Error {
   readonly status: number;
@@ -209,14 +209,10 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   return false;
 }
 
-interface ZodIssueLike {
+export interface ZodIssueLike {
   code: string;
   path: PropertyKey[];
   message: string;
-}
-
-function isZodError(cause: unknown): cause is { issues: ZodIssueLike[] } {
-  return !!cause && typeof cause === 'object' && Array.isArray((cause as { issues?: unknown }).issues);
 }
 
 function fieldErrorOf(issue: ZodIssueLike): FieldError {
@@ -230,98 +226,29 @@ function fieldErrorOf(issue: ZodIssueLike): FieldError {
 export const invalidOfZod = (error: { issues: ZodIssueLike[] }) => invalid(error.issues.map(fieldErrorOf));
 
 /**
- * tRPC's own refusals of a request it could not read: input that is not JSON (`?input=%7Bbad`,
- * a bad body) is 400 `invalid_json`; a batch whose input is not an object, 400 `invalid_request`.
- */
-function malformedInput(error: TRPCError): ApiError | undefined {
-  if (error.code !== 'BAD_REQUEST' || isZodError(error.cause)) return undefined;
-  if (error.cause instanceof SyntaxError) return badRequest('invalid_json', 'The request input is not valid JSON.');
-  return badRequest('invalid_request', error.message);
-}
-
-/** tRPC's own error codes (a route or body it refused before any procedure ran) as the contract's. */
-const TRPC_REFUSALS: Partial<Record<TRPC_ERROR_CODE_KEY, () => ApiError>> = {
-  PARSE_ERROR: () => badRequest('invalid_json', 'The request body is not valid JSON.'),
-  PAYLOAD_TOO_LARGE: () => new ApiError(413, 'payload_too_large', 'The request body is too large.'),
-  UNSUPPORTED_MEDIA_TYPE: () =>
-    new ApiError(415, 'unsupported_media_type', 'Request bodies must be sent as application/json.'),
-  NOT_FOUND: () => new ApiError(404, 'route_not_found', 'No such route.'),
-  METHOD_NOT_SUPPORTED: () => new ApiError(405, 'method_not_allowed', 'Method not allowed.'),
-};
-
-/**
- * Any error reaching the edge of a procedure or transport as an ApiError: zod input failures
- * (422), database constraint and connection errors, tRPC's own refusals; undefined for a fault
- * (rendered 500).
+ * Any error reaching the edge of a procedure or transport as an ApiError, however wrapped (a
+ * transport's error carrying it as `cause`): zod input failures (422), database constraint and
+ * connection errors; undefined for a fault (rendered 500).
  */
 export function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
-  if (isTRPCError(error)) {
-    if (error.cause instanceof ApiError) return error.cause;
-    if (isZodError(error.cause)) return invalidOfZod(error.cause);
-    const fromDb = fromDatabaseError(error.cause);
-    if (fromDb) return fromDb;
-    const malformed = malformedInput(error);
-    if (malformed) return malformed;
-    if (error.code === 'UNAUTHORIZED') return unauthorized(error.message);
-    return TRPC_REFUSALS[error.code]?.();
-  }
+  const cause = error instanceof Error ? error.cause : undefined;
+  if (cause instanceof ApiError) return cause;
+  if (isZodError(cause)) return invalidOfZod(cause);
   return fromDatabaseError(error);
 }
 
-/** A TRPCError, also one made by another copy of `@trpc/server` (tRPC's own test, by name). */
-function isTRPCError(error: unknown): error is TRPCError {
-  return error instanceof TRPCError || (error instanceof Error && error.name === 'TRPCError');
-}
-
-/** Renders any error reaching the edge of the service as the contract's status and body. */
-export function contractError(error: unknown): { status: number; body: ErrorBody } {
-  const api = toApiError(error);
+/** The contract's status and body of an ApiError, or of a fault (undefined): 500 `server_error`. */
+export function contractErrorOf(api: ApiError | undefined): { status: number; body: ErrorBody } {
   if (api) return { status: api.status, body: api.toBody() };
   return { status: 500, body: { code: 'server_error', message: 'An unexpected error occurred.' } };
 }
 
-const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
-  400: 'BAD_REQUEST',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  405: 'METHOD_NOT_SUPPORTED',
-  408: 'TIMEOUT',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  422: 'UNPROCESSABLE_CONTENT',
-  429: 'TOO_MANY_REQUESTS',
-  500: 'INTERNAL_SERVER_ERROR',
-  503: 'SERVICE_UNAVAILABLE',
-};
-
-/**
- * An ApiError as tRPC carries it: a TRPCError whose code matches the contract's status (tRPC
- * derives its HTTP status from it), with the ApiError as its cause and its fields alongside, so
- * a server-side caller reads `status` and `apiCode` as from the ApiError itself.
- */
-export class TRPCApiError extends TRPCError {
-  declare readonly cause: ApiError;
-  readonly status: number;
-  readonly apiCode: string;
-  readonly errors: FieldError[] | undefined;
-
-  constructor(api: ApiError) {
-    super({ code: TRPC_CODE_BY_STATUS[api.status] ?? 'INTERNAL_SERVER_ERROR', message: api.message, cause: api });
-    // tRPC recognises its errors by class or, across copies of the package, by this name.
-    this.name = 'TRPCError';
-    this.status = api.status;
-    this.apiCode = api.apiCode;
-    this.errors = api.errors;
-  }
+/** Renders any error reaching the edge of the service as the contract's status and body. */
+export function contractError(error: unknown): { status: number; body: ErrorBody } {
+  return contractErrorOf(toApiError(error));
 }
 
-/** The one mapping of the service's errors onto tRPC; faults stay as they are (tRPC answers 500). */
-export function asTRPCError(error: unknown): TRPCError {
-  if (error instanceof TRPCApiError) return error;
-  const api = toApiError(error);
-  if (api) return new TRPCApiError(api);
-  return error instanceof TRPCError ? error : new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: error });
+export function isZodError(cause: unknown): cause is { issues: ZodIssueLike[] } {
+  return !!cause && typeof cause === 'object' && Array.isArray((cause as { issues?: unknown }).issues);
 }

@@ -1,0 +1,48 @@
+// The call context every transport hands to a procedure: the raw credentials of one request.
+import type { Deps } from './deps.ts';
+import type { ClientPrincipal } from './principals.ts';
+import type { EnvironmentInfo } from './scope.ts';
+
+/** Where a request came from, as the transport saw it: the socket's address and the User-Agent. */
+export interface RequestDevice {
+  ipAddress: string | null;
+  userAgent: string | null;
+}
+
+/** The inner context: what a caller (tRPC, REST or a test) hands to the router. */
+export interface Context {
+  deps: Deps;
+  /** The raw `Authorization` header, resolved lazily by the procedures that need it. */
+  authorization: string | undefined;
+  requestId?: string | undefined;
+  /** The raw `Idempotency-Key` header; the idempotency step (idempotency/middleware.ts) reads it. */
+  idempotencyKey?: string | undefined;
+  /** The environment of `authorization`, when the transport has resolved it already (once per request). */
+  environment?: EnvironmentInfo | undefined;
+  /**
+   * The caller of a client surface, when the transport has verified its token already (once per
+   * request, for the per-user limits); `clientProcedure` verifies it otherwise.
+   */
+  client?: { env: EnvironmentInfo; principal: ClientPrincipal } | undefined;
+  /** Where the request came from, which a client token's session records (`noteSessionUse`). */
+  device?: RequestDevice | undefined;
+  /** The raw `x-elevated-access-token` header the widgets send on mutations once the user proved a code. */
+  elevatedAccess?: string | undefined;
+  /** Headers the procedures ask the transport to send (`Idempotent-Replayed: true` on a replay). */
+  responseHeaders: Record<string, string>;
+  /**
+   * The operator console's cookie and CSRF header, when the request came with the cookie and no
+   * `Authorization`: admin procedures accept them instead of an admin token (console/service.ts).
+   */
+  console?: { session: string | undefined; csrf: string | undefined } | undefined;
+}
+
+export function createInnerContext(
+  deps: Deps,
+  authorization?: string,
+  requestId?: string,
+  idempotencyKey?: string,
+  environment?: EnvironmentInfo,
+): Context {
+  return { deps, authorization, requestId, idempotencyKey, environment, responseHeaders: {} };
+}
