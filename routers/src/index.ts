@@ -125,6 +125,12 @@ export {
   verifyToken,
 } from './signing/service.ts';
 export type { Meta } from './trpc.ts';
+export {
+  callProcedure,
+  type ProcedureEntry,
+  procedureEntries,
+  trpcErrorShape,
+} from './trpc-adapter.ts';
 export { apiErrorOf, asTRPCError, TRPCApiError, trpcContractError } from './trpc-errors.ts';
 export {
   type AttemptOutcome,

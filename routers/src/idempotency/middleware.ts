@@ -1,10 +1,10 @@
 import type { TRPCError } from '@trpc/server';
-import { middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import type { Context } from '../kernel/context.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { ApiError, type ErrorBody } from '../kernel/errors.ts';
 import type { IdempotencyClaim, Scope } from '../kernel/scope.ts';
 import { isSealed, seal, unseal } from '../signing/material.ts';
+import { middlewareResult } from '../trpc-adapter.ts';
 import { trpcContractError } from '../trpc-errors.ts';
 import {
   beginIdempotentRequest,
@@ -77,7 +77,7 @@ function replay(
     throw new ApiError(stored.status, body.code, body.message, body.errors);
   }
   const data: unknown = stored.body === '' ? undefined : JSON.parse(stored.body);
-  return { ok: true, data, marker: middlewareMarker } as CallResult;
+  return middlewareResult(data) as CallResult;
 }
 
 /**
