@@ -19,8 +19,8 @@ export const CSRF_HEADER = 'x-csrf-token';
 /** The cookie is sent to the console's own paths (sign-out) and to `/trpc` (its calls), nowhere else. */
 const COOKIE_PATHS = ['/console', '/trpc'];
 
-/** `console/dist` from these sources (tests); the server passes its own (`consoleDir`), which also holds when bundled. */
-export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../console/dist/', import.meta.url));
+/** `web/dist/console` from these sources (tests); the server passes its own (`consoleDir`), which also holds when bundled. */
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../web/dist/console/', import.meta.url));
 
 /** Scripts, styles and calls from this origin only; no inline script, no framing. */
 const CONSOLE_HEADERS = strictPageHeaders({}, { crossOriginResourcePolicy: { policy: 'same-origin' } });
@@ -99,7 +99,7 @@ async function signIn(deps: Deps, secure: boolean, req: Request, res: Response):
 
 /**
  * The console's routes on the Express shell: the page and its bundle (`dir`, built by
- * console/build.mjs) under a strict CSP, and its session (sign-in, the CSRF token after a
+ * web/build.mjs) under a strict CSP, and its session (sign-in, the CSRF token after a
  * reload, sign-out).
  */
 export function consoleRoutes(deps: Deps, baseUrl: string, dir: string): express.Router {
@@ -136,7 +136,7 @@ export function consoleRoutes(deps: Deps, baseUrl: string, dir: string): express
       throw new ApiError(
         503,
         'console_not_built',
-        'The console is not built: run `npm start` (or node console/build.mjs).',
+        'The console is not built: run `npm start` (or node web/build.mjs).',
       );
     }
     res.sendFile(page);
