@@ -4,7 +4,8 @@ import { parseCookie, stringifySetCookie } from 'cookie';
 /**
  * The two cookie sessions' shared parts (the console's and the admin portal's): reading one
  * cookie of a request, writing a session cookie, and the header that carries the CSRF token of a
- * cookie-authenticated write. Parsing and serializing are the `cookie` package's (Express's own).
+ * cookie-authenticated write. Parsing and serializing are the `cookie` package's (1.x, the package Express
+ * uses at 0.7 for `res.cookie`; 2.x needs Node 22).
  */
 export const CSRF_HEADER = 'x-csrf-token';
 
