@@ -1,48 +1,27 @@
-import { type FormEvent, type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
+import type { FormEvent, ReactNode } from 'react';
 import { messageOf } from './api.ts';
 
-/** Loads `load()` now and whenever `deps` change; `reload` runs it again (after a write). */
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
-  const [data, setData] = useState<T | undefined>(undefined);
-  const [error, setError] = useState<string | undefined>(undefined);
-  const latest = useRef(load);
-  latest.current = load;
-  const key = JSON.stringify(deps);
-  const reload = useCallback(() => {
-    latest.current().then(
-      (value) => {
-        setData(value);
-        setError(undefined);
-      },
-      (e: unknown) => setError(messageOf(e)),
-    );
-  }, []);
-  useEffect(() => {
-    if (key !== undefined) reload();
-  }, [key, reload]);
-  return { data, error, reload };
+/** The error of the latest of a page's writes (its one error line): a later write that succeeds clears it. */
+export function lastError(...mutations: { submittedAt: number; error: unknown }[]): unknown {
+  let last: { submittedAt: number; error: unknown } | undefined;
+  for (const m of mutations) if (m.submittedAt > 0 && (!last || m.submittedAt >= last.submittedAt)) last = m;
+  return last?.error ?? undefined;
 }
 
-/** Runs a write, showing its error; resolves to its result or undefined when it failed. */
-export function useAction() {
-  const [error, setError] = useState<string | undefined>(undefined);
-  const run = async <T,>(action: () => Promise<T>): Promise<T | undefined> => {
-    try {
-      const result = await action();
-      setError(undefined);
-      return result;
-    } catch (e) {
-      setError(messageOf(e));
-      return undefined;
-    }
-  };
-  return { error, run };
+/** Runs a write from a form or a button: its result, or undefined when it failed (the error is on the mutation). */
+export async function attempt<T>(write: Promise<T>): Promise<T | undefined> {
+  try {
+    return await write;
+  } catch {
+    return undefined;
+  }
 }
 
-export function ErrorLine({ error }: { error: string | undefined }) {
+/** A failed call's message (the contract's), or nothing. */
+export function ErrorLine({ error }: { error: unknown }) {
   return error ? (
     <p className="error" role="alert">
-      {error}
+      {typeof error === 'string' ? error : messageOf(error)}
     </p>
   ) : null;
 }

@@ -1,17 +1,19 @@
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { trpc } from './api.ts';
 import type { Env } from './environments.tsx';
-import { Badge, ErrorLine, Field, InlineForm, Table, time, useAction, useLoad } from './ui.tsx';
+import { attempt, Badge, ErrorLine, Field, InlineForm, lastError, Table, time } from './ui.tsx';
 
 export function WebhooksPage({ env }: { env: Env }) {
-  const endpoints = useLoad(() => trpc.admin.webhooks.list.query({ environment: env.id }), [env.id]);
+  const endpoints = useQuery(trpc.admin.webhooks.list.queryOptions({ environment: env.id }));
   const [selected, setSelected] = useState<string | undefined>(undefined);
-  const action = useAction();
+  const create = useMutation(trpc.admin.webhooks.create.mutationOptions());
+  const remove = useMutation(trpc.admin.webhooks.delete.mutationOptions());
   return (
     <>
       <section>
         <h2>Webhook endpoints</h2>
-        <ErrorLine error={endpoints.error ?? action.error} />
+        <ErrorLine error={endpoints.error ?? lastError(create, remove)} />
         <Table
           rows={endpoints.data}
           columns={[
@@ -31,10 +33,7 @@ export function WebhooksPage({ env }: { env: Env }) {
                 <button
                   type="button"
                   className="danger"
-                  onClick={async () => {
-                    await action.run(() => trpc.admin.webhooks.delete.mutate({ environment: env.id, id: w.id }));
-                    endpoints.reload();
-                  }}
+                  onClick={() => remove.mutate({ environment: env.id, id: w.id })}
                 >
                   Delete
                 </button>
@@ -46,10 +45,7 @@ export function WebhooksPage({ env }: { env: Env }) {
           label="Create endpoint"
           name="create endpoint"
           onSubmit={async (v) => {
-            const made = await action.run(() =>
-              trpc.admin.webhooks.create.mutate({ environment: env.id, url: v.url ?? '' }),
-            );
-            endpoints.reload();
+            const made = await attempt(create.mutateAsync({ environment: env.id, url: v.url ?? '' }));
             return made !== undefined;
           }}
         >
@@ -62,15 +58,12 @@ export function WebhooksPage({ env }: { env: Env }) {
 }
 
 function Deliveries({ env, endpointId }: { env: Env; endpointId: string }) {
-  const log = useLoad(
-    () => trpc.admin.webhooks.deliveries.query({ environment: env.id, id: endpointId }),
-    [env.id, endpointId],
-  );
-  const action = useAction();
+  const log = useQuery(trpc.admin.webhooks.deliveries.queryOptions({ environment: env.id, id: endpointId }));
+  const resend = useMutation(trpc.admin.webhooks.resend.mutationOptions());
   return (
     <section>
       <h2>Delivery log</h2>
-      <ErrorLine error={log.error ?? action.error} />
+      <ErrorLine error={log.error ?? lastError(resend)} />
       <Table
         rows={log.data}
         empty="No deliveries yet."
@@ -85,10 +78,7 @@ function Deliveries({ env, endpointId }: { env: Env; endpointId: string }) {
               <button
                 type="button"
                 className="secondary"
-                onClick={async () => {
-                  await action.run(() => trpc.admin.webhooks.resend.mutate({ environment: env.id, delivery_id: d.id }));
-                  log.reload();
-                }}
+                onClick={() => resend.mutate({ environment: env.id, delivery_id: d.id })}
               >
                 Resend
               </button>
@@ -102,9 +92,8 @@ function Deliveries({ env, endpointId }: { env: Env; endpointId: string }) {
 
 export function EventsPage({ env }: { env: Env }) {
   const [organization, setOrganization] = useState('');
-  const events = useLoad(
-    () => trpc.admin.events.list.query({ environment: env.id, limit: 50, organization_id: organization || undefined }),
-    [env.id, organization],
+  const events = useQuery(
+    trpc.admin.events.list.queryOptions({ environment: env.id, limit: 50, organization_id: organization || undefined }),
   );
   return (
     <section>
@@ -119,7 +108,7 @@ export function EventsPage({ env }: { env: Env }) {
       >
         <Field name="organization_id" label="Organization id" />
       </InlineForm>
-      <button type="button" className="secondary" onClick={events.reload}>
+      <button type="button" className="secondary" onClick={() => events.refetch()}>
         Refresh
       </button>
       <ErrorLine error={events.error} />
@@ -138,23 +127,21 @@ export function EventsPage({ env }: { env: Env }) {
 }
 
 export function SigningKeysPage({ env }: { env: Env }) {
-  const keys = useLoad(() => trpc.admin.signingKeys.list.query({ environment: env.id }), [env.id]);
-  const jwks = useLoad(async () => {
-    const res = await fetch(`/sso/jwks/${encodeURIComponent(env.client_id)}`, { cache: 'no-store' });
-    return ((await res.json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
-  }, [env.client_id, keys.data]);
-  const action = useAction();
+  const keys = useQuery(trpc.admin.signingKeys.list.queryOptions({ environment: env.id }));
+  // The public JWKS (no session call), read again after a write (a rotation) like the page's other queries.
+  const jwks = useQuery({
+    queryKey: ['jwks', env.client_id],
+    queryFn: async () => {
+      const res = await fetch(`/sso/jwks/${encodeURIComponent(env.client_id)}`, { cache: 'no-store' });
+      return ((await res.json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    },
+  });
+  const rotate = useMutation(trpc.admin.signingKeys.rotate.mutationOptions());
   return (
     <section>
       <h2>Signing keys</h2>
-      <ErrorLine error={keys.error ?? action.error} />
-      <button
-        type="button"
-        onClick={async () => {
-          await action.run(() => trpc.admin.signingKeys.rotate.mutate({ environment: env.id }));
-          keys.reload();
-        }}
-      >
+      <ErrorLine error={keys.error ?? lastError(rotate)} />
+      <button type="button" onClick={() => rotate.mutate({ environment: env.id })}>
         Rotate signing key
       </button>
       <Table

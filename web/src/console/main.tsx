@@ -1,7 +1,8 @@
+import { QueryClientProvider, useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { isSessionRefused, messageOf, resumeSession, signIn, signOut, trpc } from './api.ts';
-import { type Env, EnvironmentsPage } from './environments.tsx';
+import { queryClient, resumeSession, SESSION_KEY, signIn, signOut, trpc } from './api.ts';
+import { EnvironmentsPage } from './environments.tsx';
 import { EventsPage, SigningKeysPage, WebhooksPage } from './operations.tsx';
 import { OrganizationsPage } from './organizations.tsx';
 import { ConnectionsPage, InvitationsPage, UsersPage } from './pages.tsx';
@@ -20,19 +21,18 @@ const PAGES = {
 type Page = keyof typeof PAGES;
 
 /** Sign-in: the admin token is sent once to /console/session and forgotten; the cookie stands for it. */
-function SignIn({ done }: { done: () => void }) {
-  const [error, setError] = useState<string | undefined>(undefined);
-  const submit = async (event: FormEvent<HTMLFormElement>) => {
+function SignIn() {
+  const session = useMutation({
+    mutationKey: SESSION_KEY,
+    mutationFn: signIn,
+    onSuccess: () => queryClient.setQueryData(SESSION_KEY, true),
+  });
+  const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = event.currentTarget;
     const token = String(new FormData(form).get('token') ?? '');
     form.reset();
-    try {
-      await signIn(token);
-      done();
-    } catch (e) {
-      setError(messageOf(e));
-    }
+    session.mutate(token);
   };
   return (
     <section className="signin">
@@ -44,30 +44,26 @@ function SignIn({ done }: { done: () => void }) {
           <button type="submit">Sign in</button>
         </p>
       </form>
-      <ErrorLine error={error} />
+      <ErrorLine error={session.error} />
     </section>
   );
 }
 
-function Console({ signedOut }: { signedOut: () => void }) {
+function Console() {
   const [page, setPage] = useState<Page>('environments');
-  const [environments, setEnvironments] = useState<Env[]>([]);
-  const [envId, setEnvId] = useState<string | undefined>(undefined);
-  const [error, setError] = useState<string | undefined>(undefined);
-  const load = () =>
-    trpc.admin.environments.list.query().then(
-      (list) => {
-        setEnvironments(list);
-        setEnvId((current) => current ?? list[0]?.id);
-      },
-      (e: unknown) => (isSessionRefused(e) ? signedOut() : setError(messageOf(e))),
-    );
-  // biome-ignore lint/correctness/useExhaustiveDependencies: loaded once; pages call `load` after a change.
-  useEffect(() => void load(), []);
+  const list = useQuery(trpc.admin.environments.list.queryOptions());
+  const environments = list.data ?? [];
+  const [chosen, setChosen] = useState<string | undefined>(undefined);
+  const envId = chosen ?? environments[0]?.id;
+  const leave = useMutation({
+    mutationKey: SESSION_KEY,
+    mutationFn: signOut,
+    onSettled: () => queryClient.setQueryData(SESSION_KEY, false),
+  });
   const env = environments.find((e) => e.id === envId);
   const body =
     page === 'environments' ? (
-      <EnvironmentsPage env={env} environments={environments} changed={load} />
+      <EnvironmentsPage env={env} environments={environments} />
     ) : !env ? (
       <p className="muted">Create an environment first.</p>
     ) : (
@@ -85,7 +81,7 @@ function Console({ signedOut }: { signedOut: () => void }) {
     <>
       <header>
         <h1>Atrium console</h1>
-        <select aria-label="Environment" value={envId ?? ''} onChange={(e) => setEnvId(e.target.value)}>
+        <select aria-label="Environment" value={envId ?? ''} onChange={(e) => setChosen(e.target.value)}>
           {environments.map((e) => (
             <option key={e.id} value={e.id}>
               {e.name}
@@ -93,7 +89,7 @@ function Console({ signedOut }: { signedOut: () => void }) {
           ))}
         </select>
         <span style={{ flex: 1 }} />
-        <button type="button" className="secondary" onClick={() => signOut().then(signedOut)}>
+        <button type="button" className="secondary" onClick={() => leave.mutate()}>
           Sign out
         </button>
       </header>
@@ -105,22 +101,29 @@ function Console({ signedOut }: { signedOut: () => void }) {
         ))}
       </nav>
       <main>
-        <ErrorLine error={error} />
+        <ErrorLine error={list.error} />
         {body}
       </main>
     </>
   );
 }
 
+/** The session decides the page: the console, or the sign-in form (a refused call ends it, api.ts). */
 function App() {
-  const [state, setState] = useState<'loading' | 'signed-in' | 'signed-out'>('loading');
+  const session = useQuery({ queryKey: SESSION_KEY, queryFn: resumeSession, staleTime: Number.POSITIVE_INFINITY });
+  const signedOut = session.data === false;
+  // Nothing read under a session outlives it: the next sign-in reads afresh.
   useEffect(() => {
-    resumeSession().then((ok) => setState(ok ? 'signed-in' : 'signed-out'));
-  }, []);
-  if (state === 'loading') return null;
-  if (state === 'signed-out') return <SignIn done={() => setState('signed-in')} />;
-  return <Console signedOut={() => setState('signed-out')} />;
+    if (signedOut) queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== SESSION_KEY[0] });
+  }, [signedOut]);
+  if (session.isPending) return null;
+  return session.data ? <Console /> : <SignIn />;
 }
 
 const root = document.getElementById('root');
-if (root) createRoot(root).render(<App />);
+if (root)
+  createRoot(root).render(
+    <QueryClientProvider client={queryClient}>
+      <App />
+    </QueryClientProvider>,
+  );

@@ -1,24 +1,22 @@
+import { skipToken, useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { trpc } from './api.ts';
 import type { Env } from './environments.tsx';
-import { Badge, ErrorLine, Field, InlineForm, Table, time, useAction, useLoad } from './ui.tsx';
+import { attempt, Badge, ErrorLine, Field, InlineForm, lastError, Table, time } from './ui.tsx';
 
 export function UsersPage({ env }: { env: Env }) {
-  const users = useLoad(() => trpc.admin.users.list.query({ environment: env.id, limit: 100 }), [env.id]);
+  const users = useQuery(trpc.admin.users.list.queryOptions({ environment: env.id, limit: 100 }));
   const [userId, setUserId] = useState<string | undefined>(undefined);
-  const memberships = useLoad(
-    async () =>
-      userId
-        ? (await trpc.admin.memberships.list.query({ environment: env.id, user_id: userId, limit: 100 })).data
-        : [],
-    [env.id, userId],
+  const memberships = useQuery(
+    trpc.admin.memberships.list.queryOptions(userId ? { environment: env.id, user_id: userId, limit: 100 } : skipToken),
   );
-  const action = useAction();
+  const createUser = useMutation(trpc.admin.users.create.mutationOptions());
+  const addMembership = useMutation(trpc.admin.memberships.create.mutationOptions());
   return (
     <>
       <section>
         <h2>Users</h2>
-        <ErrorLine error={users.error ?? action.error} />
+        <ErrorLine error={users.error ?? lastError(createUser, addMembership)} />
         <Table
           rows={users.data?.data}
           columns={[
@@ -39,10 +37,7 @@ export function UsersPage({ env }: { env: Env }) {
           label="Create user"
           name="create user"
           onSubmit={async (v) => {
-            const made = await action.run(() =>
-              trpc.admin.users.create.mutate({ environment: env.id, email: v.email ?? '' }),
-            );
-            users.reload();
+            const made = await attempt(createUser.mutateAsync({ environment: env.id, email: v.email ?? '' }));
             return made !== undefined;
           }}
         >
@@ -54,7 +49,7 @@ export function UsersPage({ env }: { env: Env }) {
           <h2>Memberships of {userId}</h2>
           <ErrorLine error={memberships.error} />
           <Table
-            rows={memberships.data}
+            rows={memberships.data?.data}
             empty="No memberships."
             columns={[
               ['Organization', (m) => <code>{m.organization_id}</code>],
@@ -72,8 +67,7 @@ export function UsersPage({ env }: { env: Env }) {
                 organization_id: v.organization_id ?? '',
                 role_slug: v.role_slug || undefined,
               };
-              const made = await action.run(() => trpc.admin.memberships.create.mutate(input));
-              memberships.reload();
+              const made = await attempt(addMembership.mutateAsync(input));
               return made !== undefined;
             }}
           >
@@ -87,12 +81,13 @@ export function UsersPage({ env }: { env: Env }) {
 }
 
 export function InvitationsPage({ env }: { env: Env }) {
-  const invitations = useLoad(() => trpc.admin.invitations.list.query({ environment: env.id, limit: 100 }), [env.id]);
-  const action = useAction();
+  const invitations = useQuery(trpc.admin.invitations.list.queryOptions({ environment: env.id, limit: 100 }));
+  const send = useMutation(trpc.admin.invitations.send.mutationOptions());
+  const revoke = useMutation(trpc.admin.invitations.revoke.mutationOptions());
   return (
     <section>
       <h2>Invitations</h2>
-      <ErrorLine error={invitations.error ?? action.error} />
+      <ErrorLine error={invitations.error ?? lastError(send, revoke)} />
       <Table
         rows={invitations.data?.data}
         columns={[
@@ -107,10 +102,7 @@ export function InvitationsPage({ env }: { env: Env }) {
                 <button
                   type="button"
                   className="danger"
-                  onClick={async () => {
-                    await action.run(() => trpc.admin.invitations.revoke.mutate({ environment: env.id, id: i.id }));
-                    invitations.reload();
-                  }}
+                  onClick={() => revoke.mutate({ environment: env.id, id: i.id })}
                 >
                   Revoke
                 </button>
@@ -123,8 +115,7 @@ export function InvitationsPage({ env }: { env: Env }) {
         name="send invitation"
         onSubmit={async (v) => {
           const input = { environment: env.id, email: v.email ?? '', organization_id: v.organization_id || undefined };
-          const made = await action.run(() => trpc.admin.invitations.send.mutate(input));
-          invitations.reload();
+          const made = await attempt(send.mutateAsync(input));
           return made !== undefined;
         }}
       >
@@ -136,13 +127,14 @@ export function InvitationsPage({ env }: { env: Env }) {
 }
 
 export function ConnectionsPage({ env }: { env: Env }) {
-  const connections = useLoad(() => trpc.admin.connections.list.query({ environment: env.id, limit: 100 }), [env.id]);
-  const types = useLoad(() => trpc.admin.connections.types.query(), []);
-  const action = useAction();
+  const connections = useQuery(trpc.admin.connections.list.queryOptions({ environment: env.id, limit: 100 }));
+  const types = useQuery(trpc.admin.connections.types.queryOptions());
+  const create = useMutation(trpc.admin.connections.create.mutationOptions());
+  const remove = useMutation(trpc.admin.connections.delete.mutationOptions());
   return (
     <section>
       <h2>Connections</h2>
-      <ErrorLine error={connections.error ?? action.error} />
+      <ErrorLine error={connections.error ?? lastError(create, remove)} />
       <Table
         rows={connections.data?.data}
         columns={[
@@ -153,14 +145,7 @@ export function ConnectionsPage({ env }: { env: Env }) {
           [
             '',
             (c) => (
-              <button
-                type="button"
-                className="danger"
-                onClick={async () => {
-                  await action.run(() => trpc.admin.connections.delete.mutate({ connection_id: c.id }));
-                  connections.reload();
-                }}
-              >
+              <button type="button" className="danger" onClick={() => remove.mutate({ connection_id: c.id })}>
                 Delete
               </button>
             ),
@@ -177,8 +162,7 @@ export function ConnectionsPage({ env }: { env: Env }) {
             name: v.name ?? '',
             connection_type: (v.connection_type ?? 'GenericSAML') as 'GenericSAML',
           };
-          const made = await action.run(() => trpc.admin.connections.create.mutate(input));
-          connections.reload();
+          const made = await attempt(create.mutateAsync(input));
           return made !== undefined;
         }}
       >

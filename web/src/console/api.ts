@@ -1,15 +1,37 @@
 import type { AppRouter } from '@atrium/routers';
+import { MutationCache, QueryCache, QueryClient } from '@tanstack/react-query';
 import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
+import { createTRPCOptionsProxy } from '@trpc/tanstack-react-query';
 
 /** The CSRF token of this tab's session: held in memory only (the session itself is an HttpOnly cookie). */
 let csrfToken = '';
 
-export function setCsrfToken(token: string): void {
-  csrfToken = token;
+/** The query of this browser's console session: true while signed in (the page then shows the console). */
+export const SESSION_KEY = ['console-session'] as const;
+
+/**
+ * The page's query cache. A call the server refuses for the session (signed out, expired) ends
+ * the session on the page, which then asks for the token again. After any write but signing in
+ * or out, the page's queries are read again: a write can change what several of them show.
+ */
+export const queryClient: QueryClient = new QueryClient({
+  defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } },
+  queryCache: new QueryCache({ onError: (error) => endSessionIfRefused(error) }),
+  mutationCache: new MutationCache({
+    onError: (error) => endSessionIfRefused(error),
+    onSettled: (_data, _error, _variables, _context, mutation) => {
+      if (mutation.options.mutationKey?.[0] === SESSION_KEY[0]) return;
+      return queryClient.invalidateQueries({ predicate: (query) => query.queryKey[0] !== SESSION_KEY[0] });
+    },
+  }),
+});
+
+function endSessionIfRefused(error: unknown): void {
+  if (isSessionRefused(error)) queryClient.setQueryData(SESSION_KEY, false);
 }
 
-/** The typed admin client: every call carries the session cookie (same origin) and the CSRF header. */
-export const trpc = createTRPCClient<AppRouter>({
+/** Every call carries the session cookie (same origin) and the CSRF header. */
+const client = createTRPCClient<AppRouter>({
   links: [
     httpBatchLink({
       url: '/trpc',
@@ -19,6 +41,9 @@ export const trpc = createTRPCClient<AppRouter>({
     }),
   ],
 });
+
+/** The typed admin API as TanStack Query options: `useQuery(trpc.admin.x.list.queryOptions(input))`. */
+export const trpc = createTRPCOptionsProxy<AppRouter>({ client, queryClient });
 
 /** The contract's message of a failed call, for the page. */
 export function messageOf(error: unknown): string {
@@ -36,6 +61,7 @@ export function isSessionRefused(error: unknown): boolean {
   return error instanceof TRPCClientError && (error.data as { httpStatus?: number } | undefined)?.httpStatus === 401;
 }
 
+/** `POST /console/session`: the admin token is sent once and forgotten; the cookie stands for it. */
 export async function signIn(token: string): Promise<void> {
   const res = await fetch('/console/session', {
     method: 'POST',
@@ -45,14 +71,14 @@ export async function signIn(token: string): Promise<void> {
   });
   const body = await res.json();
   if (!res.ok) throw new Error(body.message ?? 'Sign-in failed.');
-  setCsrfToken(body.csrf_token);
+  csrfToken = body.csrf_token;
 }
 
-/** The session of this browser, if any (after a reload): sets the CSRF token and answers true. */
+/** The session of this browser, if any (after a reload): keeps its CSRF token and answers true. */
 export async function resumeSession(): Promise<boolean> {
   const res = await fetch('/console/session', { credentials: 'same-origin' });
   if (!res.ok) return false;
-  setCsrfToken((await res.json()).csrf_token);
+  csrfToken = (await res.json()).csrf_token;
   return true;
 }
 
@@ -62,5 +88,5 @@ export async function signOut(): Promise<void> {
     headers: { 'x-csrf-token': csrfToken },
     credentials: 'same-origin',
   });
-  setCsrfToken('');
+  csrfToken = '';
 }

@@ -1,16 +1,17 @@
+import { useMutation, useQuery } from '@tanstack/react-query';
+import type { inferOutput } from '@trpc/tanstack-react-query';
 import { useState } from 'react';
 import { trpc } from './api.ts';
 import type { Env } from './environments.tsx';
-import { Badge, ErrorLine, Field, InlineForm, Table, time, useAction, useLoad } from './ui.tsx';
+import { attempt, Badge, ErrorLine, Field, InlineForm, lastError, Table, time } from './ui.tsx';
 
-type Organizations = Awaited<ReturnType<typeof trpc.admin.organizations.search.query>>;
-type Organization = Organizations[number];
+type Organization = inferOutput<typeof trpc.admin.organizations.search>[number];
 
 export function OrganizationsPage({ env }: { env: Env }) {
   const [query, setQuery] = useState('');
   const [selected, setSelected] = useState<string | undefined>(undefined);
-  const orgs = useLoad(() => trpc.admin.organizations.search.query({ environment: env.id, query }), [env.id, query]);
-  const action = useAction();
+  const orgs = useQuery(trpc.admin.organizations.search.queryOptions({ environment: env.id, query }));
+  const create = useMutation(trpc.admin.organizations.create.mutationOptions());
   const org = orgs.data?.find((o) => o.id === selected);
   return (
     <>
@@ -26,7 +27,7 @@ export function OrganizationsPage({ env }: { env: Env }) {
         >
           <Field name="query" label="Name, external id, id or domain" />
         </InlineForm>
-        <ErrorLine error={orgs.error ?? action.error} />
+        <ErrorLine error={orgs.error ?? lastError(create)} />
         <Table
           rows={orgs.data}
           empty="No organization matches."
@@ -49,9 +50,8 @@ export function OrganizationsPage({ env }: { env: Env }) {
           name="create organization"
           onSubmit={async (v) => {
             const input = { environment: env.id, name: v.name ?? '', external_id: v.external_id || undefined };
-            const made = await action.run(() => trpc.admin.organizations.create.mutate(input));
+            const made = await attempt(create.mutateAsync(input));
             if (made) setSelected(made.id);
-            orgs.reload();
             return made !== undefined;
           }}
         >
@@ -59,23 +59,22 @@ export function OrganizationsPage({ env }: { env: Env }) {
           <Field name="external_id" label="External id" />
         </InlineForm>
       </section>
-      {org ? <OrganizationDetail env={env} org={org} changed={orgs.reload} /> : null}
+      {org ? <OrganizationDetail env={env} org={org} /> : null}
     </>
   );
 }
 
-function OrganizationDetail({ env, org, changed }: { env: Env; org: Organization; changed: () => void }) {
-  const action = useAction();
+function OrganizationDetail({ env, org }: { env: Env; org: Organization }) {
+  const addDomain = useMutation(trpc.admin.domains.create.mutationOptions());
   const [domainId, setDomainId] = useState<string | undefined>(undefined);
-  const members = useLoad(
-    () => trpc.admin.memberships.list.query({ environment: env.id, organization_id: org.id, limit: 100 }),
-    [env.id, org.id],
+  const members = useQuery(
+    trpc.admin.memberships.list.queryOptions({ environment: env.id, organization_id: org.id, limit: 100 }),
   );
   return (
     <>
       <section>
         <h2>Domains of {org.name}</h2>
-        <ErrorLine error={action.error} />
+        <ErrorLine error={lastError(addDomain)} />
         <Table
           rows={org.domains}
           columns={[
@@ -97,16 +96,15 @@ function OrganizationDetail({ env, org, changed }: { env: Env; org: Organization
           name="add domain"
           onSubmit={async (v) => {
             const input = { environment: env.id, organization_id: org.id, domain: v.domain ?? '' };
-            const made = await action.run(() => trpc.admin.domains.create.mutate(input));
+            const made = await attempt(addDomain.mutateAsync(input));
             if (made) setDomainId(made.id);
-            changed();
             return made !== undefined;
           }}
         >
           <Field name="domain" label="Domain" required />
         </InlineForm>
       </section>
-      {domainId ? <DomainDetail domainId={domainId} changed={changed} /> : null}
+      {domainId ? <DomainDetail domainId={domainId} /> : null}
       <section>
         <h2>Members of {org.name}</h2>
         <ErrorLine error={members.error} />
@@ -124,7 +122,7 @@ function OrganizationDetail({ env, org, changed }: { env: Env; org: Organization
   );
 }
 
-type DnsCheckView = Awaited<ReturnType<typeof trpc.admin.domains.get.query>>['domain']['dns_check'];
+type DnsCheckView = inferOutput<typeof trpc.admin.domains.get>['domain']['dns_check'];
 
 /** What the DNS worker last saw: when, how often, what was wrong, and the zone's name servers. */
 function DnsCheck({ check }: { check: DnsCheckView }) {
@@ -140,14 +138,14 @@ function DnsCheck({ check }: { check: DnsCheckView }) {
 }
 
 /** One domain: its state, its DNS checks, its verification history, and manual verification with a required reason. */
-function DomainDetail({ domainId, changed }: { domainId: string; changed: () => void }) {
-  const detail = useLoad(() => trpc.admin.domains.get.query({ domain_id: domainId }), [domainId]);
-  const action = useAction();
+function DomainDetail({ domainId }: { domainId: string }) {
+  const detail = useQuery(trpc.admin.domains.get.queryOptions({ domain_id: domainId }));
+  const verify = useMutation(trpc.admin.domains.verifyManually.mutationOptions());
   const domain = detail.data?.domain;
   return (
     <section>
       <h2>Domain {domain?.domain}</h2>
-      <ErrorLine error={detail.error ?? action.error} />
+      <ErrorLine error={detail.error ?? lastError(verify)} />
       {domain ? (
         <p>
           State <Badge value={domain.state} /> · strategy {domain.verification_strategy} · TXT record{' '}
@@ -162,11 +160,7 @@ function DomainDetail({ domainId, changed }: { domainId: string; changed: () => 
           label="Verify manually"
           name="verify manually"
           onSubmit={async (v) => {
-            const done = await action.run(() =>
-              trpc.admin.domains.verifyManually.mutate({ domain_id: domainId, reason: v.reason ?? '' }),
-            );
-            detail.reload();
-            changed();
+            const done = await attempt(verify.mutateAsync({ domain_id: domainId, reason: v.reason ?? '' }));
             return done !== undefined;
           }}
         >

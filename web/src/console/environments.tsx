@@ -1,6 +1,7 @@
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { trpc } from './api.ts';
-import { Badge, ErrorLine, Field, InlineForm, Table, time, useAction, useLoad } from './ui.tsx';
+import { attempt, Badge, ErrorLine, Field, InlineForm, lastError, Table, time } from './ui.tsx';
 
 export interface Env {
   id: string;
@@ -21,20 +22,16 @@ function ShownOnce({ label, secret, onDone }: { label: string; secret: string; o
   );
 }
 
-export function EnvironmentsPage(props: { env: Env | undefined; environments: Env[]; changed: () => void }) {
-  const action = useAction();
+export function EnvironmentsPage(props: { env: Env | undefined; environments: Env[] }) {
+  const create = useMutation(trpc.admin.environments.create.mutationOptions());
+  const setFlag = useMutation(trpc.admin.flags.set.mutationOptions());
   const [created, setCreated] = useState<string | undefined>(undefined);
   const { env } = props;
-  const setFlag = async (flag: string, enabled: boolean) => {
-    if (!env) return;
-    await action.run(() => trpc.admin.flags.set.mutate({ environment: env.id, flag, enabled }));
-    props.changed();
-  };
   return (
     <>
       <section>
         <h2>Environments</h2>
-        <ErrorLine error={action.error} />
+        <ErrorLine error={lastError(create, setFlag)} />
         {created ? <ShownOnce label="API key" secret={created} onDone={() => setCreated(undefined)} /> : null}
         <Table
           rows={props.environments}
@@ -52,9 +49,8 @@ export function EnvironmentsPage(props: { env: Env | undefined; environments: En
           label="Create environment"
           name="create environment"
           onSubmit={async (v) => {
-            const made = await action.run(() => trpc.admin.environments.create.mutate({ name: v.name ?? '' }));
+            const made = await attempt(create.mutateAsync({ name: v.name ?? '' }));
             if (made) setCreated(made.api_key);
-            props.changed();
             return made !== undefined;
           }}
         >
@@ -69,7 +65,7 @@ export function EnvironmentsPage(props: { env: Env | undefined; environments: En
               <input
                 type="checkbox"
                 checked={env.flags[flag] ?? false}
-                onChange={(e) => setFlag(flag, e.target.checked)}
+                onChange={(e) => setFlag.mutate({ environment: env.id, flag, enabled: e.target.checked })}
                 aria-label={`flag ${flag}`}
               />
               {flag}
@@ -83,24 +79,20 @@ export function EnvironmentsPage(props: { env: Env | undefined; environments: En
 }
 
 function ApiKeys({ env }: { env: Env }) {
-  const keys = useLoad(() => trpc.admin.apiKeys.list.query({ environment: env.id }), [env.id]);
-  const action = useAction();
+  const keys = useQuery(trpc.admin.apiKeys.list.queryOptions({ environment: env.id }));
+  const create = useMutation(trpc.admin.apiKeys.create.mutationOptions());
+  const revoke = useMutation(trpc.admin.apiKeys.revoke.mutationOptions());
   const [shown, setShown] = useState<string | undefined>(undefined);
-  const revoke = async (id: string) => {
-    await action.run(() => trpc.admin.apiKeys.revoke.mutate({ environment: env.id, id }));
-    keys.reload();
-  };
   return (
     <section>
       <h2>API keys of {env.name}</h2>
-      <ErrorLine error={keys.error ?? action.error} />
+      <ErrorLine error={keys.error ?? lastError(create, revoke)} />
       {shown ? <ShownOnce label="New API key" secret={shown} onDone={() => setShown(undefined)} /> : null}
       <button
         type="button"
         onClick={async () => {
-          const made = await action.run(() => trpc.admin.apiKeys.create.mutate({ environment: env.id }));
+          const made = await attempt(create.mutateAsync({ environment: env.id }));
           if (made) setShown(made.api_key);
-          keys.reload();
         }}
       >
         Create API key
@@ -117,7 +109,11 @@ function ApiKeys({ env }: { env: Env }) {
               k.revoked_at ? (
                 `revoked ${time(k.revoked_at)}`
               ) : (
-                <button type="button" className="danger" onClick={() => revoke(k.id)}>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={() => revoke.mutate({ environment: env.id, id: k.id })}
+                >
                   Revoke
                 </button>
               ),
