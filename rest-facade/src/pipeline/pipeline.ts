@@ -28,7 +28,7 @@ import { clientAddressOf, type ProxyPredicate } from './client-address.ts';
 import { consoleCredentials } from './console.ts';
 import { beginExchange, type Exchange, idempotencyKeyOf } from './exchange.ts';
 import { JWKS_TEMPLATE, serveJwks } from './jwks.ts';
-import { type Limits, type Refusal, shareOf } from './limits.ts';
+import { type Limits, type Refusal, shareOf as shareOfIdentity } from './limits.ts';
 import { labelOf, observe } from './observe.ts';
 import type { Cost } from './rate-limit.ts';
 import { logFailure } from './render.ts';
@@ -145,8 +145,8 @@ function routeStep(p: Pipeline, ex: Exchange): void {
 }
 
 /**
- * decode → identify → count → credential → body → turn → context → dispatch (within the
- * deadline) → render. Each step refuses through the codec; a step that needs no wait awaits
+ * decode → identify → count → credential → body → turn (a batch as one) → context → dispatch
+ * (within the deadline) → render. Each step refuses through the codec; a step that needs no wait awaits
  * nothing (the in-memory rate limit answers at once, a GET reads no body).
  */
 async function run(p: Pipeline, codec: AnyCodec, ex: Exchange, template: string | undefined): Promise<void> {
@@ -160,9 +160,14 @@ async function run(p: Pipeline, codec: AnyCodec, ex: Exchange, template: string 
   if (checking && (await credentialStep(codec, ex, checking))) return;
   if (call.reads === undefined) ex.req.resume();
   else if (!(await bodyStep(p, codec, ex, call))) return;
-  if (!(await turnStep(p, codec, ex, call, identity))) return;
+  if (batchStep(p, codec, ex, call)) return;
+  const waited = await p.limits.turn(ex.res, call.weight, shareOf(identity, call));
+  if (waited) {
+    ex.shed = true;
+    return refuse(codec, ex, waited);
+  }
   const ctx = contextStep(p, ex, codec.surface, call, identity);
-  return dispatchStep(p, codec, ex, call, ctx);
+  await dispatchStep(p, codec, ex, call, ctx);
 }
 
 /** The decode step: the call, or undefined when it was refused (rendered here). */
@@ -219,36 +224,25 @@ async function bodyStep(p: Pipeline, codec: AnyCodec, ex: Exchange, call: Call):
 }
 
 /**
- * The turn step: a turn of the in-flight limit, in the share of the caller's environment
- * (`shareOf`); the calls of a batch must fit the limit together. False when refused.
+ * The calls of a batch take one turn together, so together they must fit the in-flight limit
+ * (a single call heavier than the limit runs alone: in-flight.ts). True when refused.
  */
-async function turnStep(
-  p: Pipeline,
-  codec: AnyCodec,
-  ex: Exchange,
-  call: Call,
-  identity: Identity | undefined,
-): Promise<boolean> {
+function batchStep(p: Pipeline, codec: AnyCodec, ex: Exchange, call: Call): boolean {
   const max = p.limits.inFlight?.options.max;
-  // A single call heavier than the limit runs alone (in-flight.ts); a batch must fit.
-  if (max !== undefined && call.calls > 1 && call.weight > max) {
-    ex.req.resume();
-    codec.encodeError(
-      ex,
-      new ApiError(
-        400,
-        'batch_too_large',
-        `This batch weighs ${call.weight} and at most ${max} may run at once (a page of more than 25 items weighs more than one). Send fewer calls or ask for smaller pages.`,
-      ),
-    );
-    return false;
-  }
-  const share = identity ? shareOf(identity) : call.caller ? call.caller.env.id : '';
-  const waited = await p.limits.turn(ex.res, call.weight, share);
-  if (!waited) return true;
-  ex.shed = true;
-  refuse(codec, ex, waited);
-  return false;
+  if (max === undefined || call.calls < 2 || call.weight <= max) return false;
+  ex.req.resume();
+  const message = `This batch weighs ${call.weight} and at most ${max} may run at once (a page of more than 25 items weighs more than one). Send fewer calls or ask for smaller pages.`;
+  codec.encodeError(ex, new ApiError(400, 'batch_too_large', message));
+  return true;
+}
+
+/**
+ * Whose share of the turns a call takes (limits.ts `shareOf`): its caller's environment, also
+ * when only the codec's credential check verified the caller (the rate limits off).
+ */
+function shareOf(identity: Identity | undefined, call: Call): string {
+  if (identity) return shareOfIdentity(identity);
+  return call.caller ? call.caller.env.id : '';
 }
 
 /**
