@@ -22,7 +22,7 @@ import { RouteTable } from './pipeline/routes.ts';
 import { isTrpcPath, trpcCodec } from './pipeline/trpc.ts';
 
 export interface AtriumApp {
-  /** The node:http listener: API paths and `/trpc` go through the pipeline, the rest to Express. */
+  /** The node:http listener: REST paths, `/trpc` and `/client/graphql` go through the pipeline, the rest to Express. */
   handler: RequestListener;
   express: express.Express;
   /** Prometheus metrics served at `/metrics`; workers register their gauges here. */
