@@ -106,9 +106,10 @@ function page(deps: Deps, live: LivePortalSession): string {
 /** The live session of the request's cookie, or undefined. */
 const sessionOf = (deps: Deps, req: Request) => portalSessionOfCookie(deps, cookieValue(req.headers, PORTAL_COOKIE));
 
+/** A cookie-authenticated call refused: 403 `forbidden` in the contract's JSON (render.ts `writeError`). */
 function refusedJson(res: Response, message: string): void {
   noStore(res);
-  res.status(403).json({ code: 'forbidden', message });
+  writeError(res, new ApiError(403, 'forbidden', message));
 }
 
 /** The portal's routes, for the Express shell (pages.ts); `assetsDir` holds the built page bundle. */

@@ -1,8 +1,14 @@
 import SchemaBuilder from '@pothos/core';
+import type { Context } from '../../kernel/context.ts';
 import type { ClientScope } from '../../kernel/principals.ts';
 
-/** What every resolver of `/client/graphql` gets: the verified caller's scope (one per request). */
+/**
+ * What every resolver of `/client/graphql` gets: the call context the pipeline built for the
+ * request (authenticated client, device, request id: as a REST call's), for running client
+ * procedures through a caller, and the verified caller's scope (one per request).
+ */
 export interface GraphQLContext {
+  call: Context;
   scope: ClientScope;
 }
 
