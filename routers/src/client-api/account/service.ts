@@ -6,6 +6,7 @@ import { ApiError, badRequest, type FieldError, rateLimited } from '../../kernel
 import { type ClientScope, requireUser } from '../../kernel/principals.ts';
 import { verifyPassword } from '../../lib/password.ts';
 import { randomBase62, sameDigest, sha256Hex } from '../../lib/random.ts';
+import { directoryManagesUser } from '../../organization-memberships/store.ts';
 import { consumeSharedWindow, refundSharedWindow } from '../../rate-limits/service.ts';
 import { PASSWORD_POLICY, UpdateUserInput, type User } from '../../users/schemas.ts';
 import { updateUser } from '../../users/service.ts';
@@ -19,7 +20,6 @@ import {
   consumeOpenChallenges,
   countWrongCode,
   deleteChallenge,
-  directoryManagesUser,
   elevatedAccessOf,
   insertChallenge,
   type SessionChallengeRow,
