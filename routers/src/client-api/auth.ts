@@ -1,17 +1,16 @@
 import { decodeJwt, type JWTPayload } from 'jose';
 import { bearer } from '../auth/service.ts';
 import { grantOfClientPayload, grantOfWidgetPayload, isWidgetClaim } from '../client-tokens/service.ts';
-import { environmentsOfClientIds } from '../environments/store.ts';
 import { onInvalidation } from '../invalidation/service.ts';
 import type { RequestDevice } from '../kernel/context.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { type ClientPrincipal, clientTokenRefused } from '../kernel/principals.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 import { batchedLookupOf } from '../lib/batched-lookup.ts';
-import { membershipPermissionSlugs } from '../organization-memberships/store.ts';
 import { PORTAL_SCOPES } from '../portal/service.ts';
 import { livePortalSession } from '../portal/store.ts';
 import { rememberedClaims, verifyToken } from '../signing/service.ts';
+import { environmentsOfClientIds, membershipPermissionSlugs } from './store.ts';
 
 /** A client token's audience is `<client id>:client_api` (signing/service.ts TOKEN_KINDS). */
 const CLIENT_AUDIENCE = /^(client_[0-9A-Za-z]+):client_api$/;

@@ -1,7 +1,6 @@
 import { apiKeys, type Db, environments, type FeatureFlags, lockEnvironment } from '@atrium/db';
-import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Deps } from '../kernel/deps.ts';
-import type { EnvironmentInfo } from '../kernel/scope.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type EnvironmentRow = typeof environments.$inferSelect;
@@ -86,17 +85,4 @@ export function revokeLiveApiKey(
       .returning({ id: apiKeys.id, keyPrefix: apiKeys.keyPrefix, revokedAt: apiKeys.revokedAt });
     return { matched: 1, revoked };
   });
-}
-
-/** The environments these client ids belong to (a client token's audience names one). */
-export function environmentsOfClientIds(db: Db, clientIds: string[]): Promise<EnvironmentInfo[]> {
-  return db
-    .select({
-      id: environments.id,
-      name: environments.name,
-      clientId: environments.clientId,
-      flags: environments.flags,
-    })
-    .from(environments)
-    .where(inArray(environments.clientId, clientIds));
 }

@@ -9,8 +9,6 @@ import {
   type PageParams,
   paginate,
   perHandleAndKey,
-  permissions,
-  rolePermissions,
   roles,
   users,
 } from '@atrium/db';
@@ -167,6 +165,22 @@ export async function membershipStatus(
   return row?.status;
 }
 
+/** Whether a directory provisions the user (any of their memberships is directory-managed): it owns their e-mail. */
+export async function directoryManagesUser(db: Db, environmentId: string, userId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: organizationMemberships.id })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.userId, userId),
+        eq(organizationMemberships.directoryManaged, true),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
+}
+
 /**
  * The user a membership is created for (its row: the answer embeds it), held FOR NO KEY UPDATE,
  * or 404. Here, not in users/, because users/ reads memberships (a user's deletion records
@@ -217,43 +231,4 @@ export async function deleteMembership(tx: Db, environmentId: string, id: string
     .where(scopedId(organizationMemberships, environmentId, id))
     .returning({ id: organizationMemberships.id });
   return deleted.length > 0;
-}
-
-/** The permission slugs the roles of the user's membership of the organization grant (distinct): a client token's. */
-export async function membershipPermissionSlugs(
-  db: Db,
-  environmentId: string,
-  organizationId: string,
-  userId: string,
-): Promise<string[]> {
-  const rows = await db
-    .selectDistinct({ slug: permissions.slug })
-    .from(organizationMemberships)
-    .innerJoin(membershipRoles, eq(membershipRoles.organizationMembershipId, organizationMemberships.id))
-    .innerJoin(rolePermissions, eq(rolePermissions.roleId, membershipRoles.roleId))
-    .innerJoin(permissions, eq(permissions.id, rolePermissions.permissionId))
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, environmentId),
-        eq(organizationMemberships.organizationId, organizationId),
-        eq(organizationMemberships.userId, userId),
-      ),
-    );
-  return rows.map((row) => row.slug);
-}
-
-/** Whether a directory provisions the user (any of their memberships is directory-managed): it owns their e-mail. */
-export async function directoryManagesUser(db: Db, environmentId: string, userId: string): Promise<boolean> {
-  const [row] = await db
-    .select({ id: organizationMemberships.id })
-    .from(organizationMemberships)
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, environmentId),
-        eq(organizationMemberships.userId, userId),
-        eq(organizationMemberships.directoryManaged, true),
-      ),
-    )
-    .limit(1);
-  return row !== undefined;
 }
