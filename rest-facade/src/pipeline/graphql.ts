@@ -27,8 +27,8 @@ export interface GraphQLOptions {
 }
 
 /**
- * The context of one GraphQL request: the resolvers' (the call context and the caller's scope,
- * routers' GraphQLContext), and the request id unexpected errors are logged with.
+ * The context of one GraphQL request: the resolvers' (the call context, routers'
+ * GraphQLContext), and the request id unexpected errors are logged with.
  */
 export interface YogaContext extends GraphQLContext {
   requestId: string;
@@ -179,12 +179,10 @@ export function graphqlCodec(deps: Deps, options: GraphQLOptions = { introspecti
       );
     },
     dispatch(ex, call, ctx) {
-      const { env, principal } = call.caller as ClientCaller;
-      const scope: ClientScope = { db: deps.db, env, now: deps.now, deps, client: principal };
       const url = `http://localhost${ex.pathname}${ex.search ? `?${ex.search}` : ''}`;
       const accept = String(ex.req.headers.accept ?? 'application/json');
       const headers = { 'content-type': 'application/json', accept };
-      const context: YogaContext = { call: ctx, scope, requestId: ex.requestId, ...(call.body && { body: call.body }) };
+      const context: YogaContext = { call: ctx, requestId: ex.requestId, ...(call.body && { body: call.body }) };
       return yoga.fetch(url, { method: ex.method, headers }, context);
     },
     async encode(ex, _call, response) {
