@@ -1,4 +1,4 @@
-import type { BenchResults, ScenarioRun } from './run.ts';
+import type { BenchResults, ScenarioRun } from './results.ts';
 
 const fmt = (n: number | undefined | null, digits = 0) =>
   n === undefined || n === null || Number.isNaN(n)

@@ -20,6 +20,7 @@ import pidusage from 'pidusage';
 import postgres from 'postgres';
 import type { LoadResult, LoadSpec } from './load.ts';
 import { renderMarkdown, renderSvg } from './report.ts';
+import type { BenchResults, ScenarioRun } from './results.ts';
 import {
   type Exec,
   type GroupSeed,
@@ -649,65 +650,6 @@ async function probe(spec: ReturnType<Scenario['build']>): Promise<string | unde
 }
 
 // ---------------------------------------------------------------- the run
-
-export interface ScenarioRun {
-  size: number;
-  organizations: number;
-  scenario: string;
-  title: string;
-  available: boolean;
-  reason?: string;
-  note?: string;
-  rps?: number;
-  latency?: LoadResult['latency'];
-  requests?: number;
-  non2xx?: number;
-  errors?: number;
-  statusCodes?: Record<string, number>;
-  rssMaxMb?: number | null;
-  serverCpuAvg?: number | null;
-  /** CPU microseconds per request over the measured run: Atrium, PostgreSQL, load generator. */
-  cpuUsPerRequest?: { server: number; postgres: number; load: number | null } | null;
-  /** Throughput over the baseline measured just before this run's round (see `speedChecks`). */
-  fractionOfBaseline?: number;
-  /** With `--repeat n`: every run of the scenario at this size, in the order they ran. */
-  repeats?: {
-    rps: number;
-    p99: number;
-    cpuUsPerRequest: ScenarioRun['cpuUsPerRequest'];
-    /** Each run's own RSS peak: the RSS target is held to the highest, not the median run's. */
-    rssMaxMb?: number | null;
-    fractionOfBaseline?: number;
-  }[];
-}
-
-export interface BenchResults {
-  startedAt: string;
-  finishedAt: string;
-  commit: string;
-  command: string;
-  machine: { node: string; cpus: number; cpuModel: string; memoryGb: number; postgres: string };
-  settings: {
-    server: string;
-    connections: number;
-    durationSeconds: number;
-    warmupSeconds: number;
-    /** How many times each scenario ran per size, interleaved (absent in older results: 1). */
-    repeat?: number;
-    sizes: number[];
-    synchronousCommit: string;
-    fsync: string;
-  };
-  startup: { freshMs: number; restartMs: number | null; restartOrganizations: number | null };
-  baseline: (LoadResult & { rssMaxMb: number | null }) | null;
-  /**
-   * The baseline again before every round of every size (the first is `baseline`): this VM's
-   * speed swings 2× within a run, and these show when. A rough gauge of a scenario's speed, whose
-   * three processes share the cores differently (absent in older results).
-   */
-  speedChecks?: { size: number; round: number; rps: number; p99: number }[];
-  runs: ScenarioRun[];
-}
 
 function gitCommit(): string {
   try {
