@@ -22,6 +22,11 @@ export interface ScenarioRun {
   serverCpuAvg?: number | null;
   /** CPU microseconds per request over the measured run: Atrium, PostgreSQL, load generator. */
   cpuUsPerRequest?: { server: number; postgres: number; load: number | null } | null;
+  /**
+   * A floor's or the peer's run (bench/companions.ts), measured right after Atrium's scenario `of`
+   * in the same round; the report reads Atrium / it. `sameAnswer`: the floor answered Atrium's JSON.
+   */
+  companion?: { kind: 'floor' | 'peer'; name: string; of: string; target?: number; sameAnswer?: boolean | null };
   /** Throughput over the baseline measured just before this run's round (see `speedChecks`). */
   fractionOfBaseline?: number;
   /** With `--repeat n`: every run of the scenario at this size, in the order they ran. */
@@ -61,4 +66,16 @@ export interface BenchResults {
    */
   speedChecks?: { size: number; round: number; rps: number; p99: number }[];
   runs: ScenarioRun[];
+  /**
+   * `--statistics-check`: 20,000 creates through the API into an environment of their own, then
+   * its domains filter against its first page with no ANALYZE but Atrium's own (issue #35).
+   */
+  statisticsCheck?: {
+    creates: number;
+    createSeconds: number;
+    /** Seconds from the last create until Atrium had analyzed `organizations` (null: not within the wait). */
+    analyzedAfterSeconds: number | null;
+    firstPage: ScenarioRun;
+    filter: ScenarioRun;
+  };
 }
