@@ -797,7 +797,12 @@ async function startPeer(checkout: string, members: number): Promise<Companion> 
     once(child, 'spawn').then(() => undefined),
     once(child, 'error').then(([error]) => error as Error),
   ]);
-  if (spawned) throw new Error(`--peer: could not run ${command} ${peerArgs.join(' ')}: ${spawned.message}`);
+  if (spawned) {
+    throw new Error(
+      `--peer: could not run ${command} ${peerArgs.join(' ')}: ${spawned.message} ` +
+        '(build the checkout with `bun install && bun run build` and run the bench on node >= 22.11, or install bun)',
+    );
+  }
   const url = `http://127.0.0.1:${peerPort}`;
   await waitFor(`${url}/health`, child, 60_000);
   const t0 = performance.now();

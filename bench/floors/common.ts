@@ -24,12 +24,15 @@ const required = (name: string): string => {
 const clientId = required('CLIENT_ID');
 const issuer = required('ISSUER');
 
-/** Two pipelined connections, every statement prepared: Atrium's statement pool (db/src/client.ts). */
+/**
+ * Two pipelined connections, every statement prepared and planned once: Atrium's statement pool
+ * and connection settings (db/src/client.ts).
+ */
 export const sql = postgres(required('DATABASE_URL'), {
   max: 2,
   prepare: true,
   onnotice: () => {},
-  connection: { application_name: 'atrium-floor', timezone: 'UTC' },
+  connection: { application_name: 'atrium-floor', timezone: 'UTC', plan_cache_mode: 'force_generic_plan' },
 });
 
 const [environment] = await sql<{ id: string }[]>`select id from environments where client_id = ${clientId}`;
@@ -95,6 +98,8 @@ export function send(res: ServerResponse, status: number, body: unknown): void {
 export function listen(handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>): void {
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     handler(req, res).catch((error: unknown) => {
+      // The load generator closes its connections at the end of a run, some mid-request.
+      if (req.destroyed) return;
       process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
       if (!res.headersSent) send(res, 500, { message: 'floor failed' });
     });

@@ -24,6 +24,11 @@ export interface DbHandle {
   driver: DbDriver;
   /** Applies the committed migrations; safe to call from several processes at once. */
   migrate(): Promise<void>;
+  /**
+   * Analyzes the tables changed past autovacuum's threshold since their last analyze, where
+   * nothing else does (PGlite; PostgreSQL with autovacuum off): db/src/statistics.ts. Returns them.
+   */
+  refreshStatistics(): Promise<string[]>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   /**
@@ -187,6 +192,7 @@ function openPostgres(url: string, options: DbOptions): DbHandle {
         await lockClient.end({ timeout: 5 });
       }
     },
+    refreshStatistics: () => refreshStatistics(runOn(db), 'postgres'),
     async ping() {
       await client`select 1`;
     },
@@ -231,6 +237,7 @@ async function openPglite(dataDir: string, warn: (message: string) => void): Pro
         await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });
         await refreshStatistics(runOn(db), 'pglite', { all: (await appliedMigrations(db)) !== before });
       },
+      refreshStatistics: () => refreshStatistics(runOn(db), 'pglite'),
       async ping() {
         await client.query('select 1');
       },
