@@ -31,9 +31,10 @@ const SCALE_FACTOR = 0.1;
  * (`relpages`; the rows that many pages hold at the analyzed density), which counts at once.
  * Past autovacuum's own threshold in either; a table with rows never analyzed is stale.
  */
-export async function staleTables(run: RunSql): Promise<string[]> {
-  // PGlite's one backend never goes idle between statements: ask it to report its counts now.
-  await run(sql`select pg_stat_force_next_flush()`);
+export async function staleTables(run: RunSql, driver: Driver): Promise<string[]> {
+  // PGlite's one backend never goes idle between statements: ask it to report its counts now
+  // (PostgreSQL's backends report theirs when idle).
+  if (driver === 'pglite') await run(sql`select pg_stat_force_next_flush()`);
   const rows = await run<{ table: string }>(
     sql`select c.relname as "table" from pg_class c
       join pg_namespace n on n.oid = c.relnamespace
@@ -73,7 +74,7 @@ export async function refreshStatistics(
   options: { all?: boolean } = {},
 ): Promise<string[]> {
   if (!(await maintainsStatistics(run, driver))) return [];
-  const tables = options.all ? await tablesOfSchema(run) : await staleTables(run);
+  const tables = options.all ? await tablesOfSchema(run) : await staleTables(run, driver);
   for (const table of tables) await run(sql.raw(`analyze (skip_locked) ${quoted(table)}`));
   return tables;
 }
