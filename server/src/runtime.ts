@@ -25,6 +25,7 @@ import { capConnectionsPerAddress, SOCKET_IDLE_TIMEOUT_MS, serverOptions } from 
 import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
 import { retentionWorker } from './workers/retention.ts';
+import { statisticsWorker } from './workers/statistics.ts';
 import { VerificationWorker } from './workers/verification.ts';
 import { WebhookWorker } from './workers/webhooks.ts';
 import type { Worker } from './workers/worker.ts';
@@ -364,6 +365,10 @@ export async function startRuntime(
   const workers: Worker[] = [
     retentionWorker(deps, undefined, rateLimitWindowMs),
     ...(config.workers ? startWorkers(deps, config) : []),
+    // One process per database keeps the statistics: this one, or the first of a cluster's (the one with the workers).
+    ...((setUp || config.workers) && config.statisticsCheckSeconds > 0
+      ? [statisticsWorker(handle, log, config.statisticsCheckSeconds * 1000)]
+      : []),
   ];
   app.metrics.registerQueue('idempotency-purge', () => countExpiredIdempotencyKeys(deps));
   app.metrics.registerListening(() => listener.listening);

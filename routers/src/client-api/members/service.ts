@@ -117,7 +117,10 @@ function actionsOf(row: MemberListRow, status: MemberStatus, self: boolean): Mem
   return ['resend-invite'];
 }
 
-function toMember(scope: ClientScope, row: MemberListRow, rolesBySlug: Map<string, ClientRole>): Member {
+/** What a page shows of a role: its name and description by its slug. */
+type RoleName = Pick<ClientRole, 'name' | 'slug' | 'description'>;
+
+function toMember(scope: ClientScope, row: MemberListRow, rolesBySlug: Map<string, RoleName>): Member {
   const status = statusOf(row, scope.now());
   const self = row.kind === 'member' && row.id === scope.client.userId;
   return {
@@ -146,15 +149,20 @@ function toMember(scope: ClientScope, row: MemberListRow, rolesBySlug: Map<strin
  * matches nothing; empty search is none.
  */
 export async function listMembers(scope: ClientScope, input: ListMembersInput): Promise<Listed<Member>> {
-  const roles = await organizationRoles(scope);
+  requirePermission(scope, MEMBERS_PERMISSION);
   const search = input.search?.trim().toLowerCase();
   const params = pageParams({ limit: input.limit, order: input.order, after: input.after, before: input.before });
+  // One statement reads the rows and the roles that name them; an empty page reads the roles
+  // apart (which answers 404 for an organization that is gone).
   const page = await pageOfMembers(scope.db, scope.env.id, scope.client.organizationId, params, {
     roleSlug: input.roleSlug || undefined,
     search: search || undefined,
     userId: input.userId,
   });
-  const bySlug = new Map(roles.map((role) => [role.slug, role]));
+  const roles = page.roles ?? (await organizationRoles(scope)).map((role) => ({ ...role, own: true }));
+  // The organization's own role takes the place of the environment's of its slug.
+  const bySlug = new Map<string, RoleName>();
+  for (const role of roles) if (role.own || !bySlug.has(role.slug)) bySlug.set(role.slug, role);
   return envelope(page, (row) => toMember(scope, row, bySlug));
 }
 
