@@ -1,8 +1,15 @@
 import type { RequestListener } from 'node:http';
-import { ApiError, consumeSharedWindow, type Deps, trpcContractError } from '@atrium/routers';
+import {
+  ApiError,
+  appRouter,
+  consumeSharedWindow,
+  type Deps,
+  procedureEntries,
+  trpcContractError,
+} from '@atrium/routers';
 import type express from 'express';
 import { Metrics } from './metrics.ts';
-import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf, secretPathParams } from './openapi.ts';
+import { buildOpenApiDocument } from './openapi.ts';
 import {
   BODY_BUDGET_BYTES,
   BODY_TIMEOUT_MS,
@@ -15,9 +22,7 @@ import {
 import { clientAddressOf, type ProxyPredicate, trustedProxies } from './pipeline/client-address.ts';
 import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { corsStep } from './pipeline/cors.ts';
-import type { DispatcherKind } from './pipeline/dispatch.ts';
-import { bridgeDispatcher } from './pipeline/dispatch-bridge.ts';
-import { directDispatcher } from './pipeline/dispatch-direct.ts';
+import { dispatchRoute } from './pipeline/dispatch.ts';
 import { beginExchange, type Exchange } from './pipeline/exchange.ts';
 import { GRAPHQL_PATH, graphqlTransport } from './pipeline/graphql.ts';
 import { DEFAULT_IN_FLIGHT, InFlightLimit, type InFlightOptions } from './pipeline/in-flight.ts';
@@ -75,8 +80,6 @@ export interface AppOptions {
   accessLog?: boolean;
   /** Requests running at once, waiting, and how long they wait (see in-flight.ts); false turns it off. */
   inFlight?: Partial<InFlightOptions> | false;
-  /** How REST calls reach their procedures: straight from the route table (default), or via trpc-to-openapi. */
-  dispatcher?: DispatcherKind;
   /** Where the built admin-portal page bundle is (`server/dist/portal`); unset, its assets are 404. */
   portalAssetsDir?: string;
   // --- client surfaces (issue #22, h22/platform) ---
@@ -135,7 +138,7 @@ function failed(deps: Deps, ex: Exchange, error: unknown): void {
  */
 export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const document = buildOpenApiDocument(options.baseUrl);
-  const routes = new RouteTable(document, secretPathParams());
+  const routes = new RouteTable(procedureEntries(appRouter));
   const isTrustedProxy = trustedProxies(options.trustedProxies ?? []);
   const metrics = options.metrics ?? new Metrics();
   const accessLog = options.accessLog ?? true;
@@ -152,15 +155,14 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   };
   const replica = deps.replica;
   if (replica) metrics.registerReplica(() => replica.status());
-  const deleteRoute = restRouteOf('organizations.delete');
+  const deleteRoute = routes.routeOf('organizations.delete');
   const rest = restTransport({
     deps,
     limits,
-    dispatch: options.dispatcher === 'bridge' ? bridgeDispatcher() : directDispatcher(),
+    dispatch: dispatchRoute,
     maxResponseBytes,
     body,
     isOrganizationDelete: (method, template) => method === deleteRoute?.method && template === deleteRoute.template,
-    deletesWithBody: deleteBodyTemplates(),
   });
   const trpc = trpcTransport(deps, limits, maxResponseBytes, body);
   const pages = pagesApp(deps, metrics, document, options.baseUrl, {
@@ -189,11 +191,11 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
       return writeError(res, error, { Allow: route.allow.join(', ') });
     }
     const served =
-      template === undefined
+      route.kind !== 'match'
         ? trpc(ex)
         : ex.method === 'GET' && template === JWKS_TEMPLATE
           ? serveJwks(deps, req, res, ex.pathname)
-          : rest(ex, template);
+          : rest(ex, route);
     served.catch((error: unknown) => failed(deps, ex, error));
   };
 

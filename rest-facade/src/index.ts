@@ -10,7 +10,6 @@ export {
   parseTrustedProxies,
   trustedProxies,
 } from './pipeline/client-address.ts';
-export type { DispatcherKind } from './pipeline/dispatch.ts';
 export {
   GRAPHQL_LIMITS,
   type GraphQLOptions,

@@ -1,11 +1,12 @@
 import { ApiError, authenticateApiKey, authenticateClientToken, createInnerContext, type Deps } from '@atrium/routers';
 import { clientOf, deviceOf, elevatedAccessOf, environmentOf, type Identity } from './authenticate.ts';
 import { type BodyBounds, parseQuery, readJsonBody } from './body.ts';
-import { type RestDispatcher, takesBody } from './dispatch.ts';
+import type { RestDispatcher } from './dispatch.ts';
 import { type Exchange, idempotencyKeyOf } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
 import { type Limits, type Refusal, shareOf } from './limits.ts';
 import { bounded, errorOutcome, logFailure, type Outcome, writeError, writeOutcome } from './render.ts';
+import type { RouteMatch } from './routes.ts';
 
 export interface RestOptions {
   deps: Deps;
@@ -16,8 +17,6 @@ export interface RestOptions {
   body: BodyBounds;
   /** Is this REST call an organization delete (it counts against that limit too)? */
   isOrganizationDelete: (method: string, template: string) => boolean;
-  /** The templates of the DELETEs that read a JSON body (`meta.bodyOnDelete`: the widgets' revoke-all). */
-  deletesWithBody: ReadonlySet<string>;
 }
 
 /** A refusal of the limits, answered (unless its caller left) with `Retry-After`. */
@@ -58,17 +57,19 @@ async function refusalWithoutCredential(
  * (bounded in size and time) before the request takes a turn, so a slow body holds a socket and
  * never one of the turns every tenant shares; every error is rendered by the render step.
  */
-export function restTransport(options: RestOptions): (ex: Exchange, template: string) => Promise<void> {
+export function restTransport(
+  options: RestOptions,
+): (ex: Exchange, match: Extract<RouteMatch, { kind: 'match' }>) => Promise<void> {
   const { deps, limits, dispatch, maxResponseBytes } = options;
-  return async (ex, template) => {
+  return async (ex, match) => {
+    const { template, route, params } = match;
     const identity = await limits.identify(ex, 'api');
     const deletes = options.isOrganizationDelete(ex.method, template) ? 1 : 0;
     const counted = limits.count(identity, ex.res, { requests: 1, organizationDeletes: deletes });
     const limited = counted instanceof Promise ? await counted : counted;
     if (limited) return refuse(ex, limited);
     let body: Record<string, unknown> | undefined;
-    const readsBody = takesBody(ex.method) || (ex.method === 'DELETE' && options.deletesWithBody.has(template));
-    if (readsBody) {
+    if (route.readsBody) {
       const refused = await refusalWithoutCredential(deps, ex, template, identity);
       // The body is left unread, so the connection closes rather than drain it.
       if (refused) return writeError(ex.res, refused, { Connection: 'close' });
@@ -87,7 +88,7 @@ export function restTransport(options: RestOptions): (ex: Exchange, template: st
     ctx.elevatedAccess = elevatedAccessOf(ex.req);
     let outcome: Outcome;
     try {
-      outcome = bounded(await dispatch({ ex, query, body, ctx }), maxResponseBytes);
+      outcome = bounded(await dispatch({ ex, route, params, query, body, ctx }), maxResponseBytes);
     } catch (error) {
       outcome = errorOutcome(error);
       if (outcome.status >= 500) logFailure(deps, error, ex);
