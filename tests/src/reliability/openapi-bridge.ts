@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp } from '@atrium/rest-facade';
+import {
+  API_SECURITY_HEADERS,
+  applyHeaders,
+  createApp,
+  MAX_BODY_BYTES,
+  parseQuery,
+  RouteTable,
+  readJsonBody,
+} from '@atrium/rest-facade';
 import {
   apiErrorOf,
   appRouter,
@@ -13,9 +21,6 @@ import {
   trpcContractError,
 } from '@atrium/routers';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
-import { MAX_BODY_BYTES, parseQuery, readJsonBody } from '../../../rest-facade/src/pipeline/body.ts';
-import { RouteTable } from '../../../rest-facade/src/pipeline/routes.ts';
-import { API_SECURITY_HEADERS, applyHeaders } from '../../../rest-facade/src/security.ts';
 
 /**
  * trpc-to-openapi's own node-http handler (the OpenAPI bridge the server dispatched through
