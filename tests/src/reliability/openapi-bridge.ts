@@ -172,6 +172,9 @@ export async function startBridgeApp(deps: Deps) {
       else writeError(res, error);
     });
   });
+  // Its connection idles while the server answers the same request first (seconds, on a busy
+  // machine): past Node's 5 s the client could reuse a socket being closed (ECONNRESET).
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
