@@ -84,7 +84,7 @@ function routeOf(entry: ProcedureEntry, meta: Meta & { openapi: NonNullable<Meta
   };
 }
 
-/** A template as find-my-way writes it: `{id}` → `:id`. */
+/** A template as find-my-way writes it: `{id}` becomes `:id`. */
 const fmwPath = (template: string) => template.replace(/\{([^}]+)\}/g, ':$1');
 
 /** The operations at one path shape (`/organizations/{}`), by method. */
