@@ -1,15 +1,13 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { consumeSharedWindow, type Deps } from '@atrium/routers';
+import { appRouter, consumeSharedWindow, type Deps, procedureEntries } from '@atrium/routers';
 import type express from 'express';
 import { Metrics } from './metrics.ts';
-import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf, secretPathParams } from './openapi.ts';
+import { buildOpenApiDocument } from './openapi.ts';
 import { BODY_BUDGET_BYTES, BODY_TIMEOUT_MS, type BodyBounds, BodyBudget, MAX_BODY_BYTES } from './pipeline/body.ts';
 import { type ProxyPredicate, trustedProxies } from './pipeline/client-address.ts';
 import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { corsStep } from './pipeline/cors.ts';
-import type { DispatcherKind } from './pipeline/dispatch.ts';
-import { bridgeDispatcher } from './pipeline/dispatch-bridge.ts';
-import { directDispatcher } from './pipeline/dispatch-direct.ts';
+import { dispatchRoute } from './pipeline/dispatch.ts';
 import { GRAPHQL_PATH, graphqlCodec } from './pipeline/graphql.ts';
 import { DEFAULT_IN_FLIGHT, InFlightLimit, type InFlightOptions } from './pipeline/in-flight.ts';
 import { Limits } from './pipeline/limits.ts';
@@ -64,8 +62,6 @@ export interface AppOptions {
   accessLog?: boolean;
   /** Requests running at once, waiting, and how long they wait (see in-flight.ts); false turns it off. */
   inFlight?: Partial<InFlightOptions> | false;
-  /** How REST calls reach their procedures: straight from the route table (default), or via trpc-to-openapi. */
-  dispatcher?: DispatcherKind;
   /** Where the built admin-portal page bundle is (`server/dist/portal`); unset, its assets are 404. */
   portalAssetsDir?: string;
   // --- client surfaces (issue #22, h22/platform) ---
@@ -124,7 +120,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   };
   const replica = deps.replica;
   if (replica) metrics.registerReplica(() => replica.status());
-  const deleteRoute = restRouteOf('organizations.delete');
+  const routes = new RouteTable(procedureEntries(appRouter));
+  const deleteRoute = routes.routeOf('organizations.delete');
   const isTrustedProxy = trustedProxies(options.trustedProxies ?? []);
   const pages = pagesApp(deps, document, options.baseUrl, {
     console: options.consoleDir ?? DEFAULT_CONSOLE_DIR,
@@ -134,7 +131,7 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     deps,
     metrics,
     accessLog: options.accessLog ?? true,
-    routes: new RouteTable(document, secretPathParams()),
+    routes,
     isTrustedProxy,
     limits,
     body,
@@ -142,10 +139,9 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     pages: pages as unknown as (req: IncomingMessage, res: ServerResponse) => void,
     rest: restCodec({
       deps,
-      dispatch: options.dispatcher === 'bridge' ? bridgeDispatcher() : directDispatcher(),
+      dispatch: dispatchRoute,
       maxResponseBytes,
       isOrganizationDelete: (method, template) => method === deleteRoute?.method && template === deleteRoute.template,
-      deletesWithBody: deleteBodyTemplates(),
     }),
     trpc: trpcCodec(deps, maxResponseBytes, body.limit),
     graphql: graphqlCodec(deps, { introspection: options.graphqlIntrospection ?? true }),

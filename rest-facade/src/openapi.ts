@@ -1,4 +1,4 @@
-import { appRouter, type Meta } from '@atrium/routers';
+import { appRouter, type Meta, procedureEntries } from '@atrium/routers';
 import type { SchemaObject } from 'openapi3-ts/oas31';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 
@@ -19,47 +19,21 @@ const ERROR_SCHEMA: SchemaObject = {
   },
 };
 
-interface ProcedureLike {
-  _def: { meta?: Meta; procedure?: boolean };
-}
-
-/** The REST method and path template a procedure is served at (from its metadata), if any. */
-export function restRouteOf(procedurePath: string): { method: string; template: string } | undefined {
-  const procedures = appRouter._def.procedures as unknown as Record<string, ProcedureLike>;
-  const openapi = procedures[procedurePath]?._def.meta?.openapi;
-  return openapi ? { method: openapi.method, template: openapi.path } : undefined;
+/** The procedures served over REST, with their metadata (read through the tRPC adapter). */
+function restProcedures() {
+  return procedureEntries(appRouter).flatMap((entry) => {
+    const openapi = entry.meta?.openapi;
+    return openapi ? [{ meta: entry.meta as Meta, method: openapi.method, path: openapi.path }] : [];
+  });
 }
 
 /** The path templates of the DELETE operations that read a JSON body (`meta.bodyOnDelete`). */
-export function deleteBodyTemplates(): Set<string> {
+function deleteBodyTemplates(): Set<string> {
   const templates = new Set<string>();
-  for (const procedure of Object.values(appRouter._def.procedures as unknown as Record<string, ProcedureLike>)) {
-    const meta = procedure._def.meta;
-    if (meta?.bodyOnDelete && meta.openapi?.method === 'DELETE') templates.add(meta.openapi.path);
+  for (const { meta, method, path } of restProcedures()) {
+    if (meta.bodyOnDelete && method === 'DELETE') templates.add(path);
   }
   return templates;
-}
-
-/** `path template → its secret path parameters` (`meta.secretPathParams`), for log redaction. */
-export function secretPathParams(): Map<string, readonly string[]> {
-  const secrets = new Map<string, readonly string[]>();
-  for (const procedure of Object.values(appRouter._def.procedures as unknown as Record<string, ProcedureLike>)) {
-    const meta = procedure._def.meta;
-    if (meta?.openapi && meta.secretPathParams?.length) secrets.set(meta.openapi.path, meta.secretPathParams);
-  }
-  return secrets;
-}
-
-/** `procedure path → success status`, read once from the procedures' metadata. */
-export function successStatuses(): Map<string, number> {
-  const statuses = new Map<string, number>();
-  for (const [path, procedure] of Object.entries(
-    appRouter._def.procedures as unknown as Record<string, ProcedureLike>,
-  )) {
-    const status = procedure._def.meta?.successStatus;
-    if (status && status !== 200) statuses.set(path, status);
-  }
-  return statuses;
 }
 
 type OperationObject = NonNullable<NonNullable<OpenAPIObject['paths']>[string]['delete']>;
@@ -93,10 +67,8 @@ export function buildOpenApiDocument(baseUrl: string): OpenAPIObject {
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
   });
   const byOperation = new Map<string, number>();
-  for (const procedure of Object.values(appRouter._def.procedures as unknown as Record<string, ProcedureLike>)) {
-    const openapi = procedure._def.meta?.openapi;
-    const status = procedure._def.meta?.successStatus;
-    if (openapi && status) byOperation.set(`${openapi.method.toLowerCase()} ${openapi.path}`, status);
+  for (const { meta, method, path } of restProcedures()) {
+    if (meta.successStatus) byOperation.set(`${method.toLowerCase()} ${path}`, meta.successStatus);
   }
   const deletesWithBody = deleteBodyTemplates();
   doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, Error: ERROR_SCHEMA } };

@@ -14,6 +14,8 @@ export interface ProcedureEntry {
   meta: Meta | undefined;
   /** The procedure itself, for libraries that read its parsers (trpc-to-openapi). */
   procedure: AnyTRPCProcedure;
+  /** Its input parsers (zod schemas), in the order `.input()` added them. */
+  inputs: readonly unknown[];
 }
 
 const entriesOf = new WeakMap<AnyTRPCRouter, ProcedureEntry[]>();
@@ -28,6 +30,7 @@ export function procedureEntries(router: AnyTRPCRouter): readonly ProcedureEntry
       type: procedure._def.type,
       meta: procedure._def.meta as Meta | undefined,
       procedure,
+      inputs: (procedure._def as { inputs?: unknown[] }).inputs ?? [],
     }));
     entriesOf.set(router, entries);
   }

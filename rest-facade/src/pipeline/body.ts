@@ -117,6 +117,7 @@ function isJson(contentType: string | undefined): boolean {
   return type === 'application/json' || (type?.startsWith('application/') === true && type.endsWith('+json'));
 }
 
+// Not raw-body: it has no time limit and no per-chunk hook, so the budget (bytes held while a body still arrives) could not be kept.
 /**
  * The whole body, refused past `limit` bytes (413) or when it has not ended within
  * `timeoutMs` (408, and the answer closes the connection), or when the process holds its

@@ -23,6 +23,12 @@ export function isClientSurface(pathname: string): boolean {
 }
 
 /**
+ * Hand-written, not the `cors` package (2.8.6, lib/index.js read): it treats every OPTIONS as a
+ * preflight, where a bare OPTIONS must go on to routing; and for a disallowed origin it either
+ * sets Allow-Methods/-Headers/-Max-Age on the preflight (a list of origins) or passes the
+ * preflight on unanswered (an origin function), where this step answers 204 with no CORS headers
+ * (tests/src/client-api/cors.http.test.ts): the wrapper would be longer than the step.
+ *
  * The CORS step, before routing and authentication: on a client surface, an allowed `Origin`
  * (exact match) is echoed, never `*` and never with credentials (tokens travel as bearer headers);
  * a preflight is answered 204 here. A disallowed origin gets no CORS headers, so the browser

@@ -1,8 +1,8 @@
 /**
  * The path step: a REST call's `{param}` values, percent-decoded. The path is matched as the
- * URL parser normalises it (dot segments resolved, stray characters escaped), as the OpenAPI
- * bridge matches it, and each parameter is decoded after routing, so an encoded `/` stays
- * inside its segment: `GET /organizations/external_id/a%2Fb` reads the external id `a/b`.
+ * URL parser normalises it (stray characters escaped), as trpc-to-openapi matched it, and each
+ * parameter is decoded after routing (routes.ts), so an encoded `/` stays inside its segment:
+ * `GET /organizations/external_id/a%2Fb` reads the external id `a/b`.
  */
 
 /** `decodeURIComponent`, or undefined for a malformed escape (the value is then left as sent). */
@@ -14,8 +14,11 @@ export function decodeSegment(raw: string): string | undefined {
   }
 }
 
-/** Paths the URL parser leaves exactly as they are (no escapes, no dots, nothing to escape). */
-const PLAIN_PATH = /^[A-Za-z0-9_\-/]*$/;
+/**
+ * Paths the URL parser leaves exactly as they are (nothing to escape; dot segments are refused
+ * first): `/trpc/organizations.list,users.get` and escaped ids skip the parser.
+ */
+const PLAIN_PATH = /^[\w\-/.~!$&'()*+,;=:@%]*$/;
 
 /** A `.` or `..` segment, also percent-encoded. */
 export const DOT_SEGMENT = /(^|\/)(\.|%2e){1,2}(\/|$)/i;
@@ -35,20 +38,7 @@ export function normalisedPath(pathname: string): string | undefined {
       // Left as sent: it then matches no route.
     }
   }
+  // Most paths are already so: one leading `/`, none trailing.
+  if (path.length > 1 && path.charCodeAt(0) === 47 && path.charCodeAt(path.length - 1) !== 47) return path;
   return `/${path.replace(/^\/|\/$/g, '')}`;
-}
-
-/**
- * The matched parameters, each decoded when the request's path carries escapes at all. Only
- * strings are decoded: the bridge hands over its whole input (body fields too), and a number
- * or object in the body must reach validation as it was sent.
- */
-export function decodedParams<T extends Record<string, unknown>>(groups: T, pathname: string): T {
-  if (!pathname.includes('%')) return groups;
-  const params: Record<string, unknown> = {};
-  for (const name in groups) {
-    const raw = groups[name];
-    params[name] = typeof raw === 'string' ? (decodeSegment(raw) ?? raw) : raw;
-  }
-  return params as T;
 }

@@ -32,7 +32,7 @@ import { type Limits, type Refusal, shareOf as shareOfIdentity } from './limits.
 import { labelOf, observe } from './observe.ts';
 import type { Cost } from './rate-limit.ts';
 import { logFailure } from './render.ts';
-import type { RouteTable } from './routes.ts';
+import type { MatchedRoute, RouteTable } from './routes.ts';
 
 /** What a codec decodes of a call before anything runs: its cost, how its body is read, its weight. */
 export interface Call {
@@ -60,7 +60,7 @@ export interface Codec<C extends Call = Call, R = unknown> {
   /** Which credentials the authenticate step reads (`/trpc` also takes admin tokens and the console's cookie). */
   readonly surface: Surface;
   /** The call of a request; throws the ApiError of a call refused as it stands (a batch too large). */
-  decode(ex: Exchange, template: string | undefined): C;
+  decode(ex: Exchange, matched: MatchedRoute | undefined): C;
   /**
    * The refusal of a caller without the credential its call needs, checked before its body is
    * read (undefined when it passes; nothing to check: undefined, no promise).
@@ -88,7 +88,7 @@ export interface PipelineOptions {
   cors: (ex: Exchange) => boolean;
   /** Everything that is not an API path: the Express shell (pages.ts). */
   pages: (req: IncomingMessage, res: ServerResponse) => void;
-  rest: Codec<Call & { template: string }>;
+  rest: Codec;
   trpc: Codec;
   graphql: Codec;
   /** Is this path `/trpc` or below it? */
@@ -118,7 +118,8 @@ function requestIdStep(p: Pipeline, req: IncomingMessage, res: ServerResponse): 
 function routeStep(p: Pipeline, ex: Exchange): void {
   ex.logPath = p.routes.redact(ex.pathname);
   const route = p.routes.match(ex.method, ex.pathname);
-  const template = route.kind === 'match' ? route.template : undefined;
+  const matched = route.kind === 'match' ? route : undefined;
+  const template = matched?.template;
   const trpcCall = route.kind === 'none' && p.isTrpcPath(ex.pathname);
   const graphqlCall = route.kind === 'none' && ex.pathname === p.graphqlPath;
   observe(p.deps, p.metrics, p.accessLog, ex, labelOf(template, trpcCall, ex.pathname));
@@ -141,7 +142,7 @@ function routeStep(p: Pipeline, ex: Exchange): void {
     return void serveJwks(p.deps, ex.req, ex.res, ex.pathname).catch((error: unknown) => fail(p, p.rest, ex, error));
   }
   const codec = (graphqlCall ? p.graphql : template === undefined ? p.trpc : p.rest) as AnyCodec;
-  run(p, codec, ex, template).catch((error: unknown) => fail(p, codec, ex, error));
+  run(p, codec, ex, matched).catch((error: unknown) => fail(p, codec, ex, error));
 }
 
 /**
@@ -149,8 +150,8 @@ function routeStep(p: Pipeline, ex: Exchange): void {
  * (within the deadline) → render. Each step refuses through the codec; a step that needs no wait awaits
  * nothing (the in-memory rate limit answers at once, a GET reads no body).
  */
-async function run(p: Pipeline, codec: AnyCodec, ex: Exchange, template: string | undefined): Promise<void> {
-  const call = decodeStep(codec, ex, template);
+async function run(p: Pipeline, codec: AnyCodec, ex: Exchange, matched: MatchedRoute | undefined): Promise<void> {
+  const call = decodeStep(codec, ex, matched);
   if (!call) return;
   const identity = await p.limits.identify(ex, codec.surface);
   const counted = p.limits.count(identity, ex.res, call.cost);
@@ -171,9 +172,9 @@ async function run(p: Pipeline, codec: AnyCodec, ex: Exchange, template: string 
 }
 
 /** The decode step: the call, or undefined when it was refused (rendered here). */
-function decodeStep(codec: AnyCodec, ex: Exchange, template: string | undefined): Call | undefined {
+function decodeStep(codec: AnyCodec, ex: Exchange, matched: MatchedRoute | undefined): Call | undefined {
   try {
-    return codec.decode(ex, template);
+    return codec.decode(ex, matched);
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     ex.req.resume();

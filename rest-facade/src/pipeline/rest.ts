@@ -1,12 +1,13 @@
 import { ApiError, authenticateApiKey, authenticateClientToken, type Deps } from '@atrium/routers';
 import { deviceOf, type Identity } from './authenticate.ts';
 import { parseQuery } from './body.ts';
-import { type RestDispatcher, takesBody } from './dispatch.ts';
+import type { RestDispatcher } from './dispatch.ts';
 import type { Exchange } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
 import type { Call, Codec } from './pipeline.ts';
 import type { Cost } from './rate-limit.ts';
 import { bounded, type Outcome, writeError, writeOutcome } from './render.ts';
+import type { MatchedRoute } from './routes.ts';
 
 export interface RestOptions {
   deps: Deps;
@@ -14,13 +15,11 @@ export interface RestOptions {
   maxResponseBytes: number;
   /** Is this REST call an organization delete (it counts against that limit too)? */
   isOrganizationDelete: (method: string, template: string) => boolean;
-  /** The templates of the DELETEs that read a JSON body (`meta.bodyOnDelete`: the widgets' revoke-all). */
-  deletesWithBody: ReadonlySet<string>;
 }
 
-/** A REST call: its route's template and its query, as the dispatcher reads them. */
-export interface RestCall extends Call {
-  template: string;
+/** A REST request: the route the table matched (with its parameters) and its query, as the dispatcher reads them. */
+export interface RestRequest extends Call {
+  matched: MatchedRoute;
   query: Record<string, string | string[]>;
 }
 
@@ -54,29 +53,29 @@ async function refusalWithoutCredential(deps: Deps, ex: Exchange, template: stri
  * a JSON body for the methods that carry one; its outcome and every error are the contract's
  * JSON (render.ts), with the headers the procedures ask for (`Idempotent-Replayed: true`).
  */
-export function restCodec(options: RestOptions): Codec<RestCall, Outcome> {
-  const { deps, dispatch, maxResponseBytes, isOrganizationDelete, deletesWithBody } = options;
+export function restCodec(options: RestOptions): Codec<RestRequest, Outcome> {
+  const { deps, dispatch, maxResponseBytes, isOrganizationDelete } = options;
   return {
     surface: 'api',
-    decode(ex, template) {
-      const route = template as string;
-      const readsBody = takesBody(ex.method) || (ex.method === 'DELETE' && deletesWithBody.has(route));
+    decode(ex, matched) {
+      const route = matched as MatchedRoute;
       const query = parseQuery(ex.search);
       return {
-        cost: isOrganizationDelete(ex.method, route) ? ONE_DELETE : ONE_REQUEST,
-        reads: readsBody ? 'json' : undefined,
+        cost: isOrganizationDelete(ex.method, route.template) ? ONE_DELETE : ONE_REQUEST,
+        reads: route.route.readsBody ? 'json' : undefined,
         weight: weightOfPage(query.limit),
         calls: 1,
         body: undefined,
-        template: route,
+        matched: route,
         query,
       };
     },
     credential(ex, call, identity: Identity | undefined) {
       if (call.reads === undefined || identity?.kind !== 'address') return undefined;
-      return refusalWithoutCredential(deps, ex, call.template);
+      return refusalWithoutCredential(deps, ex, call.matched.template);
     },
-    dispatch: (ex, call, ctx) => dispatch({ ex, query: call.query, body: call.body, ctx }),
+    dispatch: (ex, call, ctx) =>
+      dispatch({ ex, route: call.matched.route, params: call.matched.params, query: call.query, body: call.body, ctx }),
     encode(ex, _call, outcome, ctx) {
       writeOutcome(ex.res, bounded(outcome, maxResponseBytes), ctx.responseHeaders);
     },

@@ -5,7 +5,7 @@ import { decodeJwt } from 'jose';
 import { uniqueEmail } from './people.ts';
 import { HttpClient, type TestEnvironment } from './world.ts';
 
-/** Every scope the official widgets know (routers/src/client-api/principal.ts WIDGET_SCOPES). */
+/** Every scope the official widgets know (routers/src/kernel/principals.ts WIDGET_SCOPES). */
 export const ALL_WIDGET_SCOPES = [
   'widgets:users-table:manage',
   'widgets:domain-verification:manage',
