@@ -4,7 +4,7 @@
 import type { AnyTRPCProcedure, AnyTRPCRouter, TRPCError } from '@trpc/server';
 import { getErrorShape, middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import type { Context } from './kernel/context.ts';
-import type { Meta } from './trpc.ts';
+import type { Meta } from './trpc-meta.ts';
 
 /** One procedure of the app router, as the route table and the dispatcher see it. */
 export interface ProcedureEntry {
@@ -57,4 +57,9 @@ export function trpcErrorShape(router: AnyTRPCRouter, error: TRPCError, path: st
 /** A middleware's successful result made outside `next()` (an idempotent replay). */
 export function middlewareResult(data: unknown): { ok: true; data: unknown; marker: typeof middlewareMarker } {
   return { ok: true, data, marker: middlewareMarker };
+}
+
+/** The input parsers a procedure declares (its zod schemas, in `.input()` order). */
+export function procedureInputs(entry: ProcedureEntry): readonly unknown[] {
+  return (entry.procedure._def as { inputs?: unknown[] }).inputs ?? [];
 }
