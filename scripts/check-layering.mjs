@@ -114,15 +114,8 @@ async function cruiseModules(root, cache, report, comments) {
   const options = await extractDepcruiseOptions(CONFIG);
   const scanned = SCANNED.filter((dir) => existsSync(join(root, dir)));
   // The cache lives in this repository's node_modules whatever the working directory.
-  const cached =
-    cache && options.cache ? { cache: { ...options.cache, folder: join(REPO, options.cache.folder) } } : {};
-  const cruiseOptions = {
-    ...options,
-    baseDir: resolve(root),
-    outputType: 'json',
-    ...cached,
-    ...(cache ? {} : { cache: false }),
-  };
+  const cacheOption = cache && options.cache ? { ...options.cache, folder: join(REPO, options.cache.folder) } : false;
+  const cruiseOptions = { ...options, baseDir: resolve(root), outputType: 'json', cache: cacheOption };
   const { output } = await cruise(scanned, cruiseOptions, {}, {});
   const result = typeof output === 'string' ? JSON.parse(output) : output;
   for (const rule of options.ruleSet.forbidden) if (!comments.has(rule.name)) comments.set(rule.name, rule.comment);
