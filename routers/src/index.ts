@@ -125,7 +125,6 @@ export {
   callProcedure,
   type ProcedureEntry,
   procedureEntries,
-  procedureInputs,
   trpcErrorShape,
 } from './trpc-adapter.ts';
 export { apiErrorOf, asTRPCError, TRPCApiError, trpcContractError } from './trpc-errors.ts';

@@ -58,8 +58,3 @@ export function trpcErrorShape(router: AnyTRPCRouter, error: TRPCError, path: st
 export function middlewareResult(data: unknown): { ok: true; data: unknown; marker: typeof middlewareMarker } {
   return { ok: true, data, marker: middlewareMarker };
 }
-
-/** The input parsers a procedure declares (its zod schemas, in `.input()` order). */
-export function procedureInputs(entry: ProcedureEntry): readonly unknown[] {
-  return (entry.procedure._def as { inputs?: unknown[] }).inputs ?? [];
-}
