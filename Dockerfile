@@ -8,7 +8,7 @@
 # The npm of the node:20 image (npm 10) installs the lockfile as is: no dependency's install script
 # needs the network (tests/src/tooling/engines.test.ts). See docs/deployment.md.
 
-# 1. Build: every dependency, then the bundles (server/dist/{main,worker,migrate}.mjs, console/dist).
+# 1. Build: every dependency, then the bundles (server/dist/{main,worker,migrate}.mjs, web/dist).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -16,12 +16,12 @@ COPY db/package.json db/
 COPY routers/package.json routers/
 COPY rest-facade/package.json rest-facade/
 COPY server/package.json server/
-COPY console/package.json console/
+COPY web/package.json web/
 COPY tests/package.json tests/
 COPY patches patches
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN node server/build.mjs --all && node console/build.mjs
+RUN node server/build.mjs --all && node web/build.mjs
 
 # 2. Production dependencies only (patch-package applies patches/ at install, as in development).
 FROM node:20-bookworm-slim AS deps
@@ -31,7 +31,7 @@ COPY db/package.json db/
 COPY routers/package.json routers/
 COPY rest-facade/package.json rest-facade/
 COPY server/package.json server/
-COPY console/package.json console/
+COPY web/package.json web/
 COPY tests/package.json tests/
 COPY patches patches
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -50,7 +50,7 @@ COPY db/package.json db/
 COPY db/src/index.ts db/src/
 COPY db/migrations db/migrations
 COPY --from=build /app/server/dist server/dist
-COPY --from=build /app/console/dist console/dist
+COPY --from=build /app/web/dist web/dist
 RUN mkdir -p /data && chown node:node /data && chmod 0700 /data
 VOLUME /data
 USER node

@@ -1,4 +1,4 @@
-import type { BenchResults, ScenarioRun } from './run.ts';
+import type { BenchResults, ScenarioRun } from './results.ts';
 
 const fmt = (n: number | undefined | null, digits = 0) =>
   n === undefined || n === null || Number.isNaN(n)
@@ -163,6 +163,68 @@ export function evaluateTargets(results: BenchResults): Target[] {
   return targets;
 }
 
+/**
+ * The floors and the peer (bench/companions.ts): Atrium / each, from the median runs, and round
+ * by round (each pair measured one after the other in the same round).
+ */
+function companionLines(results: BenchResults): string[] {
+  const lines: string[] = [];
+  const paired = results.runs.filter((r) => r.available && r.companion);
+  const s = results.settings;
+  if (paired.length > 0) {
+    lines.push('## Floors and peer');
+    lines.push('');
+    lines.push(
+      `Atrium / each, req/s, both from autocannon (${s.connections} connections, its own process) in the same round, ` +
+        'the companion right after the Atrium scenario. The ratio is of the median runs; per round in the last column.',
+    );
+    lines.push('');
+    lines.push(
+      '| scenario | size | kind | Atrium req/s | its req/s | Atrium / it | target | met | CPU µs/req it / PostgreSQL | per round | note |',
+    );
+    lines.push('|---|---:|---|---:|---:|---:|---:|---|---:|---|---|');
+    for (const c of paired) {
+      const info = c.companion;
+      const atrium = results.runs.find((r) => r.available && r.scenario === info?.of && r.size === c.size);
+      if (!info || !atrium) continue;
+      const ratio = (atrium.rps ?? 0) / Math.max(1, c.rps ?? 0);
+      const rounds =
+        atrium.repeats && c.repeats
+          ? atrium.repeats.map((a, i) => fmt(a.rps / Math.max(1, c.repeats?.[i]?.rps ?? 0), 2)).join(' / ')
+          : '—';
+      const cpu = c.cpuUsPerRequest ? `${fmt(c.cpuUsPerRequest.server)} / ${fmt(c.cpuUsPerRequest.postgres)}` : '—';
+      const note =
+        info.kind === 'floor'
+          ? info.sameAnswer === true
+            ? 'same JSON as Atrium'
+            : `**answer differs from Atrium's** (${String(info.sameAnswer)})`
+          : '';
+      lines.push(
+        `| ${info.of} | ${sizeLabel(c.size)} | ${info.kind} ${info.name} | ${fmt(atrium.rps)} | ${fmt(c.rps)} | ${fmt(ratio, 2)} | ` +
+          `${info.target === undefined ? '—' : `≥ ${fmt(info.target, 2)}`} | ` +
+          `${info.target === undefined ? '—' : ratio >= info.target ? 'yes' : '**no**'} | ${cpu} | ${rounds} | ${note} |`,
+      );
+    }
+    lines.push('');
+  }
+  const check = results.statisticsCheck;
+  if (check) {
+    const ratio = (check.filter.rps ?? 0) / Math.max(1, check.firstPage.rps ?? 0);
+    lines.push('## Statistics after bulk creates');
+    lines.push('');
+    lines.push(
+      `${fmt(check.creates)} creates through the API in ${fmt(check.createSeconds, 1)} s; ` +
+        (check.analyzedAfterSeconds === null
+          ? 'Atrium had not analyzed the tables by the end of the wait; '
+          : `Atrium analyzed the tables ${fmt(check.analyzedAfterSeconds, 1)} s after the last create (no ANALYZE by the bench); `) +
+        `then the domains filter ${fmt(check.filter.rps)} req/s against the first page ${fmt(check.firstPage.rps)} req/s: ` +
+        `**${fmt(ratio, 2)}×** (target ≥ 0.5: ${ratio >= 0.5 ? 'met' : '**not met**'}).`,
+    );
+    lines.push('');
+  }
+  return lines;
+}
+
 export function renderMarkdown(results: BenchResults): string {
   const lines: string[] = [];
   const s = results.settings;
@@ -224,6 +286,7 @@ export function renderMarkdown(results: BenchResults): string {
     );
   }
   lines.push('');
+  lines.push(...companionLines(results));
   lines.push('## Targets');
   lines.push('');
   lines.push('| target | wanted | measured | met |');

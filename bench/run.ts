@@ -6,20 +6,30 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
 import type { AppRouter } from '@atrium/routers';
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import pidusage from 'pidusage';
 import postgres from 'postgres';
+import {
+  FLOORS,
+  PEER_PAIRINGS,
+  type PeerSeed,
+  peerCommand,
+  peerSpec,
+  type RequestSpec,
+  seedPeer,
+} from './companions.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
 import { renderMarkdown, renderSvg } from './report.ts';
+import type { BenchResults, ScenarioRun } from './results.ts';
 import {
   type Exec,
   type GroupSeed,
@@ -71,6 +81,18 @@ const { values: args } = parseArgs({
      * sums the primary and its workers; its RSS columns are the primary's alone.
      */
     processes: { type: 'string', default: '1' },
+    /** Leave out the floors (bench/floors/*.ts), which otherwise run beside their scenarios. */
+    'skip-floors': { type: 'boolean', default: false },
+    /**
+     * A checkout of the public WorkOS emulator (`workos/emulate`, never vendored): run it in the
+     * same rounds for the scenarios of `PEER_PAIRINGS` and report Atrium / it.
+     */
+    peer: { type: 'string' },
+    /**
+     * Before seeding: 20,000 creates through the API into an environment of its own, then its
+     * domains filter against its first page, with no ANALYZE but Atrium's own (issue #35).
+     */
+    'statistics-check': { type: 'boolean', default: false },
   },
 });
 
@@ -552,6 +574,19 @@ const SCENARIOS: Scenario[] = [
         : (ctx.groupReason ?? 'groups were not seeded'),
   },
   {
+    name: 'list_memberships',
+    title: 'list organization memberships (limit=10)',
+    // The memberships of the group's organization (1,000 members), as the peer's side-by-side list has it.
+    build: (ctx) =>
+      ctx.group
+        ? {
+            method: 'GET',
+            paths: [`/user_management/organization_memberships?organization_id=${ctx.group.organizationId}&limit=10`],
+            headers: authed(ctx),
+          }
+        : (ctx.groupReason ?? 'memberships were not seeded'),
+  },
+  {
     name: 'jwks',
     title: 'JWKS',
     build: (ctx) => ({ method: 'GET', paths: [`/sso/jwks/${ctx.clientId}`], headers: {} }),
@@ -650,65 +685,6 @@ async function probe(spec: ReturnType<Scenario['build']>): Promise<string | unde
 
 // ---------------------------------------------------------------- the run
 
-export interface ScenarioRun {
-  size: number;
-  organizations: number;
-  scenario: string;
-  title: string;
-  available: boolean;
-  reason?: string;
-  note?: string;
-  rps?: number;
-  latency?: LoadResult['latency'];
-  requests?: number;
-  non2xx?: number;
-  errors?: number;
-  statusCodes?: Record<string, number>;
-  rssMaxMb?: number | null;
-  serverCpuAvg?: number | null;
-  /** CPU microseconds per request over the measured run: Atrium, PostgreSQL, load generator. */
-  cpuUsPerRequest?: { server: number; postgres: number; load: number | null } | null;
-  /** Throughput over the baseline measured just before this run's round (see `speedChecks`). */
-  fractionOfBaseline?: number;
-  /** With `--repeat n`: every run of the scenario at this size, in the order they ran. */
-  repeats?: {
-    rps: number;
-    p99: number;
-    cpuUsPerRequest: ScenarioRun['cpuUsPerRequest'];
-    /** Each run's own RSS peak: the RSS target is held to the highest, not the median run's. */
-    rssMaxMb?: number | null;
-    fractionOfBaseline?: number;
-  }[];
-}
-
-export interface BenchResults {
-  startedAt: string;
-  finishedAt: string;
-  commit: string;
-  command: string;
-  machine: { node: string; cpus: number; cpuModel: string; memoryGb: number; postgres: string };
-  settings: {
-    server: string;
-    connections: number;
-    durationSeconds: number;
-    warmupSeconds: number;
-    /** How many times each scenario ran per size, interleaved (absent in older results: 1). */
-    repeat?: number;
-    sizes: number[];
-    synchronousCommit: string;
-    fsync: string;
-  };
-  startup: { freshMs: number; restartMs: number | null; restartOrganizations: number | null };
-  baseline: (LoadResult & { rssMaxMb: number | null }) | null;
-  /**
-   * The baseline again before every round of every size (the first is `baseline`): this VM's
-   * speed swings 2× within a run, and these show when. A rough gauge of a scenario's speed, whose
-   * three processes share the cores differently (absent in older results).
-   */
-  speedChecks?: { size: number; round: number; rps: number; p99: number }[];
-  runs: ScenarioRun[];
-}
-
 function gitCommit(): string {
   try {
     const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }).toString().trim();
@@ -746,6 +722,257 @@ async function runBaseline(): Promise<BenchResults['baseline']> {
   } finally {
     await stop(child);
   }
+}
+
+// ---------------------------------------------------------------- floors and peer
+
+/** A process run beside Atrium in the same rounds: a floor or the peer. */
+interface Companion {
+  kind: 'floor' | 'peer';
+  name: string;
+  url: string;
+  child: ChildProcess;
+  /** The Atrium scenarios it is paired with, and their targets (Atrium / it). */
+  pairings: { scenario: string; target?: number }[];
+  /** Its request for a paired scenario, given Atrium's (a floor answers the very same one). */
+  specFor(scenario: string, atrium: RequestSpec): RequestSpec | undefined;
+}
+
+/** Waits until a child prints `listening` (the floors fetch Atrium's JWKS first, then listen). */
+async function listening(child: ChildProcess, limitMs: number): Promise<void> {
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
+  try {
+    for await (const line of lines) if (line.startsWith('listening')) return;
+    throw new Error(`exited with ${child.exitCode} before it listened`);
+  } finally {
+    clearTimeout(timer);
+    lines.close();
+  }
+}
+
+/** Starts the floors (bench/floors/*.ts) on ports `port + 2` and up, against the bench database. */
+async function startFloors(databaseUrl: string, clientId: string): Promise<Companion[]> {
+  const started: Companion[] = [];
+  for (const [i, floor] of FLOORS.entries()) {
+    const floorPort = port + 2 + i;
+    await assertPortFree(floorPort);
+    const child = spawn(process.execPath, nodeArgs(floor.script), {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(floorPort),
+        DATABASE_URL: databaseUrl,
+        ATRIUM_URL: baseUrl,
+        // Atrium's `iss` without ATRIUM_PUBLIC_URL: where it listens.
+        ISSUER: baseUrl,
+        CLIENT_ID: clientId,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await listening(child, 30_000);
+    started.push({
+      kind: 'floor',
+      name: floor.name,
+      url: `http://127.0.0.1:${floorPort}`,
+      child,
+      pairings: [{ scenario: floor.scenario, target: floor.target }],
+      specFor: (scenario, atrium) => (scenario === floor.scenario ? atrium : undefined),
+    });
+    log(`floor ${floor.name} listening on ${floorPort} (${floor.script})`);
+  }
+  return started;
+}
+
+/** Starts the peer from its checkout (`--peer`) on `port + 9` and seeds it through its API. */
+async function startPeer(checkout: string, members: number): Promise<Companion> {
+  const peerPort = port + 9;
+  await assertPortFree(peerPort);
+  const { command, args: peerArgs } = peerCommand(resolve(checkout), peerPort, existsSync);
+  const out = createWriteStream(join(tmpDir, 'peer.log'));
+  const child = spawn(command, peerArgs, { cwd: resolve(checkout), stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  const spawned = await Promise.race([
+    once(child, 'spawn').then(() => undefined),
+    once(child, 'error').then(([error]) => error as Error),
+  ]);
+  if (spawned) {
+    throw new Error(
+      `--peer: could not run ${command} ${peerArgs.join(' ')}: ${spawned.message} ` +
+        '(build the checkout with `bun install && bun run build` and run the bench on node >= 22.11, or install bun)',
+    );
+  }
+  const url = `http://127.0.0.1:${peerPort}`;
+  await waitFor(`${url}/health`, child, 60_000);
+  const t0 = performance.now();
+  const seed: PeerSeed = await seedPeer(url, 1_000, members);
+  log(`peer (${command} ${peerArgs.join(' ')}) seeded in ${Math.round(performance.now() - t0)} ms`);
+  return {
+    kind: 'peer',
+    name: 'workos/emulate',
+    url,
+    child,
+    pairings: PEER_PAIRINGS,
+    specFor: (scenario) => peerSpec(scenario, seed),
+  };
+}
+
+/**
+ * Whether a floor answers Atrium's request with the same JSON (parsed, compared deeply): a floor
+ * that answered less would be no floor. Null when either did not answer 200.
+ */
+async function sameAnswer(spec: RequestSpec, floorUrl: string): Promise<{ same: boolean | null; detail?: string }> {
+  const ask = async (url: string) => {
+    const body = spec.body?.replaceAll('{n}', 'probe').replaceAll('{pick}', spec.picks?.[0] ?? '');
+    const res = await fetch(`${url}${spec.paths[0]}`, {
+      method: spec.method,
+      headers: spec.headers,
+      ...(body === undefined ? {} : { body }),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  const [atrium, floor] = [await ask(baseUrl), await ask(floorUrl)];
+  if (atrium.status !== 200 || floor.status !== 200)
+    return { same: null, detail: `Atrium ${atrium.status}, floor ${floor.status}: ${floor.text.slice(0, 200)}` };
+  const same = isDeepStrictEqual(JSON.parse(atrium.text), JSON.parse(floor.text));
+  return same ? { same } : { same, detail: `Atrium ${atrium.text.slice(0, 300)} / floor ${floor.text.slice(0, 300)}` };
+}
+
+/** Drives one request against `url` and measures it (CPU of `pid`, PostgreSQL and the load generator). */
+async function measure(
+  spec: RequestSpec,
+  url: string,
+  pid: number | undefined,
+  base: Pick<ScenarioRun, 'size' | 'organizations' | 'scenario' | 'title'>,
+  note: string | undefined,
+  speed: BenchResults['baseline'],
+): Promise<ScenarioRun> {
+  const measured = await runLoad({ ...spec, url, connections, warmupSeconds: warmup, durationSeconds: duration }, pid);
+  const r = measured.result;
+  const perRequest = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, r.requests));
+  const cpu = measured.cpuSeconds;
+  return {
+    ...base,
+    available: true,
+    ...(note ? { note } : {}),
+    rps: Math.round(r.rps),
+    latency: r.latency,
+    requests: r.requests,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    statusCodes: r.statusCodes,
+    rssMaxMb: measured.rssMaxMb,
+    serverCpuAvg: measured.cpuAvg,
+    cpuUsPerRequest: cpu
+      ? {
+          server: perRequest(cpu.server),
+          postgres: perRequest(cpu.postgres),
+          load: cpu.load === null ? null : perRequest(cpu.load),
+        }
+      : null,
+    ...(speed ? { fractionOfBaseline: Math.round((r.rps / speed.rps) * 1000) / 1000 } : {}),
+  };
+}
+
+function logRun(run: ScenarioRun, round: number): void {
+  const cpu = run.cpuUsPerRequest;
+  log(
+    `${run.size} ${run.scenario}${repeat > 1 ? ` (${round}/${repeat})` : ''}: ${run.rps} req/s, p99 ${run.latency?.p99} ms, ` +
+      `non-2xx ${run.non2xx}, errors ${run.errors}, RSS max ${run.rssMaxMb} MB` +
+      (cpu ? `, CPU µs/req server ${cpu.server} pg ${cpu.postgres} load ${cpu.load ?? '?'}` : ''),
+  );
+}
+
+/** Creates this many organizations (one verified domain each) through the API, `lanes` at a time. */
+async function createThroughApi(apiKey: string, count: number, domainOf: (n: number) => string, lanes = 32) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < count) {
+        const n = next++;
+        const res = await fetch(`${baseUrl}/organizations`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name: `Stats ${n}`, domain_data: [{ domain: domainOf(n), state: 'verified' }] }),
+        });
+        if (res.status !== 201)
+          throw new Error(`create ${n} answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+        await res.arrayBuffer().catch(() => {});
+      }
+    }),
+  );
+}
+
+const STATISTICS_CREATES = 20_000;
+
+/**
+ * `--statistics-check` (issue #35): on the fresh database, before the bench seeds (and analyzes)
+ * anything, 20,000 creates through the API into an environment of their own; then, waiting at
+ * most two of Atrium's statistics intervals for its own ANALYZE (none is run by the bench), that
+ * environment's domains filter against its first page.
+ */
+async function checkStatistics(
+  sql: postgres.Sql,
+  client: ReturnType<typeof createTRPCClient<AppRouter>>['admin'],
+  pid: number | undefined,
+): Promise<NonNullable<BenchResults['statisticsCheck']>> {
+  const env = await client.environments.create.mutate({ name: 'bench-statistics' });
+  const domainOf = (n: number) => `s${n}.bench-statistics.com`;
+  const t0 = performance.now();
+  await createThroughApi(env.api_key, STATISTICS_CREATES, domainOf);
+  const createSeconds = (performance.now() - t0) / 1000;
+  const done = new Date();
+  log(`statistics check: ${STATISTICS_CREATES} creates through the API in ${createSeconds.toFixed(1)} s`);
+  const interval = Number(process.env.ATRIUM_STATISTICS_CHECK_SECONDS ?? 15);
+  const waitUntil = Date.now() + (2 * interval + 5) * 1000;
+  let analyzedAfterSeconds: number | null = null;
+  while (Date.now() < waitUntil) {
+    const rows = await sql<{ relname: string; at: Date | null }[]>`
+      select relname, greatest(last_analyze, last_autoanalyze) as at from pg_stat_user_tables
+      where relname in ('organizations', 'organization_domains')`;
+    if (rows.length === 2 && rows.every((row) => row.at !== null && row.at >= done)) {
+      analyzedAfterSeconds = Math.round((Date.now() - done.getTime()) / 100) / 10;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  log(
+    analyzedAfterSeconds === null
+      ? 'statistics check: Atrium did not analyze the tables within the wait'
+      : `statistics check: Atrium analyzed the tables ${analyzedAfterSeconds} s after the last create`,
+  );
+  const auth = { Authorization: `Bearer ${env.api_key}` };
+  const base = { size: STATISTICS_CREATES, organizations: STATISTICS_CREATES };
+  const firstPage = await measure(
+    { method: 'GET', paths: ['/organizations?limit=10'], headers: auth },
+    baseUrl,
+    pid,
+    { ...base, scenario: 'statistics_first_page', title: 'after 20,000 creates: list first page (limit=10)' },
+    undefined,
+    null,
+  );
+  logRun(firstPage, 1);
+  const filter = await measure(
+    {
+      method: 'GET',
+      paths: sample(STATISTICS_CREATES).map((n) => `/organizations?domains=${domainOf(n - 1)}`),
+      headers: auth,
+    },
+    baseUrl,
+    pid,
+    { ...base, scenario: 'statistics_domains_filter', title: 'after 20,000 creates: list with a domains filter' },
+    undefined,
+    null,
+  );
+  logRun(filter, 1);
+  return {
+    creates: STATISTICS_CREATES,
+    createSeconds: Math.round(createSeconds * 10) / 10,
+    analyzedAfterSeconds,
+    firstPage,
+    filter,
+  };
 }
 
 async function agentToken(clientId: string): Promise<{ token: string; kind: string }> {
@@ -789,6 +1016,8 @@ async function main(): Promise<void> {
 
   const sql = postgres(benchUrl.toString(), { max: 1, onnotice: () => {} });
   let server: Started | undefined;
+  const companions: Companion[] = [];
+  let statisticsCheck: BenchResults['statisticsCheck'];
   const runs: ScenarioRun[] = [];
   let baseline: BenchResults['baseline'] = null;
   const speedChecks: NonNullable<BenchResults['speedChecks']> = [];
@@ -815,12 +1044,15 @@ async function main(): Promise<void> {
     const sharedEnv = await client.environments.create.mutate({ name: 'bench-shared-domains' });
     const token = await agentToken(env.client_id);
 
+    if (args['statistics-check']) statisticsCheck = await checkStatistics(sql, client, server.child.pid);
     const exec: Exec = (text, params) => sql.unsafe(text, params as never[]);
     await installSeedHelpers(exec);
     await seedOrganizations(exec, writeEnv.environment_id, WRITE_BASE, WRITE_BASE + WRITE_ORGS);
     let seeded = 0;
     let group: GroupSeed | undefined;
     let groupReason: string | undefined;
+    if (!args['skip-floors']) companions.push(...(await startFloors(benchUrl.toString(), env.client_id)));
+    if (args.peer) companions.push(await startPeer(args.peer, 1_000));
     if (!args['skip-baseline']) {
       log('baseline: bare node:http, fixed 300-byte JSON');
       baseline = await runBaseline();
@@ -890,43 +1122,42 @@ async function main(): Promise<void> {
             runs.push({ ...base, available: false, reason: reason ?? 'not available', ...(note ? { note } : {}) });
             continue;
           }
-          const measured = await runLoad(
-            { ...spec, url: baseUrl, connections, warmupSeconds: warmup, durationSeconds: duration },
-            server.child.pid,
-          );
-          const r = measured.result;
-          const perRequest = (seconds: number) => Math.round((seconds * 1e6) / Math.max(1, r.requests));
-          const cpu = measured.cpuSeconds;
-          const cpuUsPerRequest = cpu
-            ? {
-                server: perRequest(cpu.server),
-                postgres: perRequest(cpu.postgres),
-                load: cpu.load === null ? null : perRequest(cpu.load),
-              }
-            : null;
-          const run: ScenarioRun = {
-            ...base,
-            available: true,
-            ...(note ? { note } : {}),
-            rps: Math.round(r.rps),
-            latency: r.latency,
-            requests: r.requests,
-            non2xx: r.non2xx,
-            errors: r.errors,
-            statusCodes: r.statusCodes,
-            rssMaxMb: measured.rssMaxMb,
-            serverCpuAvg: measured.cpuAvg,
-            cpuUsPerRequest,
-            ...(speed ? { fractionOfBaseline: Math.round((r.rps / speed.rps) * 1000) / 1000 } : {}),
-          };
+          const run = await measure(spec, baseUrl, server.child.pid, base, note, speed);
           measuredRuns.set(scenario.name, [...(measuredRuns.get(scenario.name) ?? []), run]);
-          log(
-            `${size} ${scenario.name}${repeat > 1 ? ` (${round}/${repeat})` : ''}: ${Math.round(r.rps)} req/s, p99 ${r.latency.p99} ms, ` +
-              `non-2xx ${r.non2xx}, errors ${r.errors}, RSS max ${measured.rssMaxMb} MB` +
-              (cpuUsPerRequest
-                ? `, CPU µs/req atrium ${cpuUsPerRequest.server} pg ${cpuUsPerRequest.postgres} load ${cpuUsPerRequest.load ?? '?'}`
-                : ''),
-          );
+          logRun(run, round);
+          // The floors and the peer paired with this scenario, right after it, in the same round.
+          for (const companion of companions) {
+            const pairing = companion.pairings.find((p) => p.scenario === scenario.name);
+            const companionSpec = pairing && companion.specFor(scenario.name, spec);
+            if (!pairing || !companionSpec) continue;
+            const name = `${scenario.name}@${companion.kind}`;
+            let answer: { same: boolean | null; detail?: string } = { same: null };
+            if (companion.kind === 'floor') {
+              answer = await sameAnswer(spec, companion.url);
+              if (answer.same !== true) log(`${size} ${name}: the floor's answer is not Atrium's: ${answer.detail}`);
+            }
+            const companionRun = await measure(
+              companionSpec,
+              companion.url,
+              companion.child.pid,
+              {
+                ...base,
+                scenario: name,
+                title: `${companion.kind} ${companion.name}: ${scenario.title}`,
+              },
+              undefined,
+              speed,
+            );
+            companionRun.companion = {
+              kind: companion.kind,
+              name: companion.name,
+              of: scenario.name,
+              ...(pairing.target !== undefined ? { target: pairing.target } : {}),
+              ...(companion.kind === 'floor' ? { sameAnswer: answer.same } : {}),
+            };
+            measuredRuns.set(name, [...(measuredRuns.get(name) ?? []), companionRun]);
+            logRun(companionRun, round);
+          }
         }
       }
       // One result per scenario: the run with the median throughput, with every run listed.
@@ -957,6 +1188,7 @@ async function main(): Promise<void> {
     restartOrganizations = seeded;
     log(`Atrium restarted and ready in ${restartMs} ms with ${seeded} seeded organizations`);
   } finally {
+    for (const companion of companions) await stop(companion.child);
     if (server) await stop(server.child);
     await sql.end({ timeout: 5 });
     if (!args['keep-db']) await admin.unsafe(`drop database if exists ${dbName} with (force)`);
@@ -990,6 +1222,7 @@ async function main(): Promise<void> {
     baseline,
     ...(speedChecks.length > 0 ? { speedChecks } : {}),
     runs,
+    ...(statisticsCheck ? { statisticsCheck } : {}),
   };
   const stamp =
     args.out ??

@@ -4,12 +4,11 @@
 // npm packages stay external and load from node_modules as usual. Why not `node --import tsx`:
 // on Node 20 the tsx loader runs its hooks on a second V8 isolate and keeps source maps, ~35-40 MB
 // of RSS and ~0.5 s of start-up (measured, bench/README.md). Tests and the CLI still run the
-// sources through vitest and tsx.
+// sources through vitest and tsx. The browser apps (console, portal) are web/build.mjs's.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { buildPortal } from './build-portal.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const manifest = (dir) => JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
@@ -53,14 +52,9 @@ export async function buildAll() {
   await buildServer(outfile);
   await buildServer(join(dist, 'worker.mjs'), 'worker-main.ts');
   await buildServer(join(dist, 'migrate.mjs'), 'migrate-main.ts');
-  await buildPortal();
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (process.argv[2] === '--all') await buildAll();
-  else {
-    await buildServer(process.argv[2]);
-    // The admin portal's page bundle (issue #23), served from server/dist/portal.
-    if (!process.argv[2]) await buildPortal();
-  }
+  else await buildServer(process.argv[2]);
 }

@@ -9,6 +9,7 @@ import postgres from 'postgres';
 import { keepFilesPrivate, lockDataDir, makeDataDirPrivate } from './data-dir.ts';
 import { type ListenCallbacks, type Listener, listenPglite, listenPostgres } from './listen.ts';
 import * as schema from './schema/index.ts';
+import { type RunSql, refreshStatistics } from './statistics.ts';
 
 export type Schema = typeof schema;
 type Relations = ExtractTablesWithRelations<Schema>;
@@ -23,6 +24,11 @@ export interface DbHandle {
   driver: DbDriver;
   /** Applies the committed migrations; safe to call from several processes at once. */
   migrate(): Promise<void>;
+  /**
+   * Analyzes the tables changed past autovacuum's threshold since their last analyze, where
+   * nothing else does (PGlite; PostgreSQL with autovacuum off): db/src/statistics.ts. Returns them.
+   */
+  refreshStatistics(): Promise<string[]>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   /**
@@ -64,6 +70,27 @@ export interface DbOptions {
  * when it is bundled into `server/dist/main.mjs` (`npm start`).
  */
 export const migrationsFolder = join(dirname(createRequire(import.meta.url).resolve('@atrium/db')), '..', 'migrations');
+
+/**
+ * How many migrations the database has applied (Drizzle's journal; 0 before the first). A run
+ * that applied some may have created, rewritten or backfilled tables: every table is analyzed
+ * then; otherwise only the stale ones (db/src/statistics.ts).
+ */
+async function appliedMigrations(db: Db): Promise<number> {
+  const [journal] = await rawRows<{ name: string | null }>(
+    db,
+    sql`select to_regclass('drizzle.__drizzle_migrations')::text as name`,
+  );
+  if (!journal?.name) return 0;
+  const [row] = await rawRows<{ n: number | string }>(db, sql`select count(*) as n from drizzle.__drizzle_migrations`);
+  return Number(row?.n ?? 0);
+}
+
+/** The statistics step's way of running a statement on `db`. */
+const runOn =
+  (db: Db): RunSql =>
+  (query) =>
+    rawRows(db, query);
 
 /** Serialises concurrent migrators (several server processes starting on one PostgreSQL). */
 const MIGRATION_LOCK_KEY = 7_214_311_906;
@@ -156,12 +183,16 @@ function openPostgres(url: string, options: DbOptions): DbHandle {
       const lockClient = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
       try {
         await lockClient`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
+        const locked = drizzlePostgres(lockClient, { schema }) as unknown as Db;
+        const before = await appliedMigrations(locked);
         await migratePostgres(drizzlePostgres(lockClient, { schema }), { migrationsFolder });
+        await refreshStatistics(runOn(locked), 'postgres', { all: (await appliedMigrations(locked)) !== before });
         await lockClient`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
       } finally {
         await lockClient.end({ timeout: 5 });
       }
     },
+    refreshStatistics: () => refreshStatistics(runOn(db), 'postgres'),
     async ping() {
       await client`select 1`;
     },
@@ -202,8 +233,11 @@ async function openPglite(dataDir: string, warn: (message: string) => void): Pro
       db,
       driver: 'pglite',
       async migrate() {
+        const before = await appliedMigrations(db);
         await migratePglite(drizzlePglite(client, { schema }), { migrationsFolder });
+        await refreshStatistics(runOn(db), 'pglite', { all: (await appliedMigrations(db)) !== before });
       },
+      refreshStatistics: () => refreshStatistics(runOn(db), 'pglite'),
       async ping() {
         await client.query('select 1');
       },

@@ -9,3 +9,4 @@ export * from './paginate.ts';
 export { parseLsn, ReadReplica, type ReplicaOptions, type ReplicaState, type ReplicaStatus } from './replica.ts';
 export * from './schema/index.ts';
 export * as schema from './schema/index.ts';
+export { maintainsStatistics, type RunSql, refreshStatistics, staleTables } from './statistics.ts';

@@ -1,39 +1,28 @@
-import type { RequestListener } from 'node:http';
-import { ApiError, consumeSharedWindow, type Deps, trpcContractError } from '@atrium/routers';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { consumeSharedWindow, type Deps } from '@atrium/routers';
 import type express from 'express';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument, deleteBodyTemplates, restRouteOf, secretPathParams } from './openapi.ts';
-import {
-  BODY_BUDGET_BYTES,
-  BODY_TIMEOUT_MS,
-  type BodyBounds,
-  BodyBudget,
-  BodyBudgetExceeded,
-  closesConnection,
-  MAX_BODY_BYTES,
-} from './pipeline/body.ts';
-import { clientAddressOf, type ProxyPredicate, trustedProxies } from './pipeline/client-address.ts';
+import { BODY_BUDGET_BYTES, BODY_TIMEOUT_MS, type BodyBounds, BodyBudget, MAX_BODY_BYTES } from './pipeline/body.ts';
+import { type ProxyPredicate, trustedProxies } from './pipeline/client-address.ts';
 import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { corsStep } from './pipeline/cors.ts';
 import type { DispatcherKind } from './pipeline/dispatch.ts';
 import { bridgeDispatcher } from './pipeline/dispatch-bridge.ts';
 import { directDispatcher } from './pipeline/dispatch-direct.ts';
-import { beginExchange, type Exchange } from './pipeline/exchange.ts';
-import { GRAPHQL_PATH, graphqlTransport } from './pipeline/graphql.ts';
+import { GRAPHQL_PATH, graphqlCodec } from './pipeline/graphql.ts';
 import { DEFAULT_IN_FLIGHT, InFlightLimit, type InFlightOptions } from './pipeline/in-flight.ts';
-import { JWKS_TEMPLATE, serveJwks } from './pipeline/jwks.ts';
 import { Limits } from './pipeline/limits.ts';
-import { labelOf, observe } from './pipeline/observe.ts';
 import { pagesApp } from './pipeline/pages.ts';
+import { pipeline } from './pipeline/pipeline.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits, type SharedWindows } from './pipeline/rate-limit.ts';
-import { logFailure, MAX_RESPONSE_BYTES, writeError } from './pipeline/render.ts';
-import { restTransport } from './pipeline/rest.ts';
+import { MAX_RESPONSE_BYTES } from './pipeline/render.ts';
+import { restCodec } from './pipeline/rest.ts';
 import { RouteTable } from './pipeline/routes.ts';
-import { isTrpcPath, trpcTransport } from './pipeline/trpc.ts';
-import { API_SECURITY_HEADERS, applyHeaders } from './security.ts';
+import { isTrpcPath, trpcCodec } from './pipeline/trpc.ts';
 
 export interface AtriumApp {
-  /** The node:http listener: API paths and `/trpc` go through the pipeline, the rest to Express. */
+  /** The node:http listener: REST paths, `/trpc` and `/client/graphql` go through the pipeline, the rest to Express. */
   handler: RequestListener;
   express: express.Express;
   /** Prometheus metrics served at `/metrics`; workers register their gauges here. */
@@ -114,31 +103,14 @@ function limitsOf(deps: Deps, options: AppOptions, metrics: Metrics): Limits {
   return new Limits(deps, rate, inFlight);
 }
 
-/** An error no step answered: rendered in the contract's JSON, or the connection cut if too late. */
-function failed(deps: Deps, ex: Exchange, error: unknown): void {
-  if (ex.res.headersSent) {
-    ex.res.destroy();
-    return;
-  }
-  const { status } = trpcContractError(error);
-  // Refused for the body budget: load shed, not a fault (nor the database being down).
-  if (error instanceof BodyBudgetExceeded) ex.shed = true;
-  else if (status >= 500) logFailure(deps, error, ex);
-  // A body refused part-way (too large, too slow) is not read further: the connection closes.
-  writeError(ex.res, error, closesConnection(status) ? { Connection: 'close' } : undefined);
-}
-
 /**
- * The facade: every request goes request id → route → (authenticate → rate limit → body →
- * turn → dispatch → render) for REST paths and `/trpc` alike, off Express (whose router costs a third
- * of the throughput, bench/README.md); everything else goes to the Express shell.
+ * The facade: one pipeline (pipeline.ts) whose steps every API request goes through, REST paths,
+ * `/trpc` and `/client/graphql` alike, each a codec (rest.ts, trpc.ts, graphql.ts); everything
+ * else goes to the Express shell.
  */
 export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const document = buildOpenApiDocument(options.baseUrl);
-  const routes = new RouteTable(document, secretPathParams());
-  const isTrustedProxy = trustedProxies(options.trustedProxies ?? []);
   const metrics = options.metrics ?? new Metrics();
-  const accessLog = options.accessLog ?? true;
   const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const limits = limitsOf(deps, options, metrics);
   const body: BodyBounds = {
@@ -153,49 +125,33 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const replica = deps.replica;
   if (replica) metrics.registerReplica(() => replica.status());
   const deleteRoute = restRouteOf('organizations.delete');
-  const rest = restTransport({
-    deps,
-    limits,
-    dispatch: options.dispatcher === 'bridge' ? bridgeDispatcher() : directDispatcher(),
-    maxResponseBytes,
-    body,
-    isOrganizationDelete: (method, template) => method === deleteRoute?.method && template === deleteRoute.template,
-    deletesWithBody: deleteBodyTemplates(),
-  });
-  const trpc = trpcTransport(deps, limits, maxResponseBytes, body);
-  const pages = pagesApp(deps, metrics, document, options.baseUrl, {
+  const isTrustedProxy = trustedProxies(options.trustedProxies ?? []);
+  const pages = pagesApp(deps, document, options.baseUrl, {
     console: options.consoleDir ?? DEFAULT_CONSOLE_DIR,
     portal: options.portalAssetsDir,
   });
-  const graphql = graphqlTransport(deps, limits, { introspection: options.graphqlIntrospection ?? true }, body);
-  const cors = corsStep(options.corsOrigins ?? []);
-
-  const handler: RequestListener = (req, res) => {
-    const ex = beginExchange(req, res, clientAddressOf(req, isTrustedProxy));
-    ex.logPath = routes.redact(ex.pathname);
-    const route = routes.match(ex.method, ex.pathname);
-    const template = route.kind === 'match' ? route.template : undefined;
-    const trpcCall = route.kind === 'none' && isTrpcPath(ex.pathname);
-    const graphqlCall = route.kind === 'none' && ex.pathname === GRAPHQL_PATH;
-    observe(deps, metrics, accessLog, ex, labelOf(template, trpcCall, ex.pathname));
-    if (cors(ex)) return;
-    if (route.kind === 'none' && !trpcCall && !graphqlCall)
-      return void pages(req as express.Request, res as express.Response);
-    applyHeaders(res, API_SECURITY_HEADERS);
-    if (graphqlCall) return void graphql(ex).catch((error: unknown) => failed(deps, ex, error));
-    if (route.kind === 'method') {
-      req.resume();
-      const error = new ApiError(405, 'method_not_allowed', `${ex.method} is not allowed here.`);
-      return writeError(res, error, { Allow: route.allow.join(', ') });
-    }
-    const served =
-      template === undefined
-        ? trpc(ex)
-        : ex.method === 'GET' && template === JWKS_TEMPLATE
-          ? serveJwks(deps, req, res, ex.pathname)
-          : rest(ex, template);
-    served.catch((error: unknown) => failed(deps, ex, error));
-  };
+  const handler = pipeline({
+    deps,
+    metrics,
+    accessLog: options.accessLog ?? true,
+    routes: new RouteTable(document, secretPathParams()),
+    isTrustedProxy,
+    limits,
+    body,
+    cors: corsStep(options.corsOrigins ?? []),
+    pages: pages as unknown as (req: IncomingMessage, res: ServerResponse) => void,
+    rest: restCodec({
+      deps,
+      dispatch: options.dispatcher === 'bridge' ? bridgeDispatcher() : directDispatcher(),
+      maxResponseBytes,
+      isOrganizationDelete: (method, template) => method === deleteRoute?.method && template === deleteRoute.template,
+      deletesWithBody: deleteBodyTemplates(),
+    }),
+    trpc: trpcCodec(deps, maxResponseBytes, body.limit),
+    graphql: graphqlCodec(deps, { introspection: options.graphqlIntrospection ?? true }),
+    isTrpcPath,
+    graphqlPath: GRAPHQL_PATH,
+  });
 
   return { handler, express: pages, metrics, limits: limits.rate, inFlight: limits.inFlight, isTrustedProxy };
 }

@@ -13,6 +13,7 @@ import {
   portalStatus,
 } from '@atrium/routers';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { cookieValue, csrfToken, sessionCookie } from './pipeline/cookies.ts';
 import { writeError } from './pipeline/render.ts';
 import { applyHeaders, strictPageHeaders } from './security.ts';
 
@@ -23,7 +24,6 @@ import { applyHeaders, strictPageHeaders } from './security.ts';
  * portal token from `POST /portal/session/token` (cookie and CSRF token). Pages run no inline script.
  */
 export const PORTAL_COOKIE = 'atrium_portal';
-export const CSRF_HEADER = 'x-csrf-token';
 const INTENTS = ['domain_verification', 'sso'] as const;
 
 // React and Radix set style attributes; no script may be inline.
@@ -78,25 +78,15 @@ function refuse(res: Response, why: keyof typeof REFUSALS): void {
   refusal(res, status, heading, text);
 }
 
-/** The value of one cookie of the request (no cookie library: one name, one format). */
-export function cookieOf(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
-  }
-  return undefined;
-}
-
-function sessionCookie(value: string, secure: boolean, maxAgeSeconds: number): string {
-  const flags = `Path=/portal; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
-  return `${PORTAL_COOKIE}=${value}; ${flags}`;
-}
-
 async function launch(deps: Deps, secure: boolean, secret: unknown, res: Response): Promise<void> {
   const opened = await openPortalLink(deps, typeof secret === 'string' ? secret : '');
   if (opened.kind !== 'opened') return refuse(res, opened.kind);
   noStore(res);
-  res.setHeader('Set-Cookie', sessionCookie(opened.cookie, secure, PORTAL_SESSION_TTL_MS / 1000));
+  const maxAgeSeconds = PORTAL_SESSION_TTL_MS / 1000;
+  res.setHeader(
+    'Set-Cookie',
+    sessionCookie(PORTAL_COOKIE, opened.cookie, { path: '/portal', sameSite: 'lax', maxAgeSeconds, secure }),
+  );
   res.redirect(303, `/portal/${opened.intent}`);
 }
 
@@ -114,11 +104,12 @@ function page(deps: Deps, live: LivePortalSession): string {
 }
 
 /** The live session of the request's cookie, or undefined. */
-const sessionOf = (deps: Deps, req: Request) => portalSessionOfCookie(deps, cookieOf(req, PORTAL_COOKIE));
+const sessionOf = (deps: Deps, req: Request) => portalSessionOfCookie(deps, cookieValue(req.headers, PORTAL_COOKIE));
 
+/** A cookie-authenticated call refused: 403 `forbidden` in the contract's JSON (render.ts `writeError`). */
 function refusedJson(res: Response, message: string): void {
   noStore(res);
-  res.status(403).json({ code: 'forbidden', message });
+  writeError(res, new ApiError(403, 'forbidden', message));
 }
 
 /** The portal's routes, for the Express shell (pages.ts); `assetsDir` holds the built page bundle. */
@@ -146,7 +137,7 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
   app.post('/portal/session/token', async (req, res) => {
     const live = await sessionOf(deps, req);
     if (!live) return refusedJson(res, 'No live admin portal session.');
-    if (!portalCsrfMatches(deps, live.session.id, req.get(CSRF_HEADER))) {
+    if (!portalCsrfMatches(deps, live.session.id, csrfToken(req.headers))) {
       return refusedJson(res, 'The CSRF token is missing or wrong.');
     }
     noStore(res);
@@ -156,7 +147,7 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
   app.post('/portal/session/domains', express.json({ limit: '4kb' }), async (req, res) => {
     const live = await sessionOf(deps, req);
     if (!live) return refusedJson(res, 'No live admin portal session.');
-    if (!portalCsrfMatches(deps, live.session.id, req.get(CSRF_HEADER))) {
+    if (!portalCsrfMatches(deps, live.session.id, csrfToken(req.headers))) {
       return refusedJson(res, 'The CSRF token is missing or wrong.');
     }
     const added = await addPortalDomain(deps, live, req.body?.domain);

@@ -1,6 +1,7 @@
 import { adminRouter } from './admin/router.ts';
 import { agentsRouter } from './agents/router.ts';
-import { clientRouter, widgetsRouter } from './client-api/router.ts';
+import { clientRouter } from './client-api/trpc/router.ts';
+import { widgetsRouter } from './client-api/widgets/router.ts';
 import { clientTokensRouter } from './client-tokens/router.ts';
 import { connectionsRouter } from './connections/router.ts';
 import { eventsRouter } from './events/router.ts';

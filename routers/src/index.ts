@@ -75,7 +75,14 @@ export {
   MailRecipientRefused,
   newCaches,
 } from './kernel/deps.ts';
-export { ApiError, contractError, type ErrorBody, type FieldError, toApiError } from './kernel/errors.ts';
+export {
+  ApiError,
+  contractError,
+  type ErrorBody,
+  type FieldError,
+  serviceUnavailable,
+  toApiError,
+} from './kernel/errors.ts';
 export {
   type ClientPrincipal,
   type ClientScope,

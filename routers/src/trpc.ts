@@ -5,9 +5,8 @@ import { authenticateApiKey, callerKeyOf } from './auth/api-key.ts';
 import { authenticateClientToken } from './auth/client-token.ts';
 import { authenticateConsole } from './auth/console-session.ts';
 import { idempotencyStep } from './idempotency/middleware.ts';
-import { DEFAULT_CONFIG } from './kernel/config.ts';
 import type { Context } from './kernel/context.ts';
-import { forbidden, isDatabaseUnreachable, serviceUnavailable } from './kernel/errors.ts';
+import { forbidden, isDatabaseUnreachable } from './kernel/errors.ts';
 import type { ClientScope } from './kernel/principals.ts';
 import type { Scope } from './kernel/scope.ts';
 import { middlewareResult } from './trpc-adapter.ts';
@@ -31,39 +30,24 @@ export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
 /**
- * The one middleware step of every procedure (built below per surface): the deadline, the
- * caller's authentication, and the mapping of every error onto tRPC (`asTRPCError`), so each
- * transport renders the same status and body. One level, not three: tRPC copies the call's
- * options and context at every middleware level.
- *
- * Every procedure answers within `config.requestTimeoutMs`: past it, 503 service_unavailable
- * (the outcome of a write cut off this way is unknown to the caller, as with any 503).
+ * The one middleware step of every procedure (built below per surface): the caller's
+ * authentication, and the mapping of every error onto tRPC (`asTRPCError`), so each transport
+ * renders the same status and body. One level, not three: tRPC copies the call's options and
+ * context at every middleware level. The request deadline (`config.requestTimeoutMs`) is the
+ * facade pipeline's step, one for every transport (rest-facade/src/pipeline/pipeline.ts).
  */
-async function guarded<R extends { ok: true } | { ok: false; error: TRPCError }>(
-  ctx: Context,
-  run: () => Promise<R>,
-): Promise<R> {
-  const ms = ctx.deps.config.requestTimeoutMs ?? DEFAULT_CONFIG.requestTimeoutMs;
+async function guarded<R extends { ok: true } | { ok: false; error: TRPCError }>(run: () => Promise<R>): Promise<R> {
   let result: R;
-  let timer: NodeJS.Timeout | undefined;
   try {
-    if (!ms) result = await run();
-    else {
-      const expired = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(serviceUnavailable()), ms);
-      });
-      result = await Promise.race([run(), expired]);
-    }
+    result = await run();
   } catch (error) {
     throw asTRPCError(error);
-  } finally {
-    clearTimeout(timer);
   }
   if (result.ok || !apiErrorOf(result.error)) return result;
   throw asTRPCError(result.error);
 }
 
-export const publicProcedure = t.procedure.use(({ ctx, next }) => guarded(ctx, () => next()));
+export const publicProcedure = t.procedure.use(({ next }) => guarded(() => next()));
 
 /** The caller's environment from its API key, and the Scope services work in. */
 async function scopeOfApiKey(ctx: Context, flag?: string): Promise<Scope> {
@@ -132,7 +116,7 @@ const IDEMPOTENCY_CODEC = { replayed: middlewareResult, contractOf: trpcContract
 /** The caller's Scope, then the call, through the idempotency step (idempotency/middleware.ts). */
 const apiGuard = (flag?: string) =>
   t.middleware((opts) =>
-    guarded(opts.ctx, async () => {
+    guarded(async () => {
       const scope = await scopeOfApiKey(opts.ctx, flag);
       const run = (called: Scope) =>
         idempotencyStep(opts, called, (s) => opts.next({ ctx: { scope: s } }), IDEMPOTENCY_CODEC);
@@ -152,10 +136,13 @@ export const featureProcedure = (flag: string) => t.procedure.use(apiGuard(flag)
  * operator console's session cookie with its CSRF token.
  */
 export const adminProcedure = t.procedure.use(({ ctx, next }) =>
-  guarded(ctx, async () => {
-    const adminTokenId = ctx.console
-      ? await authenticateConsole(ctx.deps, ctx.console)
-      : await authenticateAdmin(ctx.deps, ctx.authorization);
+  guarded(async () => {
+    // The pipeline's authenticate step has looked the admin token up already (when it counts it).
+    const adminTokenId =
+      ctx.adminTokenId ??
+      (ctx.console
+        ? await authenticateConsole(ctx.deps, ctx.console)
+        : await authenticateAdmin(ctx.deps, ctx.authorization));
     return next({ ctx: { adminTokenId } });
   }),
 );
@@ -166,7 +153,7 @@ export const adminProcedure = t.procedure.use(({ ctx, next }) =>
  * a ClientScope; every refusal of the credential is 403.
  */
 export const clientProcedure = t.procedure.use(({ ctx, next }) =>
-  guarded(ctx, async () => {
+  guarded(async () => {
     const { env, principal } = ctx.client ?? (await authenticateClientToken(ctx.deps, ctx.authorization, ctx.device));
     const scope: ClientScope = { db: ctx.deps.db, env, now: ctx.deps.now, deps: ctx.deps, client: principal };
     return next({ ctx: { scope } });

@@ -58,6 +58,8 @@ export interface ServerConfig {
   processes: number;
   /** Run the DNS verification and webhook delivery workers in this process (`ATRIUM_WORKERS`). */
   workers: boolean;
+  /** How often the server analyzes tables that changed a lot, where no autovacuum does (`ATRIUM_STATISTICS_CHECK_SECONDS`; 0: never). */
+  statisticsCheckSeconds: number;
   /** `host:port` resolvers for TXT lookups (`DNS_SERVERS`, comma-separated); empty = the system's. */
   dnsServers: string[];
   dnsTimeoutMs: number;
@@ -300,6 +302,7 @@ const VARIABLES = {
   ATRIUM_MIGRATE: boolean(true),
   ATRIUM_PROCESSES: integer(1),
   ATRIUM_WORKERS: boolean(true),
+  ATRIUM_STATISTICS_CHECK_SECONDS: integer(15),
   DNS_SERVERS: list(
     (server) => /^(\[[0-9a-f:]+\](:\d+)?|[0-9a-f:]+|[\d.]+(:\d+)?)$/i.test(server),
     'comma-separated IP addresses with optional ports (127.0.0.1:5353)',
@@ -481,6 +484,7 @@ function fromVariables(v: Variables): ServerConfig {
     migrate: v.ATRIUM_MIGRATE,
     processes: Math.max(1, v.ATRIUM_PROCESSES),
     workers: v.ATRIUM_WORKERS,
+    statisticsCheckSeconds: v.ATRIUM_STATISTICS_CHECK_SECONDS,
     dnsServers: v.DNS_SERVERS,
     dnsTimeoutMs: v.DNS_TIMEOUT_MS,
     dnsConcurrency: Math.max(1, v.DNS_CONCURRENCY),

@@ -9,5 +9,6 @@ export { openGeoLocator } from './geo.ts';
 export { createSmtpMailer, type SmtpSettings } from './mailer.ts';
 export { createDeps, createLogger, type Runtime, startRuntime } from './runtime.ts';
 export { retentionSweep, retentionWorker } from './workers/retention.ts';
+export { statisticsCheck, statisticsWorker } from './workers/statistics.ts';
 export { createDnsResolver, type DnsResolver, VerificationWorker } from './workers/verification.ts';
 export { postSigned, WebhookWorker, type WebhookWorkerOptions } from './workers/webhooks.ts';

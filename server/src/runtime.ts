@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type DbHandle, type Listener, openDb, ReadReplica } from '@atrium/db';
 import { type AtriumApp, createApp, Metrics } from '@atrium/rest-facade';
@@ -25,17 +25,13 @@ import { capConnectionsPerAddress, SOCKET_IDLE_TIMEOUT_MS, serverOptions } from 
 import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
 import { retentionWorker } from './workers/retention.ts';
+import { statisticsWorker } from './workers/statistics.ts';
 import { VerificationWorker } from './workers/verification.ts';
 import { WebhookWorker } from './workers/webhooks.ts';
 import type { Worker } from './workers/worker.ts';
 
-/** The admin portal's built page (server/build-portal.mjs): beside the bundle, or in server/dist from the sources. */
-function portalAssetsDir(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  return basename(here) === 'dist' ? join(here, 'portal') : join(here, '..', 'dist', 'portal');
-}
-/** console/dist, which `npm start` builds (console/build.mjs): two levels up from server/src and server/dist alike. */
-const CONSOLE_DIR = fileURLToPath(new URL('../../console/dist/', import.meta.url));
+/** web/dist, which `npm start` builds (web/build.mjs): two levels up from server/src and server/dist alike. */
+const WEB_DIST = fileURLToPath(new URL('../../web/dist/', import.meta.url));
 
 export type { Worker } from './workers/worker.ts';
 
@@ -332,11 +328,11 @@ export async function startRuntime(
     bodyTimeoutMs: config.http.bodyTimeoutMs,
     metrics,
     accessLog: config.accessLog,
-    portalAssetsDir: portalAssetsDir(),
+    portalAssetsDir: join(WEB_DIST, 'portal'),
     graphqlIntrospection: config.graphqlIntrospection,
     corsOrigins: config.corsOrigins,
     trustedProxies: config.trustedProxies,
-    consoleDir: CONSOLE_DIR,
+    consoleDir: join(WEB_DIST, 'console'),
   });
   // Header, request, keep-alive and idle timeouts, and the per-address cap (connections.ts says why);
   // a trusted proxy carries many clients, so it is not capped as one.
@@ -369,6 +365,10 @@ export async function startRuntime(
   const workers: Worker[] = [
     retentionWorker(deps, undefined, rateLimitWindowMs),
     ...(config.workers ? startWorkers(deps, config) : []),
+    // One process per database keeps the statistics: this one, or the first of a cluster's (the one with the workers).
+    ...((setUp || config.workers) && config.statisticsCheckSeconds > 0
+      ? [statisticsWorker(handle, log, config.statisticsCheckSeconds * 1000)]
+      : []),
   ];
   app.metrics.registerQueue('idempotency-purge', () => countExpiredIdempotencyKeys(deps));
   app.metrics.registerListening(() => listener.listening);

@@ -15,13 +15,16 @@ import {
 import { consoleCredentials } from './console.ts';
 import type { Exchange } from './exchange.ts';
 
-/** Where a request arrives: a REST path, or `/trpc` (admin tokens too). */
-export type Surface = 'api' | 'trpc';
+/** Where a request arrives: a REST path, `/trpc` (admin tokens too), or an admin-only page (`/metrics`: admin tokens only). */
+export type Surface = 'api' | 'trpc' | 'admin';
 
-/** Who is calling: a live API key, an admin token or console session (over `/trpc`), a client token's user, or a client address. */
+/**
+ * Who is calling: a live API key, an admin token (its id) or console session (over `/trpc`), a
+ * client token's user, or a client address.
+ */
 export type Identity =
   | { kind: 'key'; key: string; env: EnvironmentInfo }
-  | { kind: 'admin'; key: string }
+  | { kind: 'admin'; key: string; tokenId?: string }
   | { kind: 'client'; key: string; organizationKey: string; caller: ClientCaller }
   | { kind: 'address'; key: string };
 
@@ -76,6 +79,7 @@ export function elevatedAccessOf(req: IncomingMessage): string | undefined {
  *
  * On `/trpc` a request without `Authorization` may carry the operator console's session cookie:
  * it is counted against its session, as an admin token is (its CSRF token is the procedure's).
+ * An admin token's id goes on in the call context, so `adminProcedure` does not look it up again.
  */
 export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): Promise<Identity> {
   const address: Identity = { kind: 'address', key: addressKey(ex.client) };
@@ -87,6 +91,11 @@ export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): 
       return { kind: 'admin', key: `console:${await consoleSessionIdOf(deps, session)}` };
     }
     const secret = bearer(header);
+    if (surface !== 'api' && secret?.startsWith('atrium_admin_')) {
+      const tokenId = await authenticateAdmin(deps, header);
+      return { kind: 'admin', key: `admin:${hash('sha256', secret, 'base64url')}`, tokenId };
+    }
+    if (surface === 'admin') return address;
     if (secret && JWT.test(secret)) {
       const caller = await authenticateClientToken(deps, header, deviceOf(ex));
       return {
@@ -95,10 +104,6 @@ export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): 
         organizationKey: `client-org:${caller.env.id}:${caller.principal.organizationId}`,
         caller,
       };
-    }
-    if (surface === 'trpc' && secret?.startsWith('atrium_admin_')) {
-      await authenticateAdmin(deps, header);
-      return { kind: 'admin', key: `admin:${hash('sha256', secret, 'base64url')}` };
     }
     const { keyId, env } = await authenticateApiKeyWithId(deps, header);
     return { kind: 'key', key: keyId, env };

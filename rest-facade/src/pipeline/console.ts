@@ -12,43 +12,30 @@ import {
 } from '@atrium/routers';
 import express, { type Request, type Response } from 'express';
 import { applyHeaders, strictPageHeaders } from '../security.ts';
+import { cookieValue, csrfToken, sessionCookie } from './cookies.ts';
 
-/** The operator console's cookie (its session secret) and the header that carries its CSRF token. */
+/** The operator console's cookie (its session secret); its CSRF token comes in `CSRF_HEADER` (cookies.ts). */
 export const CONSOLE_COOKIE = 'atrium_console';
-export const CSRF_HEADER = 'x-csrf-token';
 /** The cookie is sent to the console's own paths (sign-out) and to `/trpc` (its calls), nowhere else. */
 const COOKIE_PATHS = ['/console', '/trpc'];
 
-/** `console/dist` from these sources (tests); the server passes its own (`consoleDir`), which also holds when bundled. */
-export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../console/dist/', import.meta.url));
+/** `web/dist/console` from these sources (tests); the server passes its own (`consoleDir`), which also holds when bundled. */
+export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../../web/dist/console/', import.meta.url));
 
 /** Scripts, styles and calls from this origin only; no inline script, no framing. */
 const CONSOLE_HEADERS = strictPageHeaders({}, { crossOriginResourcePolicy: { policy: 'same-origin' } });
 
-/** The value of one cookie of a `Cookie` header, if present. */
-export function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
-  }
-  return undefined;
-}
-
 /** The console credentials of a request: the session cookie and the CSRF header. */
 export function consoleCredentials(req: { headers: Request['headers'] }): ConsoleCredentials {
-  const csrf = req.headers[CSRF_HEADER];
-  return {
-    session: cookieValue(req.headers.cookie, CONSOLE_COOKIE),
-    csrf: typeof csrf === 'string' ? csrf : undefined,
-  };
+  return { session: cookieValue(req.headers, CONSOLE_COOKIE), csrf: csrfToken(req.headers) };
 }
 
 function setSessionCookies(res: Response, value: string, maxAgeSeconds: number, secure: boolean): void {
-  const flags = `HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`;
   res.setHeader(
     'Set-Cookie',
-    COOKIE_PATHS.map((path) => `${CONSOLE_COOKIE}=${value}; Path=${path}; ${flags}`),
+    COOKIE_PATHS.map((path) =>
+      sessionCookie(CONSOLE_COOKIE, value, { path, sameSite: 'strict', maxAgeSeconds, secure }),
+    ),
   );
 }
 
@@ -99,7 +86,7 @@ async function signIn(deps: Deps, secure: boolean, req: Request, res: Response):
 
 /**
  * The console's routes on the Express shell: the page and its bundle (`dir`, built by
- * console/build.mjs) under a strict CSP, and its session (sign-in, the CSRF token after a
+ * web/build.mjs) under a strict CSP, and its session (sign-in, the CSRF token after a
  * reload, sign-out).
  */
 export function consoleRoutes(deps: Deps, baseUrl: string, dir: string): express.Router {
@@ -136,7 +123,7 @@ export function consoleRoutes(deps: Deps, baseUrl: string, dir: string): express
       throw new ApiError(
         503,
         'console_not_built',
-        'The console is not built: run `npm start` (or node console/build.mjs).',
+        'The console is not built: run `npm start` (or node web/build.mjs).',
       );
     }
     res.sendFile(page);

@@ -6,15 +6,16 @@ import {
   type ClientScope,
   clientSchema,
   type Deps,
+  type GraphQLContext,
   trpcContractError,
 } from '@atrium/routers';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { clientOf, deviceOf } from './authenticate.ts';
-import { type BodyBounds, DEFAULT_BODY_BOUNDS, readJsonBody } from './body.ts';
 import type { Exchange } from './exchange.ts';
-import type { Limits, Refusal } from './limits.ts';
+import type { Call, Codec } from './pipeline.ts';
+import type { Cost } from './rate-limit.ts';
 import { logFailure } from './render.ts';
 
 /** Where the official widgets (and graphql-request) send client GraphQL. */
@@ -25,9 +26,11 @@ export interface GraphQLOptions {
   introspection: boolean;
 }
 
-/** The context of one GraphQL request: the caller's scope, and the request id unexpected errors are logged with. */
-export interface YogaContext {
-  scope: ClientScope;
+/**
+ * The context of one GraphQL request: the resolvers' (the call context, routers'
+ * GraphQLContext), and the request id unexpected errors are logged with.
+ */
+export interface YogaContext extends GraphQLContext {
   requestId: string;
   /** A POST's body as the pipeline read it (bounded and parsed once; `useParsedBody`). */
   body?: Record<string, unknown>;
@@ -123,26 +126,26 @@ const useParsedBody: Plugin<YogaContext> = {
   },
 };
 
-/** A refusal in GraphQL's shape, with the HTTP status the widgets act on (403 → fetch a new token). */
-function refuseGraphQL(ex: Exchange, error: unknown, headers: Record<string, string> = {}): void {
-  ex.req.resume();
+/** An error in GraphQL's shape, with the HTTP status the widgets act on (403: fetch a new token). */
+function writeGraphQLError(ex: Exchange, error: unknown, headers?: Record<string, string>): void {
   const { status, body } = trpcContractError(error);
   const code = graphqlCodeOf(status);
+  const text = JSON.stringify({ errors: [{ message: body.message, extensions: { code, status } }] });
   ex.res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
-  ex.res.end(JSON.stringify({ errors: [{ message: body.message, extensions: { code, status } }] }));
+  ex.res.end(text);
 }
 
+// What a GraphQL request costs, shared rather than made per request: one request, in one turn.
+const ONE_REQUEST: Cost = { requests: 1, organizationDeletes: 0 };
+
 /**
- * The GraphQL transport: authenticate (a client or widget token) → rate limit → body → turn →
- * graphql-yoga over the client schema (routers/src/client-api/graphql). Resolvers get the
- * caller's ClientScope.
+ * The GraphQL codec: a call needs a client or widget token, checked before its body is read
+ * (POST: a JSON object, handed to yoga parsed); graphql-yoga runs it over the client schema
+ * (routers/src/client-api/graphql) with the pipeline's call context (`call`, as a REST call's)
+ * and the caller's scope. Refusals are in GraphQL's shape with their HTTP status; errors of the
+ * execution are mapped by `useApiErrors`.
  */
-export function graphqlTransport(
-  deps: Deps,
-  limits: Limits,
-  options: GraphQLOptions = { introspection: true },
-  bounds: BodyBounds = DEFAULT_BODY_BOUNDS,
-): (ex: Exchange) => Promise<void> {
+export function graphqlCodec(deps: Deps, options: GraphQLOptions = { introspection: true }): Codec<Call, Response> {
   const yoga = createYoga<YogaContext>({
     schema: clientSchema(),
     graphqlEndpoint: GRAPHQL_PATH,
@@ -155,43 +158,40 @@ export function graphqlTransport(
     maxRequestBodySize: false,
     plugins: [...graphqlHardening(deps, options), useParsedBody],
   });
-  const refuse = (ex: Exchange, refusal: Refusal): void => {
-    if (refusal.silent) ex.req.resume();
-    else refuseGraphQL(ex, refusal.error, { 'Retry-After': String(refusal.retryAfter) });
-  };
-
-  return async (ex) => {
-    const identity = await limits.identify(ex, 'api');
-    const counted = limits.count(identity, ex.res, { requests: 1, organizationDeletes: 0 });
-    const limited = counted instanceof Promise ? await counted : counted;
-    if (limited) return refuse(ex, limited);
-    let caller: ClientCaller;
-    try {
-      caller = clientOf(identity) ?? (await authenticateClientToken(deps, ex.req.headers.authorization, deviceOf(ex)));
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      // Refused before its body is read: the connection closes rather than drain it.
-      return refuseGraphQL(ex, error, { Connection: 'close' });
-    }
-    // The body through the pipeline's own bounds (size, time, depth, JSON object), handed to
-    // yoga parsed; read before the turn, so a slow body holds no turn.
-    const body = ex.method === 'POST' ? await readJsonBody(ex.req, bounds, ex.res) : undefined;
-    if (body === undefined) ex.req.resume();
-    const waited = await limits.turn(ex.res, 1, caller.env.id);
-    if (waited) {
-      ex.shed = true;
-      return refuse(ex, waited);
-    }
-    const { env, principal } = caller;
-    const scope: ClientScope = { db: deps.db, env, now: deps.now, deps, client: principal };
-    const url = `http://localhost${ex.pathname}${ex.search ? `?${ex.search}` : ''}`;
-    const headers = { 'content-type': 'application/json', accept: String(ex.req.headers.accept ?? 'application/json') };
-    const context: YogaContext = { scope, requestId: ex.requestId, ...(body && { body }) };
-    const response = await yoga.fetch(url, { method: ex.method, headers }, context);
-    const text = await response.text();
-    ex.res.writeHead(response.status, {
-      'Content-Type': response.headers.get('content-type') ?? 'application/json; charset=utf-8',
-    });
-    ex.res.end(text);
+  return {
+    surface: 'api',
+    decode: (ex) => ({ cost: ONE_REQUEST, reads: ex.method === 'POST' ? 'json' : undefined, weight: 1, calls: 1 }),
+    credential(ex, call, identity) {
+      const known = clientOf(identity);
+      if (known) {
+        call.caller = known;
+        return undefined;
+      }
+      return authenticateClientToken(deps, ex.req.headers.authorization, deviceOf(ex)).then(
+        (caller) => {
+          call.caller = caller;
+          return undefined;
+        },
+        (error: unknown) => {
+          if (error instanceof ApiError) return error;
+          throw error;
+        },
+      );
+    },
+    dispatch(ex, call, ctx) {
+      const url = `http://localhost${ex.pathname}${ex.search ? `?${ex.search}` : ''}`;
+      const accept = String(ex.req.headers.accept ?? 'application/json');
+      const headers = { 'content-type': 'application/json', accept };
+      const context: YogaContext = { call: ctx, requestId: ex.requestId, ...(call.body && { body: call.body }) };
+      return yoga.fetch(url, { method: ex.method, headers }, context);
+    },
+    async encode(ex, _call, response) {
+      const text = await response.text();
+      ex.res.writeHead(response.status, {
+        'Content-Type': response.headers.get('content-type') ?? 'application/json; charset=utf-8',
+      });
+      ex.res.end(text);
+    },
+    encodeError: writeGraphQLError,
   };
 }

@@ -32,10 +32,10 @@ export function shareOf(identity: Identity | undefined): string {
 export type Refusal = { error: ApiError; retryAfter: number; silent: boolean };
 
 /**
- * The limits step, one for every transport: the caller's identity (the authenticate step) is
- * counted against its rate limit, then (once the transport has read the body) the request takes
- * a turn to run (in-flight.ts), after the rate limit so a refused key never waits. REST counts one request per call, `/trpc` one per
- * procedure of a batch; both count `organizations.delete` against the delete limit too.
+ * The limits, one for every codec, called by the pipeline's steps alone (pipeline.ts): the
+ * caller's identity (the authenticate step) is counted against its rate limit at the cost its
+ * codec decoded, then (once the body is read) the request takes a turn to run (in-flight.ts),
+ * after the rate limit so a refused key never waits.
  */
 export class Limits {
   constructor(

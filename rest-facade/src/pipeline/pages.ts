@@ -1,9 +1,8 @@
-import { ApiError, authenticateAdmin, type Deps, trpcContractError } from '@atrium/routers';
+import { ApiError, type Deps, trpcContractError } from '@atrium/routers';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { DOCS_ASSETS, docsHandlers } from '../docs.ts';
 import { landingPage } from '../landing.ts';
-import type { Metrics } from '../metrics.ts';
 import { portalRoutes } from '../portal.ts';
 import { applyHeaders, PAGE_SECURITY_HEADERS } from '../security.ts';
 import { consoleRoutes } from './console.ts';
@@ -23,12 +22,12 @@ async function ready(deps: Deps, res: Response): Promise<void> {
 }
 
 /**
- * The outer shell, for what is not a hot path: the landing page, health, readiness, metrics, the
- * OpenAPI document, the API reference, and the 404 of any other path (errors rendered by the render step).
+ * The outer shell, for what is not a hot path: the landing page, health, readiness, the OpenAPI
+ * document, the API reference, and the 404 of any other path. Its errors are the contract's JSON,
+ * rendered as the REST codec renders them (render.ts `writeError`); `/metrics` is the pipeline's.
  */
 export function pagesApp(
   deps: Deps,
-  metrics: Metrics,
   document: OpenAPIObject,
   baseUrl: string,
   assets: { console: string; portal?: string | undefined },
@@ -45,12 +44,6 @@ export function pagesApp(
     res.json({ status: 'ok' });
   });
   app.get('/readyz', (_req, res) => ready(deps, res));
-  // Prometheus metrics, behind the admin token (a scraper sends it as a bearer token).
-  app.get('/metrics', async (req, res) => {
-    await authenticateAdmin(deps, req.headers.authorization);
-    res.setHeader('Content-Type', metrics.registry.contentType);
-    res.send(await metrics.registry.metrics());
-  });
   app.get('/openapi.json', (_req, res) => {
     res.json(document);
   });

@@ -71,7 +71,10 @@ export function writeOutcome(res: ServerResponse, outcome: Outcome, headers?: Re
   res.end(outcome.body);
 }
 
-/** Renders an error in the contract's JSON (the bound cannot apply: error bodies are small). */
+/**
+ * Renders an error in the contract's JSON: the REST codec's error encoding, and the pages'
+ * (pages.ts, portal.ts, console.ts). The bound cannot apply: error bodies are small.
+ */
 export function writeError(res: ServerResponse, error: unknown, headers?: Record<string, string>): void {
   writeOutcome(res, errorOutcome(error), headers);
 }

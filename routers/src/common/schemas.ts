@@ -1,6 +1,4 @@
-import type { Page, PageParams } from '@atrium/db';
 import { z } from 'zod';
-import { invalid } from '../kernel/errors.ts';
 
 /** Ids on the wire: a prefix and an opaque rest. Unknown ids are 404, not 422. */
 export const Id = z.string().min(1).max(128);
@@ -44,43 +42,9 @@ export const Metadata = z
   .record(z.string().min(1).max(40), z.string().max(600))
   .refine((value) => Object.keys(value).length <= 50, { message: 'metadata may hold at most 50 keys' });
 
-/** The list parameters every list accepts (query strings, so numbers are coerced). */
-export const ListParams = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(10),
-  order: z.enum(['asc', 'desc', 'normal']).default('desc'),
-  after: Id.optional(),
-  before: Id.optional(),
-});
-
-export type ListParamsInput = z.infer<typeof ListParams>;
-
-/** `normal` is upstream's alias of the default order. `before` and `after` exclude each other. */
-export function pageParams(input: ListParamsInput): PageParams {
-  if (input.after !== undefined && input.before !== undefined) {
-    throw invalid([{ field: 'before', code: 'before_invalid', message: 'before and after cannot be combined' }]);
-  }
-  return {
-    limit: input.limit,
-    order: input.order === 'asc' ? 'asc' : 'desc',
-    after: input.after,
-    before: input.before,
-  };
-}
-
-export const ListMetadata = z.object({ before: z.string().nullable(), after: z.string().nullable() });
-
-/** A page of rows as the wire's list envelope, each row through its resource's `toX`. */
-export function asList<Row, Item>(page: Page<Row>, toItem: (row: Row) => Item) {
-  return {
-    object: 'list' as const,
-    data: page.rows.map(toItem),
-    list_metadata: { before: page.before, after: page.after },
-  };
-}
-
-/** The list envelope: `{object: "list", data, list_metadata}`. */
-export const listOf = <T extends z.ZodType>(item: T) =>
-  z.object({ object: z.literal('list'), data: z.array(item), list_metadata: ListMetadata });
+// Paging lives in the kernel (one input per wire style, one envelope); the resources' schemas
+// and services take REST's from here.
+export { asList, ListMetadata, ListParams, type ListParamsInput, listOf, pageParams } from '../kernel/paging.ts';
 
 /**
  * A query parameter that may be repeated, sent as `name[]`, or comma-separated: always an

@@ -24,6 +24,11 @@ export interface Context {
    * request, for the per-user limits); `clientProcedure` verifies it otherwise.
    */
   client?: { env: EnvironmentInfo; principal: ClientPrincipal } | undefined;
+  /**
+   * The admin token's id, when the transport has looked the token up already (once per request,
+   * for the limits); `adminProcedure` looks it up otherwise.
+   */
+  adminTokenId?: string | undefined;
   /** Where the request came from, which a client token's session records (`noteSessionUse`). */
   device?: RequestDevice | undefined;
   /** The raw `x-elevated-access-token` header the widgets send on mutations once the user proved a code. */

@@ -23,14 +23,27 @@ export class ApiError extends Error {
   readonly errors: FieldError[] | undefined;
   /** Seconds to wait before retrying (a 429 or 503): the codecs answer it as `Retry-After`. */
   readonly retryAfterSeconds: number | undefined;
+  /**
+   * What a refusal carries for the surfaces that declare a variant of it (GraphQL's payload
+   * fields: the invitee's e-mail, the password's violations); no codec renders it.
+   */
+  readonly detail: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(status: number, apiCode: string, message: string, errors?: FieldError[], retryAfterSeconds?: number) {
+  constructor(
+    status: number,
+    apiCode: string,
+    message: string,
+    errors?: FieldError[],
+    retryAfterSeconds?: number,
+    detail?: Record<string, unknown>,
+  ) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.apiCode = apiCode;
     this.errors = errors;
     this.retryAfterSeconds = retryAfterSeconds;
+    this.detail = detail;
   }
 
   toBody(): ErrorBody {

@@ -167,6 +167,22 @@ export async function membershipStatus(
   return row?.status;
 }
 
+/** Whether a directory provisions the user (any of their memberships is directory-managed): it owns their e-mail. */
+export async function directoryManagesUser(db: Db, environmentId: string, userId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: organizationMemberships.id })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.userId, userId),
+        eq(organizationMemberships.directoryManaged, true),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
+}
+
 /**
  * The user a membership is created for (its row: the answer embeds it), held FOR NO KEY UPDATE,
  * or 404. Here, not in users/, because users/ reads memberships (a user's deletion records

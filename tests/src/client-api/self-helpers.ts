@@ -41,11 +41,10 @@ export async function portalCaller(env: TestEnvironment, organizationId: string)
     expiresAt: new Date(Date.now() + 60_000),
   };
   const ctx = { ...createInnerContext(env.deps, undefined), client: { env: info, principal } };
-  const scope = { db: env.deps.db, env: info, now: env.deps.now, deps: env.deps, client: principal };
   // The schema's own copy of graphql (CommonJS, as Pothos loads it), not vitest's ESM one.
   const { graphql } = createRequire(import.meta.url)('graphql') as typeof GraphQL;
   return {
     caller: createCaller(ctx),
-    graphql: (source: string) => graphql({ schema: clientSchema(), source, contextValue: { scope } }),
+    graphql: (source: string) => graphql({ schema: clientSchema(), source, contextValue: { call: ctx } }),
   };
 }

@@ -61,6 +61,11 @@ describe('the operator console in a browser', () => {
     await page.getByRole('button', { name: 'Create environment' }).click();
     await expect.poll(() => page.getByTestId('shown-once').innerText()).toMatch(/sk_test_[0-9A-Za-z]{40}/);
     await page.getByRole('button', { name: 'Done' }).click();
+    // A refused write shows the contract's message; the form keeps what was typed.
+    await page.getByLabel('Environment name').fill(envName);
+    await page.getByRole('button', { name: 'Create environment' }).click();
+    await page.getByRole('alert').getByText('An environment with this name already exists').waitFor();
+    expect(await page.getByLabel('Environment name').inputValue()).toBe(envName);
     await page.getByLabel('Environment', { exact: true }).selectOption({ label: envName });
     const env = (await (await adminCaller()).environments.list()).find((e) => e.name === envName);
     expect(env).toBeDefined();

@@ -1,11 +1,11 @@
-import { buildConsole } from '@atrium/console/build';
+import { buildWeb } from '@atrium/web/build';
 import { getWorld } from '../helpers/world.ts';
 
 let built: Promise<string> | undefined;
 
-/** console/dist, built once per worker (the server serves it from there). */
+/** web/dist/console, built once per worker (the server serves it from there). */
 export function consoleBuilt(): Promise<string> {
-  built ??= buildConsole();
+  built ??= buildWeb(undefined, ['console']);
   return built;
 }
 

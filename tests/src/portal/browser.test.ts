@@ -19,7 +19,7 @@ import { getWorld, newEnvironment, uniqueDomain } from '../helpers/world.ts';
 
 // The admin portal end to end in headless Chromium (from @sparticuz/chromium, nothing downloaded):
 // the SDK makes a domain_verification link, the page opens with the official widget bundled at
-// build time (server/build-portal.mjs), the TXT record it shows is published on a loopback DNS
+// build time (web/build.mjs), the TXT record it shows is published on a loopback DNS
 // server (dns2), the DNS worker's check runs (one direct tick, no sleeps), and the browser lands
 // on success_url. A reused link shows the readable page.
 
@@ -55,11 +55,13 @@ beforeAll(async () => {
   }
   browser = launched.browser;
   assets = mkdtempSync(join(tmpdir(), 'atrium-portal-'));
-  await promisify(execFile)(process.execPath, [join(ROOT, 'server', 'build-portal.mjs'), assets]);
+  await promisify(execFile)(process.execPath, [join(ROOT, 'web', 'build.mjs'), assets, 'portal']);
   // The server as `npm start` runs it: the portal links name its own base URL.
   const world = await getWorld();
   deps = { ...world.deps, tokens: { ...world.deps.tokens } };
-  server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1', portalAssetsDir: assets }).handler);
+  server = createServer(
+    createApp(deps, { baseUrl: 'http://127.0.0.1', portalAssetsDir: join(assets, 'portal') }).handler,
+  );
   url = await listen(server);
   deps.tokens.issuer = url;
   // The application the portal returns to: `/back` (return_url) and `/done` (success_url).

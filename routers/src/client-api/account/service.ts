@@ -6,6 +6,7 @@ import { ApiError, badRequest, type FieldError, rateLimited } from '../../kernel
 import { type ClientScope, requireUser } from '../../kernel/principals.ts';
 import { verifyPassword } from '../../lib/password.ts';
 import { randomBase62, sameDigest, sha256Hex } from '../../lib/random.ts';
+import { directoryManagesUser } from '../../organization-memberships/store.ts';
 import { consumeSharedWindow, refundSharedWindow } from '../../rate-limits/service.ts';
 import { PASSWORD_POLICY, UpdateUserInput, type User } from '../../users/schemas.ts';
 import { updateUser } from '../../users/service.ts';
@@ -19,7 +20,6 @@ import {
   consumeOpenChallenges,
   countWrongCode,
   deleteChallenge,
-  directoryManagesUser,
   elevatedAccessOf,
   insertChallenge,
   type SessionChallengeRow,
@@ -28,8 +28,8 @@ import {
 // The caller's account, for widgets REST, GraphQL and `client.account.*`. UserProfile's "Edit
 // email": prove the current address with a mailed code, which grants elevated access for a few
 // minutes; with it, a code mailed to the new address changes it. UserSecurity's "Change password".
-// Each outcome is a variant of the GraphQL union its mutation declares; a refusal also carries
-// the status and code REST answers with.
+// A refusal is an ApiError (the status and code REST answers with); the client schema's
+// declared variants are made of them in one place (client-api/variants.ts).
 
 /** How long a mailed code and the elevated access it grants last. */
 export const CODE_TTL_MINUTES = 10;
@@ -95,34 +95,9 @@ async function overLimit(scope: ClientScope, limit: AccountLimit): Promise<numbe
   return count.used > limit.max ? Math.max(1, Math.ceil(count.msLeft / 1000)) : undefined;
 }
 
-/** A refusal: its GraphQL variant, and what REST answers (status, code) with the same message. */
-export type Refusal<T extends string = string> = {
-  __typename: T;
-  message: string;
-  status: number;
-  code: string;
-  /** REST's `errors` list (the password violations the widgets show one by one). */
-  errors?: FieldError[];
-  /** REST's `Retry-After` of a 429. */
-  retryAfterSeconds?: number;
-};
-
-const refusal = <T extends string>(__typename: T, status: number, code: string, message: string): Refusal<T> => ({
-  __typename,
-  message,
-  status,
-  code,
-});
-
-export const isRefusal = (outcome: object): outcome is Refusal => 'status' in outcome;
-
-/** REST's answer to a refusal: the error the pipeline renders. */
-export function restOf<T extends object>(outcome: T | Refusal): Exclude<T, Refusal> {
-  if (isRefusal(outcome)) {
-    throw new ApiError(outcome.status, outcome.code, outcome.message, outcome.errors, outcome.retryAfterSeconds);
-  }
-  return outcome as Exclude<T, Refusal>;
-}
+/** A refusal of the account's operations: REST's status and code, with the variant's payload in `detail`. */
+const refusal = (status: number, code: string, message: string, detail?: Record<string, unknown>) =>
+  new ApiError(status, code, message, undefined, undefined, detail);
 
 export interface ElevatedAccess {
   elevatedAccessToken: string;
@@ -132,10 +107,8 @@ export interface ElevatedAccess {
 const newCode = () => String(randomInt(0, 1_000_000)).padStart(6, '0');
 const codeHash = (challengeId: string, code: string) => sha256Hex(`${challengeId}:${code}`);
 
-const tooManyCodes = (limit: AccountLimit, retryAfterSeconds: number): Refusal<'DailyEmailQuotaExceeded'> => ({
-  ...refusal('DailyEmailQuotaExceeded', 429, 'too_many_verification_codes', limit.message),
-  retryAfterSeconds,
-});
+const tooManyCodes = (limit: AccountLimit, retryAfterSeconds: number) =>
+  new ApiError(429, 'too_many_verification_codes', limit.message, undefined, retryAfterSeconds);
 
 /**
  * Whose codes and elevated access these are: an operation-20 token's stored session (they die
@@ -158,7 +131,7 @@ async function mailCode(
   purpose: CodePurpose,
   email: string,
   limits: AccountLimit[] = [],
-): Promise<{ id: string; expiresAt: Date } | Refusal<'DailyEmailQuotaExceeded'>> {
+): Promise<{ id: string; expiresAt: Date }> {
   const mailer = scope.deps.mailer;
   if (!mailer) {
     throw badRequest(
@@ -169,7 +142,7 @@ async function mailCode(
   const all = [codesOf(requireUser(scope)), ...limits];
   for (const limit of all) {
     const retryAfter = await overLimit(scope, limit);
-    if (retryAfter !== undefined) return tooManyCodes(limit, retryAfter);
+    if (retryAfter !== undefined) throw tooManyCodes(limit, retryAfter);
   }
   const now = scope.now();
   const holder = challengeHolder(scope);
@@ -221,142 +194,92 @@ async function grantElevatedAccess(scope: ClientScope, db: ClientScope['db']): P
   return { elevatedAccessToken: token, expiresAt: expiresAt.toISOString() };
 }
 
-/** The variants a code check can end in, named per mutation (`Verification…` or `EmailChange…`). */
-interface CodeRefusals<R extends Refusal> {
-  none: () => R;
-  used: () => R;
-  expired: () => R;
-  worn: () => R;
-  wrong: (left: number) => R;
-}
-
-const USED = 'This code was used already.';
-const EXPIRED = 'The code has expired: ask for a new one.';
-const WORN = 'The code was tried too often: ask for a new one.';
-const wrongCode = (left: number) => `The code is not right: ${left} ${left === 1 ? 'try' : 'tries'} left.`;
-
-/** `verifyCurrentEmail`'s refusals (an unknown challenge id reads as an expired code). */
-const VERIFICATION_REFUSALS: CodeRefusals<
-  Refusal<
-    | 'VerificationCodeExpired'
-    | 'VerificationCodePreviouslyUsed'
-    | 'VerificationTooManyAttempts'
-    | 'VerificationCodeIncorrect'
-  >
-> = {
-  none: () => refusal('VerificationCodeExpired', 400, 'code_expired', 'No such code: ask for a new one.'),
-  used: () => refusal('VerificationCodePreviouslyUsed', 400, 'code_already_used', USED),
-  expired: () => refusal('VerificationCodeExpired', 400, 'code_expired', EXPIRED),
-  worn: () => refusal('VerificationTooManyAttempts', 400, 'too_many_attempts', WORN),
-  wrong: (left) => refusal('VerificationCodeIncorrect', 400, 'invalid_code', wrongCode(left)),
+/** How a code check is refused (the variants each mutation declares are made of these codes). */
+const CODE_REFUSALS = {
+  used: () => refusal(400, 'code_already_used', 'This code was used already.'),
+  expired: () => refusal(400, 'code_expired', 'The code has expired: ask for a new one.'),
+  worn: () => refusal(400, 'too_many_attempts', 'The code was tried too often: ask for a new one.'),
+  wrong: (left: number) =>
+    refusal(400, 'invalid_code', `The code is not right: ${left} ${left === 1 ? 'try' : 'tries'} left.`),
 };
 
-/** `confirmEmailChange`'s refusals. */
-const EMAIL_CHANGE_REFUSALS: CodeRefusals<
-  Refusal<
-    | 'NoPendingEmailChange'
-    | 'EmailChangeCodePreviouslyUsed'
-    | 'EmailChangeCodeExpired'
-    | 'EmailChangeTooManyAttempts'
-    | 'EmailChangeCodeIncorrect'
-  >
-> = {
-  none: () =>
-    refusal(
-      'NoPendingEmailChange',
-      400,
-      'no_pending_email_change',
-      'No code was sent to a new address: ask for one first.',
-    ),
-  used: () => refusal('EmailChangeCodePreviouslyUsed', 400, 'code_already_used', USED),
-  expired: () => refusal('EmailChangeCodeExpired', 400, 'code_expired', EXPIRED),
-  worn: () => refusal('EmailChangeTooManyAttempts', 400, 'too_many_attempts', WORN),
-  wrong: (left) => refusal('EmailChangeCodeIncorrect', 400, 'invalid_code', wrongCode(left)),
-};
+/** No code to check: for `verifyCurrentEmail` an unknown challenge id reads as an expired code. */
+const NO_IDENTITY_CODE = () => refusal(400, 'code_expired', 'No such code: ask for a new one.');
+const NO_EMAIL_CHANGE_CODE = () =>
+  refusal(400, 'no_pending_email_change', 'No code was sent to a new address: ask for one first.');
 
 /**
  * Checks `code` against the session's challenge of `purpose` (the one with `id` when given),
  * locked, so two tries at once both count. A right code consumes it and runs `then` in the same
- * transaction; a wrong one is counted (committed) and refused with the tries left.
+ * transaction; a wrong one is counted (committed) and refused with the tries left. Refusals leave
+ * the transaction as values and are thrown once it committed (what it counted stays counted).
  */
-async function takeCode<T, R extends Refusal>(
+async function takeCode<T>(
   scope: ClientScope,
   purpose: SessionChallengePurpose,
   code: string,
   id: string | undefined,
-  refusals: CodeRefusals<R>,
-  then: (db: ClientScope['db'], challenge: SessionChallengeRow) => Promise<T>,
-): Promise<T | R> {
+  none: () => ApiError,
+  then: (db: ClientScope['db'], challenge: SessionChallengeRow) => Promise<T | ApiError>,
+): Promise<T> {
   const now = scope.now();
-  return scope.db.transaction(async (tx) => {
+  const outcome = await scope.db.transaction(async (tx): Promise<T | ApiError> => {
     const challenge = await challengeToCheck(tx, challengeHolder(scope), purpose, id);
-    if (!challenge) return refusals.none();
-    if (challenge.consumedAt) return refusals.used();
-    if (challenge.expiresAt.getTime() <= now.getTime()) return refusals.expired();
-    if (challenge.attempts >= MAX_WRONG_CODES) return refusals.worn();
+    if (!challenge) return none();
+    if (challenge.consumedAt) return CODE_REFUSALS.used();
+    if (challenge.expiresAt.getTime() <= now.getTime()) return CODE_REFUSALS.expired();
+    if (challenge.attempts >= MAX_WRONG_CODES) return CODE_REFUSALS.worn();
     if (!sameDigest(challenge.secretHash, codeHash(challenge.id, code))) {
       const left = MAX_WRONG_CODES - (await countWrongCode(tx, challenge.id));
-      return left > 0 ? refusals.wrong(left) : refusals.worn();
+      return left > 0 ? CODE_REFUSALS.wrong(left) : CODE_REFUSALS.worn();
     }
     await consumeChallenge(tx, challenge.id, now);
     return then(tx, challenge);
   });
+  if (outcome instanceof ApiError) throw outcome;
+  return outcome;
 }
 
-/** Null when `token` is live elevated access of the caller's session; else the variant that says why not. */
-async function elevatedAccessRefusal<E extends string, I extends string>(
-  scope: ClientScope,
-  token: string | undefined,
-  names: { expired: E; invalid: I },
-): Promise<Refusal<E> | Refusal<I> | null> {
+/**
+ * Refuses unless `token` is live elevated access of the caller's session: 403, with `detail.expired`
+ * telling an expired grant from none (the declared variants tell them apart).
+ */
+async function requireElevatedAccess(scope: ClientScope, token: string | undefined): Promise<void> {
   const access = token ? await elevatedAccessOf(scope.db, challengeHolder(scope), sha256Hex(token)) : undefined;
-  if (access && access.expiresAt.getTime() > scope.now().getTime()) return null;
-  return access
-    ? refusal(
-        names.expired,
-        403,
-        'elevated_access_required',
-        'Your verification has expired: verify your identity again.',
-      )
+  if (access && access.expiresAt.getTime() > scope.now().getTime()) return;
+  throw access
+    ? refusal(403, 'elevated_access_required', 'Your verification has expired: verify your identity again.', {
+        expired: true,
+      })
     : refusal(
-        names.invalid,
         403,
         'elevated_access_required',
         'Verify your identity first: this needs the code sent to your current e-mail address.',
+        { expired: false },
       );
 }
 
 /** A directory provisions the user: their address is the directory's to change (as their membership is, members/service.ts). */
 const managedByDirectory = () =>
   refusal(
-    'EmailManagedByProvider',
     403,
     'email_managed_by_directory',
     "Your e-mail address is managed by your organization's directory: change it there.",
   );
 
-const IDENTITY = { expired: 'IdentityVerificationExpired', invalid: 'IdentityVerificationInvalid' } as const;
-const ELEVATED = { expired: 'ElevatedAccessTokenExpired', invalid: 'ElevatedAccessTokenInvalid' } as const;
+const emailTaken = () => refusal(409, 'email_already_used', 'Another user already has this e-mail address.');
 
 /** A code to the caller's current address (REST `send-verification`, GraphQL `sendVerificationCode`). */
 export async function sendIdentityCode(scope: ClientScope) {
   const me = await getMe(scope);
   const sent = await mailCode(scope, 'identity', me.email);
-  if ('__typename' in sent) return sent;
-  return {
-    __typename: 'VerificationCodeSent' as const,
-    authenticationChallengeId: sent.id,
-    expiresAt: sent.expiresAt.toISOString(),
-  };
+  return { authenticationChallengeId: sent.id, expiresAt: sent.expiresAt.toISOString() };
 }
 
 /** The right code grants elevated access (REST `verify`, GraphQL `verifyCurrentEmail`). */
-export function verifyIdentityCode(scope: ClientScope, challengeId: string, code: string) {
+export function verifyIdentityCode(scope: ClientScope, challengeId: string, code: string): Promise<ElevatedAccess> {
   requireUser(scope);
-  return takeCode(scope, 'identity', code, challengeId, VERIFICATION_REFUSALS, async (tx) => ({
-    __typename: 'CurrentEmailVerified' as const,
-    ...(await grantElevatedAccess(scope, tx)),
-  }));
+  return takeCode(scope, 'identity', code, challengeId, NO_IDENTITY_CODE, (tx) => grantElevatedAccess(scope, tx));
 }
 
 /** The caller's one sign-in method, the password, and the policy (REST `authentication-information`). */
@@ -384,25 +307,21 @@ export async function authenticationInformation(scope: ClientScope) {
  * `sendEmailChange`). The address must be valid, new, and no other user's of the environment.
  */
 export async function sendEmailChangeCode(scope: ClientScope, elevated: string | undefined, newEmail: string) {
-  const refused = await elevatedAccessRefusal(scope, elevated, IDENTITY);
-  if (refused) return refused;
+  await requireElevatedAccess(scope, elevated);
   const parsed = UpdateUserInput.shape.email.safeParse(newEmail);
   if (!parsed.success || parsed.data === undefined) {
-    return refusal('InvalidEmail', 422, 'invalid_email', 'The new e-mail address is not a valid address.');
+    throw refusal(422, 'invalid_email', 'The new e-mail address is not a valid address.');
   }
   const me = await getMe(scope);
-  if (await directoryManagesUser(scope.db, scope.env.id, me.id)) return managedByDirectory();
+  if (await directoryManagesUser(scope.db, scope.env.id, me.id)) throw managedByDirectory();
   if (parsed.data.toLowerCase() === me.email.toLowerCase()) {
-    return refusal('InvalidEmail', 400, 'email_unchanged', 'That is already your e-mail address.');
+    throw refusal(400, 'email_unchanged', 'That is already your e-mail address.');
   }
-  if ((await userIdByEmail(scope.db, scope.env.id, parsed.data)) !== undefined) {
-    return refusal('EmailNotAvailable', 409, 'email_already_used', 'Another user already has this e-mail address.');
-  }
+  if ((await userIdByEmail(scope.db, scope.env.id, parsed.data)) !== undefined) throw emailTaken();
   // Bounded per user and per address too: the new address is anyone's inbox.
   const limits = [emailChangesOf(me.id), codesTo(scope.env.id, parsed.data)];
   const sent = await mailCode(scope, 'email_change', parsed.data, limits);
-  if ('__typename' in sent) return sent;
-  return { __typename: 'EmailChangeSent' as const, expiresAt: sent.expiresAt.toISOString() };
+  return { expiresAt: sent.expiresAt.toISOString() };
 }
 
 /**
@@ -411,17 +330,15 @@ export async function sendEmailChangeCode(scope: ClientScope, elevated: string |
  * transaction (REST `verify-email-change`, GraphQL `confirmEmailChange`).
  */
 export async function confirmEmailChange(scope: ClientScope, elevated: string | undefined, code: string) {
-  const refused = await elevatedAccessRefusal(scope, elevated, IDENTITY);
-  if (refused) return refused;
+  await requireElevatedAccess(scope, elevated);
   const userId = requireUser(scope);
-  if (await directoryManagesUser(scope.db, scope.env.id, userId)) return managedByDirectory();
-  return takeCode(scope, 'email_change', code, undefined, EMAIL_CHANGE_REFUSALS, async (tx, challenge) => {
+  if (await directoryManagesUser(scope.db, scope.env.id, userId)) throw managedByDirectory();
+  return takeCode(scope, 'email_change', code, undefined, NO_EMAIL_CHANGE_CODE, async (tx, challenge) => {
     const email = challenge.email ?? '';
-    if ((await userIdByEmail(tx, scope.env.id, email)) !== undefined) {
-      return refusal('EmailNotAvailable', 409, 'email_already_used', 'Another user already has this e-mail address.');
-    }
+    // Refused after the code was consumed: the transaction commits, and the refusal is thrown then.
+    if ((await userIdByEmail(tx, scope.env.id, email)) !== undefined) return emailTaken();
     const user: User = await updateUser({ ...scope, db: tx }, { id: userId, email, email_verified: true });
-    return { __typename: 'EmailChangeConfirmed' as const, user, ...(await grantElevatedAccess(scope, tx)) };
+    return { user, ...(await grantElevatedAccess(scope, tx)) };
   });
 }
 
@@ -446,7 +363,10 @@ function violationsOf(password: string, current?: string) {
   return violations;
 }
 
-/** GraphQL's PasswordPolicyViolation; REST's 400 `password_strength_error` with each violation in `errors` (snake_case, as the widgets read them). */
+/**
+ * REST's 400 `password_strength_error` with each violation in `errors` (snake_case, as the widgets
+ * read them); GraphQL's PasswordPolicyViolation takes the first's code and the list from `detail`.
+ */
 function policyViolation(violations: ReturnType<typeof violationsOf>) {
   const [first] = violations as [ReturnType<typeof violationsOf>[number]];
   const errors = violations.map((v) => {
@@ -459,28 +379,20 @@ function policyViolation(violations: ReturnType<typeof violationsOf>) {
     if (v.maximumLength !== null) error.maximum_length = v.maximumLength;
     return error;
   });
-  return {
-    ...refusal('PasswordPolicyViolation', 400, 'password_strength_error', first.message),
-    errors,
+  return new ApiError(400, 'password_strength_error', first.message, errors, undefined, {
     violationCode: first.code,
     violations,
-  };
+  });
 }
 
 /** Under elevated access, a first password; one already set is not replaced here (REST `create-password`). */
 export async function createOwnPassword(scope: ClientScope, elevated: string | undefined, password: string) {
-  const refused = await elevatedAccessRefusal(scope, elevated, ELEVATED);
-  if (refused) return refused;
-  if (await ownPasswordSet(scope)) {
-    return {
-      ...refusal('UserAlreadyHasPassword', 400, 'password_already_set', 'A password is already set.'),
-      _placeholder: true,
-    };
-  }
+  await requireElevatedAccess(scope, elevated);
+  if (await ownPasswordSet(scope)) throw refusal(400, 'password_already_set', 'A password is already set.');
   const violations = violationsOf(password);
-  if (violations.length > 0) return policyViolation(violations);
+  if (violations.length > 0) throw policyViolation(violations);
   await updateUser(scope, { id: requireUser(scope), password });
-  return { __typename: 'PasswordCreated' as const, success: true };
+  return { success: true };
 }
 
 /**
@@ -504,11 +416,11 @@ export async function updateOwnPassword(scope: ClientScope, currentPassword: str
   }
   if (!matches) {
     // The widget recognises exactly this message and marks the current-password field.
-    return { ...refusal('IncorrectPassword', 400, 'invalid_credentials', 'Invalid credentials'), _placeholder: true };
+    throw refusal(400, 'invalid_credentials', 'Invalid credentials');
   }
   await refund();
   const violations = violationsOf(newPassword, currentPassword);
-  if (violations.length > 0) return policyViolation(violations);
+  if (violations.length > 0) throw policyViolation(violations);
   await updateUser(scope, { id: row.id, password: newPassword });
-  return { __typename: 'PasswordUpdated' as const, success: true };
+  return { success: true };
 }

@@ -1,4 +1,4 @@
-import { type Db, organizationMemberships, type SessionChallengePurpose, sessionChallenges } from '@atrium/db';
+import { type Db, type SessionChallengePurpose, sessionChallenges } from '@atrium/db';
 import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 
 export type SessionChallengeRow = typeof sessionChallenges.$inferSelect;
@@ -97,20 +97,4 @@ export async function elevatedAccessOf(
     )
     .limit(1);
   return row;
-}
-
-/** Whether a directory provisions the user (any of their memberships is directory-managed): it owns their e-mail. */
-export async function directoryManagesUser(db: Db, environmentId: string, userId: string): Promise<boolean> {
-  const [row] = await db
-    .select({ id: organizationMemberships.id })
-    .from(organizationMemberships)
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, environmentId),
-        eq(organizationMemberships.userId, userId),
-        eq(organizationMemberships.directoryManaged, true),
-      ),
-    )
-    .limit(1);
-  return row !== undefined;
 }

@@ -1,4 +1,6 @@
 import type { PortalIntent } from '@atrium/db';
+import { z } from 'zod';
+import { iso } from '../../common/schemas.ts';
 import type { WidgetScope } from '../../kernel/principals.ts';
 import { type ClientScope, requirePermission } from '../../kernel/principals.ts';
 import { createPortalLink, type IssuedPortalLink, ownPortalPage, requireServedIntent } from '../../portal/service.ts';
@@ -19,4 +21,23 @@ export async function createPortalLinkForClient(scope: ClientScope, intent: stri
   if (scope.client.kind === 'portal') return ownPortalPage(scope, scope.client.sessionId, served);
   requirePermission(scope, LINK_SCOPES[served]);
   return createPortalLink(scope, { organization: scope.client.organizationId, intent: served });
+}
+
+/** The intents as the typed client surfaces spell them (GraphQL's `AdminPortalLinkIntent`). */
+export const ClientIntent = z.enum(['DomainVerification', 'Sso', 'LogStreams']);
+export type ClientIntent = z.infer<typeof ClientIntent>;
+const REST_INTENT: Record<ClientIntent, string> = {
+  DomainVerification: 'domain_verification',
+  Sso: 'sso',
+  LogStreams: 'log_streams',
+};
+const CLIENT_INTENT: Record<string, ClientIntent> = {
+  domain_verification: 'DomainVerification',
+  sso: 'Sso',
+};
+
+/** `createAdminPortalLink` (GraphQL) and `client.adminPortal.createLink`: the link in the typed shape (`AdminPortalLink`). */
+export async function createClientPortalLink(scope: ClientScope, intent: ClientIntent) {
+  const issued = await createPortalLinkForClient(scope, REST_INTENT[intent]);
+  return { link: issued.link, intent: CLIENT_INTENT[issued.intent] as ClientIntent, expiresAt: iso(issued.expiresAt) };
 }

@@ -88,7 +88,7 @@ export async function listDomains(scope: ClientScope, params?: PageParams) {
   requirePermission(scope, PERMISSION);
   const page = params ?? { limit: quotaLimit(scope.deps, 'domainsPerOrganization'), order: 'desc' };
   const list = await listOrganizationDomains(scope, scope.client.organizationId, page, toClientDomain);
-  return { data: list.data, listMetadata: list.list_metadata };
+  return { data: list.data, list_metadata: list.list_metadata };
 }
 
 export async function getDomain(scope: ClientScope, id: string): Promise<ClientDomain> {

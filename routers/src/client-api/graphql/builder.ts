@@ -1,30 +1,33 @@
 import SchemaBuilder from '@pothos/core';
-import type { ClientScope } from '../../kernel/principals.ts';
+import type { Context } from '../../kernel/context.ts';
 
-/** What every resolver of `/client/graphql` gets: the verified caller's scope (one per request). */
+/** What every resolver of `/client/graphql` gets: the request's call context (one per request). */
 export interface GraphQLContext {
-  scope: ClientScope;
+  /** The call context (kernel/context.ts), its `client` verified by the pipeline once per request. */
+  call: Context;
 }
 
-/**
- * The one code-first builder of the client GraphQL schema. Each area registers its types and
- * fields in its own file (imported by schema.ts); resolvers call the same services as every
- * other surface. `DateTime` is an ISO-8601 UTC string, as the widgets' client types declare.
- */
-export const builder = new SchemaBuilder<{
+export interface SchemaTypes {
   Context: GraphQLContext;
   Scalars: { DateTime: { Input: string; Output: string } };
   DefaultFieldNullability: false;
-}>({ defaultFieldNullability: false });
+}
 
-builder.scalarType('DateTime', {
-  description: 'An ISO-8601 UTC timestamp.',
-  serialize: (value) => value,
-  parseValue: (value) => String(value),
-});
+/**
+ * A code-first builder of the client GraphQL schema, with the `DateTime` scalar (an ISO-8601 UTC
+ * string, as the widgets' client types declare) and the root types. schema.ts makes one and hands
+ * it to each area's types in turn.
+ */
+export function newBuilder() {
+  const builder = new SchemaBuilder<SchemaTypes>({ defaultFieldNullability: false });
+  builder.scalarType('DateTime', {
+    description: 'An ISO-8601 UTC timestamp.',
+    serialize: (value) => value,
+    parseValue: (value) => String(value),
+  });
+  builder.queryType({});
+  builder.mutationType({});
+  return builder;
+}
 
-builder.queryType({});
-builder.mutationType({});
-
-/** The status of the client API (the one operation the widgets' generated SDK declares). */
-builder.queryField('clientApiStatus', (t) => t.string({ resolve: () => 'ok' }));
+export type ClientBuilder = ReturnType<typeof newBuilder>;

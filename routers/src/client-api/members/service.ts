@@ -1,5 +1,5 @@
 import type { Db } from '@atrium/db';
-import { iso, pageParams } from '../../common/schemas.ts';
+import { iso } from '../../common/schemas.ts';
 import { SendInvitationInput } from '../../invitations/schemas.ts';
 import {
   type MailedInvitation,
@@ -10,7 +10,8 @@ import {
   sendInvitation,
 } from '../../invitations/service.ts';
 import { findInvitation, type InvitationRow } from '../../invitations/store.ts';
-import { conflict, notFound, toApiError } from '../../kernel/errors.ts';
+import { ApiError, badRequest, conflict, notFound, toApiError } from '../../kernel/errors.ts';
+import { envelope, type Listed, type ListParamsInput, pageParams } from '../../kernel/paging.ts';
 import { type ClientScope, requirePermission } from '../../kernel/principals.ts';
 import {
   deleteOrganizationMembership,
@@ -69,7 +70,7 @@ export interface Member {
 
 export interface ListMembersInput {
   limit: number;
-  order: 'asc' | 'desc';
+  order: ListParamsInput['order'];
   after?: string | undefined;
   before?: string | undefined;
   roleSlug?: string | undefined;
@@ -116,7 +117,10 @@ function actionsOf(row: MemberListRow, status: MemberStatus, self: boolean): Mem
   return ['resend-invite'];
 }
 
-function toMember(scope: ClientScope, row: MemberListRow, rolesBySlug: Map<string, ClientRole>): Member {
+/** What a page shows of a role: its name and description by its slug. */
+type RoleName = Pick<ClientRole, 'name' | 'slug' | 'description'>;
+
+function toMember(scope: ClientScope, row: MemberListRow, rolesBySlug: Map<string, RoleName>): Member {
   const status = statusOf(row, scope.now());
   const self = row.kind === 'member' && row.id === scope.client.userId;
   return {
@@ -144,18 +148,32 @@ function toMember(scope: ClientScope, row: MemberListRow, rolesBySlug: Map<strin
  * usual cursors (the REST surface swaps them for the widget's buttons). An unknown role slug
  * matches nothing; empty search is none.
  */
-export async function listMembers(scope: ClientScope, input: ListMembersInput) {
-  const roles = await organizationRoles(scope);
+export async function listMembers(scope: ClientScope, input: ListMembersInput): Promise<Listed<Member>> {
+  requirePermission(scope, MEMBERS_PERMISSION);
   const search = input.search?.trim().toLowerCase();
   const params = pageParams({ limit: input.limit, order: input.order, after: input.after, before: input.before });
+  // One statement reads the rows and the roles that name them; an empty page reads the roles
+  // apart (which answers 404 for an organization that is gone).
   const page = await pageOfMembers(scope.db, scope.env.id, scope.client.organizationId, params, {
     roleSlug: input.roleSlug || undefined,
     search: search || undefined,
     userId: input.userId,
   });
-  const bySlug = new Map(roles.map((role) => [role.slug, role]));
-  return { data: page.rows.map((row) => toMember(scope, row, bySlug)), before: page.before, after: page.after };
+  const roles = page.roles ?? (await organizationRoles(scope)).map((role) => ({ ...role, own: true }));
+  // The organization's own role takes the place of the environment's of its slug.
+  const bySlug = new Map<string, RoleName>();
+  for (const role of roles) if (role.own || !bySlug.has(role.slug)) bySlug.set(role.slug, role);
+  return envelope(page, (row) => toMember(scope, row, bySlug));
 }
+
+/** GraphQL's `OrganizationMember` (and `client.members.*`'s): the users-table row without the widget's menu fields. */
+export function toOrganizationMember(m: Member) {
+  const { actions: _actions, isLoggedInUser: _self, roles, ...fields } = m;
+  return { ...fields, roles: roles.map((r) => ({ name: r.name, slug: r.slug })) };
+}
+
+/** Whether a membership may hold several roles (Atrium's memberships do: `role_slugs`). */
+export const MULTIPLE_ROLES_ENABLED = true;
 
 /** The member row of a user of the token's organization, or null. */
 async function memberOfUser(scope: ClientScope, userId: string): Promise<Member | null> {
@@ -163,10 +181,30 @@ async function memberOfUser(scope: ClientScope, userId: string): Promise<Member 
   return page.data[0] ?? null;
 }
 
-// Mutations. Each result is one of the GraphQL union's variants; the REST surface maps the
-// refusals onto statuses and the widget's messages.
+// Mutations. Each refusal is an ApiError with the status and message the widgets act on, and in
+// `detail` the payload of the variant the client schema declares for it (client-api/variants.ts).
 
-const typed = <T extends string, P extends object>(typename: T, payload: P) => ({ __typename: typename, ...payload });
+/** A refusal carrying its variant's payload. */
+const refusal = (error: ApiError, detail: Record<string, unknown>) =>
+  new ApiError(error.status, error.apiCode, error.message, error.errors, error.retryAfterSeconds, detail);
+
+/** The refusals of an invitation, with the messages the UsersManagement invite dialog matches (WIDGETS-API.md section 2.4). */
+const INVITE = {
+  alreadyMember: (email: string) => refusal(badRequest('user_already_exists', 'User already exists'), { email }),
+  alreadyInvited: (email: string) => refusal(badRequest('user_already_invited', 'User already invited'), { email }),
+  invalidEmail: (email: string) => refusal(badRequest('invalid_email', 'Invalid email'), { email }),
+  invalidRole: (roleSlug: string | null) => refusal(badRequest('invalid_role', 'Invalid role'), { roleSlug }),
+  invalidExpiry: () => badRequest('invalid_expiry', 'Invalid invitation expiry'),
+  /** The mail server refused the invitee's address for good (the widget shows its generic error). */
+  notDeliverable: (email: string) =>
+    refusal(badRequest('invitee_email_not_deliverable', "The invitee's e-mail address cannot be delivered to."), {
+      email,
+    }),
+  blocked: () =>
+    badRequest('organization_blocked_from_sending_invites', 'This organization is not allowed to send invites.'),
+};
+const memberMissing = (userId: string) => refusal(notFound('user', userId), { userId });
+const invitationMissing = (id: string) => refusal(notFound('invitation', id), { userId: id });
 
 /** An invitation as the client API shows it (GraphQL `OrganizationInvitation`). */
 export interface ClientInvitation {
@@ -212,10 +250,10 @@ export async function inviteMember(scope: ClientScope, input: InviteMemberInput)
   requirePermission(scope, MEMBERS_PERMISSION);
   // The e-mail rule of invitations: the API-key path's own schema.
   const parsed = SendInvitationInput.shape.email.safeParse(input.email);
-  if (!parsed.success) return typed('InvalidInviteeEmail', { email: input.email });
+  if (!parsed.success) throw INVITE.invalidEmail(input.email);
   const email = parsed.data;
   if (input.expiresInDays !== undefined && !(input.expiresInDays >= 1 && input.expiresInDays <= 30)) {
-    return typed('InvalidInvitationExpiry', { _placeholder: true });
+    throw INVITE.invalidExpiry();
   }
   let sent: MailedInvitation;
   try {
@@ -229,12 +267,12 @@ export async function inviteMember(scope: ClientScope, input: InviteMemberInput)
   } catch (error) {
     const api = toApiError(error);
     const code = api?.apiCode;
-    if (code === 'organization_membership_already_exists') return typed('InviteeAlreadyMember', { email });
-    if (code === 'invitation_already_exists') return typed('InviteeAlreadyInvited', { email });
-    if (isUnknownRole(error)) return typed('InvalidInviteeRole', { roleSlug: input.roleSlug ?? null });
+    if (code === 'organization_membership_already_exists') throw INVITE.alreadyMember(email);
+    if (code === 'invitation_already_exists') throw INVITE.alreadyInvited(email);
+    if (isUnknownRole(error)) throw INVITE.invalidRole(input.roleSlug ?? null);
     // The organization holds as many pending invitations as its quota allows: it may send no more.
     if (code === 'quota_exceeded' && api?.errors?.[0]?.field === PENDING_INVITATIONS_QUOTA) {
-      return typed('OrganizationBlockedFromSendingInvites', { _placeholder: true });
+      throw INVITE.blocked();
     }
     throw error;
   }
@@ -242,9 +280,9 @@ export async function inviteMember(scope: ClientScope, input: InviteMemberInput)
   // gets no invitation (revoked at once, `invitation.revoked`), and the caller is told.
   if (sent.mail === 'refused') {
     await revokeInvitation(scope, sent.invitation.id);
-    return typed('InviteeEmailNotDeliverable', { email });
+    throw INVITE.notDeliverable(email);
   }
-  return typed('UserInvited', { invitation: toClientInvitation(sent.invitation) });
+  return toClientInvitation(sent.invitation);
 }
 
 /** The quota an organization's pending invitations count against (routers/src/quotas.ts). */
@@ -268,32 +306,51 @@ async function invitationOf(scope: ClientScope, id: string): Promise<InvitationR
 export async function resendMemberInvitation(scope: ClientScope, id: string) {
   requirePermission(scope, MEMBERS_PERMISSION);
   const row = await invitationOf(scope, id);
-  if (!row) return typed('ResendInvitationNotFound', { userId: id });
-  if (row.state === 'accepted') return typed('InviteeAlreadyAccepted', { userId: row.acceptedUserId ?? id });
+  if (!row) throw invitationMissing(id);
+  if (row.state === 'accepted') throw alreadyAccepted(row.acceptedUserId ?? id);
   const pending = row.state === 'pending' && row.expiresAt.getTime() > scope.now().getTime();
   if (pending) {
     const resent = await resendInvitation(scope, { id: row.id });
     // A refusal of the address leaves the invitation pending (it stood before); the caller is told.
-    if (resent.mail === 'refused') return typed('InviteeEmailNotDeliverable', { email: row.email });
-    return typed('InvitationResent', { invitation: toClientInvitation(resent.invitation) });
+    if (resent.mail === 'refused') throw INVITE.notDeliverable(row.email);
+    return toClientInvitation(resent.invitation);
   }
   // A new invitation to the same invitee is a resend of theirs too: revoke-and-resend stays bounded.
+  // An invitation's refusal leaves the mail counted (as a sent one does): it is carried out of
+  // `mailCounted`, which gives the count back only for a failure.
   const again = await mailCounted(scope, [resendsOf(scope.env.id, row.organizationId, row.email)], () =>
-    inviteMember(scope, { email: row.email, roleSlug: row.roleSlug ?? undefined }),
+    inviteMember(scope, { email: row.email, roleSlug: row.roleSlug ?? undefined }).catch((error: unknown) => {
+      if (error instanceof ApiError && INVITE_REFUSALS.has(error.apiCode)) return error;
+      throw error;
+    }),
   );
-  if (again.__typename === 'UserInvited') return typed('InvitationResent', { invitation: again.invitation });
-  if (again.__typename === 'InviteeAlreadyMember') return typed('InviteeAlreadyAccepted', { userId: id });
-  if (again.__typename === 'InviteeEmailNotDeliverable') return again;
+  if (!(again instanceof ApiError)) return again;
+  if (again.apiCode === 'user_already_exists') throw alreadyAccepted(id);
+  if (again.apiCode === 'invitee_email_not_deliverable') throw again;
   throw conflict('invitation_not_resendable', 'The invitation cannot be sent again.');
 }
+
+/** The codes of INVITE's refusals. */
+const INVITE_REFUSALS = new Set([
+  'user_already_exists',
+  'user_already_invited',
+  'invalid_email',
+  'invalid_role',
+  'invalid_expiry',
+  'invitee_email_not_deliverable',
+  'organization_blocked_from_sending_invites',
+]);
+
+const alreadyAccepted = (userId: string) =>
+  refusal(new ApiError(422, 'invitation_already_accepted', 'The invitation was accepted already.'), { userId });
 
 export async function revokeMemberInvitation(scope: ClientScope, id: string) {
   requirePermission(scope, MEMBERS_PERMISSION);
   const row = await invitationOf(scope, id);
-  if (!row) return typed('InvitationNotFound', { userId: id });
+  if (!row) throw invitationMissing(id);
   const pending = row.state === 'pending' && row.expiresAt.getTime() > scope.now().getTime();
-  if (!pending) return typed('InvitationNotPending', { userId: id });
-  return typed('InvitationRevoked', { invitation: toClientInvitation(await revokeInvitation(scope, row.id)) });
+  if (!pending) throw refusal(badRequest('invitation_not_pending', 'The invitation is not pending.'), { userId: id });
+  return toClientInvitation(await revokeInvitation(scope, row.id));
 }
 
 /**
@@ -321,7 +378,7 @@ function memberGuard(scope: ClientScope): MembershipGuard {
 export async function removeMember(scope: ClientScope, userId: string) {
   requirePermission(scope, MEMBERS_PERMISSION);
   const membershipId = await membershipIdOfUser(scope.db, scope.env.id, scope.client.organizationId, userId);
-  if (!membershipId) return typed('MemberNotFound', { userId });
+  if (!membershipId) throw memberMissing(userId);
   if (userId === scope.client.userId) {
     throw conflict('cannot_remove_self', 'You cannot remove yourself from the organization.');
   }
@@ -329,29 +386,31 @@ export async function removeMember(scope: ClientScope, userId: string) {
     await deleteOrganizationMembership(scope, membershipId, memberGuard(scope));
   } catch (error) {
     const api = toApiError(error);
-    if (api?.apiCode === 'member_managed_by_directory') return typed('MemberIsManagedByDirectory', { userId });
-    if (api?.status === 404) return typed('MemberNotFound', { userId });
+    if (api?.apiCode === 'member_managed_by_directory') {
+      throw refusal(conflict('member_managed_by_directory', 'This member is managed by a directory.'), { userId });
+    }
+    if (api?.status === 404) throw memberMissing(userId);
     throw error;
   }
-  return typed('MemberRemoved', { userId });
+  return { userId };
 }
 
-/** Gives a member of the token's organization these roles (slugs; unknown ones -> RoleNotFound). */
+/** Gives a member of the token's organization these roles (slugs; an unknown one is 422 `invalid_role`). */
 export async function updateMemberRoles(scope: ClientScope, userId: string, roleSlugs: string[]) {
   requirePermission(scope, MEMBERS_PERMISSION);
   const membershipId = await membershipIdOfUser(scope.db, scope.env.id, scope.client.organizationId, userId);
-  if (!membershipId) return typed('MemberNotFound', { userId });
+  if (!membershipId) throw memberMissing(userId);
   try {
     await updateOrganizationMembership(scope, { id: membershipId, role_slugs: roleSlugs }, memberGuard(scope));
   } catch (error) {
     const api = toApiError(error);
-    if (isUnknownRole(error)) return typed('RoleNotFound', { roleSlugs });
-    if (api?.status === 404) return typed('MemberNotFound', { userId });
+    if (isUnknownRole(error)) throw refusal(new ApiError(422, 'invalid_role', 'Invalid role'), { roleSlugs });
+    if (api?.status === 404) throw memberMissing(userId);
     throw error;
   }
   const member = await memberOfUser(scope, userId);
-  if (!member) return typed('MemberNotFound', { userId });
-  return typed('MemberRoleUpdated', { member });
+  if (!member) throw memberMissing(userId);
+  return member;
 }
 
 // Permissions (GraphQL `permissions`, `effectivePermissions`).
@@ -377,7 +436,7 @@ export async function listClientPermissions(scope: ClientScope, input: Omit<List
   requirePermission(scope, MEMBERS_PERMISSION);
   const { limit, order, after, before } = input;
   const page = await listPermissions(scope, { limit, order, after, before }, input.search?.trim() || undefined);
-  return { data: page.data.map(toClientPermission), ...page.list_metadata };
+  return { data: page.data.map(toClientPermission), list_metadata: page.list_metadata };
 }
 
 /** What a member of the token's organization may do: the permissions of their roles (404 for a non-member). */

@@ -38,6 +38,15 @@ export interface MemberListRow {
   sortKey: string;
 }
 
+/** A role that applies in the organization, as a page names its members' roles. */
+export interface PageRole {
+  slug: string;
+  name: string;
+  description: string | null;
+  /** The organization's own role (it takes the place of the environment's role of its slug). */
+  own: boolean;
+}
+
 export interface MemberFilter {
   roleSlug?: string | undefined;
   /** Lower-cased text matched against e-mail and full name. */
@@ -150,8 +159,19 @@ function invitationBranch(shape: Shape, v: Values, dir: SQL): SQL {
 }
 
 /**
- * One branch's rows of the page (at most `limit`). A member's role slugs are computed on its own
- * row as the limited scan yields it (only the page's rows), an invitation's here.
+ * The roles that apply in the organization (its own and the environment's), for the page to name
+ * its rows' roles: uncorrelated, so PostgreSQL reads it once per statement (an InitPlan), not per row.
+ */
+function pageRoles(v: Values): SQL {
+  return sql`(select jsonb_agg(jsonb_build_object('slug', r.slug, 'name', r.name, 'description', r.description,
+      'own', r.organization_id is not null))
+    from ${roles} r where r.environment_id = ${v.env} and (r.organization_id is null or r.organization_id = ${v.org}))`;
+}
+
+/**
+ * One branch's rows of the page (at most `limit`), each with the organization's roles (one
+ * statement for the rows and the names of their roles). A member's role slugs are computed on
+ * its own row as the limited scan yields it (only the page's rows), an invitation's here.
  */
 function branchQuery(shape: Shape, v: Values): SQL {
   const dir = shape.ascending ? sql`asc` : sql`desc`;
@@ -159,7 +179,8 @@ function branchQuery(shape: Shape, v: Values): SQL {
   return sql`select m.branch || m.ref as sort_key, m.kind, m.id, m.email, m.email_verified, m.first_name,
       m.last_name, m.profile_picture_url, m.created_at, m.last_activity_at, m.state, m.expires_at,
       m.directory_managed,
-      case when m.branch = 0 then m.role_slugs else ${invitationSlugs(v, sql`m.role_slug`)} end as role_slugs
+      case when m.branch = 0 then m.role_slugs else ${invitationSlugs(v, sql`m.role_slug`)} end as role_slugs,
+      ${pageRoles(v)} as page_roles
     from (${rows}) m order by m.ref ${dir}`;
 }
 
@@ -221,6 +242,7 @@ interface RawMemberRow {
   expires_at: unknown;
   directory_managed: boolean;
   role_slugs: unknown;
+  page_roles: unknown;
 }
 
 function toMemberListRow(raw: RawMemberRow): MemberListRow {
@@ -242,8 +264,12 @@ function toMemberListRow(raw: RawMemberRow): MemberListRow {
   };
 }
 
-/** One page of the organization's users table (members, then invitations), keyset on the sort key. */
-export function pageOfMembers(
+/**
+ * One page of the organization's users table (members, then invitations), keyset on the sort key,
+ * with the roles that apply in the organization as its statements read them: undefined when no
+ * row came back (then nothing says the organization is there).
+ */
+export async function pageOfMembers(
   db: Db,
   environmentId: string,
   organizationId: string,
@@ -251,13 +277,22 @@ export function pageOfMembers(
   filter: MemberFilter,
 ) {
   const ids = { environmentId, organizationId };
-  return paginate(
+  let roles: PageRole[] | undefined;
+  const page = await paginate(
     params,
     SORT_KEY,
-    async (q) => (await pageRows(db, ids, filter, q)).map(toMemberListRow),
+    async (q) => {
+      const raw = await pageRows(db, ids, filter, q);
+      if (raw[0] && roles === undefined) roles = jsonRoles(raw[0].page_roles);
+      return raw.map(toMemberListRow);
+    },
     (row) => row.sortKey,
   );
+  return { ...page, roles };
 }
+
+const jsonRoles = (value: unknown): PageRole[] =>
+  (typeof value === 'string' ? JSON.parse(value) : (value ?? [])) as PageRole[];
 
 /** The id of the user's membership of the organization (any status), or undefined. */
 export async function membershipIdOfUser(

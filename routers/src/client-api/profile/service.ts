@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ApiError, type FieldError, notFound } from '../../kernel/errors.ts';
+import { ApiError, badRequest, type FieldError, notFound } from '../../kernel/errors.ts';
 import { type ClientScope, requireUser } from '../../kernel/principals.ts';
 import { membershipStatus } from '../../organization-memberships/store.ts';
 import { UpdateUserInput, type User } from '../../users/schemas.ts';
@@ -31,8 +31,6 @@ export interface ProfileChanges {
   locale?: string | null | undefined;
 }
 
-export type ProfileResult = { kind: 'updated'; user: User } | { kind: 'invalid_locale'; message: string };
-
 /** The API's field names for the profile's (the checks are the users API's own). */
 const FIELDS: Record<string, string> = { first_name: 'firstName', last_name: 'lastName', locale: 'locale' };
 
@@ -40,10 +38,10 @@ const cleared = (value: string | null | undefined) => (value === undefined ? und
 
 /**
  * Updates the caller's names and locale through the users service (its checks, `user.updated`).
- * An invalid BCP 47 locale is a result, not an error (GraphQL's InvalidLocale); any other
+ * An invalid BCP 47 locale alone is 400 `invalid_locale` (GraphQL's InvalidLocale); any other
  * invalid field is 400 with the field named. Nothing is stored unless everything is valid.
  */
-export async function updateProfile(scope: ClientScope, changes: ProfileChanges): Promise<ProfileResult> {
+export async function updateProfile(scope: ClientScope, changes: ProfileChanges): Promise<User> {
   const parsed = UpdateUserInput.safeParse({
     id: requireUser(scope),
     first_name: cleared(changes.firstName),
@@ -57,8 +55,8 @@ export async function updateProfile(scope: ClientScope, changes: ProfileChanges)
       message: issue.message,
     }));
     const locale = errors.find((e) => e.field === 'locale');
-    if (locale && errors.length === 1) return { kind: 'invalid_locale', message: locale.message };
+    if (locale && errors.length === 1) throw badRequest('invalid_locale', locale.message);
     throw new ApiError(400, 'invalid_request_parameters', errors.map((e) => e.message).join('; '), errors);
   }
-  return { kind: 'updated', user: await updateUser(scope, parsed.data as z.infer<typeof UpdateUserInput>) };
+  return updateUser(scope, parsed.data as z.infer<typeof UpdateUserInput>);
 }

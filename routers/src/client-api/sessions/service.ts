@@ -1,4 +1,5 @@
 import type { GeoLocation } from '../../kernel/deps.ts';
+import { ApiError } from '../../kernel/errors.ts';
 import { type ClientScope, requireUser } from '../../kernel/principals.ts';
 import { endLiveSessions, listLiveSessions, revokeSession, type SessionView } from '../../sessions/service.ts';
 
@@ -37,7 +38,16 @@ export async function listOwnSessions(scope: ClientScope): Promise<OwnSession[]>
  * session is 404. Through sessions/service.ts, so `session.revoked` is recorded as on the API.
  */
 export async function revokeOwnSession(scope: ClientScope, sessionId: string): Promise<OwnSession> {
-  return ownSession(scope, await revokeSession(scope, sessionId, requireUser(scope)));
+  const userId = requireUser(scope);
+  try {
+    return ownSession(scope, await revokeSession(scope, sessionId, userId));
+  } catch (error) {
+    // The payload of GraphQL's SessionNotFound.
+    if (error instanceof ApiError && error.status === 404) {
+      throw new ApiError(404, error.apiCode, error.message, error.errors, undefined, { sessionId });
+    }
+    throw error;
+  }
 }
 
 /**
