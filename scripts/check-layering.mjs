@@ -1,31 +1,51 @@
 #!/usr/bin/env node
 // The layering check of `npm run lint`: dependency-cruiser with the rules of
-// .dependency-cruiser.cjs, plus what it cannot see:
+// .dependency-cruiser.cjs (package direction, no import ring, kernel < resources < surfaces), plus
+// what it cannot see:
 // - sql-outside-store: named imports of @atrium/db tables and query helpers outside store.ts
 //   files (types, `newId` and the enum constants stay importable everywhere);
 // - resource-cycle: an import cycle between folders of routers/src;
 // - import-by-name: another package imported by a relative path instead of its name;
-// - undeclared-workspace: a workspace imported but not declared in the importer's package.json.
-// Prints the violations grouped by file and exits 1 if any is not in scripts/layering-allowlist.txt
-// (`--all` prints the allow-listed ones too; `--allowlist` prints every violation in that file's format).
+// - undeclared-workspace: a workspace imported but not declared in the importer's package.json;
+// - trpc-internals: tRPC's internals (`@trpc/server/unstable-core-do-not-import`, a `_def` read)
+//   outside routers/src/trpc-adapter.ts;
+// - one-pipeline: the limits' steps (`limits.identify`, `.count`, `.turn`) called outside the one
+//   pipeline definition, rest-facade/src/pipeline/pipeline.ts.
+// Prints the violations grouped by file, then what each broken rule asks, and exits 1 if there is
+// any. There is no allow-list: a rule that does not hold is fixed, or changed here on purpose.
+// `checkLayering({ root })` runs the same checks on another tree (tests/src/tooling/layering.test.ts).
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cruise } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
 import ts from 'typescript';
 
-process.chdir(join(dirname(fileURLToPath(import.meta.url)), '..'));
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
+const CONFIG = join(REPO, '.dependency-cruiser.cjs');
 const PACKAGES = {
   db: '@atrium/db',
   routers: '@atrium/routers',
   'rest-facade': '@atrium/rest-facade',
   server: '@atrium/server',
+  console: '@atrium/console',
+  web: '@atrium/web',
 };
-const SCANNED = ['db', 'routers', 'rest-facade', 'server', 'tests', 'bench'];
+/** Where each package's entry point is (what `@atrium/x` resolves to). */
+const ENTRIES = new Set(['db', 'routers', 'rest-facade', 'server'].map((p) => `${p}/src/index.ts`));
+for (const p of ['console', 'web']) ENTRIES.add(`${p}/build.mjs`);
+/** Every folder with code; those missing in a tree are skipped (web/ replaces console/ and server/portal/). */
+const SCANNED = ['db', 'routers', 'rest-facade', 'server', 'web', 'tests', 'bench'];
 const SQL_FREE = /^(routers|rest-facade|server)\//;
 const STORE = /(^|\/)store\.ts$/;
-const ALLOWLIST = 'scripts/layering-allowlist.txt';
+/** The one module that may touch tRPC's internals; the patch's own tests exercise the patched internals. */
+const TRPC_ADAPTER = 'routers/src/trpc-adapter.ts';
+const TRPC_INTERNALS_EXEMPT = /^tests\/src\/patches\//;
+const TRPC_INTERNALS = '@trpc/server/unstable-core-do-not-import';
+/** The one pipeline definition, and the limits whose steps only it calls. */
+const PIPELINE = 'rest-facade/src/pipeline/pipeline.ts';
+const LIMITS = 'rest-facade/src/pipeline/limits.ts';
+const LIMIT_STEPS = new Set(['identify', 'count', 'turn']);
 /** Value exports of @atrium/db that take tables or SQL: they belong in stores, like the tables. */
 const DB_QUERY_HELPERS = [
   'schema',
@@ -38,7 +58,7 @@ const DB_QUERY_HELPERS = [
   'claimRoundRobin',
   'environmentsWith',
 ];
-const comments = new Map([
+const COMMENTS = new Map([
   [
     'resource-cycle',
     'folders of routers/src import each other: move the shared part into one of them, or its own module',
@@ -49,35 +69,81 @@ const comments = new Map([
   ],
   ['import-by-name', 'another package is imported by its name (`@atrium/x`), not by a relative path'],
   ['undeclared-workspace', 'declare the workspace in the importing package.json\'s dependencies ("@atrium/x": "*")'],
+  [
+    'trpc-internals',
+    `only ${TRPC_ADAPTER} reads \`_def\` or imports ${TRPC_INTERNALS}: call its plain functions (procedureEntries, callProcedure, ...)`,
+  ],
+  [
+    'one-pipeline',
+    `the limits' steps (identify, count, turn) run in one place, ${PIPELINE}: a transport is a codec over that pipeline`,
+  ],
 ]);
 
-const violations = [];
-/** Records a violation once; `to` is what the allow-list names, `detail` is only printed. */
-function report(from, rule, to, detail = '') {
-  if (violations.some((v) => v.from === from && v.rule === rule && v.to === to)) return;
-  violations.push({ from, rule, to, detail });
+/**
+ * Runs every check on the tree at `root` (default: this repository) with this repository's
+ * rules; returns the violations (`from` file, `rule`, `to`, printed `detail`) and the files seen.
+ */
+export async function checkLayering({ root = REPO, cache = true } = {}) {
+  const violations = [];
+  const comments = new Map(COMMENTS);
+  const report = (from, rule, to, detail = '') => {
+    if (violations.some((v) => v.from === from && v.rule === rule && v.to === to)) return;
+    violations.push({ from, rule, to, detail });
+  };
+  const read = (path) => readFileSync(join(root, path), 'utf8');
+  const sources = new Map();
+  /** A file's syntax tree (TSX where the name says so), parsed once. */
+  const parse = (path) => {
+    if (!sources.has(path)) {
+      const kind = path.endsWith('.tsx') ? ts.ScriptKind.TSX : undefined;
+      sources.set(path, ts.createSourceFile(path, read(path), ts.ScriptTarget.Latest, true, kind));
+    }
+    return sources.get(path);
+  };
+
+  const modules = await cruiseModules(root, cache, report, comments);
+  checkDbImports(root, modules, parse, report);
+  checkPackageImports(root, modules, report);
+  checkResourceCycles(modules, report);
+  checkStructure(modules, parse, report);
+  return { violations, files: modules.length, comments };
 }
 
 /** Runs dependency-cruiser with the config's rules, records its violations, returns its modules. */
-async function cruiseModules() {
-  const options = await extractDepcruiseOptions('./.dependency-cruiser.cjs');
-  const { output } = await cruise(SCANNED, { ...options, outputType: 'json' }, {}, {});
+async function cruiseModules(root, cache, report, comments) {
+  const options = await extractDepcruiseOptions(CONFIG);
+  const scanned = SCANNED.filter((dir) => existsSync(join(root, dir)));
+  // The cache lives in this repository's node_modules whatever the working directory.
+  const cacheOption = cache && options.cache ? { ...options.cache, folder: join(REPO, options.cache.folder) } : false;
+  const cruiseOptions = { ...options, baseDir: resolve(root), outputType: 'json', cache: cacheOption };
+  const { output } = await cruise(scanned, cruiseOptions, {}, {});
   const result = typeof output === 'string' ? JSON.parse(output) : output;
   for (const rule of options.ruleSet.forbidden) if (!comments.has(rule.name)) comments.set(rule.name, rule.comment);
   const specifiers = new Map(
     result.modules.flatMap((m) => m.dependencies.map((d) => [`${m.source} ${d.resolved}`, d.module])),
   );
   for (const v of result.summary.violations) {
-    const to = v.to.startsWith('node_modules/') ? (specifiers.get(`${v.from} ${v.to}`) ?? v.to) : v.to;
+    if (v.cycle) {
+      // A ring is reported once per member: name it once, by its members from the lowest.
+      const ring = [v.from, ...v.cycle.map((step) => step.name ?? step)];
+      ring.pop();
+      const start = ring.indexOf([...ring].sort()[0]);
+      const ordered = [...ring.slice(start), ...ring.slice(0, start)];
+      report(ordered[0], v.rule.name, 'ring', `\n      ${[...ordered, ordered[0]].join('\n      -> ')}`);
+      continue;
+    }
+    const to = /(^|\/)node_modules\//.test(v.to) ? (specifiers.get(`${v.from} ${v.to}`) ?? v.to) : v.to;
     report(v.from, v.rule.name, to);
   }
-  return result.modules.filter((m) => !m.source.startsWith('node_modules/'));
+  return result.modules.filter((m) => !/(^|\/)node_modules\//.test(m.source) && !m.coreModule);
 }
 
 /** Names exported by db/src/schema/** other than UPPER_CASE constants: tables, relations, column builders. */
-function schemaValueNames() {
+function schemaValueNames(root) {
   const names = new Set(DB_QUERY_HELPERS);
-  for (const file of ts.sys.readDirectory('db/src/schema', ['.ts'])) {
+  const dir = join(root, 'db/src/schema');
+  if (!existsSync(dir)) return names;
+  for (const file of ts.sys.readDirectory(dir, ['.ts'])) {
     const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
     for (const statement of source.statements) {
       if (!ts.isVariableStatement(statement)) continue;
@@ -91,8 +157,7 @@ function schemaValueNames() {
 }
 
 /** The value names a file imports or re-exports from `specifier` (type-only ones left out); `*` for a namespace. */
-function valueImports(file, specifier) {
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+function valueImports(source, specifier) {
   const names = [];
   for (const s of source.statements) {
     if (!(ts.isImportDeclaration(s) || ts.isExportDeclaration(s))) continue;
@@ -110,13 +175,13 @@ function valueImports(file, specifier) {
 }
 
 /** Tables and query helpers of @atrium/db imported (as values) outside store.ts files. */
-function checkDbImports(modules) {
-  const forbidden = schemaValueNames();
+function checkDbImports(root, modules, parse, report) {
+  const forbidden = schemaValueNames(root);
   for (const m of modules) {
     if (!SQL_FREE.test(m.source) || STORE.test(m.source)) continue;
     for (const d of m.dependencies) {
       if (d.resolved !== 'db/src/index.ts') continue;
-      const hits = valueImports(m.source, d.module).filter((name) => name === '*' || forbidden.has(name));
+      const hits = valueImports(parse(m.source), d.module).filter((name) => name === '*' || forbidden.has(name));
       if (hits.length > 0) report(m.source, 'sql-outside-store', d.module, `{ ${[...new Set(hits)].join(', ')} }`);
     }
   }
@@ -129,11 +194,12 @@ function packageOf(path) {
 }
 
 /** Another package's entry reached by a relative path, and workspaces imported without being declared. */
-function checkPackageImports(modules) {
+function checkPackageImports(root, modules, report) {
   const declared = new Map();
   const depsOf = (pkg) => {
     if (!declared.has(pkg)) {
-      const json = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
+      const file = join(root, pkg, 'package.json');
+      const json = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
       declared.set(pkg, new Set(Object.keys({ ...json.dependencies, ...json.devDependencies })));
     }
     return declared.get(pkg);
@@ -144,15 +210,14 @@ function checkPackageImports(modules) {
       const to = packageOf(d.resolved);
       if (!(to in PACKAGES) || to === from) continue;
       // A relative import of another package's other files is dependency-cruiser's entry-point-only.
-      if (d.module.startsWith('.') && d.resolved === `${to}/src/index.ts`)
-        report(m.source, 'import-by-name', d.resolved);
+      if (d.module.startsWith('.') && ENTRIES.has(d.resolved)) report(m.source, 'import-by-name', d.resolved);
       if (!depsOf(from).has(PACKAGES[to])) report(m.source, 'undeclared-workspace', PACKAGES[to]);
     }
   }
 }
 
 /** Import cycles between the folders of routers/src: the strongly connected parts of their graph. */
-function checkResourceCycles(modules) {
+function checkResourceCycles(modules, report) {
   const folderOf = (path) => /^routers\/src\/([^/]+)\//.exec(path)?.[1];
   const edges = new Map();
   for (const m of modules) {
@@ -202,48 +267,102 @@ function stronglyConnected(edges) {
   return components;
 }
 
-const keyOf = (v) => `${v.from} ${v.rule} ${v.to}`;
-
-function readAllowlist() {
-  if (!existsSync(ALLOWLIST)) return new Set();
-  const lines = readFileSync(ALLOWLIST, 'utf8').split('\n');
-  return new Set(lines.map((l) => l.replace(/#.*/, '').trim()).filter(Boolean));
+/** `a.b.c` -> `c`; the name a call's receiver ends with, if it is a plain name or property. */
+function lastName(expression) {
+  if (ts.isIdentifier(expression)) return expression.text;
+  if (ts.isPropertyAccessExpression(expression)) return expression.name.text;
+  return undefined;
 }
 
+/**
+ * The structure rules, read from each file's syntax tree: tRPC internals only in the adapter
+ * (an import of `unstable-core-do-not-import`, a `._def` / `['_def']` read, a `{ _def }`
+ * destructuring); the limits' steps only in the pipeline definition (a call of `identify`,
+ * `count` or `turn` on a receiver named `limits`, or such a method taken off it).
+ */
+function checkStructure(modules, parse, report) {
+  const lines = new Map();
+  const found = (file, rule, what, node) => {
+    const key = `${file}\0${rule}\0${what}`;
+    const line = node.getSourceFile().getLineAndCharacterOfPosition(node.getStart()).line + 1;
+    lines.set(key, [...(lines.get(key) ?? []), line]);
+  };
+  for (const m of modules) {
+    if (!/\.(ts|tsx|mts|mjs|js)$/.test(m.source) || m.source.endsWith('.d.ts')) continue;
+    const internals = m.source !== TRPC_ADAPTER && !TRPC_INTERNALS_EXEMPT.test(m.source);
+    const limits = m.source !== PIPELINE && m.source !== LIMITS;
+    const source = parse(m.source);
+    const visit = (node) => {
+      if (internals) {
+        const specifier =
+          (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier
+            ? node.moduleSpecifier
+            : ts.isCallExpression(node) && node.arguments.length === 1 && isImportOrRequire(node)
+              ? node.arguments[0]
+              : undefined;
+        if (specifier && ts.isStringLiteralLike(specifier) && specifier.text.startsWith(TRPC_INTERNALS)) {
+          found(m.source, 'trpc-internals', specifier.text, node);
+        }
+        const readsDef =
+          (ts.isPropertyAccessExpression(node) && node.name.text === '_def') ||
+          (ts.isElementAccessExpression(node) &&
+            ts.isStringLiteralLike(node.argumentExpression) &&
+            node.argumentExpression.text === '_def') ||
+          (ts.isBindingElement(node) && (node.propertyName ?? node.name).getText(source) === '_def');
+        if (readsDef) found(m.source, 'trpc-internals', '._def', node);
+      }
+      if (limits) {
+        const taken =
+          ts.isPropertyAccessExpression(node) &&
+          LIMIT_STEPS.has(node.name.text) &&
+          /^limits$/i.test(lastName(node.expression) ?? '');
+        const destructured =
+          ts.isVariableDeclaration(node) &&
+          ts.isObjectBindingPattern(node.name) &&
+          node.initializer &&
+          /^limits$/i.test(lastName(node.initializer) ?? '') &&
+          node.name.elements.some((e) => LIMIT_STEPS.has((e.propertyName ?? e.name).getText(source)));
+        if (taken || destructured) {
+          found(m.source, 'one-pipeline', `limits.${taken ? node.name.text : '{identify,count,turn}'}`, node);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  for (const [key, at] of lines) {
+    const [file, rule, what] = key.split('\0');
+    report(file, rule, what, `(line${at.length > 1 ? 's' : ''} ${[...new Set(at)].join(', ')})`);
+  }
+}
+
+const isImportOrRequire = (call) =>
+  call.expression.kind === ts.SyntaxKind.ImportKeyword ||
+  (ts.isIdentifier(call.expression) && call.expression.text === 'require');
+
 /** The violations grouped by file, then what each broken rule asks. */
-function print(list) {
+export function formatViolations(list, comments) {
+  const lines = [];
   const byFile = new Map();
   for (const v of list) byFile.set(v.from, [...(byFile.get(v.from) ?? []), v]);
   for (const [file, found] of [...byFile].sort(([a], [b]) => a.localeCompare(b))) {
-    console.log(file);
-    for (const v of found) console.log(`  ${v.rule}: ${v.to} ${v.detail}`.trimEnd());
+    lines.push(file);
+    for (const v of found)
+      lines.push(`  ${v.rule}: ${v.to}${v.detail && !v.detail.startsWith('\n') ? ' ' : ''}${v.detail}`);
   }
   const rules = [...new Set(list.map((v) => v.rule))].sort();
-  if (rules.length > 0) console.log(`\nrules:\n${rules.map((r) => `  ${r}: ${comments.get(r)}`).join('\n')}\n`);
+  if (rules.length > 0) lines.push('', 'rules:', ...rules.map((r) => `  ${r}: ${comments.get(r)}`), '');
+  return lines.join('\n');
 }
 
 async function main() {
   const started = Date.now();
-  const modules = await cruiseModules();
-  checkDbImports(modules);
-  checkPackageImports(modules);
-  checkResourceCycles(modules);
-  if (process.argv.includes('--allowlist')) {
-    for (const key of [...new Set(violations.map(keyOf))].sort()) console.log(key);
-    return;
-  }
-  const allowed = readAllowlist();
-  const failing = violations.filter((v) => !allowed.has(keyOf(v)));
-  print(process.argv.includes('--all') ? violations : failing);
-  const current = new Set(violations.map(keyOf));
-  for (const key of allowed) if (!current.has(key)) console.log(`${ALLOWLIST}: fixed, remove the line: ${key}`);
-  const files = new Set(failing.map((v) => v.from)).size;
-  const listed = violations.length - failing.length;
-  console.log(
-    `layering: ${modules.length} files in ${((Date.now() - started) / 1000).toFixed(1)} s, ` +
-      `${failing.length} violations in ${files} files${listed > 0 ? ` (and ${listed} allow-listed)` : ''}`,
-  );
-  process.exitCode = failing.length > 0 ? 1 : 0;
+  const { violations, files, comments } = await checkLayering();
+  if (violations.length > 0) console.log(formatViolations(violations, comments));
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const where = new Set(violations.map((v) => v.from)).size;
+  console.log(`layering: ${files} files in ${seconds} s, ${violations.length} violations in ${where} files`);
+  process.exitCode = violations.length > 0 ? 1 : 0;
 }
 
-await main();
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

@@ -3,26 +3,18 @@ export { type AppRouter, appRouter, createCaller } from './app-router.ts';
 export {
   ADMIN_TOKEN,
   authenticateAdmin,
-  authenticateApiKey,
-  authenticateApiKeyWithId,
-  bearer,
   configureAdminToken,
   createAdminToken,
   ensureAdminToken,
-  forgetEnvironment,
-} from './auth/service.ts';
-export { authenticateClientToken, type ClientCaller } from './client-api/auth.ts';
-export { nameServerProvider } from './client-api/domains/service.ts';
-export type { GraphQLContext } from './client-api/graphql/builder.ts';
-export { clientSchema } from './client-api/graphql/schema.ts';
+} from './auth/admin-token.ts';
+export { authenticateApiKey, authenticateApiKeyWithId, forgetEnvironment } from './auth/api-key.ts';
+export { bearer } from './auth/bearer.ts';
 export {
+  authenticateClientToken,
+  type ClientCaller,
   type ClientTokenGrant,
-  purgeExpiredSessions,
-  SESSION_RETENTION_MS,
   verifyClientToken,
-} from './client-tokens/service.ts';
-export { isoOfJson } from './common/schemas.ts';
-export { createConnection } from './connections/service.ts';
+} from './auth/client-token.ts';
 export {
   CONSOLE_SESSION_TTL_MS,
   type ConsoleCredentials,
@@ -30,7 +22,14 @@ export {
   describeConsoleSession,
   signInToConsole,
   signOutOfConsole,
-} from './console/service.ts';
+} from './auth/console-session.ts';
+export { portalCsrfMatches, portalCsrfToken, portalSessionOfCookie } from './auth/portal-session.ts';
+export { nameServerProvider } from './client-api/domains/service.ts';
+export type { GraphQLContext } from './client-api/graphql/builder.ts';
+export { clientSchema } from './client-api/graphql/schema.ts';
+export { purgeExpiredSessions, SESSION_RETENTION_MS } from './client-tokens/service.ts';
+export { isoOfJson } from './common/schemas.ts';
+export { createConnection } from './connections/service.ts';
 export {
   createEnvironment,
   createFirstRunSecrets,
@@ -113,9 +112,6 @@ export {
   openPortalLink,
   PORTAL_SCOPES,
   type PortalStatus,
-  portalCsrfMatches,
-  portalCsrfToken,
-  portalSessionOfCookie,
   portalStatus,
   SESSION_TTL_MS as PORTAL_SESSION_TTL_MS,
 } from './portal/service.ts';

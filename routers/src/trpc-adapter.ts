@@ -4,7 +4,7 @@
 import type { AnyTRPCProcedure, AnyTRPCRouter, TRPCError } from '@trpc/server';
 import { getErrorShape, middlewareMarker } from '@trpc/server/unstable-core-do-not-import';
 import type { Context } from './kernel/context.ts';
-import type { Meta } from './trpc.ts';
+import type { Meta } from './trpc-meta.ts';
 
 /** One procedure of the app router, as the route table and the dispatcher see it. */
 export interface ProcedureEntry {

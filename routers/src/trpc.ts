@@ -1,38 +1,19 @@
 import type { ReadReplica } from '@atrium/db';
 import { initTRPC, type TRPCError } from '@trpc/server';
-import type { OpenApiMeta } from 'trpc-to-openapi';
-import { authenticateAdmin, authenticateApiKey, bearer } from './auth/service.ts';
-import { authenticateClientToken } from './client-api/auth.ts';
-import { authenticateConsole } from './console/service.ts';
+import { authenticateAdmin } from './auth/admin-token.ts';
+import { authenticateApiKey, callerKeyOf } from './auth/api-key.ts';
+import { authenticateClientToken } from './auth/client-token.ts';
+import { authenticateConsole } from './auth/console-session.ts';
 import { idempotencyStep } from './idempotency/middleware.ts';
 import type { Context } from './kernel/context.ts';
 import { forbidden, isDatabaseUnreachable } from './kernel/errors.ts';
 import type { ClientScope } from './kernel/principals.ts';
 import type { Scope } from './kernel/scope.ts';
-import { sha256Hex } from './lib/random.ts';
+import { middlewareResult } from './trpc-adapter.ts';
 import { apiErrorOf, asTRPCError, trpcContractError } from './trpc-errors.ts';
+import type { Meta } from './trpc-meta.ts';
 
-export type Meta = OpenApiMeta<{
-  /** The HTTP status of a success on the REST surface (default 200). */
-  successStatus?: 200 | 201 | 204;
-  /**
-   * The success body carries a secret shown once (a new API key's value): an Idempotency-Key
-   * replay still answers it, so the stored response is sealed under the master key.
-   */
-  secretResponse?: true;
-  /** A DELETE that takes its input from a JSON body (the widgets' `sessions/revoke-all`), not the query. */
-  bodyOnDelete?: true;
-  /**
-   * A POST whose input is its query string: the official widgets' `generate-link?intent=…`
-   * sends no body (the direct dispatcher reads the query; the trpc-to-openapi bridge cannot).
-   */
-  queryInput?: true;
-  /**
-   * Path parameters that are secrets (an invitation's token): logs and traces show the path
-   * with them replaced (rest-facade routes.ts `redact`); metrics only ever carry the template.
-   */
-  secretPathParams?: readonly string[];
-}>;
+export type { Meta } from './trpc-meta.ts';
 
 const t = initTRPC
   .context<Context>()
@@ -93,7 +74,7 @@ async function routedReads<R extends { ok: boolean; error?: TRPCError }>(
   scope: Scope,
   run: (scope: Scope) => Promise<R>,
 ): Promise<R> {
-  const key = sha256Hex(bearer(authorization) ?? '');
+  const key = callerKeyOf(authorization);
   if (type !== 'query') {
     try {
       return await run(scope);
@@ -129,12 +110,16 @@ async function routedReads<R extends { ok: boolean; error?: TRPCError }>(
   return run(scope);
 }
 
+/** How the idempotency step (idempotency/middleware.ts) makes a tRPC result of a replay and reads a failure. */
+const IDEMPOTENCY_CODEC = { replayed: middlewareResult, contractOf: trpcContractError };
+
 /** The caller's Scope, then the call, through the idempotency step (idempotency/middleware.ts). */
 const apiGuard = (flag?: string) =>
   t.middleware((opts) =>
     guarded(async () => {
       const scope = await scopeOfApiKey(opts.ctx, flag);
-      const run = (called: Scope) => idempotencyStep(opts, called, (s) => opts.next({ ctx: { scope: s } }));
+      const run = (called: Scope) =>
+        idempotencyStep(opts, called, (s) => opts.next({ ctx: { scope: s } }), IDEMPOTENCY_CODEC);
       const replica = opts.ctx.deps.replica;
       return replica ? routedReads(replica, opts.type, opts.ctx.authorization, scope, run) : run(scope);
     }),

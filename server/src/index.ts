@@ -1,5 +1,6 @@
 export { banner } from './banner.ts';
-export { type AdminClient, type CliIo, createAdminClient, runCli } from './cli.ts';
+export { runCli } from './cli.ts';
+export { type AdminClient, type CliIo, createAdminClient } from './cli-context.ts';
 export { loadConfig, resolveMasterKey, type ServerConfig } from './config.ts';
 export { capConnectionsPerAddress, type HttpBounds, serverOptions } from './connections.ts';
 export { type DevDnsAnswer, type DevDnsServer, startDevDns } from './dev-dns.ts';

@@ -1,4 +1,4 @@
-import type { AdminClient, Register } from './cli.ts';
+import type { AdminClient, Register } from './cli-context.ts';
 
 /**
  * `atrium seed --environment <env>`: demo data to look at in the console and call with the SDK,

@@ -1,7 +1,7 @@
 import { CONNECTION_TYPES } from '@atrium/db';
 import { z } from 'zod';
 import { registerAgent, revokeAgentRegistration } from '../agents/service.ts';
-import { createAdminToken, listAdminTokens, revokeAdminToken } from '../auth/service.ts';
+import { createAdminToken, listAdminTokens, revokeAdminToken } from '../auth/admin-token.ts';
 import { CreateConnectionInput, ListConnectionsInput } from '../connections/schemas.ts';
 import {
   createConnection,

@@ -1,5 +1,6 @@
-import { adminTokens, apiKeys, type Db, environments, newId } from '@atrium/db';
-import { and, asc, eq, inArray, isNull, ne } from 'drizzle-orm';
+import { adminTokens, apiKeys, consoleSessions, type Db, environments, newId } from '@atrium/db';
+import { and, asc, eq, inArray, isNull, lte, ne } from 'drizzle-orm';
+import type { EnvironmentInfo } from '../kernel/scope.ts';
 
 /** The live (unrevoked) API keys among these hashes, with their environments (one indexed probe each). */
 export function liveApiKeysByHash(db: Db, keyHashes: string[]) {
@@ -15,6 +16,19 @@ export function liveApiKeysByHash(db: Db, keyHashes: string[]) {
     .from(apiKeys)
     .innerJoin(environments, eq(environments.id, apiKeys.environmentId))
     .where(and(inArray(apiKeys.keyHash, keyHashes), isNull(apiKeys.revokedAt)));
+}
+
+/** The environments these client ids belong to (a client token's audience names one). */
+export function environmentsOfClientIds(db: Db, clientIds: string[]): Promise<EnvironmentInfo[]> {
+  return db
+    .select({
+      id: environments.id,
+      name: environments.name,
+      clientId: environments.clientId,
+      flags: environments.flags,
+    })
+    .from(environments)
+    .where(inArray(environments.clientId, clientIds));
 }
 
 /** The admin tokens among these hashes, by id. */
@@ -64,4 +78,37 @@ export function allAdminTokens(db: Db) {
 export async function deleteAdminToken(db: Db, id: string): Promise<boolean> {
   const deleted = await db.delete(adminTokens).where(eq(adminTokens.id, id)).returning({ id: adminTokens.id });
   return deleted.length > 0;
+}
+
+export type ConsoleSessionRow = typeof consoleSessions.$inferSelect;
+
+export async function insertConsoleSession(db: Db, row: typeof consoleSessions.$inferInsert): Promise<void> {
+  await db.insert(consoleSessions).values(row);
+}
+
+/** The sessions among these secret hashes, expired ones included (each caller judges expiry by its own clock). */
+export function consoleSessionsByHash(db: Db, tokenHashes: string[]) {
+  return db
+    .select({
+      tokenHash: consoleSessions.tokenHash,
+      id: consoleSessions.id,
+      adminTokenId: consoleSessions.adminTokenId,
+      expiresAt: consoleSessions.expiresAt,
+    })
+    .from(consoleSessions)
+    .where(inArray(consoleSessions.tokenHash, tokenHashes));
+}
+
+/** Ends a session (sign-out); true when there was one. */
+export async function deleteConsoleSession(db: Db, tokenHash: string): Promise<boolean> {
+  const rows = await db
+    .delete(consoleSessions)
+    .where(eq(consoleSessions.tokenHash, tokenHash))
+    .returning({ id: consoleSessions.id });
+  return rows.length > 0;
+}
+
+/** Forgets expired sessions (run at each sign-in, so the table holds live sessions and few others). */
+export async function deleteExpiredConsoleSessions(db: Db, now: Date): Promise<void> {
+  await db.delete(consoleSessions).where(lte(consoleSessions.expiresAt, now));
 }

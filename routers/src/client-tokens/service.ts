@@ -1,19 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { type Db, newId } from '@atrium/db';
-import type { JWTPayload } from 'jose';
 import { recordEvent } from '../events/record.ts';
-import type { RequestDevice } from '../kernel/context.ts';
-import type { Deps } from '../kernel/deps.ts';
 import { ApiError } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { membershipStatus } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { noteSessionUse, toSession } from '../sessions/service.ts';
-import { insertSession, liveSession } from '../sessions/store.ts';
-import { signToken, verifyToken } from '../signing/service.ts';
+import { toSession } from '../sessions/service.ts';
+import { insertSession } from '../sessions/store.ts';
+import { signToken } from '../signing/service.ts';
 import { findUser, markSignedIn } from '../users/store.ts';
 import type { ClientToken } from './schemas.ts';
-import { heldWidgetPermissions, organizationExists, purgeSessionsBefore } from './store.ts';
+import { heldWidgetPermissions, purgeSessionsBefore } from './store.ts';
 
 function membershipRequired(userId: string, organizationId: string): ApiError {
   const message = `User '${userId}' has no active membership of organization '${organizationId}'.`;
@@ -109,90 +106,6 @@ async function issueSessionToken(
     await recordEvent(tx, scope, 'session.created', toSession(session, scope.now()));
   });
   return { token: signed.token };
-}
-
-/** What a verified operation-20 client token grants: its user in its organization, for its session. */
-export interface ClientTokenGrant {
-  sessionId: string;
-  userId: string;
-  organizationId: string;
-  expiresAt: Date;
-}
-
-/**
- * The one check every surface that accepts client tokens must use: the signature, `typ`, `iss`,
- * `aud` and `exp` (signing/service.ts), then the stored session it names (`sid`): of this
- * environment, for the token's user and organization, not revoked, not expired, its user still an
- * active member of the organization (a deactivated or removed member's token stops). The session is
- * read on every call, on the primary (`deps.db`), with no cache, so a revocation committed by
- * any process refuses the token from its next use on. Returns null for anything invalid.
- */
-export async function verifyClientToken(
-  deps: Deps,
-  env: { id: string; clientId: string },
-  token: string,
-): Promise<ClientTokenGrant | null> {
-  const payload = await verifyToken(deps, env, 'client', token);
-  return payload ? grantOfClientPayload(deps, env, payload) : null;
-}
-
-/**
- * `verifyClientToken` after the signature check: the stored session a verified payload names.
- * With `device` (a client-surface request), the use is noted on the session (`noteSessionUse`).
- */
-export async function grantOfClientPayload(
-  deps: Deps,
-  env: { id: string },
-  payload: JWTPayload,
-  device?: RequestDevice,
-): Promise<ClientTokenGrant | null> {
-  const { sid, sub, org_id: organizationId } = payload;
-  if (typeof sid !== 'string' || typeof sub !== 'string' || typeof organizationId !== 'string') return null;
-  if (isWidgetClaim(payload)) return null; // bound to no session: grantOfWidgetPayload
-  const now = deps.now();
-  const session = await liveSession(deps.db, env.id, sid, now);
-  if (!session || session.userId !== sub || session.organizationId !== organizationId) return null;
-  if (device) await noteSessionUse(deps.db, session, device, now);
-  return { sessionId: session.id, userId: session.userId, organizationId, expiresAt: session.expiresAt };
-}
-
-/** Whether a verified client-kind payload is a widget token's: it carries `permissions` (`POST /widgets/token`). */
-export const isWidgetClaim = (payload: JWTPayload) => payload.permissions !== undefined;
-
-/** What a verified widget token grants now: its user (or none) in its organization, with these permissions. */
-export interface WidgetTokenGrant {
-  /** The token's own id (`sid`, `widget_session_…`); no session row holds it. */
-  widgetSessionId: string;
-  userId: string | null;
-  organizationId: string;
-  permissions: string[];
-  expiresAt: Date;
-}
-
-/**
- * A verified widget token's grant on this use: with a user, their membership of the organization
- * must still be active and the token's permissions are cut to those its roles grant **now** (a
- * demotion counts from its commit, in every process: one prepared read per use, no cache);
- * without a user, the organization must still exist. Null for anything invalid.
- */
-export async function grantOfWidgetPayload(
-  deps: Deps,
-  env: { id: string },
-  payload: JWTPayload,
-): Promise<WidgetTokenGrant | null> {
-  const { sid, sub, org_id: organizationId, permissions: claimed, exp } = payload;
-  if (typeof sid !== 'string' || typeof organizationId !== 'string' || typeof exp !== 'number') return null;
-  if (!Array.isArray(claimed) || !claimed.every((p) => typeof p === 'string')) return null;
-  const expiresAt = new Date(exp * 1000);
-  if (sub === sid) {
-    if (!(await organizationExists(deps.db, env.id, organizationId))) return null;
-    return { widgetSessionId: sid, userId: null, organizationId, permissions: claimed, expiresAt };
-  }
-  if (typeof sub !== 'string') return null;
-  const held = await heldWidgetPermissions(deps.db, env.id, organizationId, sub);
-  if (!held) return null;
-  const permissions = claimed.filter((slug) => held.has(slug));
-  return { widgetSessionId: sid, userId: sub, organizationId, permissions, expiresAt };
 }
 
 /** A session is kept this long past its expiry (a record of who held a token), then purged. */

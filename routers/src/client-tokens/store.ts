@@ -32,7 +32,7 @@ export async function purgeSessionsBefore(db: Db, cutoff: Date, batchSize: numbe
  * The widget permissions (`widgets:*` slugs) the roles of the user's **active** membership of the
  * organization grant now: no rows when there is no active membership, else one row per slug
  * (a null slug when its roles grant none). Prepared once per handle (`perHandle`): it runs on
- * every use of a widget token (client-api/auth.ts), so a demotion counts from its commit.
+ * every use of a widget token (auth/widget-token.ts), so a demotion counts from its commit.
  */
 const heldWidgetPermissionsRead = perHandle((db: Db) =>
   db

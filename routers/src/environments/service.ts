@@ -1,11 +1,6 @@
 import { type Db, type FeatureFlags, newId } from '@atrium/db';
-import {
-  forgetEnvironment,
-  generateFirstAdminToken,
-  KEY_PREFIX_LENGTH,
-  keyPrefixOf,
-  newApiKeySecret,
-} from '../auth/service.ts';
+import { generateFirstAdminToken } from '../auth/admin-token.ts';
+import { forgetEnvironment, KEY_PREFIX_LENGTH, keyPrefixOf, newApiKeySecret } from '../auth/api-key.ts';
 import { publishInvalidation } from '../invalidation/service.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { conflict, invalid, notFound } from '../kernel/errors.ts';

@@ -1,11 +1,8 @@
-import type { TRPCError } from '@trpc/server';
 import type { Context } from '../kernel/context.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { ApiError, type ErrorBody } from '../kernel/errors.ts';
 import type { IdempotencyClaim, Scope } from '../kernel/scope.ts';
 import { isSealed, seal, unseal } from '../signing/material.ts';
-import { middlewareResult } from '../trpc-adapter.ts';
-import { trpcContractError } from '../trpc-errors.ts';
 import {
   beginIdempotentRequest,
   completeIdempotentRequest,
@@ -25,7 +22,16 @@ export interface IdempotentCall {
   getRawInput: () => Promise<unknown>;
 }
 
-type CallResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
+type CallResult = { ok: true; data: unknown } | { ok: false; error: unknown };
+
+/**
+ * What the calling transport supplies, so this step knows none: its result for a replayed
+ * success, and the contract's status and body of a failed call (trpc.ts passes tRPC's).
+ */
+export interface IdempotencyCodec<R> {
+  replayed(data: unknown): R;
+  contractOf(error: unknown): { status: number; body: ErrorBody };
+}
 
 /** Mutations the REST surface serves as POST (or not at all) take the key; others ignore it. */
 function takesKey(call: IdempotentCall): boolean {
@@ -42,15 +48,16 @@ export async function idempotencyStep<R extends CallResult>(
   call: IdempotentCall,
   scope: Scope,
   run: (scope: Scope) => Promise<R>,
+  codec: IdempotencyCodec<R>,
 ): Promise<R> {
   const header = call.ctx.idempotencyKey;
   if (header === undefined || !takesKey(call)) return run(scope);
   const claim: IdempotencyClaim = { environmentId: scope.env.id, key: requireIdempotencyKey(header) };
   const fingerprint = requestFingerprint(call.path, await call.getRawInput());
   const begun = await beginIdempotentRequest(scope.deps, claim.environmentId, claim.key, fingerprint);
-  if (begun.kind === 'replay') return replay(call.ctx, claim, begun) as R;
+  if (begun.kind === 'replay') return codec.replayed(replay(call.ctx, claim, begun));
   const result = await run({ ...scope, db: markingDb(scope.db, claim), idempotency: claim });
-  await settle(call, scope, claim, result);
+  await settle(call, scope, claim, result, codec.contractOf);
   return result;
 }
 
@@ -63,13 +70,10 @@ const openSecretBody = (deps: Deps, claim: IdempotencyClaim, sealed: string) =>
 
 /**
  * The stored first result, as the call's own: its output (the JSON text as stored, so the REST
- * body is byte for byte the first one) or its error, rebuilt from the contract's body.
+ * body is byte for byte the first one, made a result by the codec) or its error, rebuilt from
+ * the contract's body.
  */
-function replay(
-  ctx: Context,
-  claim: IdempotencyClaim,
-  stored: Extract<IdempotencyBegin, { kind: 'replay' }>,
-): CallResult {
+function replay(ctx: Context, claim: IdempotencyClaim, stored: Extract<IdempotencyBegin, { kind: 'replay' }>): unknown {
   ctx.responseHeaders['Idempotent-Replayed'] = 'true';
   if (isSealed(stored.body)) stored = { ...stored, body: openSecretBody(ctx.deps, claim, stored.body) };
   if (stored.status >= 400) {
@@ -77,7 +81,7 @@ function replay(
     throw new ApiError(stored.status, body.code, body.message, body.errors);
   }
   const data: unknown = stored.body === '' ? undefined : JSON.parse(stored.body);
-  return middlewareResult(data) as CallResult;
+  return data;
 }
 
 /**
@@ -85,7 +89,13 @@ function replay(
  * and its contract body) before it is answered, so a retry can only ever replay it. A 5xx frees
  * the key instead: the call may not have happened, a retry may run it.
  */
-async function settle(call: IdempotentCall, scope: Scope, claim: IdempotencyClaim, result: CallResult): Promise<void> {
+async function settle(
+  call: IdempotentCall,
+  scope: Scope,
+  claim: IdempotencyClaim,
+  result: CallResult,
+  contractOf: IdempotencyCodec<unknown>['contractOf'],
+): Promise<void> {
   try {
     if (result.ok) {
       const status = call.meta?.successStatus ?? 200;
@@ -94,7 +104,7 @@ async function settle(call: IdempotentCall, scope: Scope, claim: IdempotencyClai
       await completeIdempotentRequest(scope.deps, claim, status, stored);
       return;
     }
-    const { status, body } = trpcContractError(result.error);
+    const { status, body } = contractOf(result.error);
     if (status >= 500) await releaseIdempotentRequest(scope.deps, claim);
     else await completeIdempotentRequest(scope.deps, claim, status, JSON.stringify(body));
   } catch (error) {

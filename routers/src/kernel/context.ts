@@ -37,7 +37,7 @@ export interface Context {
   responseHeaders: Record<string, string>;
   /**
    * The operator console's cookie and CSRF header, when the request came with the cookie and no
-   * `Authorization`: admin procedures accept them instead of an admin token (console/service.ts).
+   * `Authorization`: admin procedures accept them instead of an admin token (auth/console-session.ts).
    */
   console?: { session: string | undefined; csrf: string | undefined } | undefined;
 }

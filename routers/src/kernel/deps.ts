@@ -3,7 +3,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Db, DbDriver, ReadReplica } from '@atrium/db';
 import type { Logger } from 'pino';
 import type { Config, TokenConfig } from './config.ts';
-import type { EnvironmentInfo } from './scope.ts';
+import type { EnvironmentInfo } from './environment.ts';
 
 /** What this process holds in memory about an environment's signing keys. */
 export interface KeyCacheEntry {
@@ -76,7 +76,7 @@ export interface Deps {
   /** Where a session's IP address is, when a GeoIP city database is configured (`GEOIP_DATABASE`). */
   geo?: GeoLocator | undefined;
   /**
-   * Per-process caches: API keys by secret hash (auth/service.ts); signing keys by environment
+   * Per-process caches: API keys by secret hash (auth/api-key.ts); signing keys by environment
    * id and the environment id of a client id (signing/service.ts).
    */
   caches: {

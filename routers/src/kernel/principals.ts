@@ -50,7 +50,7 @@ export interface ClientScope extends Scope {
 
 /**
  * 403 unless the caller's token grants `permission` (the widgets show "Incorrect permissions").
- * `permissions` were read on this request (client-api/auth.ts): a widget token's are cut to what
+ * `permissions` were read on this request (auth/client-token.ts): a widget token's are cut to what
  * its membership's roles grant now, so a demoted admin's token stops here.
  */
 export function requirePermission(scope: ClientScope, permission: WidgetScope | string): void {

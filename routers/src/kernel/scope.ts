@@ -1,14 +1,9 @@
 // The scope a service works in: the database, the clock and the caller's environment.
-import type { Db, FeatureFlags } from '@atrium/db';
+import type { Db } from '@atrium/db';
 import type { Deps } from './deps.ts';
+import type { EnvironmentInfo } from './environment.ts';
 
-/** What an authenticated request knows about its environment. */
-export interface EnvironmentInfo {
-  id: string;
-  name: string;
-  clientId: string;
-  flags: FeatureFlags;
-}
+export type { EnvironmentInfo } from './environment.ts';
 
 export interface IdempotencyClaim {
   environmentId: string;

@@ -1,11 +1,11 @@
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { newId, PORTAL_INTENTS, type PortalIntent } from '@atrium/db';
 import { toOrganizationDomain } from '../domain-claims/service.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { forbidden, invalid } from '../kernel/errors.ts';
 import type { WidgetScope } from '../kernel/principals.ts';
 import type { Scope } from '../kernel/scope.ts';
-import { randomBase62, sameDigest, sha256Hex } from '../lib/random.ts';
+import { randomBase62, sha256Hex } from '../lib/random.ts';
 import type { OrganizationDomain } from '../organization-domains/schemas.ts';
 import { createOrganizationDomain, verifyOrganizationDomain } from '../organization-domains/service.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
@@ -165,30 +165,6 @@ export async function openPortalLink(deps: Deps, secret: string): Promise<Opened
   const link = await findPortalLink(deps.db, secretHash);
   if (!link) return { kind: 'unknown' };
   return { kind: link.usedAt ? 'used' : 'expired' };
-}
-
-/** The live session a portal cookie (`<id>.<secret>`) names, or undefined. */
-export async function portalSessionOfCookie(
-  deps: Deps,
-  cookie: string | undefined,
-): Promise<LivePortalSession | undefined> {
-  const [id, secret, extra] = (cookie ?? '').split('.');
-  if (!id?.startsWith('portal_session_') || !secret || extra !== undefined || id.length > 64) return undefined;
-  const live = await livePortalSession(deps.db, id, deps.now());
-  if (!live || !sameDigest(live.session.secretHash, sha256Hex(secret))) return undefined;
-  return live;
-}
-
-/** The CSRF token of a portal session: an HMAC of its id under the master key (never stored). */
-export function portalCsrfToken(deps: Deps, sessionId: string): string {
-  return createHmac('sha256', deps.tokens.masterKey).update(`portal-csrf:${sessionId}`).digest('base64url');
-}
-
-/** Whether `sent` is the session's CSRF token (constant time). */
-export function portalCsrfMatches(deps: Deps, sessionId: string, sent: string | undefined): boolean {
-  const expected = Buffer.from(portalCsrfToken(deps, sessionId));
-  const given = Buffer.from(sent ?? '');
-  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 /**

@@ -1,10 +1,12 @@
+// Console sessions: the operator console's cookie (opened with an admin token) and its CSRF
+// token; admin procedures accept them in place of an admin token.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { newId } from '@atrium/db';
-import { authenticateAdmin } from '../auth/service.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { forbidden, unauthorized } from '../kernel/errors.ts';
 import { batchedLookupOf } from '../lib/batched-lookup.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
+import { authenticateAdmin } from './admin-token.ts';
 import {
   consoleSessionsByHash,
   deleteConsoleSession,

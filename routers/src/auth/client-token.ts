@@ -1,16 +1,66 @@
+// Client-kind tokens (`Authorization: Bearer <JWT>` on the client surfaces): an operation-20
+// client token bound to a stored user session, a widget token (widget-token.ts) or an
+// admin-portal token (portal-session.ts). One verification, then the principal of its kind.
 import { decodeJwt, type JWTPayload } from 'jose';
-import { bearer } from '../auth/service.ts';
-import { grantOfClientPayload, grantOfWidgetPayload, isWidgetClaim } from '../client-tokens/service.ts';
 import { onInvalidation } from '../invalidation/service.ts';
 import type { RequestDevice } from '../kernel/context.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { type ClientPrincipal, clientTokenRefused } from '../kernel/principals.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 import { batchedLookupOf } from '../lib/batched-lookup.ts';
-import { PORTAL_SCOPES } from '../portal/service.ts';
-import { livePortalSession } from '../portal/store.ts';
+import { membershipPermissionSlugs } from '../organization-memberships/store.ts';
+import { noteSessionUse } from '../sessions/service.ts';
+import { liveSession } from '../sessions/store.ts';
 import { rememberedClaims, verifyToken } from '../signing/service.ts';
-import { environmentsOfClientIds, membershipPermissionSlugs } from './store.ts';
+import { bearer } from './bearer.ts';
+import { isPortalClaim, portalPrincipal } from './portal-session.ts';
+import { environmentsOfClientIds } from './store.ts';
+import { grantOfWidgetPayload, isWidgetClaim } from './widget-token.ts';
+
+/** What a verified operation-20 client token grants: its user in its organization, for its session. */
+export interface ClientTokenGrant {
+  sessionId: string;
+  userId: string;
+  organizationId: string;
+  expiresAt: Date;
+}
+
+/**
+ * The one check every surface that accepts client tokens must use: the signature, `typ`, `iss`,
+ * `aud` and `exp` (signing/service.ts), then the stored session it names (`sid`): of this
+ * environment, for the token's user and organization, not revoked, not expired, its user still an
+ * active member of the organization (a deactivated or removed member's token stops). The session is
+ * read on every call, on the primary (`deps.db`), with no cache, so a revocation committed by
+ * any process refuses the token from its next use on. Returns null for anything invalid.
+ */
+export async function verifyClientToken(
+  deps: Deps,
+  env: { id: string; clientId: string },
+  token: string,
+): Promise<ClientTokenGrant | null> {
+  const payload = await verifyToken(deps, env, 'client', token);
+  return payload ? grantOfClientPayload(deps, env, payload) : null;
+}
+
+/**
+ * `verifyClientToken` after the signature check: the stored session a verified payload names.
+ * With `device` (a client-surface request), the use is noted on the session (`noteSessionUse`).
+ */
+export async function grantOfClientPayload(
+  deps: Deps,
+  env: { id: string },
+  payload: JWTPayload,
+  device?: RequestDevice,
+): Promise<ClientTokenGrant | null> {
+  const { sid, sub, org_id: organizationId } = payload;
+  if (typeof sid !== 'string' || typeof sub !== 'string' || typeof organizationId !== 'string') return null;
+  if (isWidgetClaim(payload)) return null; // bound to no session: grantOfWidgetPayload
+  const now = deps.now();
+  const session = await liveSession(deps.db, env.id, sid, now);
+  if (!session || session.userId !== sub || session.organizationId !== organizationId) return null;
+  if (device) await noteSessionUse(deps.db, session, device, now);
+  return { sessionId: session.id, userId: session.userId, organizationId, expiresAt: session.expiresAt };
+}
 
 /** A client token's audience is `<client id>:client_api` (signing/service.ts TOKEN_KINDS). */
 const CLIENT_AUDIENCE = /^(client_[0-9A-Za-z]+):client_api$/;
@@ -50,7 +100,7 @@ function environmentCache(deps: Deps): Map<string, EnvironmentEntry> {
 }
 
 /**
- * The environment a token's audience names, cached as API keys are (auth/service.ts): while this
+ * The environment a token's audience names, cached as API keys are (api-key.ts): while this
  * process hears invalidations, until one names the environment; else for `apiKeyCacheTtlMs`.
  * Unknown client ids are not cached. The session (and so revocation) is read on every request.
  */
@@ -132,28 +182,5 @@ export async function authenticateClientToken(
       permissions,
       expiresAt: grant.expiresAt,
     },
-  };
-}
-
-/** Whether a verified client token's session is an admin-portal session (its `sid` says so). */
-const isPortalClaim = (payload: JWTPayload) =>
-  typeof payload.sid === 'string' && payload.sid.startsWith('portal_session_');
-
-/**
- * The portal principal of a verified client token: its portal session must still be live, of
- * this environment and of the token's organization (a deleted organization took it along). No
- * user; the permissions are the session's intent's scope.
- */
-async function portalPrincipal(deps: Deps, env: EnvironmentInfo, payload: JWTPayload): Promise<ClientPrincipal | null> {
-  const live = await livePortalSession(deps.db, String(payload.sid), deps.now());
-  if (!live || live.env.id !== env.id || live.session.organizationId !== payload.org_id) return null;
-  const exp = typeof payload.exp === 'number' ? payload.exp * 1000 : 0;
-  return {
-    kind: 'portal',
-    organizationId: live.session.organizationId,
-    userId: null,
-    sessionId: live.session.id,
-    permissions: [PORTAL_SCOPES[live.session.intent]],
-    expiresAt: new Date(Math.min(exp, live.session.expiresAt.getTime())),
   };
 }
