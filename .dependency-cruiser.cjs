@@ -4,7 +4,7 @@
 // imports of another package, undeclared workspaces, the structure rules).
 //
 // Packages depend one way only: db <- routers <- rest-facade <- server; the browser apps
-// (console/, web/) import routers' types only; tests/ and bench/ may import any of them. Across
+// (web/) imports routers' types only; tests/ and bench/ may import any of them. Across
 // packages, an import goes through the package's name and entry point. SQL (drizzle-orm, the
 // drivers) lives in db/ and in `store.ts` files. No import ring anywhere, type imports included.
 //
@@ -26,7 +26,7 @@
 
 const PACKAGES = ['db', 'routers', 'rest-facade', 'server'];
 /** The browser apps: packages whose entry is their build script, importing routers' types only. */
-const FRONT_ENDS = ['console', 'web'];
+const FRONT_ENDS = ['web'];
 const ALL = [...PACKAGES, ...FRONT_ENDS];
 const ENTRY = `^((${PACKAGES.join('|')})/src/index\\.ts|(${FRONT_ENDS.join('|')})/build\\.mjs)$`;
 const STORE = '(^|/)store\\.ts$';
@@ -42,7 +42,7 @@ const direction = PACKAGES.map((name, i) => ({
   name: 'layer-direction',
   severity: 'error',
   comment:
-    'packages depend one way: db <- routers <- rest-facade <- server; console/ and web/ import routers only ' +
+    'packages depend one way: db <- routers <- rest-facade <- server; web/ imports routers only ' +
     '(tests/ and bench/ may import any)',
   from: { path: `^${name}/` },
   to: { path: `^(${[...PACKAGES.slice(i + 1), ...FRONT_ENDS, 'tests', 'bench'].join('|')})/` },
@@ -56,7 +56,7 @@ module.exports = {
       name: 'layer-direction',
       severity: 'error',
       comment:
-        'packages depend one way: db <- routers <- rest-facade <- server; console/ and web/ import routers only ' +
+        'packages depend one way: db <- routers <- rest-facade <- server; web/ imports routers only ' +
         '(tests/ and bench/ may import any)',
       from: { path: `^(${FRONT_ENDS.join('|')})/` },
       to: { path: `^(db|rest-facade|server|tests|bench|${FRONT_ENDS.join('|')})/`, pathNot: '^$1/' },

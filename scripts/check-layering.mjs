@@ -28,13 +28,12 @@ const PACKAGES = {
   routers: '@atrium/routers',
   'rest-facade': '@atrium/rest-facade',
   server: '@atrium/server',
-  console: '@atrium/console',
   web: '@atrium/web',
 };
 /** Where each package's entry point is (what `@atrium/x` resolves to). */
 const ENTRIES = new Set(['db', 'routers', 'rest-facade', 'server'].map((p) => `${p}/src/index.ts`));
-for (const p of ['console', 'web']) ENTRIES.add(`${p}/build.mjs`);
-/** Every folder with code; those missing in a tree are skipped (web/ replaces console/ and server/portal/). */
+for (const p of ['web']) ENTRIES.add(`${p}/build.mjs`);
+/** Every folder with code; those missing in a tree are skipped. */
 const SCANNED = ['db', 'routers', 'rest-facade', 'server', 'web', 'tests', 'bench'];
 const SQL_FREE = /^(routers|rest-facade|server)\//;
 const STORE = /(^|\/)store\.ts$/;

@@ -14,7 +14,7 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const FIXTURE: Record<string, string> = {
   'routers/package.json': '{ "name": "@atrium/routers" }',
   'rest-facade/package.json': '{ "name": "@atrium/rest-facade" }',
-  'console/package.json': '{ "name": "@atrium/console" }',
+  'web/package.json': '{ "name": "@atrium/web" }',
   // The kernel reaching a surface and a transport.
   'routers/src/kernel/principals.ts': [
     "import type { TRPCError } from '@trpc/server';",
@@ -55,8 +55,8 @@ const FIXTURE: Record<string, string> = {
     'export const run = (o: { limits: Limits }, rows: unknown[]) => [o.limits.turn(), rows.length];',
   ].join('\n'),
   // The browser apps' .tsx files are scanned too: a ring between two of them.
-  'console/src/main.tsx': "import { Row } from './row.tsx';\nexport const Main = () => <Row />;",
-  'console/src/row.tsx': "import { Main } from './main.tsx';\nexport const Row = () => <div>{String(Main)}</div>;",
+  'web/src/main.tsx': "import { Row } from './row.tsx';\nexport const Main = () => <Row />;",
+  'web/src/row.tsx': "import { Main } from './main.tsx';\nexport const Row = () => <div>{String(Main)}</div>;",
 };
 
 let root: string;
@@ -100,7 +100,7 @@ describe('the layering check', () => {
 
   it('finds every import ring once, type imports and .tsx files included, and prints its path', () => {
     const rings = violations.filter((v) => v.rule === 'no-cycle');
-    expect(lines(rings)).toEqual(['console/src/main.tsx no-cycle ring', 'routers/src/widgets/parts.ts no-cycle ring']);
+    expect(lines(rings)).toEqual(['routers/src/widgets/parts.ts no-cycle ring', 'web/src/main.tsx no-cycle ring']);
     const printed = formatViolations(rings, comments);
     expect(printed).toContain(
       'routers/src/widgets/parts.ts\n  no-cycle: ring\n      routers/src/widgets/parts.ts\n      -> routers/src/widgets/whole.ts\n      -> routers/src/widgets/parts.ts',
