@@ -1,4 +1,5 @@
 export * from './console.ts';
+export * from './directories.ts';
 export * from './environments.ts';
 export * from './events.ts';
 export * from './groups.ts';

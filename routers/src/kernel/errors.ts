@@ -63,6 +63,9 @@ const ENTITY_LABELS = {
   organization_membership: 'Organization membership',
   group: 'Group',
   connection: 'Connection',
+  directory: 'Directory',
+  directory_user: 'Directory user',
+  directory_group: 'Directory group',
   it_contact: 'IT contact',
   agent_registration: 'Agent registration',
   client: 'Client',
@@ -138,6 +141,12 @@ const CONSTRAINTS: Readonly<Record<string, () => ApiError>> = {
   users_email_unique: emailTaken,
   users_external_id_unique: userExternalIdTaken,
   organization_memberships_user_org_unique: alreadyMember,
+  directory_users_user_name_unique: () =>
+    conflict('directory_user_exists', 'A user with this userName already exists in the directory.'),
+  directory_users_external_id_unique: () =>
+    conflict('directory_user_exists', 'A user with this externalId already exists in the directory.'),
+  directory_groups_external_id_unique: () =>
+    conflict('directory_group_exists', 'A group with this externalId already exists in the directory.'),
   invitations_pending_unique: () =>
     conflict('invitation_already_exists', 'A pending invitation for this e-mail and organization already exists.'),
   it_contacts_organization_email_unique: () =>

@@ -1,0 +1,243 @@
+// Directories (issue #36): an organization's SCIM directory, its users and groups, as upstream's
+// directory-sync API shows them. The SCIM surface (rest-facade's SCIM codec) parses the protocol
+// and calls the write functions below with plain fields; this file knows nothing of SCIM.
+import { type Db, type DirectoryType, newId } from '@atrium/db';
+import type { z } from 'zod';
+import { iso, pageParams } from '../common/schemas.ts';
+import { orNotFound } from '../common/store.ts';
+import { recordEvent } from '../events/record.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { asList } from '../kernel/paging.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { randomBase62, sha256Hex } from '../lib/random.ts';
+import { requireOrganization } from '../organizations/lookup.ts';
+import type {
+  CreateDirectoryInput,
+  Directory,
+  DirectoryGroup,
+  DirectoryUser,
+  DirectoryWithToken,
+  ListDirectoriesInput,
+  ListDirectoryGroupsInput,
+  ListDirectoryUsersInput,
+} from './schemas.ts';
+import {
+  type DirectoryGroupRow,
+  type DirectoryRow,
+  type DirectoryUserRow,
+  deleteDirectoryRow,
+  directoryCounts,
+  groupsOfDirectoryUsers,
+  insertDirectory,
+  loadDirectory,
+  loadDirectoryGroup,
+  loadDirectoryUser,
+  pageOfDirectories,
+  pageOfDirectoryGroups,
+  pageOfDirectoryUsers,
+  updateDirectory,
+} from './store.ts';
+
+// ---- wire shapes (the single place each row becomes what the API shows) ----
+
+export function toDirectory(
+  row: DirectoryRow,
+  counts?: { active: number; inactive: number; groups: number },
+): Directory {
+  return {
+    object: 'directory',
+    id: row.id,
+    organization_id: row.organizationId,
+    external_key: row.externalKey,
+    type: row.type,
+    state: row.state,
+    name: row.name,
+    ...(row.domain === null ? {} : { domain: row.domain }),
+    ...(counts
+      ? { metadata: { users: { active: counts.active, inactive: counts.inactive }, groups: counts.groups } }
+      : {}),
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+export function toDirectoryGroup(row: DirectoryGroupRow): DirectoryGroup {
+  return {
+    object: 'directory_group',
+    id: row.id,
+    idp_id: row.externalId ?? row.id,
+    directory_id: row.directoryId,
+    organization_id: row.organizationId,
+    name: row.displayName,
+    raw_attributes: row.attributes,
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+/** A SCIM user's `emails` as upstream's deprecated `emails` shows them. */
+function emailsOf(attributes: Record<string, unknown>): DirectoryUser['emails'] {
+  const emails = attributes.emails;
+  if (!Array.isArray(emails)) return [];
+  return emails
+    .filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null)
+    .map((e) => ({
+      ...(typeof e.primary === 'boolean' ? { primary: e.primary } : {}),
+      ...(typeof e.type === 'string' ? { type: e.type } : {}),
+      value: typeof e.value === 'string' ? e.value : null,
+    }));
+}
+
+export function toDirectoryUser(
+  row: DirectoryUserRow,
+  groups: DirectoryGroupRow[],
+  roles?: { slug: string }[],
+): DirectoryUser {
+  const name = [row.firstName, row.lastName].filter(Boolean).join(' ');
+  const title = row.attributes.title;
+  return {
+    object: 'directory_user',
+    id: row.id,
+    directory_id: row.directoryId,
+    organization_id: row.organizationId,
+    idp_id: row.externalId ?? row.id,
+    email: row.email,
+    first_name: row.firstName,
+    last_name: row.lastName,
+    name: name === '' ? null : name,
+    emails: emailsOf(row.attributes),
+    job_title: typeof title === 'string' ? title : null,
+    username: row.userName,
+    state: row.state,
+    raw_attributes: row.attributes,
+    custom_attributes: row.customAttributes,
+    ...(roles && roles.length > 0 ? { role: roles[0] as { slug: string }, roles } : {}),
+    groups: groups.map(toDirectoryGroup),
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+// ---- directories ----
+
+const TOKEN_PREFIX_LENGTH = 13;
+
+function newScimToken(): string {
+  return `scim_${randomBase62(40)}`;
+}
+
+/** Where a directory's identity provider sends SCIM requests: this server's public base URL. */
+export function scimBaseUrl(deps: Deps, directoryId: string): string {
+  return `${deps.tokens.issuer.replace(/\/+$/, '')}/scim/v2/${directoryId}`;
+}
+
+/** Operator: a directory of an organization, with its SCIM token (shown this once). */
+export async function createDirectory(
+  scope: Scope,
+  input: z.output<typeof CreateDirectoryInput>,
+): Promise<DirectoryWithToken> {
+  const token = newScimToken();
+  const row = await scope.db.transaction(async (tx) => {
+    const organization = await requireOrganization(tx, scope, input.organization_id, 'no key update');
+    const now = scope.now();
+    return insertDirectory(tx, {
+      id: newId('directory'),
+      environmentId: scope.env.id,
+      organizationId: organization.id,
+      type: input.type as DirectoryType,
+      name: input.name,
+      state: 'unlinked',
+      externalKey: randomBase62(16),
+      domain: input.domain ?? null,
+      tokenHash: sha256Hex(token),
+      tokenPrefix: token.slice(0, TOKEN_PREFIX_LENGTH),
+      createdAt: now,
+      updatedAt: now,
+    });
+  });
+  return { ...toDirectory(row), scim_base_url: scimBaseUrl(scope.deps, row.id), bearer_token: token };
+}
+
+/** Operator: replaces a directory's SCIM token; the old one stops working at once. */
+export async function rotateDirectoryToken(scope: Scope, id: string): Promise<DirectoryWithToken> {
+  const token = newScimToken();
+  const row = orNotFound(
+    await updateDirectory(scope.db, scope.env.id, id, {
+      tokenHash: sha256Hex(token),
+      tokenPrefix: token.slice(0, TOKEN_PREFIX_LENGTH),
+      updatedAt: scope.now(),
+    }),
+    'directory',
+    id,
+  );
+  return { ...toDirectory(row), scim_base_url: scimBaseUrl(scope.deps, row.id), bearer_token: token };
+}
+
+/** `GET /directories/:id`, with its counts. */
+export async function getDirectory(scope: Scope, id: string): Promise<Directory> {
+  const row = await loadDirectory(scope.db, scope.env.id, id);
+  const counts = await directoryCounts(scope.db, [row.id]);
+  return toDirectory(row, counts.get(row.id));
+}
+
+/** `GET /directories`: keyset pages, by organization or name. */
+export async function listDirectories(scope: Scope, input: z.infer<typeof ListDirectoriesInput>) {
+  const page = await pageOfDirectories(scope.db, scope.env.id, pageParams(input), {
+    organizationId: input.organization_id,
+    search: input.search,
+    domain: input.domain,
+  });
+  const counts = await directoryCounts(
+    scope.db,
+    page.rows.map((row) => row.id),
+  );
+  return asList(page, (row) => toDirectory(row, counts.get(row.id)));
+}
+
+/** `DELETE /directories/:id` and the operator's delete: event `dsync.deleted`. */
+export async function deleteDirectory(scope: Scope, id: string): Promise<Directory> {
+  return scope.db.transaction(async (tx) => {
+    const row = orNotFound(await deleteDirectoryRow(tx, scope.env.id, id), 'directory', id);
+    const directory = toDirectory({ ...row, state: 'deleting' });
+    const { external_key: _key, domain: _domain, metadata: _metadata, ...data } = directory;
+    await recordEvent(tx, scope, 'dsync.deleted', data);
+    return directory;
+  });
+}
+
+// ---- directory users and groups, as the REST API reads them ----
+
+async function withGroups(db: Db, rows: DirectoryUserRow[]): Promise<DirectoryUser[]> {
+  const groups = await groupsOfDirectoryUsers(
+    db,
+    rows.map((row) => row.id),
+  );
+  return rows.map((row) => toDirectoryUser(row, groups.get(row.id) ?? []));
+}
+
+export async function getDirectoryUser(scope: Scope, id: string): Promise<DirectoryUser> {
+  const row = await loadDirectoryUser(scope.db, scope.env.id, id);
+  const [user] = await withGroups(scope.db, [row]);
+  return user as DirectoryUser;
+}
+
+export async function listDirectoryUsers(scope: Scope, input: z.infer<typeof ListDirectoryUsersInput>) {
+  const page = await pageOfDirectoryUsers(scope.db, scope.env.id, pageParams(input), {
+    directoryId: input.directory,
+    groupId: input.group,
+  });
+  const data = await withGroups(scope.db, page.rows);
+  return { object: 'list' as const, data, list_metadata: { before: page.before, after: page.after } };
+}
+
+export async function getDirectoryGroup(scope: Scope, id: string): Promise<DirectoryGroup> {
+  return toDirectoryGroup(await loadDirectoryGroup(scope.db, scope.env.id, id));
+}
+
+export async function listDirectoryGroups(scope: Scope, input: z.infer<typeof ListDirectoryGroupsInput>) {
+  const page = await pageOfDirectoryGroups(scope.db, scope.env.id, pageParams(input), {
+    directoryId: input.directory,
+    directoryUserId: input.user,
+  });
+  return asList(page, toDirectoryGroup);
+}

@@ -1,0 +1,361 @@
+import {
+  type Db,
+  directories,
+  directoryGroupMembers,
+  directoryGroups,
+  directoryUsers,
+  type PageParams,
+  paginate,
+} from '@atrium/db';
+import { and, eq, ilike, inArray, sql } from 'drizzle-orm';
+import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
+
+export type DirectoryRow = typeof directories.$inferSelect;
+export type NewDirectory = typeof directories.$inferInsert;
+export type DirectoryUserRow = typeof directoryUsers.$inferSelect;
+export type NewDirectoryUser = typeof directoryUsers.$inferInsert;
+export type DirectoryGroupRow = typeof directoryGroups.$inferSelect;
+export type NewDirectoryGroup = typeof directoryGroups.$inferInsert;
+
+export interface DirectoryFilter {
+  organizationId?: string | undefined;
+  search?: string | undefined;
+  domain?: string | undefined;
+}
+
+// ---- directories ----
+
+/** One page of the environment's directories, optionally of one organization or matching a name. */
+export function pageOfDirectories(db: Db, environmentId: string, params: PageParams, filter: DirectoryFilter) {
+  return paginate(
+    params,
+    directories.id,
+    (q) =>
+      db
+        .select()
+        .from(directories)
+        .where(
+          and(
+            eq(directories.environmentId, environmentId),
+            filter.organizationId === undefined ? undefined : eq(directories.organizationId, filter.organizationId),
+            filter.search === undefined ? undefined : ilike(directories.name, containsPattern(filter.search)),
+            filter.domain === undefined ? undefined : eq(directories.domain, filter.domain),
+            q.keyset,
+          ),
+        )
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+}
+
+/** The directory of the environment, or 404; `lock` holds it in the caller's transaction. */
+export function loadDirectory(db: Db, environmentId: string, id: string, lock?: 'update' | 'key share') {
+  return loadScoped(db, directories, 'directory', environmentId, id, lock);
+}
+
+/** The directory whose SCIM token has this SHA-256, whatever its environment (SCIM authentication). */
+export async function directoryByTokenHash(db: Db, tokenHash: string): Promise<DirectoryRow | undefined> {
+  const [row] = await db.select().from(directories).where(eq(directories.tokenHash, tokenHash)).limit(1);
+  return row;
+}
+
+export async function insertDirectory(tx: Db, values: NewDirectory): Promise<DirectoryRow> {
+  const [row] = await tx.insert(directories).values(values).returning();
+  return row as DirectoryRow;
+}
+
+export async function updateDirectory(
+  tx: Db,
+  environmentId: string,
+  id: string,
+  changes: Partial<NewDirectory>,
+): Promise<DirectoryRow | undefined> {
+  const [row] = await tx
+    .update(directories)
+    .set(changes)
+    .where(scopedId(directories, environmentId, id))
+    .returning();
+  return row;
+}
+
+/** Deletes the directory (its users, groups and group members cascade); the row as it was. */
+export async function deleteDirectoryRow(tx: Db, environmentId: string, id: string): Promise<DirectoryRow | undefined> {
+  const [row] = await tx
+    .delete(directories)
+    .where(scopedId(directories, environmentId, id))
+    .returning();
+  return row;
+}
+
+/** Active and inactive user counts and the group count of each directory named. */
+export async function directoryCounts(
+  db: Db,
+  directoryIds: string[],
+): Promise<Map<string, { active: number; inactive: number; groups: number }>> {
+  const counts = new Map<string, { active: number; inactive: number; groups: number }>();
+  if (directoryIds.length === 0) return counts;
+  for (const id of directoryIds) counts.set(id, { active: 0, inactive: 0, groups: 0 });
+  const userRows = await db
+    .select({
+      directoryId: directoryUsers.directoryId,
+      active: sql<number>`count(*) filter (where ${directoryUsers.state} = 'active')::int`,
+      inactive: sql<number>`count(*) filter (where ${directoryUsers.state} <> 'active')::int`,
+    })
+    .from(directoryUsers)
+    .where(inArray(directoryUsers.directoryId, directoryIds))
+    .groupBy(directoryUsers.directoryId);
+  for (const row of userRows) {
+    const entry = counts.get(row.directoryId);
+    if (entry) Object.assign(entry, { active: row.active, inactive: row.inactive });
+  }
+  const groupRows = await db
+    .select({ directoryId: directoryGroups.directoryId, groups: sql<number>`count(*)::int` })
+    .from(directoryGroups)
+    .where(inArray(directoryGroups.directoryId, directoryIds))
+    .groupBy(directoryGroups.directoryId);
+  for (const row of groupRows) {
+    const entry = counts.get(row.directoryId);
+    if (entry) entry.groups = row.groups;
+  }
+  return counts;
+}
+
+// ---- directory users ----
+
+/** The directory user of a directory, or undefined. */
+export async function findDirectoryUser(
+  db: Db,
+  directoryId: string,
+  id: string,
+  lock?: 'update',
+): Promise<DirectoryUserRow | undefined> {
+  const query = db
+    .select()
+    .from(directoryUsers)
+    .where(and(eq(directoryUsers.directoryId, directoryId), eq(directoryUsers.id, id)))
+    .limit(1);
+  const [row] = lock ? await query.for('update') : await query;
+  return row;
+}
+
+/** The directory user of the environment, or 404 (the REST API names it by id alone). */
+export function loadDirectoryUser(db: Db, environmentId: string, id: string) {
+  return loadScoped(db, directoryUsers, 'directory_user', environmentId, id);
+}
+
+export async function insertDirectoryUser(tx: Db, values: NewDirectoryUser): Promise<DirectoryUserRow> {
+  const [row] = await tx.insert(directoryUsers).values(values).returning();
+  return row as DirectoryUserRow;
+}
+
+export async function updateDirectoryUser(
+  tx: Db,
+  directoryId: string,
+  id: string,
+  changes: Partial<NewDirectoryUser>,
+): Promise<DirectoryUserRow | undefined> {
+  const [row] = await tx
+    .update(directoryUsers)
+    .set({ ...changes, version: sql`${directoryUsers.version} + 1` })
+    .where(and(eq(directoryUsers.directoryId, directoryId), eq(directoryUsers.id, id)))
+    .returning();
+  return row;
+}
+
+export async function deleteDirectoryUserRow(
+  tx: Db,
+  directoryId: string,
+  id: string,
+): Promise<DirectoryUserRow | undefined> {
+  const [row] = await tx
+    .delete(directoryUsers)
+    .where(and(eq(directoryUsers.directoryId, directoryId), eq(directoryUsers.id, id)))
+    .returning();
+  return row;
+}
+
+/** One page of the environment's directory users, of one directory and/or one group. */
+export function pageOfDirectoryUsers(
+  db: Db,
+  environmentId: string,
+  params: PageParams,
+  filter: { directoryId?: string | undefined; groupId?: string | undefined },
+) {
+  return paginate(
+    params,
+    directoryUsers.id,
+    (q) =>
+      db
+        .select()
+        .from(directoryUsers)
+        .where(
+          and(
+            eq(directoryUsers.environmentId, environmentId),
+            filter.directoryId === undefined ? undefined : eq(directoryUsers.directoryId, filter.directoryId),
+            filter.groupId === undefined
+              ? undefined
+              : sql`exists (select 1 from ${directoryGroupMembers} where ${directoryGroupMembers.groupId} = ${filter.groupId} and ${directoryGroupMembers.directoryUserId} = ${directoryUsers.id})`,
+            q.keyset,
+          ),
+        )
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+}
+
+// ---- directory groups ----
+
+export async function findDirectoryGroup(
+  db: Db,
+  directoryId: string,
+  id: string,
+  lock?: 'update',
+): Promise<DirectoryGroupRow | undefined> {
+  const query = db
+    .select()
+    .from(directoryGroups)
+    .where(and(eq(directoryGroups.directoryId, directoryId), eq(directoryGroups.id, id)))
+    .limit(1);
+  const [row] = lock ? await query.for('update') : await query;
+  return row;
+}
+
+export function loadDirectoryGroup(db: Db, environmentId: string, id: string) {
+  return loadScoped(db, directoryGroups, 'directory_group', environmentId, id);
+}
+
+export async function insertDirectoryGroup(tx: Db, values: NewDirectoryGroup): Promise<DirectoryGroupRow> {
+  const [row] = await tx.insert(directoryGroups).values(values).returning();
+  return row as DirectoryGroupRow;
+}
+
+export async function updateDirectoryGroup(
+  tx: Db,
+  directoryId: string,
+  id: string,
+  changes: Partial<NewDirectoryGroup>,
+): Promise<DirectoryGroupRow | undefined> {
+  const [row] = await tx
+    .update(directoryGroups)
+    .set({ ...changes, version: sql`${directoryGroups.version} + 1` })
+    .where(and(eq(directoryGroups.directoryId, directoryId), eq(directoryGroups.id, id)))
+    .returning();
+  return row;
+}
+
+export async function deleteDirectoryGroupRow(
+  tx: Db,
+  directoryId: string,
+  id: string,
+): Promise<DirectoryGroupRow | undefined> {
+  const [row] = await tx
+    .delete(directoryGroups)
+    .where(and(eq(directoryGroups.directoryId, directoryId), eq(directoryGroups.id, id)))
+    .returning();
+  return row;
+}
+
+/** One page of the environment's directory groups, of one directory and/or with one user as member. */
+export function pageOfDirectoryGroups(
+  db: Db,
+  environmentId: string,
+  params: PageParams,
+  filter: { directoryId?: string | undefined; directoryUserId?: string | undefined },
+) {
+  return paginate(
+    params,
+    directoryGroups.id,
+    (q) =>
+      db
+        .select()
+        .from(directoryGroups)
+        .where(
+          and(
+            eq(directoryGroups.environmentId, environmentId),
+            filter.directoryId === undefined ? undefined : eq(directoryGroups.directoryId, filter.directoryId),
+            filter.directoryUserId === undefined
+              ? undefined
+              : sql`exists (select 1 from ${directoryGroupMembers} where ${directoryGroupMembers.directoryUserId} = ${filter.directoryUserId} and ${directoryGroupMembers.groupId} = ${directoryGroups.id})`,
+            q.keyset,
+          ),
+        )
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+}
+
+/** The groups each of these directory users is a member of (a user list's `groups`). */
+export async function groupsOfDirectoryUsers(
+  db: Db,
+  directoryUserIds: string[],
+): Promise<Map<string, DirectoryGroupRow[]>> {
+  const byUser = new Map<string, DirectoryGroupRow[]>();
+  if (directoryUserIds.length === 0) return byUser;
+  const rows = await db
+    .select({ userId: directoryGroupMembers.directoryUserId, group: directoryGroups })
+    .from(directoryGroupMembers)
+    .innerJoin(directoryGroups, eq(directoryGroups.id, directoryGroupMembers.groupId))
+    .where(inArray(directoryGroupMembers.directoryUserId, directoryUserIds))
+    .orderBy(directoryGroups.id);
+  for (const row of rows) {
+    const list = byUser.get(row.userId) ?? [];
+    list.push(row.group);
+    byUser.set(row.userId, list);
+  }
+  return byUser;
+}
+
+/** Adds members to a group (those already in it are left as they are); the ids actually added. */
+export async function addDirectoryGroupMembers(
+  tx: Db,
+  environmentId: string,
+  groupId: string,
+  directoryUserIds: string[],
+): Promise<string[]> {
+  if (directoryUserIds.length === 0) return [];
+  const rows = await tx
+    .insert(directoryGroupMembers)
+    .values(directoryUserIds.map((directoryUserId) => ({ environmentId, groupId, directoryUserId })))
+    .onConflictDoNothing()
+    .returning({ id: directoryGroupMembers.directoryUserId });
+  return rows.map((row) => row.id);
+}
+
+/** Removes members from a group; the ids actually removed. */
+export async function removeDirectoryGroupMembers(
+  tx: Db,
+  groupId: string,
+  directoryUserIds: string[],
+): Promise<string[]> {
+  if (directoryUserIds.length === 0) return [];
+  const rows = await tx
+    .delete(directoryGroupMembers)
+    .where(
+      and(eq(directoryGroupMembers.groupId, groupId), inArray(directoryGroupMembers.directoryUserId, directoryUserIds)),
+    )
+    .returning({ id: directoryGroupMembers.directoryUserId });
+  return rows.map((row) => row.id);
+}
+
+/** The directory user ids that are members of the group. */
+export async function memberIdsOfDirectoryGroup(db: Db, groupId: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: directoryGroupMembers.directoryUserId })
+    .from(directoryGroupMembers)
+    .where(eq(directoryGroupMembers.groupId, groupId))
+    .orderBy(directoryGroupMembers.directoryUserId);
+  return rows.map((row) => row.id);
+}
+
+/** Of these ids, those that name users of the directory (a group may hold only its own directory's users). */
+export async function existingDirectoryUserIds(db: Db, directoryId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .select({ id: directoryUsers.id })
+    .from(directoryUsers)
+    .where(and(eq(directoryUsers.directoryId, directoryId), inArray(directoryUsers.id, ids)));
+  return new Set(rows.map((row) => row.id));
+}
