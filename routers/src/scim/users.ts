@@ -10,8 +10,8 @@ const MAX_STRING = 1024;
 /** A loose e-mail shape: enough to tell an e-mail from a login name. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** Attributes the service owns: never stored from what the client sent. */
-const SERVER_OWNED = ['id', 'meta'];
+/** Attributes the service owns (and `__proto__`, which names no attribute): never stored from what the client sent. */
+const SERVER_OWNED = ['id', 'meta', '__proto__'];
 
 function optionalString(value: unknown, name: string): string | null {
   if (value === undefined || value === null) return null;
