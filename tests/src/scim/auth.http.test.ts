@@ -90,3 +90,15 @@ describe('SCIM authentication and isolation', () => {
     expect((await asScim.get('/trpc/organizations.list')).status).toBe(401);
   });
 });
+
+describe('SCIM and the limits', () => {
+  it("counts a SCIM caller against its directory's bucket (the key limit), not its address's", async () => {
+    const d = await newDirectory();
+    const res = await d.scim.get(`${d.base}/Users`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit-policy')).toBe('6000;w=60');
+    const anonymous = await new HttpClient(d.env.world.url).get(`${d.base}/Users`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('ratelimit-policy')).toBe('300;w=60');
+  });
+});
