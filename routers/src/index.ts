@@ -30,6 +30,19 @@ export { clientSchema } from './client-api/graphql/schema.ts';
 export { purgeExpiredSessions, SESSION_RETENTION_MS } from './client-tokens/service.ts';
 export { isoOfJson } from './common/schemas.ts';
 export { createConnection } from './connections/service.ts';
+export { type DirectoryGroupRole, setDirectoryGroupRole } from './directories/roles-mapping.ts';
+export { createDirectory, deactivateDirectory, deleteDirectory } from './directories/service.ts';
+export {
+  createDirectoryGroup,
+  createDirectoryUser,
+  type DirectoryGroupFields,
+  type DirectoryUserFields,
+  deleteDirectoryGroup,
+  deleteDirectoryUser,
+  type MemberChange,
+  replaceDirectoryUser,
+  writeDirectoryGroup,
+} from './directories/sync.ts';
 export {
   createEnvironment,
   createFirstRunSecrets,
