@@ -65,7 +65,9 @@ export async function refusal(call: Promise<unknown>): Promise<{ status: number;
 }
 
 /** A SCIM user as the SCIM surface maps it to fields (a unique userName unless given). */
-export function userFields(overrides: Partial<DirectoryUserFields> & { email?: string | null } = {}): DirectoryUserFields {
+export function userFields(
+  overrides: Partial<DirectoryUserFields> & { email?: string | null } = {},
+): DirectoryUserFields {
   const email = overrides.email === undefined ? uniqueEmail('scim') : overrides.email;
   counter += 1;
   const userName = overrides.userName ?? `${email ?? 'user'}-${counter}`;

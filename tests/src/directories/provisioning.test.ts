@@ -9,8 +9,9 @@ import {
   writeDirectoryGroup,
 } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { uniqueEmail } from '../helpers/people.ts';
+import { getWorld } from '../helpers/world.ts';
 import {
   directoryUserRow,
   directoryWorld,
@@ -27,12 +28,19 @@ import {
   usersWithEmail,
 } from './provisioning-world.ts';
 
+// The worker's database is built here, within the hook's time, not the first test's.
+beforeAll(() => getWorld());
+
 describe('directory users provision Atrium users and directory-managed memberships', () => {
   it('an active user with an e-mail: a user (names set), an active directory-managed membership, the link, the events', async () => {
     const w = await directoryWorld();
     const before = (await eventsOf(w)).length;
     const email = uniqueEmail('ada');
-    const row = await createDirectoryUser(w.scope, w.directory, userFields({ email, firstName: 'Ada', lastName: 'King' }));
+    const row = await createDirectoryUser(
+      w.scope,
+      w.directory,
+      userFields({ email, firstName: 'Ada', lastName: 'King' }),
+    );
 
     const [user] = await usersWithEmail(w, email);
     expect(user).toMatchObject({ email, firstName: 'Ada', lastName: 'King' });
@@ -113,9 +121,17 @@ describe('directory users provision Atrium users and directory-managed membershi
     expect(await membershipRows(w)).toEqual([]);
 
     const email = uniqueEmail('late');
-    const updated = await replaceDirectoryUser(w.scope, await w.fresh(), noEmail.id, userFields({ email, userName: 'jdoe' }));
+    const updated = await replaceDirectoryUser(
+      w.scope,
+      await w.fresh(),
+      noEmail.id,
+      userFields({ email, userName: 'jdoe' }),
+    );
     expect(updated.userId).not.toBeNull();
-    expect(await membershipOfUser(w, updated.userId as string)).toMatchObject({ status: 'active', directory_managed: true });
+    expect(await membershipOfUser(w, updated.userId as string)).toMatchObject({
+      status: 'active',
+      directory_managed: true,
+    });
   });
 
   it('active: false deactivates the membership and revokes the sessions in that organization at once; active again reactivates it', async () => {
@@ -127,7 +143,10 @@ describe('directory users provision Atrium users and directory-managed membershi
     // A session of the same user in another organization is left alone.
     const other = await w.env.caller.organizations.create({ name: 'Other' });
     await w.env.caller.organizationMemberships.create({ user_id: userId, organization_id: other.id });
-    const { token: otherToken } = await w.env.caller.clientTokens.create({ organization_id: other.id, user_id: userId });
+    const { token: otherToken } = await w.env.caller.clientTokens.create({
+      organization_id: other.id,
+      user_id: userId,
+    });
     const before = (await eventsOf(w)).length;
 
     const off = { ...fields, active: false, attributes: { ...fields.attributes, active: false } };
@@ -217,18 +236,29 @@ describe('directory users provision Atrium users and directory-managed membershi
     const usersBefore = await w.env.deps.db.select().from(users).where(eq(users.environmentId, w.env.environmentId));
 
     const taken = await refusal(
-      createDirectoryUser(w.scope, await w.fresh(), { ...fields, email: uniqueEmail('other'), userName: fields.userName.toUpperCase() }),
+      createDirectoryUser(w.scope, await w.fresh(), {
+        ...fields,
+        email: uniqueEmail('other'),
+        userName: fields.userName.toUpperCase(),
+      }),
     );
     expect(taken).toEqual({ status: 409, code: 'directory_user_exists' });
     const group = await refusal(
-      createDirectoryGroup(w.scope, await w.fresh(), groupFields('Ghosts'), ['directory_user_01HZZZZZZZZZZZZZZZZZZZZZZZ']),
+      createDirectoryGroup(w.scope, await w.fresh(), groupFields('Ghosts'), [
+        'directory_user_01HZZZZZZZZZZZZZZZZZZZZZZZ',
+      ]),
     );
     expect(group).toEqual({ status: 422, code: 'invalid_members' });
 
     expect(await eventsOf(w)).toEqual(before);
-    expect(await w.env.deps.db.select().from(users).where(eq(users.environmentId, w.env.environmentId))).toEqual(usersBefore);
+    expect(await w.env.deps.db.select().from(users).where(eq(users.environmentId, w.env.environmentId))).toEqual(
+      usersBefore,
+    );
     expect(await groupRows(w)).toEqual([]);
-    const stored = await w.env.deps.db.select().from(directoryUsers).where(eq(directoryUsers.directoryId, w.directory.id));
+    const stored = await w.env.deps.db
+      .select()
+      .from(directoryUsers)
+      .where(eq(directoryUsers.directoryId, w.directory.id));
     expect(stored).toHaveLength(1);
   });
 
@@ -288,7 +318,8 @@ describe('deleting and deactivating a directory', () => {
 
     const deleted = await deleteDirectory(w.scope, w.directory.id);
     expect(deleted).toMatchObject({ id: w.directory.id, state: 'deleting' });
-    for (const row of rows) expect(await membershipOfUser(w, row.userId as string)).toMatchObject({ status: 'inactive' });
+    for (const row of rows)
+      expect(await membershipOfUser(w, row.userId as string)).toMatchObject({ status: 'inactive' });
     expect(await membershipOfUser(w, manual.id)).toMatchObject({ status: 'active', directory_managed: false });
     expect((await sessionRow(w, sid))?.revokedAt).not.toBeNull();
     expect(await groupRows(w)).toEqual([]);
