@@ -31,7 +31,25 @@ export { clientSchema } from './client-api/graphql/schema.ts';
 export { purgeExpiredSessions, SESSION_RETENTION_MS } from './client-tokens/service.ts';
 export { isoOfJson } from './common/schemas.ts';
 export { createConnection } from './connections/service.ts';
-export { createDirectory, rotateDirectoryToken, scimBaseUrl } from './directories/service.ts';
+export { type DirectoryGroupRole, setDirectoryGroupRole } from './directories/roles-mapping.ts';
+export {
+  createDirectory,
+  deactivateDirectory,
+  deleteDirectory,
+  rotateDirectoryToken,
+  scimBaseUrl,
+} from './directories/service.ts';
+export {
+  createDirectoryGroup,
+  createDirectoryUser,
+  type DirectoryGroupFields,
+  type DirectoryUserFields,
+  deleteDirectoryGroup,
+  deleteDirectoryUser,
+  type MemberChange,
+  replaceDirectoryUser,
+  writeDirectoryGroup,
+} from './directories/sync.ts';
 export {
   createEnvironment,
   createFirstRunSecrets,

@@ -11,6 +11,7 @@ import { asList } from '../kernel/paging.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
+import { deprovisionSomeOfDirectory } from './provisioning.ts';
 import type {
   CreateDirectoryInput,
   Directory,
@@ -36,6 +37,7 @@ import {
   pageOfDirectoryGroups,
   pageOfDirectoryUsers,
   updateDirectory,
+  verifiedDomainsOfOrganization,
 } from './store.ts';
 
 // ---- wire shapes (the single place each row becomes what the API shows) ----
@@ -56,6 +58,27 @@ export function toDirectory(
     ...(counts
       ? { metadata: { users: { active: counts.active, inactive: counts.inactive }, groups: counts.groups } }
       : {}),
+    created_at: iso(row.createdAt),
+    updated_at: iso(row.updatedAt),
+  };
+}
+
+/**
+ * A directory as upstream's `dsync.activated` and `dsync.deactivated` carry it: the directory
+ * with the organization's verified `domains` in place of `domain`, and the event's states
+ * (`linked` is `active`, `unlinked` is `inactive`, as the SDK reads them).
+ */
+export function toDirectoryEvent(row: DirectoryRow, domains: { id: string; domain: string }[]) {
+  const state = row.state === 'linked' ? 'active' : row.state === 'unlinked' ? 'inactive' : row.state;
+  return {
+    object: 'directory' as const,
+    id: row.id,
+    organization_id: row.organizationId,
+    external_key: row.externalKey,
+    type: row.type,
+    state,
+    name: row.name,
+    domains: domains.map((d) => ({ object: 'organization_domain' as const, id: d.id, domain: d.domain })),
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };
@@ -194,14 +217,67 @@ export async function listDirectories(scope: Scope, input: z.infer<typeof ListDi
   return asList(page, (row) => toDirectory(row, counts.get(row.id)));
 }
 
-/** `DELETE /directories/:id` and the operator's delete: event `dsync.deleted`. */
+/**
+ * `DELETE /directories/:id` and the operator's delete. A directory may hold 100,000 users, so this
+ * is not one transaction: (1) the directory turns `deleting` and its SCIM token stops working, at
+ * once; (2) its users are deleted in batches of DEPROVISION_BATCH, one transaction each, each
+ * batch deactivating the memberships it provisioned and ending their sessions in the organization
+ * (`organization_membership.updated`, `session.revoked`), then its groups likewise; (3) one last
+ * transaction holds the directory's row (so an in-flight SCIM write finishes first), deprovisions
+ * whatever that write added, deletes the row and records `dsync.deleted` (state `deleting`). As
+ * upstream, no `dsync.user.deleted` or `dsync.group.deleted` is sent for the directory's users and
+ * groups: `dsync.deleted` says it. Interrupted (a crash), the directory stays `deleting`, reads
+ * show it so, and deleting it again carries on.
+ */
 export async function deleteDirectory(scope: Scope, id: string): Promise<Directory> {
+  await scope.db.transaction(async (tx) => {
+    const row = await loadDirectory(tx, scope.env.id, id, 'update');
+    if (row.state === 'deleting') return;
+    await updateDirectory(tx, scope.env.id, id, {
+      state: 'deleting',
+      tokenHash: sha256Hex(newScimToken()),
+      updatedAt: scope.now(),
+    });
+  });
+  const target = await loadDirectory(scope.db, scope.env.id, id);
+  while ((await scope.db.transaction((tx) => deprovisionSomeOfDirectory(tx, scope, target))) > 0) {
+    // one batch per transaction
+  }
   return scope.db.transaction(async (tx) => {
+    orNotFound(await loadDirectory(tx, scope.env.id, id, 'update'), 'directory', id);
+    while ((await deprovisionSomeOfDirectory(tx, scope, target)) > 0) {
+      // what a SCIM write in flight added meanwhile
+    }
     const row = orNotFound(await deleteDirectoryRow(tx, scope.env.id, id), 'directory', id);
     const directory = toDirectory({ ...row, state: 'deleting' });
     const { external_key: _key, domain: _domain, metadata: _metadata, ...data } = directory;
     await recordEvent(tx, scope, 'dsync.deleted', data);
     return directory;
+  });
+}
+
+/**
+ * Operator: turns a directory off without deleting it (`dsync.deactivated`): it becomes
+ * `unlinked` and its SCIM token stops working. What it provisioned stays as it is. A new token
+ * (`rotateDirectoryToken`) lets the identity provider write again, and its first write activates
+ * the directory again (`dsync.activated`). Deactivating an unlinked directory changes nothing.
+ */
+export async function deactivateDirectory(scope: Scope, id: string): Promise<Directory> {
+  return scope.db.transaction(async (tx) => {
+    const current = await loadDirectory(tx, scope.env.id, id, 'update');
+    if (current.state === 'unlinked' || current.state === 'deleting') return toDirectory(current);
+    const row = orNotFound(
+      await updateDirectory(tx, scope.env.id, id, {
+        state: 'unlinked',
+        tokenHash: sha256Hex(newScimToken()),
+        updatedAt: scope.now(),
+      }),
+      'directory',
+      id,
+    );
+    const domains = await verifiedDomainsOfOrganization(tx, row.organizationId);
+    await recordEvent(tx, scope, 'dsync.deactivated', toDirectoryEvent(row, domains));
+    return toDirectory(row);
   });
 }
 

@@ -4,10 +4,12 @@ import {
   directoryGroupMembers,
   directoryGroups,
   directoryUsers,
+  organizationDomains,
   type PageParams,
   paginate,
+  roles,
 } from '@atrium/db';
-import { and, eq, ilike, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, ilike, inArray, isNotNull, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
 
 export type DirectoryRow = typeof directories.$inferSelect;
@@ -358,4 +360,160 @@ export async function existingDirectoryUserIds(db: Db, directoryId: string, ids:
     .from(directoryUsers)
     .where(and(eq(directoryUsers.directoryId, directoryId), inArray(directoryUsers.id, ids)));
   return new Set(rows.map((row) => row.id));
+}
+
+// ---- provisioning (directories/provisioning.ts) ----
+
+/** Links the directory user to the Atrium user it provisions (not a SCIM change: the version stays). */
+export async function linkDirectoryUser(tx: Db, id: string, userId: string | null): Promise<void> {
+  await tx.update(directoryUsers).set({ userId }).where(eq(directoryUsers.id, id));
+}
+
+/** The directory's users with these ids, in id order. */
+export function directoryUsersWithIds(db: Db, directoryId: string, ids: string[]): Promise<DirectoryUserRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db
+    .select()
+    .from(directoryUsers)
+    .where(and(eq(directoryUsers.directoryId, directoryId), inArray(directoryUsers.id, ids)))
+    .orderBy(directoryUsers.id);
+}
+
+/**
+ * The roles that the mapped groups of the organization's directories give these Atrium users:
+ * every (user, role) pair once, with the role's slug (the order roles are given in).
+ */
+export async function mappedRolesOfUsers(
+  db: Db,
+  organizationId: string,
+  userIds: string[],
+): Promise<{ userId: string; roleId: string; slug: string }[]> {
+  if (userIds.length === 0) return [];
+  const rows = await db
+    .selectDistinct({ userId: sql<string>`${directoryUsers.userId}`, roleId: roles.id, slug: roles.slug })
+    .from(directoryUsers)
+    .innerJoin(directoryGroupMembers, eq(directoryGroupMembers.directoryUserId, directoryUsers.id))
+    .innerJoin(directoryGroups, eq(directoryGroups.id, directoryGroupMembers.groupId))
+    .innerJoin(roles, eq(roles.id, directoryGroups.roleId))
+    .where(and(eq(directoryUsers.organizationId, organizationId), inArray(directoryUsers.userId, userIds)));
+  return rows.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+}
+
+/**
+ * Of these Atrium users, those an active directory user of the organization still provisions
+ * (in a directory that is not being deleted): their membership stays when another goes.
+ */
+export async function usersStillProvisioned(db: Db, organizationId: string, userIds: string[]): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  const rows = await db
+    .selectDistinct({ userId: sql<string>`${directoryUsers.userId}` })
+    .from(directoryUsers)
+    .innerJoin(directories, eq(directories.id, directoryUsers.directoryId))
+    .where(
+      and(
+        eq(directoryUsers.organizationId, organizationId),
+        inArray(directoryUsers.userId, userIds),
+        eq(directoryUsers.state, 'active'),
+        ne(directories.state, 'deleting'),
+      ),
+    );
+  return new Set(rows.map((row) => row.userId));
+}
+
+/** The Atrium users that the group's members provision. */
+export async function provisionedUsersOfGroup(db: Db, groupId: string): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ userId: sql<string>`${directoryUsers.userId}` })
+    .from(directoryGroupMembers)
+    .innerJoin(directoryUsers, eq(directoryUsers.id, directoryGroupMembers.directoryUserId))
+    .where(and(eq(directoryGroupMembers.groupId, groupId), isNotNull(directoryUsers.userId)));
+  return rows.map((row) => row.userId);
+}
+
+/** The directory's first SCIM write: `unlinked` becomes `linked`, once (the row, else undefined). */
+export async function linkDirectory(
+  tx: Db,
+  environmentId: string,
+  id: string,
+  now: Date,
+): Promise<DirectoryRow | undefined> {
+  const [row] = await tx
+    .update(directories)
+    .set({ state: 'linked', lastSyncAt: now, updatedAt: now })
+    .where(and(scopedId(directories, environmentId, id), eq(directories.state, 'unlinked')))
+    .returning();
+  return row;
+}
+
+/**
+ * Records a SCIM write at `now` when the last one recorded is older than `resolutionMs`: a bulk
+ * sync's writes do not all queue on the directory's row to say the same thing.
+ */
+export async function noteDirectorySync(
+  tx: Db,
+  environmentId: string,
+  id: string,
+  now: Date,
+  resolutionMs: number,
+): Promise<void> {
+  await tx
+    .update(directories)
+    .set({ lastSyncAt: now })
+    .where(
+      and(
+        scopedId(directories, environmentId, id),
+        or(isNull(directories.lastSyncAt), lt(directories.lastSyncAt, new Date(now.getTime() - resolutionMs))),
+      ),
+    );
+}
+
+/** The organization's verified domains (upstream's `domains` of a directory's events). */
+export function verifiedDomainsOfOrganization(db: Db, organizationId: string) {
+  return db
+    .select({ id: organizationDomains.id, domain: organizationDomains.domain })
+    .from(organizationDomains)
+    .where(and(eq(organizationDomains.organizationId, organizationId), eq(organizationDomains.state, 'verified')))
+    .orderBy(asc(organizationDomains.id));
+}
+
+/** Deletes up to `limit` of the directory's users (their group memberships cascade); those deleted. */
+export function deleteSomeDirectoryUsers(tx: Db, directoryId: string, limit: number) {
+  return tx
+    .delete(directoryUsers)
+    .where(
+      inArray(
+        directoryUsers.id,
+        tx
+          .select({ id: directoryUsers.id })
+          .from(directoryUsers)
+          .where(eq(directoryUsers.directoryId, directoryId))
+          .orderBy(directoryUsers.id)
+          .limit(limit),
+      ),
+    )
+    .returning({ id: directoryUsers.id, userId: directoryUsers.userId });
+}
+
+/** Deletes up to `limit` of the directory's groups (their members cascade); how many. */
+export async function deleteSomeDirectoryGroups(tx: Db, directoryId: string, limit: number): Promise<number> {
+  const rows = await tx
+    .delete(directoryGroups)
+    .where(
+      inArray(
+        directoryGroups.id,
+        tx
+          .select({ id: directoryGroups.id })
+          .from(directoryGroups)
+          .where(eq(directoryGroups.directoryId, directoryId))
+          .orderBy(directoryGroups.id)
+          .limit(limit),
+      ),
+    )
+    .returning({ id: directoryGroups.id });
+  return rows.length;
+}
+
+/** Maps the group to a role (or none); not a SCIM change: the version stays. */
+export async function setGroupRole(tx: Db, id: string, roleId: string | null): Promise<void> {
+  await tx.update(directoryGroups).set({ roleId }).where(eq(directoryGroups.id, id));
 }

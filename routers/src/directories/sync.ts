@@ -2,8 +2,11 @@
 // fields: the SCIM surface parses the protocol, this file applies the change in one transaction.
 import { newId } from '@atrium/db';
 import { orNotFound } from '../common/store.ts';
-import { ApiError, invalid } from '../kernel/errors.ts';
+import { type EventToRecord, recordEvent, recordEvents } from '../events/record.ts';
+import { ApiError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { deprovisionUsers, provisionDirectoryUsers, syncDirectoryRoles } from './provisioning.ts';
+import { toDirectoryEvent, toDirectoryGroup, toDirectoryUser } from './service.ts';
 import {
   addDirectoryGroupMembers,
   type DirectoryGroupRow,
@@ -11,16 +14,21 @@ import {
   type DirectoryUserRow,
   deleteDirectoryGroupRow,
   deleteDirectoryUserRow,
+  directoryUsersWithIds,
   existingDirectoryUserIds,
   findDirectoryGroup,
   findDirectoryUser,
   insertDirectoryGroup,
   insertDirectoryUser,
+  linkDirectory,
+  linkDirectoryUser,
   memberIdsOfDirectoryGroup,
+  noteDirectorySync,
+  provisionedUsersOfGroup,
   removeDirectoryGroupMembers,
-  updateDirectory,
   updateDirectoryGroup,
   updateDirectoryUser,
+  verifiedDomainsOfOrganization,
 } from './store.ts';
 
 export interface DirectoryUserFields {
@@ -55,23 +63,63 @@ function checkVersion(row: { version: number }, expected: ExpectedVersion): void
   if (expected !== undefined && row.version !== expected) throw preconditionFailed();
 }
 
-/** Marks the directory as written to now (and `linked`, the first time). */
+/** `last_sync_at` moves at most once a second: concurrent writes of a bulk sync need not all update the row. */
+const SYNC_RESOLUTION_MS = 1_000;
+
+/**
+ * Marks the directory as written to now. Its first SCIM write links it (`unlinked` to `linked`)
+ * and records `dsync.activated`, once however many first writes race.
+ */
 async function touchDirectory(tx: Scope['db'], scope: Scope, directory: DirectoryRow): Promise<void> {
   const now = scope.now();
-  await updateDirectory(tx, scope.env.id, directory.id, {
-    lastSyncAt: now,
-    ...(directory.state === 'unlinked' ? { state: 'linked', updatedAt: now } : {}),
-  });
+  if (directory.state === 'unlinked') {
+    const linked = await linkDirectory(tx, scope.env.id, directory.id, now);
+    if (linked) {
+      const domains = await verifiedDomainsOfOrganization(tx, linked.organizationId);
+      await recordEvent(tx, scope, 'dsync.activated', toDirectoryEvent(linked, domains));
+      return;
+    }
+  }
+  await noteDirectorySync(tx, scope.env.id, directory.id, now, SYNC_RESOLUTION_MS);
 }
 
+/** A directory being deleted takes no more writes (its token no longer authenticates either). */
+function assertWritable(directory: DirectoryRow): void {
+  if (directory.state === 'deleting') throw notFound('directory', directory.id);
+}
+
+/** A directory user as upstream's `dsync.user.*` events carry it: the `DirectoryUser`, without `groups`. */
+function userEventData(row: DirectoryUserRow): Record<string, unknown> {
+  const { groups: _groups, ...user } = toDirectoryUser(row, []);
+  return user;
+}
+
+/** Upstream's `previous_attributes`: the previous value of each top-level raw attribute that changed (null: absent). */
+export function previousAttributes(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): Record<string, unknown> {
+  const previous: Record<string, unknown> = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) previous[key] = before[key] ?? null;
+  }
+  return previous;
+}
+
+/**
+ * SCIM `POST /Users`: the directory user (`dsync.user.created`); an active one with a usable
+ * e-mail is provisioned (provisioning.ts). The insert comes first, so a user that exists already
+ * (409, as Okta's repeated POSTs meet) costs one statement.
+ */
 export async function createDirectoryUser(
   scope: Scope,
   directory: DirectoryRow,
   fields: DirectoryUserFields,
 ): Promise<DirectoryUserRow> {
+  assertWritable(directory);
   return scope.db.transaction(async (tx) => {
     const now = scope.now();
-    const row = await insertDirectoryUser(tx, {
+    let row = await insertDirectoryUser(tx, {
       id: newId('directoryUser'),
       environmentId: scope.env.id,
       directoryId: directory.id,
@@ -87,11 +135,32 @@ export async function createDirectoryUser(
       createdAt: now,
       updatedAt: now,
     });
+    if (fields.active) {
+      const linked = await provisionDirectoryUsers(
+        tx,
+        scope,
+        directory.organizationId,
+        [{ directoryUserId: row.id, userId: null, email: row.email, firstName: row.firstName, lastName: row.lastName }],
+        false,
+      );
+      const userId = linked.get(row.id);
+      if (userId) {
+        await linkDirectoryUser(tx, row.id, userId);
+        row = { ...row, userId };
+      }
+    }
+    await recordEvent(tx, scope, 'dsync.user.created', userEventData(row));
     await touchDirectory(tx, scope, directory);
     return row;
   });
 }
 
+/**
+ * SCIM `PUT /Users/{id}` (and a PATCH, applied by the SCIM surface to the whole resource).
+ * Active: provisioned (again), so a reactivated user is an active member with its groups' roles;
+ * inactive (`active: false`, Okta's deprovisioning): its membership is deactivated and its sessions
+ * in the organization end. `dsync.user.updated` with `previous_attributes` when anything changed.
+ */
 export async function replaceDirectoryUser(
   scope: Scope,
   directory: DirectoryRow,
@@ -99,9 +168,21 @@ export async function replaceDirectoryUser(
   fields: DirectoryUserFields,
   expected?: ExpectedVersion,
 ): Promise<DirectoryUserRow> {
+  assertWritable(directory);
   return scope.db.transaction(async (tx) => {
     const current = orNotFound(await findDirectoryUser(tx, directory.id, id, 'update'), 'directory_user', id);
     checkVersion(current, expected);
+    let userId = current.userId;
+    if (fields.active) {
+      const linked = await provisionDirectoryUsers(
+        tx,
+        scope,
+        directory.organizationId,
+        [{ directoryUserId: id, userId, email: fields.email, firstName: fields.firstName, lastName: fields.lastName }],
+        true,
+      );
+      userId = linked.get(id) ?? null;
+    }
     const row = orNotFound(
       await updateDirectoryUser(tx, directory.id, id, {
         userName: fields.userName,
@@ -112,26 +193,42 @@ export async function replaceDirectoryUser(
         state: fields.active ? 'active' : 'inactive',
         attributes: fields.attributes,
         customAttributes: fields.customAttributes,
+        userId,
         updatedAt: scope.now(),
       }),
       'directory_user',
       id,
     );
+    if (!fields.active && current.userId) {
+      await deprovisionUsers(tx, scope, directory.organizationId, [current.userId]);
+    }
+    const previous = previousAttributes(current.attributes, row.attributes);
+    if (Object.keys(previous).length > 0 || current.state !== row.state) {
+      await recordEvent(tx, scope, 'dsync.user.updated', { ...userEventData(row), previous_attributes: previous });
+    }
     await touchDirectory(tx, scope, directory);
     return row;
   });
 }
 
+/**
+ * SCIM `DELETE /Users/{id}`: the directory user goes (`dsync.user.deleted`, as it was), its group
+ * memberships with it; its membership is deactivated and its sessions in the organization end.
+ * The Atrium user stays: it may belong to other organizations.
+ */
 export async function deleteDirectoryUser(
   scope: Scope,
   directory: DirectoryRow,
   id: string,
   expected?: ExpectedVersion,
 ): Promise<void> {
+  assertWritable(directory);
   await scope.db.transaction(async (tx) => {
     const current = orNotFound(await findDirectoryUser(tx, directory.id, id, 'update'), 'directory_user', id);
     checkVersion(current, expected);
     await deleteDirectoryUserRow(tx, directory.id, id);
+    if (current.userId) await deprovisionUsers(tx, scope, directory.organizationId, [current.userId]);
+    await recordEvent(tx, scope, 'dsync.user.deleted', userEventData(current));
     await touchDirectory(tx, scope, directory);
   });
 }
@@ -188,12 +285,49 @@ async function applyMembers(
   return { added, removed };
 }
 
+/**
+ * Records `dsync.group.user_added` / `user_removed` for each member changed (`{directory_id, user,
+ * group}`, the group as it is now), in two statements however many; when the group maps to a role,
+ * the changed users' roles follow (a user who left their last mapped group falls back to the
+ * default role).
+ */
+async function membersChanged(
+  tx: Scope['db'],
+  scope: Scope,
+  directory: DirectoryRow,
+  group: DirectoryGroupRow,
+  change: { added: string[]; removed: string[] },
+  removedRows: DirectoryUserRow[],
+): Promise<void> {
+  if (change.added.length === 0 && change.removed.length === 0) return;
+  const groupData = toDirectoryGroup(group);
+  const addedRows = await directoryUsersWithIds(tx, directory.id, change.added);
+  const events: EventToRecord[] = [
+    ...addedRows.map((row) => ({
+      event: 'dsync.group.user_added',
+      data: { directory_id: directory.id, user: userEventData(row), group: groupData },
+      organizationId: directory.organizationId,
+    })),
+    ...removedRows.map((row) => ({
+      event: 'dsync.group.user_removed',
+      data: { directory_id: directory.id, user: userEventData(row), group: groupData },
+      organizationId: directory.organizationId,
+    })),
+  ];
+  await recordEvents(tx, scope, events);
+  if (group.roleId === null) return;
+  const users = [...addedRows, ...removedRows].flatMap((row) => (row.userId ? [row.userId] : []));
+  await syncDirectoryRoles(tx, scope, directory.organizationId, users, true);
+}
+
+/** SCIM `POST /Groups`: the group (`dsync.group.created`) and its members (`dsync.group.user_added` each). */
 export async function createDirectoryGroup(
   scope: Scope,
   directory: DirectoryRow,
   fields: DirectoryGroupFields,
   memberIds: string[],
 ): Promise<DirectoryGroupRow> {
+  assertWritable(directory);
   return scope.db.transaction(async (tx) => {
     const now = scope.now();
     const group = await insertDirectoryGroup(tx, {
@@ -207,7 +341,9 @@ export async function createDirectoryGroup(
       createdAt: now,
       updatedAt: now,
     });
-    await applyMembers(tx, scope, directory, group, { replace: memberIds });
+    const change = await applyMembers(tx, scope, directory, group, { replace: memberIds });
+    await recordEvent(tx, scope, 'dsync.group.created', toDirectoryGroup(group));
+    await membersChanged(tx, scope, directory, group, change, []);
     await touchDirectory(tx, scope, directory);
     return group;
   });
@@ -216,7 +352,8 @@ export async function createDirectoryGroup(
 /**
  * Replaces a group's attributes and, when `members` is given, its members (PUT), or changes only
  * its members (a PATCH of `members`, `fields` undefined). Concurrent writes to one group serialise
- * on its row.
+ * on its row. `dsync.group.updated` (with `previous_attributes`) when its attributes changed, and
+ * one `dsync.group.user_added` / `user_removed` per member changed.
  */
 export async function writeDirectoryGroup(
   scope: Scope,
@@ -226,10 +363,12 @@ export async function writeDirectoryGroup(
   members: MemberChange | undefined,
   expected?: ExpectedVersion,
 ): Promise<DirectoryGroupRow> {
+  assertWritable(directory);
   return scope.db.transaction(async (tx) => {
     const current = orNotFound(await findDirectoryGroup(tx, directory.id, id, 'update'), 'directory_group', id);
     checkVersion(current, expected);
-    if (members) await applyMembers(tx, scope, directory, current, members);
+    const removing = members ? await membersLeaving(tx, directory, current, members) : [];
+    const change = members ? await applyMembers(tx, scope, directory, current, members) : { added: [], removed: [] };
     const row = orNotFound(
       await updateDirectoryGroup(tx, directory.id, id, {
         ...(fields
@@ -240,21 +379,55 @@ export async function writeDirectoryGroup(
       'directory_group',
       id,
     );
+    const previous = fields ? previousAttributes(current.attributes, row.attributes) : {};
+    if (Object.keys(previous).length > 0) {
+      await recordEvent(tx, scope, 'dsync.group.updated', { ...toDirectoryGroup(row), previous_attributes: previous });
+    }
+    const removedIds = new Set(change.removed);
+    const removedRows = removing.filter((user) => removedIds.has(user.id));
+    await membersChanged(tx, scope, directory, row, change, removedRows);
     await touchDirectory(tx, scope, directory);
     return row;
   });
 }
 
+/** The rows of the members a change may remove (read before they go, for their events). */
+async function membersLeaving(
+  tx: Scope['db'],
+  directory: DirectoryRow,
+  group: DirectoryGroupRow,
+  change: MemberChange,
+): Promise<DirectoryUserRow[]> {
+  if ('replace' in change) {
+    const wanted = new Set(change.replace);
+    const current = await memberIdsOfDirectoryGroup(tx, group.id);
+    return directoryUsersWithIds(
+      tx,
+      directory.id,
+      current.filter((id) => !wanted.has(id)),
+    );
+  }
+  return directoryUsersWithIds(tx, directory.id, [...new Set(change.remove)]);
+}
+
+/**
+ * SCIM `DELETE /Groups/{id}`: the group goes (`dsync.group.deleted`, as it was), its member links
+ * with it; when it mapped to a role, its members' roles follow.
+ */
 export async function deleteDirectoryGroup(
   scope: Scope,
   directory: DirectoryRow,
   id: string,
   expected?: ExpectedVersion,
 ): Promise<void> {
+  assertWritable(directory);
   await scope.db.transaction(async (tx) => {
     const current = orNotFound(await findDirectoryGroup(tx, directory.id, id, 'update'), 'directory_group', id);
     checkVersion(current, expected);
+    const users = current.roleId === null ? [] : await provisionedUsersOfGroup(tx, current.id);
     await deleteDirectoryGroupRow(tx, directory.id, id);
+    await syncDirectoryRoles(tx, scope, directory.organizationId, users, true);
+    await recordEvent(tx, scope, 'dsync.group.deleted', toDirectoryGroup(current));
     await touchDirectory(tx, scope, directory);
   });
 }

@@ -1,13 +1,13 @@
 import { type Db, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvent, recordEvents } from '../events/record.ts';
 import { notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 import { assertRoleSlugs } from '../roles/service.ts';
-import { endLiveSessions } from '../sessions/service.ts';
+import { endLiveSessions, endOrganizationSessions } from '../sessions/service.ts';
 import { toUser } from '../user-wire.ts';
 import type {
   CreateOrganizationMembershipInput,
@@ -18,12 +18,19 @@ import type {
 import {
   deleteMembership,
   findMembership,
+  giveDefaultRole,
   insertMembership,
+  insertMembershipsIfAbsent,
   lockMembership,
+  lockMembershipsOfUsers,
   lockUser,
   type MembershipRow,
+  membershipsWithIds,
   pageOfMemberships,
   replaceMembershipRoles,
+  replaceRolesOfMemberships,
+  roleIdsOfMemberships,
+  setMembershipsState,
   touchMembership,
   updateMembershipStatus,
 } from './store.ts';
@@ -202,4 +209,134 @@ export async function deleteOrganizationMembership(scope: Scope, id: string, gua
     await recordEvent(tx, scope, 'organization_membership.deleted', toMembershipEvent(current));
     await endLiveSessions(tx, scope, sessionsOf(current));
   });
+}
+
+// ---- directory-managed memberships (directories/provisioning.ts), many at once ----
+
+/** Records `organization_membership.<what>` for each of these memberships, read as they are now. */
+async function recordMembershipEvents(tx: Db, scope: Scope, what: 'created' | 'updated', ids: string[]) {
+  if (ids.length === 0) return;
+  const rows = await membershipsWithIds(tx, scope.env.id, ids);
+  await recordEvents(
+    tx,
+    scope,
+    rows.map((row) => ({ event: `organization_membership.${what}`, data: toMembershipEvent(row) })),
+  );
+}
+
+/** What provisioning did to each user's membership. */
+export interface ProvisionedMembership {
+  membershipId: string;
+  /** Created here, or made active again: its roles may need the directory's mapping. */
+  startedNow: boolean;
+}
+
+/**
+ * Makes each user an active, directory-managed member of the organization, in the caller's
+ * transaction: a new membership gets the environment's default role (`organization_membership.created`);
+ * an existing one becomes directory-managed and active (`organization_membership.updated` when that
+ * changed it). `fresh` users were created in this transaction, so they hold no membership yet and
+ * are not counted against `membershipsPerUser`; any other user without a membership is held and
+ * counted as `addMembership` does. Keyed by user id.
+ */
+export async function provisionDirectoryMemberships(
+  tx: Db,
+  scope: Scope,
+  organizationId: string,
+  users: { userId: string; fresh: boolean }[],
+): Promise<Map<string, ProvisionedMembership>> {
+  const result = new Map<string, ProvisionedMembership>();
+  const known = users.filter((u) => !u.fresh).map((u) => u.userId);
+  const existing = await lockMembershipsOfUsers(tx, scope.env.id, organizationId, known);
+  for (const row of existing) result.set(row.userId, { membershipId: row.id, startedNow: row.status !== 'active' });
+  const missing = users.filter((u) => !result.has(u.userId));
+  for (const user of missing) {
+    if (user.fresh) continue;
+    await lockUser(tx, scope.env.id, user.userId);
+    await assertBelowParentQuota(tx, scope, 'membershipsPerUser', user.userId);
+  }
+  const now = scope.now();
+  const inserted = await insertMembershipsIfAbsent(
+    tx,
+    missing.map((user) => ({
+      id: newId('organizationMembership'),
+      environmentId: scope.env.id,
+      userId: user.userId,
+      organizationId,
+      status: 'active' as const,
+      directoryManaged: true,
+      customAttributes: {},
+      createdAt: now,
+      updatedAt: now,
+    })),
+  );
+  for (const row of inserted) result.set(row.userId, { membershipId: row.id, startedNow: true });
+  // A concurrent transaction made some of them first (the insert waited for it): take those as existing.
+  const raced = missing.filter((u) => !result.has(u.userId)).map((u) => u.userId);
+  for (const row of await lockMembershipsOfUsers(tx, scope.env.id, organizationId, raced)) {
+    result.set(row.userId, { membershipId: row.id, startedNow: row.status !== 'active' });
+    existing.push(row);
+  }
+  await giveDefaultRole(
+    tx,
+    scope.env.id,
+    inserted.map((row) => row.id),
+  );
+  const changed = await setMembershipsState(
+    tx,
+    existing.filter((row) => row.status !== 'active' || !row.directoryManaged).map((row) => row.id),
+    { status: 'active', directoryManaged: true },
+    now,
+  );
+  await recordMembershipEvents(
+    tx,
+    scope,
+    'created',
+    inserted.map((row) => row.id),
+  );
+  await recordMembershipEvents(tx, scope, 'updated', changed);
+  return result;
+}
+
+/**
+ * Deactivates the directory-managed memberships of these users in the organization, in the
+ * caller's transaction (`organization_membership.updated` for each that was active), and ends
+ * their sessions there at once (`session.revoked`): a directory deactivated or deleted them.
+ * Answers the user ids whose membership it deactivated.
+ */
+export async function deactivateDirectoryMemberships(
+  tx: Db,
+  scope: Scope,
+  organizationId: string,
+  userIds: string[],
+): Promise<string[]> {
+  const held = (await lockMembershipsOfUsers(tx, scope.env.id, organizationId, userIds)).filter(
+    (row) => row.directoryManaged && row.status === 'active',
+  );
+  const changed = await setMembershipsState(
+    tx,
+    held.map((row) => row.id),
+    { status: 'inactive' },
+    scope.now(),
+  );
+  await recordMembershipEvents(tx, scope, 'updated', changed);
+  const users = held.filter((row) => changed.includes(row.id)).map((row) => row.userId);
+  await endOrganizationSessions(tx, scope, organizationId, users);
+  return users;
+}
+
+/**
+ * Gives each membership its roles (role ids, in order) where they differ from what it holds, in
+ * the caller's transaction, which holds the memberships: `organization_membership.updated` once
+ * for each that changed, none for the others.
+ */
+export async function setRolesOfMemberships(tx: Db, scope: Scope, wanted: Map<string, string[]>): Promise<string[]> {
+  const held = await roleIdsOfMemberships(tx, [...wanted.keys()]);
+  const changes = new Map<string, string[]>();
+  for (const [id, roleIds] of wanted) {
+    if ((held.get(id) ?? []).join('\n') !== roleIds.join('\n')) changes.set(id, roleIds);
+  }
+  await replaceRolesOfMemberships(tx, scope.env.id, changes, scope.now());
+  await recordMembershipEvents(tx, scope, 'updated', [...changes.keys()]);
+  return [...changes.keys()];
 }

@@ -14,7 +14,7 @@ import {
   roles,
   users,
 } from '@atrium/db';
-import { and, asc, desc, eq, getTableColumns, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, ne, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, orNotFound, scopedId } from '../common/store.ts';
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect & {
@@ -256,4 +256,114 @@ export async function membershipPermissionSlugs(
       ),
     );
   return rows.map((row) => row.slug);
+}
+
+// ---- many memberships at once (directory provisioning) ----
+
+/** The memberships of these users in one organization (the row alone), held FOR UPDATE in id order. */
+export function lockMembershipsOfUsers(
+  tx: Db,
+  environmentId: string,
+  organizationId: string,
+  userIds: string[],
+): Promise<(typeof organizationMemberships.$inferSelect)[]> {
+  if (userIds.length === 0) return Promise.resolve([]);
+  return tx
+    .select()
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.organizationId, organizationId),
+        inArray(organizationMemberships.userId, userIds),
+      ),
+    )
+    .orderBy(organizationMemberships.id)
+    .for('update');
+}
+
+/** Memberships by id, with their organization's name, roles and user (for their events). */
+export function membershipsWithIds(db: Db, environmentId: string, ids: string[]): Promise<MembershipRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return findMemberships(
+    db,
+    and(eq(organizationMemberships.environmentId, environmentId), inArray(organizationMemberships.id, ids)),
+  ).orderBy(organizationMemberships.id);
+}
+
+/** Inserts the memberships, skipping any the user holds already (a concurrent insert); those inserted. */
+export function insertMembershipsIfAbsent(
+  tx: Db,
+  values: NewMembership[],
+): Promise<(typeof organizationMemberships.$inferSelect)[]> {
+  if (values.length === 0) return Promise.resolve([]);
+  return tx.insert(organizationMemberships).values(values).onConflictDoNothing().returning();
+}
+
+/** Gives each of these memberships the environment's default role (they hold none yet), in one statement. */
+export async function giveDefaultRole(tx: Db, environmentId: string, membershipIds: string[]): Promise<void> {
+  if (membershipIds.length === 0) return;
+  const list = sql.join(
+    membershipIds.map((id) => sql`${id}`),
+    sql`, `,
+  );
+  await tx.execute(sql`insert into ${membershipRoles} (environment_id, organization_membership_id, role_id, position)
+    select ${environmentId}, m.id, r.id, 0 from ${organizationMemberships} m
+    join ${roles} r on r.environment_id = ${environmentId} and r.organization_id is null and r.is_default
+    where m.id in (${list})`);
+}
+
+/** Sets these memberships' status and directory management where either differs; the ids changed. */
+export async function setMembershipsState(
+  tx: Db,
+  ids: string[],
+  state: { status: MembershipStatus; directoryManaged?: boolean },
+  now: Date,
+): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const m = organizationMemberships;
+  const differs =
+    state.directoryManaged === undefined
+      ? ne(m.status, state.status)
+      : sql`(${m.status} <> ${state.status} or ${m.directoryManaged} <> ${state.directoryManaged})`;
+  const rows = await tx
+    .update(m)
+    .set({ ...state, updatedAt: now })
+    .where(and(inArray(m.id, ids), differs))
+    .returning({ id: m.id });
+  return rows.map((row) => row.id);
+}
+
+/** The role ids each of these memberships holds, in order. */
+export async function roleIdsOfMemberships(db: Db, ids: string[]): Promise<Map<string, string[]>> {
+  const held = new Map<string, string[]>();
+  if (ids.length === 0) return held;
+  const rows = await db
+    .select({ id: membershipRoles.organizationMembershipId, roleId: membershipRoles.roleId })
+    .from(membershipRoles)
+    .where(inArray(membershipRoles.organizationMembershipId, ids))
+    .orderBy(membershipRoles.organizationMembershipId, membershipRoles.position);
+  for (const row of rows) {
+    const list = held.get(row.id) ?? [];
+    list.push(row.roleId);
+    held.set(row.id, list);
+  }
+  return held;
+}
+
+/** Replaces the roles of many memberships (each its role ids, in order) and marks them updated: three statements. */
+export async function replaceRolesOfMemberships(
+  tx: Db,
+  environmentId: string,
+  wanted: Map<string, string[]>,
+  now: Date,
+): Promise<void> {
+  const ids = [...wanted.keys()];
+  if (ids.length === 0) return;
+  await tx.delete(membershipRoles).where(inArray(membershipRoles.organizationMembershipId, ids));
+  const values = [...wanted].flatMap(([organizationMembershipId, roleIds]) =>
+    roleIds.map((roleId, position) => ({ environmentId, organizationMembershipId, roleId, position })),
+  );
+  if (values.length > 0) await tx.insert(membershipRoles).values(values);
+  await tx.update(organizationMemberships).set({ updatedAt: now }).where(inArray(organizationMemberships.id, ids));
 }

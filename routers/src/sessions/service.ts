@@ -1,7 +1,7 @@
 import type { Db } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvent, recordEvents } from '../events/record.ts';
 import type { RequestDevice } from '../kernel/context.ts';
 import { notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
@@ -14,6 +14,7 @@ import {
   markSessionRevoked,
   pageOfUserSessions,
   revokeLiveSessions,
+  revokeLiveSessionsOfUsers,
   type SessionRow,
   touchSession,
 } from './store.ts';
@@ -118,5 +119,25 @@ export async function endLiveSessions(tx: Db, scope: Scope, filter: LiveSessions
   const now = scope.now();
   const ended = await revokeLiveSessions(tx, scope.env.id, filter, now);
   for (const row of ended) await recordEvent(tx, scope, 'session.revoked', toSession(row, now));
+  return ended.length;
+}
+
+/**
+ * `endLiveSessions` for many users of one organization at once (a directory deprovisioning its
+ * members): their live sessions there end in one statement, each with `session.revoked`.
+ */
+export async function endOrganizationSessions(
+  tx: Db,
+  scope: Scope,
+  organizationId: string,
+  userIds: string[],
+): Promise<number> {
+  const now = scope.now();
+  const ended = await revokeLiveSessionsOfUsers(tx, scope.env.id, organizationId, userIds, now);
+  await recordEvents(
+    tx,
+    scope,
+    ended.map((row) => ({ event: 'session.revoked', data: toSession(row, now) })),
+  );
   return ended.length;
 }

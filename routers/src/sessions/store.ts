@@ -1,5 +1,5 @@
 import { type Db, organizationMemberships, type PageParams, paginate, perHandle, sessions, users } from '@atrium/db';
-import { and, desc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock } from '../common/store.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
@@ -85,6 +85,30 @@ export function revokeLiveSessions(
         eq(sessions.userId, filter.userId),
         filter.organizationId === undefined ? undefined : eq(sessions.organizationId, filter.organizationId),
         filter.exceptId === undefined ? undefined : ne(sessions.id, filter.exceptId),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, at),
+      ),
+    )
+    .returning();
+}
+
+/** Marks the live sessions of these users in one organization revoked at `at`, in one statement, and answers them. */
+export function revokeLiveSessionsOfUsers(
+  tx: Db,
+  environmentId: string,
+  organizationId: string,
+  userIds: string[],
+  at: Date,
+): Promise<SessionRow[]> {
+  if (userIds.length === 0) return Promise.resolve([]);
+  return tx
+    .update(sessions)
+    .set({ revokedAt: at })
+    .where(
+      and(
+        eq(sessions.environmentId, environmentId),
+        inArray(sessions.userId, userIds),
+        eq(sessions.organizationId, organizationId),
         isNull(sessions.revokedAt),
         gt(sessions.expiresAt, at),
       ),

@@ -1,7 +1,7 @@
-import { newId } from '@atrium/db';
+import { type Db, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, pageParams } from '../common/schemas.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvent, recordEvents } from '../events/record.ts';
 import { type FieldError, invalid } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { hashPassword, importedHashProblem } from '../lib/password.ts';
@@ -14,9 +14,12 @@ import {
   findUser,
   findUserByExternalId,
   insertUser,
+  insertUsersIfAbsent,
   pageOfUsers,
   type UserChanges,
+  type UserRow,
   updateUserRow,
+  usersWithEmails,
 } from './store.ts';
 
 type NameInput = {
@@ -174,4 +177,60 @@ export async function deleteUser(scope: Scope, id: string): Promise<void> {
     }
     await recordEvent(tx, scope, 'user.deleted', toUser(current));
   });
+}
+
+/** A person a directory provisions: an e-mail (checked by the caller) and the names for a new user. */
+export interface ProvisionedPerson {
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+}
+
+/**
+ * The users of these people, in the caller's transaction (directory provisioning): an existing
+ * user of the environment with the e-mail, compared case-insensitively, is answered as it is and
+ * never duplicated; a missing one is created with the names given (`user.created`). Keyed by the
+ * lower-cased e-mail; `created` tells a user made here from one that existed.
+ */
+export async function provisionUsers(
+  tx: Db,
+  scope: Scope,
+  people: ProvisionedPerson[],
+): Promise<Map<string, { user: UserRow; created: boolean }>> {
+  const wanted = new Map<string, ProvisionedPerson>();
+  for (const person of people) {
+    const key = person.email.toLowerCase();
+    if (!wanted.has(key)) wanted.set(key, person);
+  }
+  const found = new Map<string, { user: UserRow; created: boolean }>();
+  for (const user of await usersWithEmails(tx, scope.env.id, [...wanted.keys()])) {
+    found.set(user.email.toLowerCase(), { user, created: false });
+  }
+  const missing = [...wanted].filter(([key]) => !found.has(key));
+  if (missing.length === 0) return found;
+  const now = scope.now();
+  const inserted = await insertUsersIfAbsent(
+    tx,
+    missing.map(([, person]) => ({
+      id: newId('user'),
+      environmentId: scope.env.id,
+      email: person.email,
+      firstName: person.firstName,
+      lastName: person.lastName,
+      createdAt: now,
+      updatedAt: now,
+    })),
+  );
+  for (const user of inserted) found.set(user.email.toLowerCase(), { user, created: true });
+  // A concurrent transaction created some of them first (the insert waited for it): read those.
+  const raced = missing.filter(([key]) => !found.has(key)).map(([key]) => key);
+  for (const user of await usersWithEmails(tx, scope.env.id, raced)) {
+    found.set(user.email.toLowerCase(), { user, created: false });
+  }
+  await recordEvents(
+    tx,
+    scope,
+    inserted.map((user) => ({ event: 'user.created', data: toUser(user) })),
+  );
+  return found;
 }

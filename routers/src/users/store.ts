@@ -66,6 +66,21 @@ export function pageOfUsers(db: Db, environmentId: string, params: PageParams, f
   );
 }
 
+/** The environment's users with any of these e-mails, compared case-insensitively (`emails` lower-cased). */
+export function usersWithEmails(db: Db, environmentId: string, emails: string[]): Promise<UserRow[]> {
+  if (emails.length === 0) return Promise.resolve([]);
+  return db
+    .select()
+    .from(users)
+    .where(and(eq(users.environmentId, environmentId), inArray(sql`lower(${users.email})`, emails)));
+}
+
+/** Inserts the users, skipping any whose e-mail the environment holds already (a concurrent insert); those inserted. */
+export function insertUsersIfAbsent(tx: Db, values: NewUser[]): Promise<UserRow[]> {
+  if (values.length === 0) return Promise.resolve([]);
+  return tx.insert(users).values(values).onConflictDoNothing().returning();
+}
+
 export async function insertUser(tx: Db, values: NewUser): Promise<UserRow> {
   const [row] = await tx.insert(users).values(values).returning();
   return row as UserRow;
