@@ -30,6 +30,8 @@ export { clientSchema } from './client-api/graphql/schema.ts';
 export { purgeExpiredSessions, SESSION_RETENTION_MS } from './client-tokens/service.ts';
 export { isoOfJson } from './common/schemas.ts';
 export { createConnection } from './connections/service.ts';
+export { createDirectory } from './directories/service.ts';
+export { createDirectoryGroup, createDirectoryUser, writeDirectoryGroup } from './directories/sync.ts';
 export {
   createEnvironment,
   createFirstRunSecrets,

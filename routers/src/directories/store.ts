@@ -6,6 +6,7 @@ import {
   directoryUsers,
   type PageParams,
   paginate,
+  roles,
 } from '@atrium/db';
 import { and, eq, ilike, inArray, sql } from 'drizzle-orm';
 import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
@@ -358,4 +359,55 @@ export async function existingDirectoryUserIds(db: Db, directoryId: string, ids:
     .from(directoryUsers)
     .where(and(eq(directoryUsers.directoryId, directoryId), inArray(directoryUsers.id, ids)));
   return new Set(rows.map((row) => row.id));
+}
+
+// ---- the operator's lookups and the group -> role mapping (admin surface) ----
+
+/** The environment of a directory, whatever it is (the admin surface names a directory by id alone). */
+export async function environmentIdOfDirectory(db: Db, id: string): Promise<string | undefined> {
+  const [row] = await db
+    .select({ environmentId: directories.environmentId })
+    .from(directories)
+    .where(eq(directories.id, id))
+    .limit(1);
+  return row?.environmentId;
+}
+
+/** The environment of a directory group, whatever it is. */
+export async function environmentIdOfDirectoryGroup(db: Db, id: string): Promise<string | undefined> {
+  const [row] = await db
+    .select({ environmentId: directoryGroups.environmentId })
+    .from(directoryGroups)
+    .where(eq(directoryGroups.id, id))
+    .limit(1);
+  return row?.environmentId;
+}
+
+/** Maps a group to a role (or to none); the group as it now is, or undefined when it is not the environment's. */
+export async function setDirectoryGroupRoleId(
+  tx: Db,
+  environmentId: string,
+  id: string,
+  roleId: string | null,
+  now: Date,
+): Promise<DirectoryGroupRow | undefined> {
+  const [row] = await tx
+    .update(directoryGroups)
+    .set({ roleId, updatedAt: now })
+    .where(scopedId(directoryGroups, environmentId, id))
+    .returning();
+  return row;
+}
+
+/** The slug of the role each of these groups maps to (groups without one are absent). */
+export async function roleSlugsOfDirectoryGroups(db: Db, groupIds: string[]): Promise<Map<string, string>> {
+  const slugs = new Map<string, string>();
+  if (groupIds.length === 0) return slugs;
+  const rows = await db
+    .select({ groupId: directoryGroups.id, slug: roles.slug })
+    .from(directoryGroups)
+    .innerJoin(roles, eq(roles.id, directoryGroups.roleId))
+    .where(inArray(directoryGroups.id, groupIds));
+  for (const row of rows) slugs.set(row.groupId, row.slug);
+  return slugs;
 }
