@@ -347,11 +347,12 @@ describe('isolation and authentication', () => {
     const env = await newEnvironment();
     const { directory } = await populated(env);
     const url = env.http.baseUrl;
-    for (const headers of [
+    const attempts: Record<string, string>[] = [
       {},
       { Authorization: 'Bearer sk_test_nope' },
       { Authorization: `Bearer ${directory.bearer_token}` },
-    ]) {
+    ];
+    for (const headers of attempts) {
       for (const path of [
         '/directories',
         `/directories/${directory.id}`,

@@ -98,10 +98,10 @@ describe('workos.directorySync', () => {
     const foreign = await makeDirectory(other);
     const foreignUser = await pushUser(other, foreign.id, { userName: 'ada@example.com' });
 
-    const noFilter = await workos.directorySync.listUsers().catch((e: unknown) => e);
+    const noFilter = await workos.directorySync.listUsers({}).catch((e: unknown) => e);
     expect(noFilter).toBeInstanceOf(UnprocessableEntityException);
     expect((noFilter as UnprocessableEntityException).status).toBe(422);
-    await expect(workos.directorySync.listGroups()).rejects.toBeInstanceOf(UnprocessableEntityException);
+    await expect(workos.directorySync.listGroups({})).rejects.toBeInstanceOf(UnprocessableEntityException);
 
     await expect(workos.directorySync.getDirectory(foreign.id)).rejects.toBeInstanceOf(NotFoundException);
     await expect(workos.directorySync.deleteDirectory(foreign.id)).rejects.toBeInstanceOf(NotFoundException);
