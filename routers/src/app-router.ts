@@ -4,6 +4,7 @@ import { clientRouter } from './client-api/trpc/router.ts';
 import { widgetsRouter } from './client-api/widgets/router.ts';
 import { clientTokensRouter } from './client-tokens/router.ts';
 import { connectionsRouter } from './connections/router.ts';
+import { directoriesRouter } from './directories/router.ts';
 import { eventsRouter } from './events/router.ts';
 import { groupsRouter } from './groups/router.ts';
 import { invitationsRouter } from './invitations/router.ts';
@@ -36,6 +37,7 @@ export const appRouter = router({
   clientTokens: clientTokensRouter,
   jwks: jwksRouter,
   connections: connectionsRouter,
+  directories: directoriesRouter,
   itContacts: itContactsRouter,
   organizationApiKeys: organizationApiKeysRouter,
   events: eventsRouter,

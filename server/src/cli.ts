@@ -10,6 +10,7 @@ import {
   printer,
   type Register,
 } from './cli-context.ts';
+import { registerDirectories } from './directories-cli.ts';
 import { registerSeed } from './seed.ts';
 
 const registerEnvironments: Register = (program, ctx) => {
@@ -305,6 +306,7 @@ export const REGISTRARS: Register[] = [
   registerSigningKeys,
   registerAgents,
   registerConnections,
+  registerDirectories,
   registerDomains,
   registerWebhooks,
   registerSeed,

@@ -10,6 +10,16 @@ import {
   listConnections,
   setConnectionState,
 } from '../connections/service.ts';
+import { environmentOfDirectory, environmentOfDirectoryGroup, roleSlugsOfGroups } from '../directories/group-roles.ts';
+import { setDirectoryGroupRole } from '../directories/roles-mapping.ts';
+import { CreateDirectoryInput, ListDirectoriesInput } from '../directories/schemas.ts';
+import {
+  createDirectory,
+  deleteDirectory,
+  listDirectories,
+  listDirectoryGroups,
+  rotateDirectoryToken,
+} from '../directories/service.ts';
 import { toOrganizationDomain } from '../domain-claims/service.ts';
 import {
   createApiKey,
@@ -173,6 +183,60 @@ export const adminRouter = router({
     list: adminProcedure
       .input(ListConnectionsInput.extend({ environment: EnvironmentRef }))
       .query(async ({ ctx, input }) => listConnections(await adminScope(ctx.deps, input.environment), input)),
+  }),
+  directories: router({
+    /** A directory of an organization: its SCIM base URL and bearer token, shown this once. */
+    create: adminProcedure
+      .input(CreateDirectoryInput.extend({ environment: EnvironmentRef }))
+      .mutation(async ({ ctx, input }) => {
+        const scope = await adminScope(ctx.deps, input.environment);
+        const created = await createDirectory(scope, input);
+        const { id, organization_id, type, name } = created;
+        await recordAdminEvent(ctx.deps, scope.env.id, 'directory.created', { id, organization_id, type, name });
+        return created;
+      }),
+    /** A new SCIM token (shown once); the old one stops working at once. */
+    rotateToken: adminProcedure.input(z.object({ directory_id: Id })).mutation(async ({ ctx, input }) => {
+      const scope = await adminScope(ctx.deps, await environmentOfDirectory(ctx.deps.db, input.directory_id));
+      const rotated = await rotateDirectoryToken(scope, input.directory_id);
+      const { id, organization_id } = rotated;
+      await recordAdminEvent(ctx.deps, scope.env.id, 'directory.token_rotated', { id, organization_id });
+      return rotated;
+    }),
+    delete: adminProcedure
+      .input(z.object({ directory_id: Id }))
+      .mutation(async ({ ctx, input }) =>
+        deleteDirectory(
+          await adminScope(ctx.deps, await environmentOfDirectory(ctx.deps.db, input.directory_id)),
+          input.directory_id,
+        ),
+      ),
+    list: adminProcedure
+      .input(ListDirectoriesInput.extend({ environment: EnvironmentRef }))
+      .query(async ({ ctx, input }) => listDirectories(await adminScope(ctx.deps, input.environment), input)),
+    /** A directory's groups (the first 100, newest first), each with the role it maps to. */
+    groups: adminProcedure.input(z.object({ directory_id: Id })).query(async ({ ctx, input }) => {
+      const scope = await adminScope(ctx.deps, await environmentOfDirectory(ctx.deps.db, input.directory_id));
+      const page = await listDirectoryGroups(scope, { directory: input.directory_id, limit: 100, order: 'desc' });
+      const slugs = await roleSlugsOfGroups(
+        scope.db,
+        page.data.map((group) => group.id),
+      );
+      return page.data.map((group) => ({ ...group, role_slug: slugs.get(group.id) ?? null }));
+    }),
+    /** Maps a group to a role of the organization (members of the group get it), or to none. */
+    mapGroup: adminProcedure
+      .input(z.object({ group_id: Id, role_slug: z.string().min(1).max(64).nullable() }))
+      .mutation(async ({ ctx, input }) => {
+        const scope = await adminScope(ctx.deps, await environmentOfDirectoryGroup(ctx.deps.db, input.group_id));
+        const { group } = await setDirectoryGroupRole(scope, input.group_id, input.role_slug);
+        await recordAdminEvent(ctx.deps, scope.env.id, 'directory_group.role_mapped', {
+          id: group.id,
+          directory_id: group.directory_id,
+          role_slug: input.role_slug,
+        });
+        return { ...group, role_slug: input.role_slug };
+      }),
   }),
   domains: router({
     /** The specification's "manual verification in the admin console". */

@@ -7,6 +7,7 @@ import { iso, pageParams } from '../common/schemas.ts';
 import { orNotFound } from '../common/store.ts';
 import { recordEvent } from '../events/record.ts';
 import type { Deps } from '../kernel/deps.ts';
+import { invalid } from '../kernel/errors.ts';
 import { asList } from '../kernel/paging.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
@@ -297,7 +298,22 @@ export async function getDirectoryUser(scope: Scope, id: string): Promise<Direct
   return user as DirectoryUser;
 }
 
+/**
+ * Upstream refuses a list of directory users (groups) that names neither a directory nor a group
+ * (user): 422, each field named. A filter naming a directory, group or user this environment does
+ * not have is 404, as upstream declares.
+ */
+function requireFilter(filters: Record<string, string | undefined>): void {
+  const names = Object.keys(filters);
+  if (names.some((name) => filters[name] !== undefined)) return;
+  const message = `Please provide either "${names.join('" or "')}".`;
+  throw invalid(names.map((field) => ({ field, code: `${field}_required`, message })));
+}
+
 export async function listDirectoryUsers(scope: Scope, input: z.infer<typeof ListDirectoryUsersInput>) {
+  requireFilter({ directory: input.directory, group: input.group });
+  if (input.directory !== undefined) await loadDirectory(scope.db, scope.env.id, input.directory);
+  if (input.group !== undefined) await loadDirectoryGroup(scope.db, scope.env.id, input.group);
   const page = await pageOfDirectoryUsers(scope.db, scope.env.id, pageParams(input), {
     directoryId: input.directory,
     groupId: input.group,
@@ -311,6 +327,9 @@ export async function getDirectoryGroup(scope: Scope, id: string): Promise<Direc
 }
 
 export async function listDirectoryGroups(scope: Scope, input: z.infer<typeof ListDirectoryGroupsInput>) {
+  requireFilter({ directory: input.directory, user: input.user });
+  if (input.directory !== undefined) await loadDirectory(scope.db, scope.env.id, input.directory);
+  if (input.user !== undefined) await loadDirectoryUser(scope.db, scope.env.id, input.user);
   const page = await pageOfDirectoryGroups(scope.db, scope.env.id, pageParams(input), {
     directoryId: input.directory,
     directoryUserId: input.user,

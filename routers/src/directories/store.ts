@@ -517,3 +517,38 @@ export async function deleteSomeDirectoryGroups(tx: Db, directoryId: string, lim
 export async function setGroupRole(tx: Db, id: string, roleId: string | null): Promise<void> {
   await tx.update(directoryGroups).set({ roleId }).where(eq(directoryGroups.id, id));
 }
+
+// ---- the operator's lookups and the group -> role mapping (admin surface) ----
+
+/** The environment of a directory, whatever it is (the admin surface names a directory by id alone). */
+export async function environmentIdOfDirectory(db: Db, id: string): Promise<string | undefined> {
+  const [row] = await db
+    .select({ environmentId: directories.environmentId })
+    .from(directories)
+    .where(eq(directories.id, id))
+    .limit(1);
+  return row?.environmentId;
+}
+
+/** The environment of a directory group, whatever it is. */
+export async function environmentIdOfDirectoryGroup(db: Db, id: string): Promise<string | undefined> {
+  const [row] = await db
+    .select({ environmentId: directoryGroups.environmentId })
+    .from(directoryGroups)
+    .where(eq(directoryGroups.id, id))
+    .limit(1);
+  return row?.environmentId;
+}
+
+/** The slug of the role each of these groups maps to (groups without one are absent). */
+export async function roleSlugsOfDirectoryGroups(db: Db, groupIds: string[]): Promise<Map<string, string>> {
+  const slugs = new Map<string, string>();
+  if (groupIds.length === 0) return slugs;
+  const rows = await db
+    .select({ groupId: directoryGroups.id, slug: roles.slug })
+    .from(directoryGroups)
+    .innerJoin(roles, eq(roles.id, directoryGroups.roleId))
+    .where(inArray(directoryGroups.id, groupIds));
+  for (const row of rows) slugs.set(row.groupId, row.slug);
+  return slugs;
+}

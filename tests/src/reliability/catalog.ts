@@ -34,7 +34,7 @@ import {
   webhookDeliveries,
   webhookEndpoints,
 } from '@atrium/db';
-import { createDirectory, scopeOf } from '@atrium/routers';
+import { createDirectory, createDirectoryGroup, createDirectoryUser, scopeOf } from '@atrium/routers';
 import { eq, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import fc from 'fast-check';
@@ -158,6 +158,11 @@ export interface Fixture {
   widgetToken: string;
   /** HTTP as the widgets call: that token as bearer, and their headers. */
   clientHttp: HttpClient;
+  // --- directory sync (issue #36) ---
+  /** A directory of the organization (made by the operator), a user it pushed, and a group holding that user. */
+  directoryId: string;
+  directoryUserId: string;
+  directoryGroupId: string;
 }
 
 /** The HTTP client an operation runs with: the widget token for `auth: 'client'`, else the API key. */
@@ -276,6 +281,13 @@ export async function makeFixture(
     200,
   );
   const widgetToken = await widgetTokenOf(env, org.id, user.id);
+  const directory = await admin.directories.create({
+    environment: env.environmentId,
+    organization_id: org.id,
+    type: 'okta scim v2.0',
+    name: 'Fixture directory',
+  });
+  const { directoryUserId, directoryGroupId } = await directoryData(env, directory.id);
   return {
     env,
     organizationId: org.id,
@@ -303,7 +315,35 @@ export async function makeFixture(
     sparePermissionSlug,
     widgetToken,
     clientHttp: new HttpClient(env.http.baseUrl, { Authorization: `Bearer ${widgetToken}`, ...WIDGET_HEADERS }),
+    directoryId: directory.id,
+    directoryUserId,
+    directoryGroupId,
   };
+}
+
+/** A user and a group (holding the user) in the directory, as the SCIM surface writes them. */
+async function directoryData(env: TestEnvironment, directoryId: string) {
+  const scope = await scopeOf(env.deps, env.environmentId);
+  const [row] = await env.deps.db.select().from(directories).where(eq(directories.id, directoryId));
+  if (!row) throw new Error(`fixture directory ${directoryId}`);
+  const userName = uniqueEmail('dsync');
+  const user = await createDirectoryUser(scope, row, {
+    userName,
+    externalId: null,
+    email: userName,
+    firstName: 'Ada',
+    lastName: 'Lovelace',
+    active: true,
+    attributes: { userName },
+    customAttributes: {},
+  });
+  const group = await createDirectoryGroup(
+    scope,
+    row,
+    { displayName: 'Fixture directory group', externalId: null, attributes: {} },
+    [user.id],
+  );
+  return { directoryUserId: user.id, directoryGroupId: group.id };
 }
 
 /** Strings that have broken services before: SQL, unicode edge cases, prototype keys, paths. */
@@ -396,6 +436,8 @@ export interface Operation {
   body?: (f: Fixture) => Record<string, fc.Arbitrary<unknown>>;
   /** Query parameters and their hostile arbitraries. */
   query?: Record<string, fc.Arbitrary<string>>;
+  /** The query a valid read needs, aimed at the fixture (a list that refuses to run without a filter). */
+  readQuery?: (f: Fixture) => string;
   /** A POST that creates a record: counted in this table, used by idempotency and race suites. */
   creates?: {
     table: string;
@@ -1147,6 +1189,53 @@ export const OPERATIONS: Operation[] = [
     name: 'delete connection',
     method: 'DELETE',
     path: (f, param) => `/connections/${p(param, `${f.connectionId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: 'list directories',
+    method: 'GET',
+    path: () => '/directories',
+    hasParam: false,
+    query: { ...listQuery, organization_id: hostileString, search: hostileString, domain: hostileString },
+  },
+  {
+    name: 'get directory',
+    method: 'GET',
+    path: (f, param) => `/directories/${p(param, f.directoryId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'delete directory',
+    method: 'DELETE',
+    path: (f, param) => `/directories/${p(param, `${f.directoryId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: 'list directory users',
+    method: 'GET',
+    path: () => '/directory_users',
+    hasParam: false,
+    query: { ...listQuery, directory: hostileString, group: hostileString },
+    readQuery: (f) => `directory=${f.directoryId}`,
+  },
+  {
+    name: 'get directory user',
+    method: 'GET',
+    path: (f, param) => `/directory_users/${p(param, f.directoryUserId)}`,
+    hasParam: true,
+  },
+  {
+    name: 'list directory groups',
+    method: 'GET',
+    path: () => '/directory_groups',
+    hasParam: false,
+    query: { ...listQuery, directory: hostileString, user: hostileString },
+    readQuery: (f) => `user=${f.directoryUserId}`,
+  },
+  {
+    name: 'get directory group',
+    method: 'GET',
+    path: (f, param) => `/directory_groups/${p(param, f.directoryGroupId)}`,
     hasParam: true,
   },
   {

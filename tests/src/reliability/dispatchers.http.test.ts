@@ -113,7 +113,12 @@ describe("the server's REST dispatch answers as the OpenAPI bridge does", () => 
       const body = write
         ? { direct: op.creates?.validBody(f) ?? {}, bridge: op.creates?.validBody(g) ?? {} }
         : undefined;
-      const send = { method: op.method, path: op.path(f) + query, bridgePath: write ? op.path(g) + query : undefined };
+      const needed = op.readQuery ? `${query ? '&' : '?'}${op.readQuery(f)}` : '';
+      const send = {
+        method: op.method,
+        path: op.path(f) + query + needed,
+        bridgePath: write ? op.path(g) + query : undefined,
+      };
       const r = await both(apps, send, body);
       expectAlike('valid', r, write);
       if (op.creates) expect(r.direct.status).toBe(op.creates.status ?? 201);

@@ -42,6 +42,9 @@ const dummy: Fixture = {
   sparePermissionSlug: ':spare_permission',
   widgetToken: ':widget_token',
   clientHttp: undefined as unknown as Fixture['clientHttp'],
+  directoryId: ':directory',
+  directoryUserId: ':directory_user',
+  directoryGroupId: ':directory_group',
 };
 
 type Attempt = [method: string, path: (f: Fixture) => string, body?: (f: Fixture) => unknown];
@@ -98,6 +101,14 @@ const ATTEMPTS: Attempt[] = [
   ['GET', (f) => `${org(f)}/api_keys`],
   ['POST', (f) => `${org(f)}/api_keys`, () => ({ name: 'stolen' })],
   ['DELETE', (f) => `/api_keys/${f.organizationApiKeyId}`],
+  ['GET', (f) => `/directories/${f.directoryId}`],
+  ['DELETE', (f) => `/directories/${f.directoryId}`],
+  ['GET', (f) => `/directory_users/${f.directoryUserId}`],
+  ['GET', (f) => `/directory_users?directory=${f.directoryId}`],
+  ['GET', (f) => `/directory_users?group=${f.directoryGroupId}`],
+  ['GET', (f) => `/directory_groups/${f.directoryGroupId}`],
+  ['GET', (f) => `/directory_groups?directory=${f.directoryId}`],
+  ['GET', (f) => `/directory_groups?user=${f.directoryUserId}`],
   ['GET', (f) => `/connections/${f.connectionId}`],
   ['DELETE', (f) => `/connections/${f.connectionId}`],
   ['GET', (f) => `/webhook_endpoints/${f.webhookEndpointId}`],
@@ -147,6 +158,8 @@ const LISTS: Array<[string, (f: Fixture) => string]> = [
   ['invitations', () => '/user_management/invitations?limit=100'],
   ['invitations of A’s organization', (f) => `/user_management/invitations?organization_id=${f.organizationId}`],
   ['permissions', () => '/authorization/permissions?limit=100'],
+  ['directories', () => '/directories?limit=100'],
+  ['directories of A’s organization', (f) => `/directories?organization_id=${f.organizationId}`],
 ];
 
 /** A's resources as A reads them (to check they did not change). */
@@ -168,6 +181,9 @@ const READS: Array<(f: Fixture) => string> = [
   (f) => `/authorization/organizations/${f.organizationId}/roles`,
   () => '/authorization/permissions?limit=100',
   () => '/authorization/default_role',
+  (f) => `/directories/${f.directoryId}`,
+  (f) => `/directory_users?directory=${f.directoryId}`,
+  (f) => `/directory_groups/${f.directoryGroupId}`,
 ];
 
 beforeAll(async () => {

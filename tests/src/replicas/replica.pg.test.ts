@@ -162,7 +162,7 @@ describe.skipIf(!onPostgres)(
       // One of everything, made through the API (and the admin surface for what only it creates).
       const admin = createCaller(createInnerContext(deps, `Bearer ${adminToken}`)).admin;
       // An environment of this test's own database: only what makeFixture reads of one.
-      const own = { http: writer, environmentId, clientId } as Partial<TestEnvironment> as TestEnvironment;
+      const own = { http: writer, environmentId, clientId, deps } as Partial<TestEnvironment> as TestEnvironment;
       const fixture = await makeFixture(own, admin);
       // The catalogue reads the organization by external id `ext-1`.
       expect((await writer.put(`/organizations/${fixture.organizationId}`, { external_id: 'ext-1' })).status).toBe(200);
@@ -175,7 +175,7 @@ describe.skipIf(!onPostgres)(
         const gets = OPERATIONS.filter((op) => op.method === 'GET' && op.auth !== 'client');
         const served = replica.status().reads.replica;
         for (const op of gets) {
-          const path = op.path(fixture);
+          const path = op.path(fixture) + (op.readQuery ? `?${op.readQuery(fixture)}` : '');
           const [fromReplica, fromPrimary] = [await reader.get(path), await primaryReader.get(path)];
           expect(fromReplica.status, `${op.name}: ${fromReplica.text}`).toBe(200);
           expect(fromReplica.text, op.name).toBe(fromPrimary.text);

@@ -305,4 +305,20 @@ describe('README walk-throughs, as written', () => {
     expect(accept).toMatch(/^member of Initech active$/m);
     expect(accept).toContain('invitation.accepted\ninvitation.created\n');
   }, 90_000);
+
+  it('7. directory sync: a directory from the CLI, a user pushed over SCIM with curl, read with the SDK', async () => {
+    const run = await runSection(section('7'), shellEnv, cwd);
+    expect(run.failures).toEqual([]);
+    const [setup, demo] = run.blocks as [string, string];
+    expect(setup).toMatch(
+      new RegExp(
+        `^\\{"id":"(directory_\\w+)","state":"unlinked","scim_base_url":"http://127\\.0\\.0\\.1:${ports.server}/scim/v2/\\1","bearer_token":"scim_…"\\}$`,
+        'm',
+      ),
+    );
+    expect(setup).toMatch(/^\{"userName":"ada@example.com","active":true\}$/m);
+    expect(demo).toBe(
+      'Engines Okta okta scim v2.0 active\nada@example.com Ada Lovelace active\nada@example.com active true\n',
+    );
+  }, 90_000);
 });
