@@ -30,6 +30,9 @@ export { clientSchema } from './client-api/graphql/schema.ts';
 export { purgeExpiredSessions, SESSION_RETENTION_MS } from './client-tokens/service.ts';
 export { isoOfJson } from './common/schemas.ts';
 export { createConnection } from './connections/service.ts';
+// Directories (issue #36): what tests and the admin portal's dsync page need of the resource.
+export { createDirectory, rotateDirectoryToken } from './directories/service.ts';
+export { createDirectoryGroup, createDirectoryUser, type DirectoryUserFields } from './directories/sync.ts';
 export {
   createEnvironment,
   createFirstRunSecrets,
@@ -106,13 +109,18 @@ export {
 } from './organization-domains/service.ts';
 export { toOrganization } from './organizations/service.ts';
 export {
+  addPortalDirectory,
   addPortalDomain,
   issuePortalToken,
   type OpenedPortalLink,
   openPortalLink,
+  PORTAL_DIRECTORY_TYPES,
   PORTAL_SCOPES,
+  type PortalDirectory,
+  type PortalDirectoryToken,
   type PortalStatus,
   portalStatus,
+  rotatePortalDirectoryToken,
   SESSION_TTL_MS as PORTAL_SESSION_TTL_MS,
 } from './portal/service.ts';
 export type { LivePortalSession } from './portal/store.ts';
