@@ -12,25 +12,19 @@ export async function directoryRow(env: TestEnvironment, id: string) {
 }
 
 /**
- * A directory of the organization (as an operator creates it: its token shown once), and what its
- * identity provider pushed through the protocol-free sync functions: `active` and `inactive`
- * users (unique e-mails) and `groups` groups holding the active users.
+ * What a directory's identity provider pushes, through the protocol-free sync functions:
+ * `active` and `inactive` users (unique e-mails) and `groups` groups holding the active users.
  */
-export async function directoryWithUsers(
+export async function pushToDirectory(
   env: TestEnvironment,
-  organizationId: string,
-  options: { type?: DirectoryType; name?: string; active?: number; inactive?: number; groups?: number } = {},
-) {
+  directoryId: string,
+  options: { active?: number; inactive?: number; groups?: number } = {},
+): Promise<string[]> {
   const scope = await scopeOf(env.deps, env.environmentId);
-  const created = await createDirectory(scope, {
-    organization_id: organizationId,
-    type: options.type ?? 'okta scim v2.0',
-    name: options.name ?? 'Employees',
-  });
   const users: string[] = [];
   const push = async (active: boolean, index: number) => {
     const email = uniqueEmail(active ? `scim${index}` : `gone${index}`);
-    const row = await createDirectoryUser(scope, await directoryRow(env, created.id), {
+    const row = await createDirectoryUser(scope, await directoryRow(env, directoryId), {
       userName: email,
       externalId: `ext-${email}`,
       email,
@@ -48,12 +42,27 @@ export async function directoryWithUsers(
     const displayName = `Group ${i}`;
     await createDirectoryGroup(
       scope,
-      await directoryRow(env, created.id),
-      { displayName, externalId: `ext-group-${i}-${created.id}`, attributes: { displayName } },
+      await directoryRow(env, directoryId),
+      { displayName, externalId: `ext-group-${i}-${directoryId}`, attributes: { displayName } },
       users,
     );
   }
-  return { directory: created, userIds: users };
+  return users;
+}
+
+/** A directory of the organization (as an operator creates it: its token shown once), and what `pushToDirectory` pushed. */
+export async function directoryWithUsers(
+  env: TestEnvironment,
+  organizationId: string,
+  options: { type?: DirectoryType; name?: string; active?: number; inactive?: number; groups?: number } = {},
+) {
+  const scope = await scopeOf(env.deps, env.environmentId);
+  const created = await createDirectory(scope, {
+    organization_id: organizationId,
+    type: options.type ?? 'okta scim v2.0',
+    name: options.name ?? 'Employees',
+  });
+  return { directory: created, userIds: await pushToDirectory(env, created.id, options) };
 }
 
 /** The DirectorySync widget's scope. Not a system permission yet: DSYNC_ROLE holds it. */
