@@ -30,6 +30,7 @@ import {
   webhookDeliveries,
   webhookEndpoints,
 } from '@atrium/db';
+import { createDirectory, scopeOf } from '@atrium/routers';
 import { eq, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import fc from 'fast-check';
@@ -111,6 +112,8 @@ export interface Fixture {
   membershipId: string;
   groupId: string;
   connectionId: string;
+  /** A directory of the organization (issue #36). */
+  directoryId: string;
   registrationId: string;
   agentApiKey: string;
   webhookEndpointId: string;
@@ -218,6 +221,11 @@ export async function makeFixture(
     name: 'Fixture connection',
   });
   const agent = await admin.agents.register({ environment: env.environmentId, organization_id: org.id });
+  const directory = await createDirectory(await scopeOf(env.deps, env.environmentId), {
+    organization_id: org.id,
+    type: 'okta scim v2.0',
+    name: 'Fixture directory',
+  });
   const itContact = await created(
     env.http.post(`/organizations/${org.id}/it_contacts`, { email: uniqueEmail('it') }),
     'IT contact',
@@ -270,6 +278,7 @@ export async function makeFixture(
     membershipId: membership.id,
     groupId: group.id,
     connectionId: connection.id,
+    directoryId: directory.id,
     registrationId: agent.registration_id,
     agentApiKey: agent.api_key,
     webhookEndpointId: endpoint.id,
@@ -1024,6 +1033,21 @@ export const OPERATIONS: Operation[] = [
     path: () => '/_widgets/admin-portal/generate-link',
     auth: 'client',
     hasParam: false,
+  },
+  // DirectorySync (issue #36), run with the fixture's widget token.
+  {
+    name: 'widgets: list the directories',
+    method: 'GET',
+    path: () => '/_widgets/directory-sync/directories',
+    auth: 'client',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: get a directory',
+    method: 'GET',
+    path: (f, param) => `/_widgets/directory-sync/directories/${p(param, f.directoryId)}`,
+    auth: 'client',
+    hasParam: true,
   },
   // UsersManagement (rows 1-8), run with the fixture's widget token.
   {

@@ -44,8 +44,13 @@ export async function listWidgetDirectories(scope: ClientScope): Promise<{ data:
   return { data, link };
 }
 
-/** `GET /_widgets/directory-sync/directories/:id`: one directory of the organization (404 for another's). */
+/**
+ * `GET /_widgets/directory-sync/directories/:id`: one directory of the organization. Another
+ * organization's is 404 whatever the token holds (as a missing one); the organization's own needs
+ * the scope (403).
+ */
 export async function getWidgetDirectory(scope: ClientScope, id: string): Promise<WidgetDirectory> {
+  const overview = await organizationDirectory(scope, scope.client.organizationId, id);
   requirePermission(scope, PERMISSION);
-  return toWidgetDirectory(await organizationDirectory(scope, scope.client.organizationId, id));
+  return toWidgetDirectory(overview);
 }
