@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import {
   ApiError,
+  addPortalDirectory,
   addPortalDomain,
   type Deps,
   issuePortalToken,
@@ -11,6 +12,7 @@ import {
   portalCsrfToken,
   portalSessionOfCookie,
   portalStatus,
+  rotatePortalDirectoryToken,
 } from '@atrium/routers';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { cookieValue, csrfToken, sessionCookie } from './pipeline/cookies.ts';
@@ -24,7 +26,12 @@ import { applyHeaders, strictPageHeaders } from './security.ts';
  * portal token from `POST /portal/session/token` (cookie and CSRF token). Pages run no inline script.
  */
 export const PORTAL_COOKIE = 'atrium_portal';
-const INTENTS = ['domain_verification', 'sso'] as const;
+const INTENTS = ['domain_verification', 'sso', 'dsync'] as const;
+const TITLES: Record<(typeof INTENTS)[number], string> = {
+  domain_verification: 'Domain verification',
+  sso: 'Single sign-on',
+  dsync: 'Directory sync',
+};
 
 // React and Radix set style attributes; no script may be inline.
 const PAGE_HEADERS = strictPageHeaders(
@@ -92,7 +99,7 @@ async function launch(deps: Deps, secure: boolean, secret: unknown, res: Respons
 
 function page(deps: Deps, live: LivePortalSession): string {
   const { session, organizationName } = live;
-  const title = `${organizationName} · ${session.intent === 'sso' ? 'Single sign-on' : 'Domain verification'}`;
+  const title = `${organizationName} · ${TITLES[session.intent]}`;
   const head = `
     <meta name="atrium-portal-csrf" content="${html(portalCsrfToken(deps, session.id))}" />
     <meta name="atrium-portal-intent" content="${session.intent}" />
@@ -110,6 +117,19 @@ const sessionOf = (deps: Deps, req: Request) => portalSessionOfCookie(deps, cook
 function refusedJson(res: Response, message: string): void {
   noStore(res);
   writeError(res, new ApiError(403, 'forbidden', message));
+}
+
+/**
+ * The live session of a cookie-authenticated write that also carries the session's CSRF token;
+ * otherwise undefined, with the 403 already sent.
+ */
+async function writerOf(deps: Deps, req: Request, res: Response): Promise<LivePortalSession | undefined> {
+  const live = await sessionOf(deps, req);
+  if (!live) return void refusedJson(res, 'No live admin portal session.');
+  if (!portalCsrfMatches(deps, live.session.id, csrfToken(req.headers))) {
+    return void refusedJson(res, 'The CSRF token is missing or wrong.');
+  }
+  return live;
 }
 
 /** The portal's routes, for the Express shell (pages.ts); `assetsDir` holds the built page bundle. */
@@ -135,24 +155,34 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
   }
   // The page's bearer token for the widgets: cookie-authenticated, so the CSRF token is required.
   app.post('/portal/session/token', async (req, res) => {
-    const live = await sessionOf(deps, req);
-    if (!live) return refusedJson(res, 'No live admin portal session.');
-    if (!portalCsrfMatches(deps, live.session.id, csrfToken(req.headers))) {
-      return refusedJson(res, 'The CSRF token is missing or wrong.');
-    }
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
     noStore(res);
     res.json(await issuePortalToken(deps, live));
   });
   // "Add a domain" on the domain_verification page: a cookie-authenticated write, CSRF-checked too.
   app.post('/portal/session/domains', express.json({ limit: '4kb' }), async (req, res) => {
-    const live = await sessionOf(deps, req);
-    if (!live) return refusedJson(res, 'No live admin portal session.');
-    if (!portalCsrfMatches(deps, live.session.id, csrfToken(req.headers))) {
-      return refusedJson(res, 'The CSRF token is missing or wrong.');
-    }
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
     const added = await addPortalDomain(deps, live, req.body?.domain);
     noStore(res);
     res.status(201).json({ id: added.id, domain: added.domain, state: added.state });
+  });
+  // The dsync page's "Create directory" and "Rotate token": cookie-authenticated writes, CSRF-checked,
+  // whose answer is the one place the SCIM token is shown (never cached).
+  app.post('/portal/session/directories', express.json({ limit: '4kb' }), async (req, res) => {
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
+    const created = await addPortalDirectory(deps, live, req.body);
+    noStore(res);
+    res.status(201).json(created);
+  });
+  app.post('/portal/session/directories/:id/token', async (req, res) => {
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
+    const rotated = await rotatePortalDirectoryToken(deps, live, req.params.id);
+    noStore(res);
+    res.json(rotated);
   });
   app.get('/portal/session/status', async (req, res) => {
     const live = await sessionOf(deps, req);

@@ -1,7 +1,11 @@
 import { escapeHtml } from '../invitations/mail.ts';
 import type { MailMessage } from '../kernel/deps.ts';
 
-const WHAT: Record<string, string> = { domain_verification: 'verify your domain', sso: 'review your SSO connection' };
+const WHAT: Record<string, string> = {
+  domain_verification: 'verify your domain',
+  sso: 'review your SSO connection',
+  dsync: 'set up directory sync',
+};
 
 /** The e-mail that hands an IT admin a portal link (`admin_emails`): plain text and HTML. */
 export function portalLinkMessage(to: string, link: string, intent: string, organizationName: string): MailMessage {

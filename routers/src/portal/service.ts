@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { newId, PORTAL_INTENTS, type PortalIntent } from '@atrium/db';
+import { organizationDirectories, organizationDirectory } from '../directories/overview.ts';
+import { CreateDirectoryInput, type DirectoryWithToken } from '../directories/schemas.ts';
+import { createDirectory, rotateDirectoryToken, scimBaseUrl } from '../directories/service.ts';
 import { toOrganizationDomain } from '../domain-claims/service.ts';
 import type { Deps } from '../kernel/deps.ts';
-import { forbidden, invalid } from '../kernel/errors.ts';
+import { forbidden, invalid, invalidOfZod } from '../kernel/errors.ts';
 import type { WidgetScope } from '../kernel/principals.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
@@ -35,15 +38,18 @@ export const PORTAL_SSO_READ = 'portal:sso:read';
 /**
  * The permission a portal session of each intent holds: exactly what its page does. The domain
  * page lists, re-verifies and removes domains (and adds them), so it holds the widget's manage
- * scope (WIDGETS-API.md §3); the SSO page only shows the connection, so it holds `PORTAL_SSO_READ`.
+ * scope (WIDGETS-API.md §3); the SSO page only shows the connection, so it holds `PORTAL_SSO_READ`;
+ * the directory page's widget reads the organization's directories (`widgets:dsync:manage`: the
+ * DirectorySync routes only read), and the page itself creates and rotates with the cookie.
  */
 export const PORTAL_SCOPES: Record<PortalIntent, WidgetScope | typeof PORTAL_SSO_READ> = {
   domain_verification: 'widgets:domain-verification:manage',
   sso: PORTAL_SSO_READ,
+  dsync: 'widgets:dsync:manage',
 };
 
 /** Upstream intents Atrium does not serve yet (each is refused with its own message). */
-const UPSTREAM_INTENTS = ['dsync', 'audit_logs', 'log_streams', 'certificate_renewal', 'bring_your_own_key'];
+const UPSTREAM_INTENTS = ['audit_logs', 'log_streams', 'certificate_renewal', 'bring_your_own_key'];
 
 /** The intent a link is asked for, or the 422 that says why it cannot be served. */
 export function requireServedIntent(intent: string | undefined): PortalIntent {
@@ -186,21 +192,56 @@ export async function issuePortalToken(deps: Deps, live: LivePortalSession): Pro
   return { token: signed.token };
 }
 
-/** What the portal page shows and polls: the organization's domains and where "done" leads. */
+/** A directory as the dsync page shows it: never its token. */
+export interface PortalDirectory {
+  id: string;
+  name: string;
+  type: string;
+  state: string;
+  users: { active: number; inactive: number };
+  groups: number;
+  /** The identity provider's last SCIM write, or null before its first. */
+  lastSyncAt: string | null;
+  scimBaseUrl: string;
+}
+
+/**
+ * What the portal page shows and polls: the organization's domains and where "done" leads; on the
+ * dsync page, its directories too.
+ */
 export interface PortalStatus {
   intent: PortalIntent;
   organizationName: string;
   successUrl: string | null;
   domains: { id: string; domain: string; state: string; record: { type: 'TXT'; name: string; value: string } }[];
+  directories?: PortalDirectory[];
+}
+
+/** The organization's directories for the dsync page (the directories resource reads them). */
+async function portalDirectories(scope: Scope, organizationId: string): Promise<PortalDirectory[]> {
+  return (await organizationDirectories(scope, organizationId)).map(({ directory, lastSyncAt }) => ({
+    id: directory.id,
+    name: directory.name,
+    type: directory.type,
+    state: directory.state,
+    users: directory.metadata.users,
+    groups: directory.metadata.groups,
+    lastSyncAt,
+    scimBaseUrl: scimBaseUrl(scope.deps, directory.id),
+  }));
 }
 
 /** The portal session's organization as its page shows it (the organizations service reads it). */
 export async function portalStatus(deps: Deps, live: LivePortalSession): Promise<PortalStatus> {
-  const organization = await getOrganization(scopeOfSession(deps, live), live.session.organizationId);
+  const scope = scopeOfSession(deps, live);
+  const organization = await getOrganization(scope, live.session.organizationId);
+  const directories =
+    live.session.intent === 'dsync' ? { directories: await portalDirectories(scope, organization.id) } : {};
   return {
     intent: live.session.intent,
     organizationName: organization.name,
     successUrl: live.session.successUrl,
+    ...directories,
     domains: organization.domains.map((d) => ({
       id: d.id,
       domain: d.domain,
@@ -242,4 +283,72 @@ export async function addPortalDomain(
   const input = { organization_id: live.session.organizationId, domain };
   const created = await createOrganizationDomain(scope, input, (row) => row.id);
   return verifyOrganizationDomain(scope, created, toOrganizationDomain);
+}
+
+/** The directory types the dsync page sets up, each with its own steps there (web/src/portal/directories.ts). */
+export const PORTAL_DIRECTORY_TYPES = ['okta scim v2.0', 'azure scim v2.0', 'generic scim v2.0'] as const;
+
+/** What the dsync page shows once, after a create or a rotation: the directory, its SCIM base URL and token. */
+export interface PortalDirectoryToken {
+  id: string;
+  name: string;
+  type: string;
+  state: string;
+  scim_base_url: string;
+  bearer_token: string;
+}
+
+const tokenShown = (d: DirectoryWithToken): PortalDirectoryToken => ({
+  id: d.id,
+  name: d.name,
+  type: d.type,
+  state: d.state,
+  scim_base_url: d.scim_base_url,
+  bearer_token: d.bearer_token,
+});
+
+function requireDsync(live: LivePortalSession): void {
+  if (live.session.intent !== 'dsync') {
+    throw forbidden('forbidden', 'This admin portal session may not manage directories.');
+  }
+}
+
+/**
+ * The dsync page's "Create directory": a directory of the session's organization of one of
+ * PORTAL_DIRECTORY_TYPES (422 otherwise), named 1-256 characters; its token is in this answer only.
+ * Only a dsync session may (else 403).
+ */
+export async function addPortalDirectory(
+  deps: Deps,
+  live: LivePortalSession,
+  body: unknown,
+): Promise<PortalDirectoryToken> {
+  requireDsync(live);
+  const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  if (!(PORTAL_DIRECTORY_TYPES as readonly unknown[]).includes(fields.type)) {
+    const message = `type must be one of: ${PORTAL_DIRECTORY_TYPES.join(', ')}.`;
+    throw invalid([{ field: 'type', code: 'invalid_directory_type', message }], 'invalid_directory_type', message);
+  }
+  const parsed = CreateDirectoryInput.safeParse({
+    organization_id: live.session.organizationId,
+    type: fields.type,
+    name: fields.name,
+  });
+  if (!parsed.success) throw invalidOfZod(parsed.error);
+  return tokenShown(await createDirectory(scopeOfSession(deps, live), parsed.data));
+}
+
+/**
+ * The dsync page's "Rotate token": a new SCIM token for a directory of the session's organization
+ * (another organization's, or a missing one, is 404); the old token stops working at once.
+ */
+export async function rotatePortalDirectoryToken(
+  deps: Deps,
+  live: LivePortalSession,
+  id: string,
+): Promise<PortalDirectoryToken> {
+  requireDsync(live);
+  const scope = scopeOfSession(deps, live);
+  await organizationDirectory(scope, live.session.organizationId, id);
+  return tokenShown(await rotateDirectoryToken(scope, id));
 }

@@ -28,6 +28,7 @@ import {
   type WidgetPage,
 } from '../helpers/browser.ts';
 import { type ClientSetup, clientFor, clientSetup } from '../helpers/client.ts';
+import { DSYNC_ROLE, DSYNC_SCOPE, directoryWithUsers, ensureDsyncRole } from '../helpers/directories.ts';
 import { storedEventData } from '../helpers/events.ts';
 import { cityRecord, mmdbOf } from '../helpers/mmdb.ts';
 import { uniqueEmail } from '../helpers/people.ts';
@@ -507,6 +508,51 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     const stored = (await env.http.get(`/connections?organization_id=${me.organizationId}`)).body.data;
     expect(stored).toEqual([expect.objectContaining({ connection_type: 'OktaSAML', name: 'Okta', state: 'active' })]);
     await closeClean(opened);
+  });
+
+  it('DirectorySync offers set-up without a directory, then shows its provider, state, counts and last sync, with a working portal link', async () => {
+    const env = await newEnvironment();
+    await ensureDsyncRole(env);
+    const me = await clientSetup(env, { scopes: [DSYNC_SCOPE], roleSlug: DSYNC_ROLE });
+    mint = async () => me.token;
+    const opened = await open('directory-sync');
+    const { page: p } = opened;
+    await p.getByText("You haven't set up a directory yet.").waitFor();
+    const setUp = p.getByRole('link', { name: 'Set up directory' });
+    await setUp.waitFor();
+    expect(await setUp.getAttribute('href')).toMatch(/\/portal\/launch\?apiToken=[0-9A-Za-z]{43}$/);
+
+    // The identity provider pushes three users (one more, deactivated) and two groups.
+    await directoryWithUsers(env, me.organizationId, { active: 3, inactive: 1, groups: 2 });
+    await p.reload();
+    await p.getByText('Connected').waitFor();
+    const text = (await textOf(p)).replace(/\s+/g, ' ');
+    expect(text).toContain('Okta');
+    expect(text).toMatch(/3 users ∙ 2 groups ∙ Last sync now/);
+    await screenshot(p, 'directory-sync');
+
+    // Its main action, "Manage": a new tab on a fresh single-use dsync link of this organization,
+    // which opens the admin portal's directory page.
+    const manage = p.getByRole('link', { name: 'Manage' });
+    expect(await manage.getAttribute('target')).toBe('_blank');
+    const href = new URL((await manage.getAttribute('href')) ?? '');
+    const launched = await fetch(`${api.url}${href.pathname}${href.search}`, { redirect: 'manual' });
+    expect(launched.status).toBe(303);
+    expect(launched.headers.get('location')).toBe('/portal/dsync');
+    expect(launched.headers.get('set-cookie')).toMatch(/^atrium_portal=portal_session_/);
+    await closeClean(opened);
+  });
+
+  it('DirectorySync shows "Incorrect permissions" to a member whose role lacks the scope', async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env, { scopes: [DSYNC_SCOPE], roleSlug: 'member' });
+    await directoryWithUsers(env, me.organizationId, { active: 1 });
+    mint = async () => me.token;
+    const opened = await open('directory-sync');
+    await opened.page.getByText('Incorrect permissions').waitFor();
+    expect(await textOf(opened.page)).not.toContain('Employees');
+    await opened.close();
+    expect(opened.pageErrors).toEqual([]);
   });
 
   it('UserProfile changes the e-mail address: a code to the current one, then one to the new, both over SMTP', async () => {

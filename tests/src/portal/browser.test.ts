@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { portalSessions } from '@atrium/db';
+import { directories, portalSessions } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
 import { type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
@@ -14,6 +15,7 @@ import { eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, openPage } from '../helpers/browser.ts';
+import { pushToDirectory } from '../helpers/directories.ts';
 import { adminCaller } from '../helpers/tokens.ts';
 import { getWorld, newEnvironment, uniqueDomain } from '../helpers/world.ts';
 
@@ -270,4 +272,90 @@ describe('the admin portal in a browser', () => {
     expect(unexpected(opened.cspViolations)).toEqual([]);
     expect(opened.pageErrors).toEqual([]);
   }, 60_000);
+  it('sets up directory sync: Entra ID chosen, base URL and token shown once with the steps, then counts, then a rotation', async (ctx) => {
+    if (!browser) return ctx.skip(skipReason);
+    const env = await newEnvironment();
+    const port = Number(new URL(url).port);
+    const workos = new WorkOS(env.apiKey, { apiHostname: '127.0.0.1', port, https: false });
+    const organization = await workos.organizations.createOrganization({ name: 'Directory Corp' });
+    const { link } = await workos.adminPortal.generateLink({
+      organization: organization.id,
+      intent: 'dsync',
+      returnUrl: `${appUrl}/back`,
+    });
+    const opened = await openPage(browser, url, { viewport: { width: 1100, height: 900 }, timeoutMs: 30_000 });
+    const { page } = opened;
+    await page.goto(link);
+    expect(page.url()).toBe(`${url}/portal/dsync`);
+    const root = page.locator('#portal-root');
+    // The official DirectorySync widget, with the portal token: no directory yet.
+    await root.getByText("You haven't set up a directory yet.").waitFor({ timeout: 15_000 });
+
+    // The IT admin chooses Entra ID, names the directory and creates it.
+    await page.getByLabel('Microsoft Entra ID').check();
+    await page.getByLabel('Directory name').fill('Entra employees');
+    await page.getByRole('button', { name: 'Create directory' }).click();
+    const shown = page.getByTestId('portal-directory-token');
+    await shown.waitFor({ timeout: 15_000 });
+    const base = (await shown.locator('code[data-copy="scim_base_url"]').innerText()).trim();
+    const token = (await shown.locator('code[data-copy="bearer_token"]').innerText()).trim();
+    const [stored] = await env.deps.db
+      .select()
+      .from(directories)
+      .where(eq(directories.environmentId, env.environmentId));
+    expect(stored).toMatchObject({ organizationId: organization.id, type: 'azure scim v2.0', name: 'Entra employees' });
+    expect(base).toBe(`${url}/scim/v2/${stored?.id}`);
+    expect(token).toMatch(/^scim_[0-9A-Za-z]{40}$/);
+    expect(stored?.tokenHash).toBe(createHash('sha256').update(token).digest('hex'));
+    await shown.getByRole('button', { name: 'Copy base URL' }).waitFor();
+    await shown.getByRole('button', { name: 'Copy token' }).waitFor();
+    // Entra ID's steps, with the values where they go.
+    const steps = (await shown.innerText()).replace(/\s+/g, ' ');
+    expect(steps).toContain('Set it up in Microsoft Entra ID');
+    expect(steps).toContain(`Under Admin Credentials, Tenant URL: ${base}`);
+    expect(steps).toMatch(
+      /Provisioning Mode to Automatic.*Secret Token.*Test Connection.*Mappings.*Start provisioning/,
+    );
+    expect(steps).toContain('shown only this once');
+    const item = page.locator(`li[data-directory="${stored?.id}"]`);
+    await item.waitFor({ timeout: 15_000 });
+    expect(await item.getAttribute('data-state')).toBe('unlinked');
+    // The widget, remounted, shows the directory being set up.
+    await root.getByText('Setup in progress...').waitFor({ timeout: 15_000 });
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-dsync-created.png'), fullPage: true });
+
+    // Entra ID provisions: the page follows (state, counts), and the widget shows the counts.
+    await pushToDirectory(env, stored?.id ?? '', { active: 2, inactive: 1, groups: 1 });
+    await page.locator(`li[data-directory="${stored?.id}"][data-state="linked"]`).waitFor({ timeout: 15_000 });
+    const counts = page.locator(`li[data-directory="${stored?.id}"] .portal-counts`);
+    expect(await counts.getAttribute('data-active')).toBe('2');
+    expect(await counts.getAttribute('data-inactive')).toBe('1');
+    expect(await counts.getAttribute('data-groups')).toBe('1');
+    expect(await counts.innerText()).toMatch(/^2 active users, 1 inactive, 1 group; last sync /);
+
+    // Afterwards the token is never shown again: not after a reload, not in the widget.
+    await page.reload();
+    await root.getByText('Connected').waitFor({ timeout: 15_000 });
+    expect((await root.innerText()).replace(/\s+/g, ' ')).toContain('2 users ∙ 1 group ∙ Last sync');
+    await page.locator(`li[data-directory="${stored?.id}"]`).waitFor();
+    expect(await page.content()).not.toContain(token);
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-dsync-linked.png'), fullPage: true });
+
+    // Rotate: confirmed, a new token is shown once; the stored hash is the new one's.
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Rotate token' }).click();
+    await shown.getByText('New token for Entra employees').waitFor({ timeout: 15_000 });
+    const rotated = (await shown.locator('code[data-copy="bearer_token"]').innerText()).trim();
+    expect(rotated).toMatch(/^scim_[0-9A-Za-z]{40}$/);
+    expect(rotated).not.toBe(token);
+    const [after] = await env.deps.db
+      .select()
+      .from(directories)
+      .where(eq(directories.id, stored?.id ?? ''));
+    expect(after?.tokenHash).toBe(createHash('sha256').update(rotated).digest('hex'));
+    await opened.close();
+    expect(opened.outside).toEqual([]);
+    expect(unexpected(opened.cspViolations)).toEqual([]);
+    expect(opened.pageErrors).toEqual([]);
+  }, 90_000);
 });

@@ -115,8 +115,7 @@ describe('POST /portal/generate_link', () => {
   });
 
   it.each([
-    ['dsync', 'intent_not_supported', /'dsync' is not available in Atrium yet/],
-    ['audit_logs', 'intent_not_supported', /not available/],
+    ['audit_logs', 'intent_not_supported', /'audit_logs' is not available in Atrium yet/],
     ['log_streams', 'intent_not_supported', /not available/],
     ['certificate_renewal', 'intent_not_supported', /not available/],
     ['nonsense', 'invalid_intent', /intent must be one of: domain_verification, sso/],

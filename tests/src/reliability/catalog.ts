@@ -1081,6 +1081,21 @@ export const OPERATIONS: Operation[] = [
     auth: 'client',
     hasParam: false,
   },
+  // DirectorySync (issue #36), run with the fixture's widget token.
+  {
+    name: 'widgets: list the directories',
+    method: 'GET',
+    path: () => '/_widgets/directory-sync/directories',
+    auth: 'client',
+    hasParam: false,
+  },
+  {
+    name: 'widgets: get a directory',
+    method: 'GET',
+    path: (f, param) => `/_widgets/directory-sync/directories/${p(param, f.directoryId)}`,
+    auth: 'client',
+    hasParam: true,
+  },
   // UsersManagement (rows 1-8), run with the fixture's widget token.
   {
     name: 'widgets: list members',

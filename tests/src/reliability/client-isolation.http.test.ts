@@ -24,6 +24,7 @@ const idsOfA = (f: Fixture) => [
   f.spareUserId,
   f.spareMembershipId,
   f.connectionId,
+  f.directoryId,
 ];
 const gets = CLIENT_OPERATIONS.filter((op) => op.method === 'GET');
 

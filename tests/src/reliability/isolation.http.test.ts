@@ -23,6 +23,7 @@ const dummy: Fixture = {
   membershipId: ':membership',
   groupId: ':group',
   connectionId: ':connection',
+  directoryId: ':directory',
   registrationId: ':registration',
   agentApiKey: ':agent_key',
   webhookEndpointId: ':endpoint',

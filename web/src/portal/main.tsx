@@ -1,8 +1,14 @@
 import '@radix-ui/themes/styles.css';
 import '@workos-inc/widgets/styles.css';
 import './portal.css';
-import { AdminPortalDomainVerification, AdminPortalSsoConnection, WorkOsWidgets } from '@workos-inc/widgets';
+import {
+  AdminPortalDomainVerification,
+  AdminPortalSsoConnection,
+  DirectorySync,
+  WorkOsWidgets,
+} from '@workos-inc/widgets';
 import { createRoot } from 'react-dom/client';
+import { watchDirectories } from './directories.ts';
 import { watchStatus } from './status.ts';
 
 // The admin portal page (rest-facade/src/portal.ts serves its HTML): the official widget of the
@@ -43,6 +49,8 @@ function renderWidget(): void {
     >
       {intent === 'sso' ? (
         <AdminPortalSsoConnection authToken={authToken} />
+      ) : intent === 'dsync' ? (
+        <DirectorySync authToken={authToken} />
       ) : (
         <AdminPortalDomainVerification authToken={authToken} />
       )}
@@ -53,3 +61,4 @@ renderWidget();
 
 const status = document.getElementById('portal-status');
 if (status && intent === 'domain_verification') watchStatus(status, csrf, renderWidget);
+if (status && intent === 'dsync') watchDirectories(status, csrf, renderWidget);

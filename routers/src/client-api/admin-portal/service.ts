@@ -9,6 +9,7 @@ import { createPortalLink, type IssuedPortalLink, ownPortalPage, requireServedIn
 const LINK_SCOPES: Record<PortalIntent, WidgetScope> = {
   domain_verification: 'widgets:domain-verification:manage',
   sso: 'widgets:sso:manage',
+  dsync: 'widgets:dsync:manage',
 };
 
 /**

@@ -1,6 +1,7 @@
 import { router } from '../../trpc.ts';
 import { accountWidgetProcedures } from './account.ts';
 import { adminPortalWidgetProcedures } from './admin-portal.ts';
+import { directorySyncWidgetProcedures } from './directory-sync.ts';
 import { domainsWidgetProcedures } from './domains.ts';
 import { membersWidgetProcedures } from './members.ts';
 import { organizationsWidgetProcedures } from './organizations.ts';
@@ -20,6 +21,10 @@ export const widgetsRouter = router(
     Object.assign({}, organizationsWidgetProcedures, membersWidgetProcedures, sessionsWidgetProcedures), // rows 1-12
     Object.assign({}, profileWidgetProcedures, domainsWidgetProcedures, ssoWidgetProcedures), // rows 13-18
     Object.assign({}, adminPortalWidgetProcedures, settingsWidgetProcedures), // rows 19-20
-    accountWidgetProcedures, // UserProfile's "Edit email", UserSecurity's "Change password"
+    Object.assign(
+      {},
+      accountWidgetProcedures, // UserProfile's "Edit email", UserSecurity's "Change password"
+      directorySyncWidgetProcedures, // DirectorySync (issue #36)
+    ),
   ),
 );

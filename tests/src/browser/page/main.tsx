@@ -3,6 +3,7 @@ import '@workos-inc/widgets/styles.css';
 import {
   AdminPortalDomainVerification,
   AdminPortalSsoConnection,
+  DirectorySync,
   OrganizationSwitcher,
   UserProfile,
   UserSecurity,
@@ -58,6 +59,8 @@ function chosen(): ReactNode {
       return <AdminPortalDomainVerification authToken={authToken} />;
     case 'sso-connection':
       return <AdminPortalSsoConnection authToken={authToken} />;
+    case 'directory-sync':
+      return <DirectorySync authToken={authToken} />;
     case 'user-profile':
       return <UserProfile authToken={authToken} />;
     case 'user-security':
