@@ -129,13 +129,18 @@ export {
 } from './organization-domains/service.ts';
 export { toOrganization } from './organizations/service.ts';
 export {
+  addPortalDirectory,
   addPortalDomain,
   issuePortalToken,
   type OpenedPortalLink,
   openPortalLink,
+  PORTAL_DIRECTORY_TYPES,
   PORTAL_SCOPES,
+  type PortalDirectory,
+  type PortalDirectoryToken,
   type PortalStatus,
   portalStatus,
+  rotatePortalDirectoryToken,
   SESSION_TTL_MS as PORTAL_SESSION_TTL_MS,
 } from './portal/service.ts';
 export type { LivePortalSession } from './portal/store.ts';

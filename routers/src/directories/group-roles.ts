@@ -12,7 +12,6 @@ import {
   environmentIdOfDirectoryGroup,
   loadDirectoryGroup,
   roleSlugsOfDirectoryGroups,
-  setDirectoryGroupRoleId,
 } from './store.ts';
 
 /** The role slug each group maps to, for the operator's view of a directory's groups. */

@@ -23,7 +23,6 @@ const dummy: Fixture = {
   membershipId: ':membership',
   groupId: ':group',
   connectionId: ':connection',
-  directoryId: ':directory',
   registrationId: ':registration',
   agentApiKey: ':agent_key',
   webhookEndpointId: ':endpoint',
