@@ -162,7 +162,7 @@ describe.skipIf(!onPostgres)(
       // One of everything, made through the API (and the admin surface for what only it creates).
       const admin = createCaller(createInnerContext(deps, `Bearer ${adminToken}`)).admin;
       // An environment of this test's own database: only what makeFixture reads of one.
-      const own = { http: writer, environmentId, clientId } as Partial<TestEnvironment> as TestEnvironment;
+      const own = { http: writer, environmentId, clientId, deps } as Partial<TestEnvironment> as TestEnvironment;
       const fixture = await makeFixture(own, admin);
       // The catalogue reads the organization by external id `ext-1`.
       expect((await writer.put(`/organizations/${fixture.organizationId}`, { external_id: 'ext-1' })).status).toBe(200);
