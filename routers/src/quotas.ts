@@ -16,6 +16,7 @@ const WHAT: Record<QuotaName, string> = {
   groupsPerOrganization: 'an organization may have groups',
   connectionsPerOrganization: 'an organization may have connections',
   agentRegistrationsPerOrganization: 'an organization may have agent registrations',
+  directoriesPerOrganization: 'an organization may have directories',
   membershipsPerUser: 'a user may have organization memberships',
   pendingInvitationsPerOrganization: 'an organization may have pending invitations',
   itContactsPerOrganization: 'an organization may have IT contacts',

@@ -12,6 +12,7 @@ import { asList } from '../kernel/paging.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 import { deprovisionSomeOfDirectory } from './provisioning.ts';
 import type {
   CreateDirectoryInput,
@@ -163,6 +164,7 @@ export async function createDirectory(
   const token = newScimToken();
   const row = await scope.db.transaction(async (tx) => {
     const organization = await requireOrganization(tx, scope, input.organization_id, 'no key update');
+    await assertBelowParentQuota(tx, scope, 'directoriesPerOrganization', organization.id);
     const now = scope.now();
     return insertDirectory(tx, {
       id: newId('directory'),

@@ -44,6 +44,8 @@ export interface Quotas {
   connectionsPerOrganization: number;
   /** Agent registrations of one organization: deleted with it in one transaction. */
   agentRegistrationsPerOrganization: number;
+  /** Directories of one organization (issue #36): its IT admin creates them from the admin portal. */
+  directoriesPerOrganization: number;
   /** Organization memberships of one user: deleted with the user in one transaction. */
   membershipsPerUser: number;
   /** Pending invitations into one organization: each is an e-mail sent on the tenant's behalf. */
@@ -75,6 +77,7 @@ export const DEFAULT_QUOTAS: Quotas = {
   groupsPerOrganization: 10_000,
   connectionsPerOrganization: 100,
   agentRegistrationsPerOrganization: 10_000,
+  directoriesPerOrganization: 10,
   membershipsPerUser: 1_000,
   pendingInvitationsPerOrganization: 1_000,
   itContactsPerOrganization: 100,

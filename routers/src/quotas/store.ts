@@ -2,6 +2,7 @@ import {
   agentRegistrations,
   connections,
   type Db,
+  directories,
   groups,
   invitations,
   itContacts,
@@ -18,6 +19,7 @@ export type ParentQuota =
   | 'groupsPerOrganization'
   | 'connectionsPerOrganization'
   | 'agentRegistrationsPerOrganization'
+  | 'directoriesPerOrganization'
   | 'membershipsPerUser'
   | 'pendingInvitationsPerOrganization'
   | 'itContactsPerOrganization'
@@ -38,6 +40,7 @@ const COUNTED: Record<ParentQuota, Counted> = {
   groupsPerOrganization: { table: groups, parent: groups.organizationId },
   connectionsPerOrganization: { table: connections, parent: connections.organizationId },
   agentRegistrationsPerOrganization: { table: agentRegistrations, parent: agentRegistrations.organizationId },
+  directoriesPerOrganization: { table: directories, parent: directories.organizationId },
   membershipsPerUser: { table: organizationMemberships, parent: organizationMemberships.userId },
   // An expired invitation is answered `expired` though stored `pending`: it no longer counts.
   pendingInvitationsPerOrganization: {

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import { directories, portalSessions } from '@atrium/db';
-import { createCaller, createInnerContext, type MailMessage } from '@atrium/routers';
+import {
+  addPortalDirectory,
+  createCaller,
+  createInnerContext,
+  DEFAULT_QUOTAS,
+  type MailMessage,
+  portalSessionOfCookie,
+} from '@atrium/routers';
 import { eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -280,5 +287,29 @@ describe('the dsync page: create, show the token once, rotate', () => {
     // Nothing else: the domains widget, and a link of another intent, are 403.
     expect((await widget.http.get('/_widgets/admin-portal/organization-domains')).status).toBe(403);
     expect((await widget.http.post('/_widgets/admin-portal/generate-link?intent=sso')).status).toBe(403);
+  });
+  it('an organization holds at most directoriesPerOrganization directories (422 quota_exceeded, nothing stored)', async () => {
+    const env = await newEnvironment();
+    const s = await dsyncSession(env);
+    const deps = {
+      ...env.deps,
+      config: { ...env.deps.config, quotas: { ...DEFAULT_QUOTAS, directoriesPerOrganization: 2 } },
+    };
+    const live = await portalSessionOfCookie(deps, s.cookie.replace('atrium_portal=', ''));
+    if (!live) throw new Error('no live session');
+    await addPortalDirectory(deps, live, { type: 'okta scim v2.0', name: 'One' });
+    await addPortalDirectory(deps, live, { type: 'okta scim v2.0', name: 'Two' });
+    await expect(addPortalDirectory(deps, live, { type: 'okta scim v2.0', name: 'Three' })).rejects.toMatchObject({
+      status: 422,
+      apiCode: 'quota_exceeded',
+    });
+    expect((await storedDirectories(env)).map((d) => d.name).sort()).toEqual(['One', 'Two']);
+    // The default (10) through the page's route.
+    for (let i = 0; i < 8; i += 1)
+      expect((await s.create({ type: 'generic scim v2.0', name: `D${i}` })).status).toBe(201);
+    const over = await s.create({ type: 'generic scim v2.0', name: 'Eleventh' });
+    expect(over.status).toBe(422);
+    expect(await over.json()).toMatchObject({ code: 'quota_exceeded' });
+    expect(await storedDirectories(env)).toHaveLength(10);
   });
 });

@@ -36,6 +36,7 @@ const QUOTAS: Quotas = {
   groupsPerOrganization: 2,
   connectionsPerOrganization: 2,
   agentRegistrationsPerOrganization: 2,
+  directoriesPerOrganization: 2,
   membershipsPerUser: 2,
   pendingInvitationsPerOrganization: 2,
   itContactsPerOrganization: 2,
