@@ -5,7 +5,7 @@ import { type Db, type DirectoryType, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { iso, pageParams } from '../common/schemas.ts';
 import { orNotFound } from '../common/store.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvent, withEventsBatched } from '../events/record.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { asList } from '../kernel/paging.ts';
 import type { Scope } from '../kernel/scope.ts';
@@ -245,7 +245,11 @@ export async function deleteDirectory(
     });
   });
   const target = await loadDirectory(scope.db, scope.env.id, id);
-  while ((await scope.db.transaction((tx) => deprovisionSomeOfDirectory(tx, scope, target, batch))) > 0) {
+  while (
+    (await scope.db.transaction((tx) =>
+      withEventsBatched(tx, () => deprovisionSomeOfDirectory(tx, scope, target, batch)),
+    )) > 0
+  ) {
     // one batch per transaction
   }
   return scope.db.transaction(async (tx) => {
