@@ -5,7 +5,7 @@ import { type Db, type DirectoryType, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { iso, pageParams } from '../common/schemas.ts';
 import { orNotFound } from '../common/store.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvent, withEventsBatched } from '../events/record.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { invalid } from '../kernel/errors.ts';
 import { asList } from '../kernel/paging.ts';
@@ -13,7 +13,7 @@ import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
-import { deprovisionSomeOfDirectory } from './provisioning.ts';
+import { DEPROVISION_BATCH, deprovisionSomeOfDirectory } from './provisioning.ts';
 import type {
   CreateDirectoryInput,
   Directory,
@@ -232,7 +232,12 @@ export async function listDirectories(scope: Scope, input: z.infer<typeof ListDi
  * groups: `dsync.deleted` says it. Interrupted (a crash), the directory stays `deleting`, reads
  * show it so, and deleting it again carries on.
  */
-export async function deleteDirectory(scope: Scope, id: string): Promise<Directory> {
+export async function deleteDirectory(
+  scope: Scope,
+  id: string,
+  options: { batchSize?: number } = {},
+): Promise<Directory> {
+  const batch = options.batchSize ?? DEPROVISION_BATCH;
   await scope.db.transaction(async (tx) => {
     const row = await loadDirectory(tx, scope.env.id, id, 'update');
     if (row.state === 'deleting') return;
@@ -243,12 +248,16 @@ export async function deleteDirectory(scope: Scope, id: string): Promise<Directo
     });
   });
   const target = await loadDirectory(scope.db, scope.env.id, id);
-  while ((await scope.db.transaction((tx) => deprovisionSomeOfDirectory(tx, scope, target))) > 0) {
+  while (
+    (await scope.db.transaction((tx) =>
+      withEventsBatched(tx, () => deprovisionSomeOfDirectory(tx, scope, target, batch)),
+    )) > 0
+  ) {
     // one batch per transaction
   }
   return scope.db.transaction(async (tx) => {
     orNotFound(await loadDirectory(tx, scope.env.id, id, 'update'), 'directory', id);
-    while ((await deprovisionSomeOfDirectory(tx, scope, target)) > 0) {
+    while ((await deprovisionSomeOfDirectory(tx, scope, target, batch)) > 0) {
       // what a SCIM write in flight added meanwhile
     }
     const row = orNotFound(await deleteDirectoryRow(tx, scope.env.id, id), 'directory', id);

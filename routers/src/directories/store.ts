@@ -364,11 +364,6 @@ export async function existingDirectoryUserIds(db: Db, directoryId: string, ids:
 
 // ---- provisioning (directories/provisioning.ts) ----
 
-/** Links the directory user to the Atrium user it provisions (not a SCIM change: the version stays). */
-export async function linkDirectoryUser(tx: Db, id: string, userId: string | null): Promise<void> {
-  await tx.update(directoryUsers).set({ userId }).where(eq(directoryUsers.id, id));
-}
-
 /** The directory's users with these ids, in id order. */
 export function directoryUsersWithIds(db: Db, directoryId: string, ids: string[]): Promise<DirectoryUserRow[]> {
   if (ids.length === 0) return Promise.resolve([]);

@@ -2,7 +2,7 @@
 // fields: the SCIM surface parses the protocol, this file applies the change in one transaction.
 import { newId } from '@atrium/db';
 import { orNotFound } from '../common/store.ts';
-import { type EventToRecord, recordEvent, recordEvents } from '../events/record.ts';
+import { type EventToRecord, recordEvent, recordEvents, withEventsBatched } from '../events/record.ts';
 import { ApiError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { deprovisionUsers, provisionDirectoryUsers, syncDirectoryRoles } from './provisioning.ts';
@@ -21,7 +21,6 @@ import {
   insertDirectoryGroup,
   insertDirectoryUser,
   linkDirectory,
-  linkDirectoryUser,
   memberIdsOfDirectoryGroup,
   noteDirectorySync,
   provisionedUsersOfGroup,
@@ -61,6 +60,11 @@ const preconditionFailed = () =>
 
 function checkVersion(row: { version: number }, expected: ExpectedVersion): void {
   if (expected !== undefined && row.version !== expected) throw preconditionFailed();
+}
+
+/** One write's transaction, its events written in one statement at its end (most writes record several). */
+function inTransaction<T>(scope: Scope, fn: (tx: Scope['db']) => Promise<T>): Promise<T> {
+  return scope.db.transaction((tx) => withEventsBatched(tx, () => fn(tx)));
 }
 
 /** `last_sync_at` moves at most once a second: concurrent writes of a bulk sync need not all update the row. */
@@ -108,8 +112,8 @@ export function previousAttributes(
 
 /**
  * SCIM `POST /Users`: the directory user (`dsync.user.created`); an active one with a usable
- * e-mail is provisioned (provisioning.ts). The insert comes first, so a user that exists already
- * (409, as Okta's repeated POSTs meet) costs one statement.
+ * e-mail is provisioned first (provisioning.ts), so the row is written once, linked. A userName
+ * or externalId taken already (409) rolls everything back.
  */
 export async function createDirectoryUser(
   scope: Scope,
@@ -117,10 +121,28 @@ export async function createDirectoryUser(
   fields: DirectoryUserFields,
 ): Promise<DirectoryUserRow> {
   assertWritable(directory);
-  return scope.db.transaction(async (tx) => {
+  return inTransaction(scope, async (tx) => {
+    const id = newId('directoryUser');
+    const linked = fields.active
+      ? await provisionDirectoryUsers(
+          tx,
+          scope,
+          directory.organizationId,
+          [
+            {
+              directoryUserId: id,
+              userId: null,
+              email: fields.email,
+              firstName: fields.firstName,
+              lastName: fields.lastName,
+            },
+          ],
+          false,
+        )
+      : undefined;
     const now = scope.now();
-    let row = await insertDirectoryUser(tx, {
-      id: newId('directoryUser'),
+    const row = await insertDirectoryUser(tx, {
+      id,
       environmentId: scope.env.id,
       directoryId: directory.id,
       organizationId: directory.organizationId,
@@ -132,23 +154,10 @@ export async function createDirectoryUser(
       state: fields.active ? 'active' : 'inactive',
       attributes: fields.attributes,
       customAttributes: fields.customAttributes,
+      userId: linked?.get(id) ?? null,
       createdAt: now,
       updatedAt: now,
     });
-    if (fields.active) {
-      const linked = await provisionDirectoryUsers(
-        tx,
-        scope,
-        directory.organizationId,
-        [{ directoryUserId: row.id, userId: null, email: row.email, firstName: row.firstName, lastName: row.lastName }],
-        false,
-      );
-      const userId = linked.get(row.id);
-      if (userId) {
-        await linkDirectoryUser(tx, row.id, userId);
-        row = { ...row, userId };
-      }
-    }
     await recordEvent(tx, scope, 'dsync.user.created', userEventData(row));
     await touchDirectory(tx, scope, directory);
     return row;
@@ -169,7 +178,7 @@ export async function replaceDirectoryUser(
   expected?: ExpectedVersion,
 ): Promise<DirectoryUserRow> {
   assertWritable(directory);
-  return scope.db.transaction(async (tx) => {
+  return inTransaction(scope, async (tx) => {
     const current = orNotFound(await findDirectoryUser(tx, directory.id, id, 'update'), 'directory_user', id);
     checkVersion(current, expected);
     let userId = current.userId;
@@ -223,7 +232,7 @@ export async function deleteDirectoryUser(
   expected?: ExpectedVersion,
 ): Promise<void> {
   assertWritable(directory);
-  await scope.db.transaction(async (tx) => {
+  await inTransaction(scope, async (tx) => {
     const current = orNotFound(await findDirectoryUser(tx, directory.id, id, 'update'), 'directory_user', id);
     checkVersion(current, expected);
     await deleteDirectoryUserRow(tx, directory.id, id);
@@ -328,7 +337,7 @@ export async function createDirectoryGroup(
   memberIds: string[],
 ): Promise<DirectoryGroupRow> {
   assertWritable(directory);
-  return scope.db.transaction(async (tx) => {
+  return inTransaction(scope, async (tx) => {
     const now = scope.now();
     const group = await insertDirectoryGroup(tx, {
       id: newId('directoryGroup'),
@@ -364,7 +373,7 @@ export async function writeDirectoryGroup(
   expected?: ExpectedVersion,
 ): Promise<DirectoryGroupRow> {
   assertWritable(directory);
-  return scope.db.transaction(async (tx) => {
+  return inTransaction(scope, async (tx) => {
     const current = orNotFound(await findDirectoryGroup(tx, directory.id, id, 'update'), 'directory_group', id);
     checkVersion(current, expected);
     const removing = members ? await membersLeaving(tx, directory, current, members) : [];
@@ -421,7 +430,7 @@ export async function deleteDirectoryGroup(
   expected?: ExpectedVersion,
 ): Promise<void> {
   assertWritable(directory);
-  await scope.db.transaction(async (tx) => {
+  await inTransaction(scope, async (tx) => {
     const current = orNotFound(await findDirectoryGroup(tx, directory.id, id, 'update'), 'directory_group', id);
     checkVersion(current, expected);
     const users = current.roleId === null ? [] : await provisionedUsersOfGroup(tx, current.id);

@@ -1,6 +1,9 @@
 import { type Db, newId } from '@atrium/db';
 import type { Scope } from '../kernel/scope.ts';
-import { insertEvent, insertEvents } from './store.ts';
+import { insertEvent, insertEvents, type NewEvent } from './store.ts';
+
+/** The events a transaction holds back to write at once (`withEventsBatched`), by its handle. */
+const held = new WeakMap<Db, NewEvent[]>();
 
 /**
  * Appends an event in the caller's transaction: one row marked `fanout_pending`, whatever the
@@ -17,7 +20,7 @@ export async function recordEvent(
 ): Promise<string> {
   const id = newId('event');
   const organization = organizationId ?? (typeof data.organization_id === 'string' ? data.organization_id : null);
-  await insertEvent(tx, {
+  const row: NewEvent = {
     id,
     environmentId: scope.env.id,
     event,
@@ -27,7 +30,10 @@ export async function recordEvent(
     fanoutPending: true,
     actor: scope.actor ?? null,
     reason: scope.reason ?? null,
-  });
+  };
+  const batch = held.get(tx);
+  if (batch) batch.push(row);
+  else await insertEvent(tx, row);
   return id;
 }
 
@@ -45,18 +51,38 @@ export interface EventToRecord {
  */
 export async function recordEvents(tx: Db, scope: Scope, list: EventToRecord[]): Promise<void> {
   const now = scope.now();
-  await insertEvents(
-    tx,
-    list.map(({ event, data, organizationId }) => ({
-      id: newId('event'),
-      environmentId: scope.env.id,
-      event,
-      organizationId: organizationId ?? (typeof data.organization_id === 'string' ? data.organization_id : null),
-      data,
-      createdAt: now,
-      fanoutPending: true,
-      actor: scope.actor ?? null,
-      reason: scope.reason ?? null,
-    })),
-  );
+  const rows: NewEvent[] = list.map(({ event, data, organizationId }) => ({
+    id: newId('event'),
+    environmentId: scope.env.id,
+    event,
+    organizationId: organizationId ?? (typeof data.organization_id === 'string' ? data.organization_id : null),
+    data,
+    createdAt: now,
+    fanoutPending: true,
+    actor: scope.actor ?? null,
+    reason: scope.reason ?? null,
+  }));
+  const batch = held.get(tx);
+  if (batch) batch.push(...rows);
+  else await insertEvents(tx, rows);
+}
+
+/**
+ * Runs `fn` in the transaction `tx` with its events (`recordEvent`, `recordEvents`, whichever
+ * service records them) held back and written in one statement when `fn` is done, in the order
+ * they were recorded: a write that records several (a provisioned directory user: `user.created`,
+ * `organization_membership.created`, `dsync.user.created`) pays one insert. Nothing in `fn` may
+ * read its own events back.
+ */
+export async function withEventsBatched<T>(tx: Db, fn: () => Promise<T>): Promise<T> {
+  if (held.has(tx)) return fn();
+  const batch: NewEvent[] = [];
+  held.set(tx, batch);
+  try {
+    const result = await fn();
+    await insertEvents(tx, batch);
+    return result;
+  } finally {
+    held.delete(tx);
+  }
 }

@@ -320,7 +320,8 @@ export async function deactivateDirectoryMemberships(
     scope.now(),
   );
   await recordMembershipEvents(tx, scope, 'updated', changed);
-  const users = held.filter((row) => changed.includes(row.id)).map((row) => row.userId);
+  const deactivated = new Set(changed);
+  const users = held.filter((row) => deactivated.has(row.id)).map((row) => row.userId);
   await endOrganizationSessions(tx, scope, organizationId, users);
   return users;
 }

@@ -15,6 +15,7 @@ import {
   type DirectoryGroupFields,
   type DirectoryUserFields,
   scopeOf,
+  verifyClientToken,
 } from '@atrium/routers';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
@@ -144,8 +145,18 @@ export async function eventNamesAfter(w: DirectoryWorld, after: number): Promise
 
 /** A session of the user in the organization (a client token issued), and its id. */
 export async function signIn(w: DirectoryWorld, userId: string): Promise<string> {
+  return (await signInWithToken(w, userId)).sid;
+}
+
+export async function signInWithToken(w: DirectoryWorld, userId: string): Promise<{ sid: string; token: string }> {
   const { token } = await w.env.caller.clientTokens.create({ organization_id: w.organizationId, user_id: userId });
-  return String(decodeJwt(token).sid);
+  return { sid: String(decodeJwt(token).sid), token };
+}
+
+/** Whether every client surface accepts the client token now (the check they all call). */
+export async function tokenAccepted(w: DirectoryWorld, token: string): Promise<boolean> {
+  const env = { id: w.env.environmentId, clientId: w.env.clientId };
+  return (await verifyClientToken(w.env.deps, env, token)) !== null;
 }
 
 export async function sessionRow(w: DirectoryWorld, id: string) {

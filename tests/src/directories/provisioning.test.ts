@@ -1,4 +1,4 @@
-import { directoryGroupMembers, directoryUsers, users } from '@atrium/db';
+import { directories, directoryGroupMembers, directoryUsers, users } from '@atrium/db';
 import {
   createDirectoryGroup,
   createDirectoryUser,
@@ -24,6 +24,8 @@ import {
   refusal,
   sessionRow,
   signIn,
+  signInWithToken,
+  tokenAccepted,
   userFields,
   usersWithEmail,
 } from './provisioning-world.ts';
@@ -139,7 +141,8 @@ describe('directory users provision Atrium users and directory-managed membershi
     const fields = userFields();
     const row = await createDirectoryUser(w.scope, w.directory, fields);
     const userId = row.userId as string;
-    const sid = await signIn(w, userId);
+    const { sid, token } = await signInWithToken(w, userId);
+    expect(await tokenAccepted(w, token)).toBe(true);
     // A session of the same user in another organization is left alone.
     const other = await w.env.caller.organizations.create({ name: 'Other' });
     await w.env.caller.organizationMemberships.create({ user_id: userId, organization_id: other.id });
@@ -154,6 +157,7 @@ describe('directory users provision Atrium users and directory-managed membershi
     expect(updated).toMatchObject({ state: 'inactive', userId, version: 2 });
     expect(await membershipOfUser(w, userId)).toMatchObject({ status: 'inactive', directory_managed: true });
     expect((await sessionRow(w, sid))?.revokedAt).not.toBeNull();
+    expect(await tokenAccepted(w, token)).toBe(false);
     expect(await w.env.caller.sessions.list({ id: userId })).toMatchObject({
       data: expect.arrayContaining([expect.objectContaining({ id: sid, status: 'revoked' })]),
     });
@@ -177,6 +181,8 @@ describe('directory users provision Atrium users and directory-managed membershi
     expect(await membershipOfUser(w, userId)).toMatchObject({ status: 'active', directory_managed: true });
     // The revoked session stays revoked: reactivation needs a new sign-in.
     expect((await sessionRow(w, sid))?.revokedAt).not.toBeNull();
+    expect(await tokenAccepted(w, token)).toBe(false);
+    expect(await tokenAccepted(w, (await signInWithToken(w, userId)).token)).toBe(true);
   });
 
   it('deleting the directory user deactivates the membership and revokes its sessions; the Atrium user stays', async () => {
@@ -347,6 +353,25 @@ describe('deleting and deactivating a directory', () => {
       status: 404,
       code: 'entity_not_found',
     });
+  });
+
+  it('deletes in batches, one transaction each, and an interrupted delete (left `deleting`) carries on', async () => {
+    const w = await directoryWorld();
+    const rows = [];
+    for (let i = 0; i < 5; i++) rows.push(await createDirectoryUser(w.scope, await w.fresh(), userFields()));
+    for (let i = 0; i < 3; i++)
+      await createDirectoryGroup(w.scope, await w.fresh(), groupFields(`G${i}`), [rows[i]?.id as string]);
+    // An interrupted delete: the directory was marked, nothing was deprovisioned yet.
+    await w.env.deps.db.update(directories).set({ state: 'deleting' }).where(eq(directories.id, w.directory.id));
+    const before = (await eventsOf(w)).length;
+    await deleteDirectory(w.scope, w.directory.id, { batchSize: 2 });
+    for (const row of rows)
+      expect(await membershipOfUser(w, row.userId as string)).toMatchObject({ status: 'inactive' });
+    expect(await groupRows(w)).toEqual([]);
+    const names = await eventNamesAfter(w, before);
+    expect(names.filter((n) => n === 'organization_membership.updated')).toHaveLength(5);
+    expect(names.at(-1)).toBe('dsync.deleted');
+    expect(await w.env.deps.db.select().from(directories).where(eq(directories.id, w.directory.id))).toEqual([]);
   });
 
   it('deactivating records dsync.deactivated once and unlinks it; its next write activates it again', async () => {
