@@ -17,6 +17,7 @@ import { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits, type SharedWind
 import { MAX_RESPONSE_BYTES } from './pipeline/render.ts';
 import { restCodec } from './pipeline/rest.ts';
 import { RouteTable } from './pipeline/routes.ts';
+import { isScimPath, scimCodec } from './pipeline/scim.ts';
 import { isTrpcPath, trpcCodec } from './pipeline/trpc.ts';
 
 export interface AtriumApp {
@@ -145,6 +146,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     }),
     trpc: trpcCodec(deps, maxResponseBytes, body.limit),
     graphql: graphqlCodec(deps, { introspection: options.graphqlIntrospection ?? true }),
+    scim: scimCodec(deps, maxResponseBytes),
+    isScimPath,
     isTrpcPath,
     graphqlPath: GRAPHQL_PATH,
   });

@@ -23,6 +23,7 @@ export {
   signInToConsole,
   signOutOfConsole,
 } from './auth/console-session.ts';
+export { authenticateDirectoryToken, type DirectoryCaller, isDirectoryToken } from './auth/directory-token.ts';
 export { portalCsrfMatches, portalCsrfToken, portalSessionOfCookie } from './auth/portal-session.ts';
 export { nameServerProvider } from './client-api/domains/service.ts';
 export type { GraphQLContext } from './client-api/graphql/builder.ts';
@@ -30,6 +31,7 @@ export { clientSchema } from './client-api/graphql/schema.ts';
 export { purgeExpiredSessions, SESSION_RETENTION_MS } from './client-tokens/service.ts';
 export { isoOfJson } from './common/schemas.ts';
 export { createConnection } from './connections/service.ts';
+export { createDirectory, rotateDirectoryToken, scimBaseUrl } from './directories/service.ts';
 export {
   createEnvironment,
   createFirstRunSecrets,
@@ -87,6 +89,9 @@ export {
   type ClientPrincipal,
   type ClientScope,
   clientTokenRefused,
+  type DirectoryPrincipal,
+  type DirectoryScope,
+  directoryTokenRefused,
   requirePermission,
   requireUser,
   WIDGET_SCOPES,
@@ -118,6 +123,8 @@ export {
 export type { LivePortalSession } from './portal/store.ts';
 export { consumeSharedWindow, purgeIdleRateLimitWindows, type SharedCount } from './rate-limits/service.ts';
 export { EXPIRED_RECORD_GRACE_MS, purgeExpiredRecords } from './retention/service.ts';
+export { ERROR_SCHEMA as SCIM_ERROR_SCHEMA, scimStatusOf, scimTypeOf } from './scim/protocol.ts';
+export { SCIM_ROUTES, type ScimRoute, scimRouter } from './scim/router.ts';
 export { decryptPrivateKey, parseMasterKey } from './signing/material.ts';
 export {
   jwksOfClient,

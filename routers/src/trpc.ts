@@ -4,10 +4,11 @@ import { authenticateAdmin } from './auth/admin-token.ts';
 import { authenticateApiKey, callerKeyOf } from './auth/api-key.ts';
 import { authenticateClientToken } from './auth/client-token.ts';
 import { authenticateConsole } from './auth/console-session.ts';
+import { authenticateDirectoryToken } from './auth/directory-token.ts';
 import { idempotencyStep } from './idempotency/middleware.ts';
 import type { Context } from './kernel/context.ts';
 import { forbidden, isDatabaseUnreachable } from './kernel/errors.ts';
-import type { ClientScope } from './kernel/principals.ts';
+import type { ClientScope, DirectoryScope } from './kernel/principals.ts';
 import type { Scope } from './kernel/scope.ts';
 import { middlewareResult } from './trpc-adapter.ts';
 import { apiErrorOf, asTRPCError, trpcContractError } from './trpc-errors.ts';
@@ -156,6 +157,19 @@ export const clientProcedure = t.procedure.use(({ ctx, next }) =>
   guarded(async () => {
     const { env, principal } = ctx.client ?? (await authenticateClientToken(ctx.deps, ctx.authorization, ctx.device));
     const scope: ClientScope = { db: ctx.deps.db, env, now: ctx.deps.now, deps: ctx.deps, client: principal };
+    return next({ ctx: { scope } });
+  }),
+);
+
+/**
+ * The SCIM surface (`/scim/v2/<directory_id>/…`, rest-facade's SCIM codec): authenticated by a
+ * directory's SCIM token (never an API key), confined to that directory. Services get a
+ * DirectoryScope; every refusal of the credential is 401.
+ */
+export const scimProcedure = t.procedure.use(({ ctx, next }) =>
+  guarded(async () => {
+    const { env, principal } = ctx.directory ?? (await authenticateDirectoryToken(ctx.deps, ctx.authorization));
+    const scope: DirectoryScope = { db: ctx.deps.db, env, now: ctx.deps.now, deps: ctx.deps, directory: principal };
     return next({ ctx: { scope } });
   }),
 );

@@ -5,18 +5,24 @@ import {
   authenticateAdmin,
   authenticateApiKeyWithId,
   authenticateClientToken,
+  authenticateDirectoryToken,
   bearer,
   type ClientCaller,
   consoleSessionIdOf,
   type Deps,
+  type DirectoryCaller,
   type EnvironmentInfo,
+  isDirectoryToken,
   type RequestDevice,
 } from '@atrium/routers';
 import { consoleCredentials } from './console.ts';
 import type { Exchange } from './exchange.ts';
 
-/** Where a request arrives: a REST path, `/trpc` (admin tokens too), or an admin-only page (`/metrics`: admin tokens only). */
-export type Surface = 'api' | 'trpc' | 'admin';
+/**
+ * Where a request arrives: a REST path, `/trpc` (admin tokens too), an admin-only page
+ * (`/metrics`: admin tokens only), or a SCIM path (a directory's SCIM token only).
+ */
+export type Surface = 'api' | 'trpc' | 'admin' | 'scim';
 
 /**
  * Who is calling: a live API key, an admin token (its id) or console session (over `/trpc`), a
@@ -26,6 +32,7 @@ export type Identity =
   | { kind: 'key'; key: string; env: EnvironmentInfo }
   | { kind: 'admin'; key: string; tokenId?: string }
   | { kind: 'client'; key: string; organizationKey: string; caller: ClientCaller }
+  | { kind: 'directory'; key: string; caller: DirectoryCaller }
   | { kind: 'address'; key: string };
 
 /**
@@ -96,6 +103,11 @@ export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): 
       return { kind: 'admin', key: `admin:${hash('sha256', secret, 'base64url')}`, tokenId };
     }
     if (surface === 'admin') return address;
+    if (surface === 'scim') {
+      if (!isDirectoryToken(secret)) return address;
+      const caller = await authenticateDirectoryToken(deps, header);
+      return { kind: 'directory', key: `directory:${caller.principal.directoryId}`, caller };
+    }
     if (secret && JWT.test(secret)) {
       const caller = await authenticateClientToken(deps, header, deviceOf(ex));
       return {
@@ -124,4 +136,9 @@ export function clientOf(identity: Identity | undefined): ClientCaller | undefin
 /** The environment of a caller authenticated by its API key, for the procedures' context. */
 export function environmentOf(identity: Identity | undefined): EnvironmentInfo | undefined {
   return identity?.kind === 'key' ? identity.env : undefined;
+}
+
+/** The verified caller of a SCIM token (its directory), for the SCIM codec's credential step. */
+export function directoryOf(identity: Identity | undefined): DirectoryCaller | undefined {
+  return identity?.kind === 'directory' ? identity.caller : undefined;
 }

@@ -20,6 +20,7 @@ export function shareOf(identity: Identity | undefined): string {
     case 'key':
       return identity.env.id;
     case 'client':
+    case 'directory':
       return identity.caller.env.id;
     case 'admin':
       return 'admin';

@@ -1,6 +1,6 @@
-// The one pipeline of the facade: every API request (REST, `/trpc`, `/client/graphql`) goes
+// The one pipeline of the facade: every API request (REST, `/trpc`, `/client/graphql`, SCIM) goes
 // through the same steps, defined once here and run in order; a transport is only a codec that
-// decodes a call and encodes its outcome or its refusal (rest.ts, trpc.ts, graphql.ts).
+// decodes a call and encodes its outcome or its refusal (rest.ts, trpc.ts, graphql.ts, scim.ts).
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import {
   ApiError,
@@ -91,6 +91,10 @@ export interface PipelineOptions {
   rest: Codec;
   trpc: Codec;
   graphql: Codec;
+  /** The SCIM codec, at each directory's base URL (`/scim/v2/<directory_id>/…`). */
+  scim: Codec;
+  /** Is this path `/scim/v2` or below it? */
+  isScimPath: (pathname: string) => boolean;
   /** Is this path `/trpc` or below it? */
   isTrpcPath: (pathname: string) => boolean;
   graphqlPath: string;
@@ -105,6 +109,8 @@ interface Pipeline extends PipelineOptions {
 }
 
 const METRICS_PATH = '/metrics';
+/** The metrics and log label of every SCIM request (its path names a directory and a resource id). */
+const SCIM_LABEL = '/scim/v2';
 
 /** The request id step: the id every answer carries, the client's address, the URL split once. */
 function requestIdStep(p: Pipeline, req: IncomingMessage, res: ServerResponse): Exchange {
@@ -122,9 +128,10 @@ function routeStep(p: Pipeline, ex: Exchange): void {
   const template = matched?.template;
   const trpcCall = route.kind === 'none' && p.isTrpcPath(ex.pathname);
   const graphqlCall = route.kind === 'none' && ex.pathname === p.graphqlPath;
-  observe(p.deps, p.metrics, p.accessLog, ex, labelOf(template, trpcCall, ex.pathname));
+  const scimCall = route.kind === 'none' && !trpcCall && p.isScimPath(ex.pathname);
+  observe(p.deps, p.metrics, p.accessLog, ex, scimCall ? SCIM_LABEL : labelOf(template, trpcCall, ex.pathname));
   if (p.cors(ex)) return;
-  if (route.kind === 'none' && !trpcCall && !graphqlCall) {
+  if (route.kind === 'none' && !trpcCall && !graphqlCall && !scimCall) {
     if (ex.pathname === METRICS_PATH && (ex.method === 'GET' || ex.method === 'HEAD')) {
       return void metricsPage(p, ex).catch((error: unknown) => fail(p, p.rest, ex, error));
     }
@@ -141,7 +148,7 @@ function routeStep(p: Pipeline, ex: Exchange): void {
   if (template === JWKS_TEMPLATE && ex.method === 'GET') {
     return void serveJwks(p.deps, ex.req, ex.res, ex.pathname).catch((error: unknown) => fail(p, p.rest, ex, error));
   }
-  const codec = (graphqlCall ? p.graphql : template === undefined ? p.trpc : p.rest) as AnyCodec;
+  const codec = (scimCall ? p.scim : graphqlCall ? p.graphql : template === undefined ? p.trpc : p.rest) as AnyCodec;
   run(p, codec, ex, matched).catch((error: unknown) => fail(p, codec, ex, error));
 }
 

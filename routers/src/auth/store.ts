@@ -1,4 +1,4 @@
-import { adminTokens, apiKeys, consoleSessions, type Db, environments, newId } from '@atrium/db';
+import { adminTokens, apiKeys, consoleSessions, type Db, directories, environments, newId } from '@atrium/db';
 import { and, asc, eq, inArray, isNull, lte, ne } from 'drizzle-orm';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 
@@ -29,6 +29,26 @@ export function environmentsOfClientIds(db: Db, clientIds: string[]): Promise<En
     })
     .from(environments)
     .where(inArray(environments.clientId, clientIds));
+}
+
+/**
+ * The directories whose SCIM token has one of these SHA-256 hashes, with their environments (one
+ * probe of the unique `token_hash` index each): a SCIM caller's principal.
+ */
+export function directoriesByTokenHash(db: Db, tokenHashes: string[]) {
+  return db
+    .select({
+      tokenHash: directories.tokenHash,
+      directoryId: directories.id,
+      organizationId: directories.organizationId,
+      id: environments.id,
+      name: environments.name,
+      clientId: environments.clientId,
+      flags: environments.flags,
+    })
+    .from(directories)
+    .innerJoin(environments, eq(environments.id, directories.environmentId))
+    .where(inArray(directories.tokenHash, tokenHashes));
 }
 
 /** The admin tokens among these hashes, by id. */

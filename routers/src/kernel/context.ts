@@ -1,6 +1,6 @@
 // The call context every transport hands to a procedure: the raw credentials of one request.
 import type { Deps } from './deps.ts';
-import type { ClientPrincipal } from './principals.ts';
+import type { ClientPrincipal, DirectoryPrincipal } from './principals.ts';
 import type { EnvironmentInfo } from './scope.ts';
 
 /** Where a request came from, as the transport saw it: the socket's address and the User-Agent. */
@@ -24,6 +24,11 @@ export interface Context {
    * request, for the per-user limits); `clientProcedure` verifies it otherwise.
    */
   client?: { env: EnvironmentInfo; principal: ClientPrincipal } | undefined;
+  /**
+   * The SCIM caller (a directory's bearer token), when the transport has verified it already (once
+   * per request, for the limits); `scimProcedure` verifies it otherwise.
+   */
+  directory?: { env: EnvironmentInfo; principal: DirectoryPrincipal } | undefined;
   /**
    * The admin token's id, when the transport has looked the token up already (once per request,
    * for the limits); `adminProcedure` looks it up otherwise.

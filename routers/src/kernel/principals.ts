@@ -1,5 +1,5 @@
 // Who calls: the principals a credential resolves to, and the checks services make of them.
-import { forbidden } from './errors.ts';
+import { ApiError, forbidden } from './errors.ts';
 import type { Scope } from './scope.ts';
 
 /**
@@ -68,3 +68,22 @@ export function requireUser(scope: ClientScope): string {
 /** The one refusal of a client credential that is missing, malformed, expired, revoked or of another kind. */
 export const clientTokenRefused = () =>
   forbidden('invalid_client_token', 'Forbidden: a valid client or widget token is required.');
+
+/**
+ * Who calls the SCIM surface (`/scim/v2/<directory_id>/…`): an organization's identity provider,
+ * holding one directory's bearer token (`scim_…`). It may read and write that directory only.
+ */
+export interface DirectoryPrincipal {
+  kind: 'directory';
+  directoryId: string;
+  organizationId: string;
+}
+
+/** What a SCIM service receives: a Scope of the directory's environment, and the directory. */
+export interface DirectoryScope extends Scope {
+  directory: DirectoryPrincipal;
+}
+
+/** The one refusal of a SCIM credential: missing, malformed, unknown, rotated, or of another directory. */
+export const directoryTokenRefused = () =>
+  new ApiError(401, 'unauthorized', 'Unauthorized: a valid SCIM bearer token of this directory is required.');

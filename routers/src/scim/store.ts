@@ -1,0 +1,204 @@
+// The SCIM surface's own queries: its filters as SQL, and offset pages (SCIM's `startIndex`) that
+// stay cheap deep in a directory: the page's ids are found first on the (environment_id,
+// directory_id, id) index, then only those rows are read.
+import { type Db, directoryGroupMembers, directoryGroups, directoryUsers } from '@atrium/db';
+import { and, asc, count, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import type { DirectoryGroupRow, DirectoryUserRow } from '../directories/store.ts';
+import type { CompareOp, Condition, ElementTest } from './filter.ts';
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** `left op right` for text, `ci` comparing both sides lower-cased. */
+function compareText(left: SQL, op: CompareOp, value: string, ci: boolean): SQL {
+  const l = ci ? sql`lower(${left})` : left;
+  const r = ci ? value.toLowerCase() : value;
+  switch (op) {
+    case 'eq':
+      return sql`${l} = ${r}`;
+    case 'ne':
+      return sql`(${left} is null or ${l} <> ${r})`;
+    case 'co':
+      return sql`${l} like ${`%${escapeLike(r)}%`}`;
+    case 'sw':
+      return sql`${l} like ${`${escapeLike(r)}%`}`;
+    case 'ew':
+      return sql`${l} like ${`%${escapeLike(r)}`}`;
+    case 'gt':
+      return sql`${l} > ${r}`;
+    case 'ge':
+      return sql`${l} >= ${r}`;
+    case 'lt':
+      return sql`${l} < ${r}`;
+    case 'le':
+      return sql`${l} <= ${r}`;
+    case 'pr':
+      return sql`(${left} is not null and ${left} <> '')`;
+  }
+}
+
+function compareTime(column: AnyPgColumn, op: CompareOp, value: Date | undefined): SQL {
+  if (op === 'pr' || value === undefined) return sql`${column} is not null`;
+  const at = value.toISOString();
+  switch (op) {
+    case 'eq':
+      return sql`${column} = ${at}::timestamptz`;
+    case 'ne':
+      return sql`${column} <> ${at}::timestamptz`;
+    case 'gt':
+      return sql`${column} > ${at}::timestamptz`;
+    case 'ge':
+      return sql`${column} >= ${at}::timestamptz`;
+    case 'lt':
+      return sql`${column} < ${at}::timestamptz`;
+    default:
+      return sql`${column} <= ${at}::timestamptz`;
+  }
+}
+
+function elementTest(test: ElementTest): SQL {
+  if (test.sub === 'primary') {
+    const primary = sql`coalesce((e.value ->> 'primary') = 'true', false)`;
+    return test.op === 'ne' ? sql`not ${primary}` : test.value === true ? primary : sql`not ${primary}`;
+  }
+  return compareText(sql`(e.value ->> ${test.sub})`, test.op, String(test.value), true);
+}
+
+/** The SQL of a compiled filter over directory users. */
+function userCondition(c: Condition): SQL {
+  const u = directoryUsers;
+  switch (c.kind) {
+    case 'and':
+    case 'or':
+      return sql`(${sql.join(c.items.map(userCondition), c.kind === 'and' ? sql` and ` : sql` or `)})`;
+    case 'not':
+      return sql`not coalesce(${userCondition(c.item)}, false)`;
+    case 'text': {
+      const column =
+        c.field === 'userName'
+          ? u.userName
+          : c.field === 'externalId'
+            ? u.externalId
+            : c.field === 'givenName'
+              ? u.firstName
+              : c.field === 'familyName'
+                ? u.lastName
+                : u.id;
+      return compareText(sql`${column}`, c.op, c.value, c.ci);
+    }
+    case 'time':
+      return compareTime(c.field === 'created' ? u.createdAt : u.updatedAt, c.op, c.value);
+    case 'active': {
+      if (c.op === 'pr') return sql`true`;
+      const active = c.op === 'eq' ? c.value : !c.value;
+      return active ? sql`${u.state} = 'active'` : sql`${u.state} <> 'active'`;
+    }
+    case 'element': {
+      const tests = sql.join(c.where.map(elementTest), sql` and `);
+      return sql`exists (select 1 from jsonb_array_elements(case when jsonb_typeof(${u.attributes} -> 'emails') = 'array' then ${u.attributes} -> 'emails' else '[]'::jsonb end) e where ${tests})`;
+    }
+    case 'attribute': {
+      const [first, second] = c.path;
+      const value =
+        second === undefined ? sql`(${u.attributes} ->> ${first})` : sql`(${u.attributes} -> ${first} ->> ${second})`;
+      return compareText(value, c.op, c.value, true);
+    }
+    case 'member':
+      return sql`false`;
+  }
+}
+
+/** The SQL of a compiled filter over directory groups. */
+function groupCondition(c: Condition): SQL {
+  const g = directoryGroups;
+  switch (c.kind) {
+    case 'and':
+    case 'or':
+      return sql`(${sql.join(c.items.map(groupCondition), c.kind === 'and' ? sql` and ` : sql` or `)})`;
+    case 'not':
+      return sql`not coalesce(${groupCondition(c.item)}, false)`;
+    case 'text': {
+      const column = c.field === 'displayName' ? g.displayName : c.field === 'externalId' ? g.externalId : g.id;
+      return compareText(sql`${column}`, c.op, c.value, c.ci);
+    }
+    case 'time':
+      return compareTime(c.field === 'created' ? g.createdAt : g.updatedAt, c.op, c.value);
+    case 'member':
+      return sql`exists (select 1 from ${directoryGroupMembers} where ${directoryGroupMembers.groupId} = ${g.id} and ${directoryGroupMembers.directoryUserId} = ${c.value})`;
+    default:
+      return sql`false`;
+  }
+}
+
+export interface OffsetPage<T> {
+  total: number;
+  rows: T[];
+}
+
+/**
+ * One SCIM page of a directory's users (`startIndex` is 1-based; `offset` = startIndex - 1), in id
+ * (creation) order, with the count of all that match. The page's ids come from the index on
+ * (environment_id, directory_id, id) first, so a deep offset skips index entries, not rows.
+ */
+export async function pageOfScimUsers(
+  db: Db,
+  environmentId: string,
+  directoryId: string,
+  filter: Condition | undefined,
+  offset: number,
+  limit: number,
+): Promise<OffsetPage<DirectoryUserRow>> {
+  const u = directoryUsers;
+  const where = and(
+    eq(u.environmentId, environmentId),
+    eq(u.directoryId, directoryId),
+    filter && userCondition(filter),
+  );
+  const [counted] = await db.select({ total: count() }).from(u).where(where);
+  const total = counted?.total ?? 0;
+  if (limit === 0 || offset >= total) return { total, rows: [] };
+  const ids = db.select({ id: u.id }).from(u).where(where).orderBy(asc(u.id)).offset(offset).limit(limit);
+  const rows = await db.select().from(u).where(inArray(u.id, ids)).orderBy(asc(u.id));
+  return { total, rows };
+}
+
+/** One SCIM page of a directory's groups, as `pageOfScimUsers`. */
+export async function pageOfScimGroups(
+  db: Db,
+  environmentId: string,
+  directoryId: string,
+  filter: Condition | undefined,
+  offset: number,
+  limit: number,
+): Promise<OffsetPage<DirectoryGroupRow>> {
+  const g = directoryGroups;
+  const where = and(
+    eq(g.environmentId, environmentId),
+    eq(g.directoryId, directoryId),
+    filter && groupCondition(filter),
+  );
+  const [counted] = await db.select({ total: count() }).from(g).where(where);
+  const total = counted?.total ?? 0;
+  if (limit === 0 || offset >= total) return { total, rows: [] };
+  const ids = db.select({ id: g.id }).from(g).where(where).orderBy(asc(g.id)).offset(offset).limit(limit);
+  const rows = await db.select().from(g).where(inArray(g.id, ids)).orderBy(asc(g.id));
+  return { total, rows };
+}
+
+/** The members of these groups (id and userName), by group, in id order. */
+export async function membersOfGroups(
+  db: Db,
+  groupIds: string[],
+): Promise<Map<string, Array<{ id: string; userName: string }>>> {
+  const byGroup = new Map<string, Array<{ id: string; userName: string }>>();
+  if (groupIds.length === 0) return byGroup;
+  for (const id of groupIds) byGroup.set(id, []);
+  const rows = await db
+    .select({ groupId: directoryGroupMembers.groupId, id: directoryUsers.id, userName: directoryUsers.userName })
+    .from(directoryGroupMembers)
+    .innerJoin(directoryUsers, eq(directoryUsers.id, directoryGroupMembers.directoryUserId))
+    .where(inArray(directoryGroupMembers.groupId, groupIds))
+    .orderBy(asc(directoryGroupMembers.groupId), asc(directoryUsers.id));
+  for (const row of rows) byGroup.get(row.groupId)?.push({ id: row.id, userName: row.userName });
+  return byGroup;
+}
