@@ -2,20 +2,39 @@
 // `azure scim v2.0`: the requests of Microsoft's SCIM tutorial and of its "known issues" page (the
 // capitalised ops, "True"/"False" strings, pathless PATCH values with dotted keys, filter paths),
 // and concurrent PATCHes to one group. The fixtures, with their sources, are in fixtures/entra/.
+// Each sequence replays once (beforeAll); its end state outside SCIM is asserted after it.
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import { newEnvironment } from '../helpers/world.ts';
-import { expectDirectoryUser, expectProvisioned, newDirectory, unique } from './fixtures/directory.ts';
+import { directoryUsers } from '@atrium/db';
+import { eq } from 'drizzle-orm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+import {
+  expectDirectoryUser,
+  expectInWidget,
+  expectProvisioned,
+  newDirectory,
+  storedDirectoryState,
+  storedGroups,
+  storedMembers,
+  type TestDirectory,
+  unique,
+} from './fixtures/directory.ts';
 import {
   entraConcurrentMembership,
   entraDeletes,
   entraProvisioning,
   entraUsers,
 } from './fixtures/entra/provisioning.ts';
-import { replay, saved } from './fixtures/sequence.ts';
+import { replay, saved, type Vars } from './fixtures/sequence.ts';
+
+// Issue #36 item 4 (H-prov's provisioning inside directories/sync.ts) is not on this branch yet:
+// the assertion is written, and skipped until it is.
+const provisioning = it.skip;
+// The DirectorySync widget's routes (H-portal's) are not on this branch yet: likewise.
+const widget = it.skip;
 
 /** The initial variables of one run: Entra's ids are GUIDs, its test user names `Test_User_<guid>`. */
-function entraVars(): Record<string, string> {
+function entraVars(): Vars {
   const u = unique();
   return {
     randomGuid: randomUUID(),
@@ -29,52 +48,81 @@ function entraVars(): Record<string, string> {
   };
 }
 
-describe('Microsoft Entra ID (fixtures of what Entra sends)', () => {
-  it("runs Entra's provisioning cycle, and its user is a directory user and a provisioned member", async () => {
-    const env = await newEnvironment();
-    const directory = await newDirectory(env, 'azure scim v2.0');
-    const vars = await replay(directory, entraProvisioning, entraVars());
-    const [user, group, updatedEmail] = ['user', 'group', 'updatedEmail'].map((name) => saved(vars, name)) as [
-      string,
-      string,
-      string,
-    ];
+describe("Microsoft Entra ID's provisioning cycle (tutorial and known-issues requests)", () => {
+  let env: TestEnvironment;
+  let directory: TestDirectory;
+  let vars: Vars;
 
-    const directoryRead = await env.http.get(`/directories/${directory.id}`);
-    expect(directoryRead.body).toMatchObject({ id: directory.id, state: 'linked', type: 'azure scim v2.0' });
-    // The work e-mail Entra replaced by its filter path is the directory user's e-mail.
-    await expectDirectoryUser(env, directory, user, { state: 'active', email: updatedEmail, groups: [group] });
-    await expectProvisioned(env, directory, updatedEmail, 'active');
-    const read = await env.http.get(`/directory_users/${user}`);
-    expect(read.body).toMatchObject({ first_name: 'Kkom', last_name: 'Unua' });
+  beforeAll(async () => {
+    env = await newEnvironment();
+    directory = await newDirectory(env, 'azure scim v2.0');
+    vars = await replay(directory, entraProvisioning, entraVars());
   });
 
-  it('keeps every membership change of concurrent PATCHes to one group', async () => {
+  it('passes every step, and the first write linked the directory', async () => {
+    expect(saved(vars, 'user')).toMatch(/^directory_user_/);
+    expect(await storedDirectoryState(env, directory)).toBe('linked');
+  });
+
+  it('stores the directory user with what the PATCHes set: the work e-mail, the names, the enterprise extension', async () => {
+    const user = saved(vars, 'user');
+    await expectDirectoryUser(env, directory, user, {
+      state: 'active',
+      email: saved(vars, 'updatedEmail'),
+      groups: [saved(vars, 'group')],
+    });
+    const [row] = await env.deps.db.select().from(directoryUsers).where(eq(directoryUsers.id, user));
+    expect(row).toMatchObject({ firstName: 'Kkom', lastName: 'Unua', userName: saved(vars, 'renamedUserName') });
+    // The pathless value's dotted keys are stored in their complex attributes, not as top-level keys.
+    expect(row?.attributes).toMatchObject({
+      name: { givenName: 'Kkom', familyName: 'Unua' },
+      'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { employeeNumber: 'Aklq' },
+      nickName: 'Babs',
+      active: true,
+    });
+    expect(row?.attributes).not.toHaveProperty(['name.givenName']);
+    expect(await storedGroups(env, directory)).toEqual([
+      { id: saved(vars, 'group'), name: `${saved(vars, 'groupName')}updatedDisplayName` },
+    ]);
+  });
+
+  provisioning('provisions the user as an active directory-managed member', async () => {
+    await expectProvisioned(env, directory, saved(vars, 'updatedEmail'), 'active');
+  });
+
+  widget('shows the directory, one active user and one group in the DirectorySync widget', async () => {
+    await expectInWidget(env, directory, { active: 1, inactive: 0, groups: 1 });
+  });
+
+  describe('when Entra removes the user and the group from scope', () => {
+    beforeAll(async () => {
+      await replay(directory, entraDeletes, { ...vars, deleted: saved(vars, 'user') });
+    });
+
+    it('deletes the directory user and the group', async () => {
+      const [row] = await env.deps.db
+        .select()
+        .from(directoryUsers)
+        .where(eq(directoryUsers.id, saved(vars, 'user')));
+      expect(row).toBeUndefined();
+      expect(await storedGroups(env, directory)).toEqual([]);
+    });
+
+    provisioning('deactivates the provisioned membership, and keeps the Atrium user', async () => {
+      await expectProvisioned(env, directory, saved(vars, 'updatedEmail'), 'inactive');
+    });
+  });
+});
+
+describe('Microsoft Entra ID: concurrent PATCHes to one group', () => {
+  it('keeps every membership change', async () => {
     const env = await newEnvironment();
     const directory = await newDirectory(env, 'azure scim v2.0');
     const count = 12;
-    const vars = await replay(directory, entraUsers(count), entraVars());
-    const end = await replay(directory, entraConcurrentMembership(count), vars);
+    const users = await replay(directory, entraUsers(count), entraVars());
+    const end = await replay(directory, entraConcurrentMembership(count), users);
     const odd = Array.from({ length: count }, (_, i) => i).filter((i) => i % 2 === 1);
-
-    // What the REST API shows agrees with SCIM: the odd users are the group's members.
-    const members = await env.http.get(`/directory_users?group=${saved(end, 'group')}&limit=100`);
-    expect(members.status, members.text).toBe(200);
-    expect(members.body.data.map((u: { id: string }) => u.id).sort()).toEqual(
-      odd.map((i) => saved(end, `user${i}`)).sort(),
-    );
-  });
-
-  it('deletes a user and a group when Entra removes them from scope', async () => {
-    const env = await newEnvironment();
-    const directory = await newDirectory(env, 'azure scim v2.0');
-    const vars = await replay(directory, entraProvisioning, entraVars());
-    const [user, updatedEmail] = [saved(vars, 'user'), saved(vars, 'updatedEmail')];
-    await replay(directory, entraDeletes, { ...vars, deleted: user });
-
-    expect((await env.http.get(`/directory_users/${user}`)).status).toBe(404);
-    expect((await env.http.get(`/directory_groups?directory=${directory.id}`)).body.data).toEqual([]);
-    // The provisioned member is deactivated, not deleted.
-    await expectProvisioned(env, directory, updatedEmail, 'inactive');
+    // What is stored agrees with what SCIM answered: the odd users are the group's members.
+    expect(await storedMembers(env, saved(end, 'group'))).toEqual(odd.map((i) => saved(end, `user${i}`)).sort());
   });
 });
