@@ -11,7 +11,7 @@ const MAX_STRING = 1024;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Attributes the service owns: never stored from what the client sent. */
-const SERVER_OWNED = ['id', 'meta'];
+const SERVER_OWNED = ['id', 'meta', 'password']; // password: Okta sends one; never stored nor returned (RFC 7643 §4.1.1)
 
 function optionalString(value: unknown, name: string): string | null {
   if (value === undefined || value === null) return null;
