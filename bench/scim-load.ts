@@ -55,6 +55,8 @@ export interface SyncResult {
     latency: Latencies;
   };
   totalSeconds: number;
+  /** This load generator's own CPU seconds (user + system) over the sync. */
+  cpuSeconds: number;
   /** The first few non-2xx answers, to say why. */
   failures: string[];
 }
@@ -128,6 +130,7 @@ async function sync(spec: SyncSpec): Promise<SyncResult> {
   const userStatuses: Record<string, number> = {};
   const userLatency: number[] = [];
   process.stdout.write('start\n');
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await lanes(spec.users, spec.concurrency, async (i) => {
     const started = performance.now();
@@ -199,6 +202,10 @@ async function sync(spec: SyncSpec): Promise<SyncResult> {
       latency: percentiles(groupLatency),
     },
     totalSeconds: round(usersSeconds + groupsSeconds),
+    cpuSeconds: (() => {
+      const used = process.cpuUsage(cpu0);
+      return round((used.user + used.system) / 1e6);
+    })(),
     failures,
   };
 }

@@ -36,6 +36,8 @@ export const DEEP_START_INDEX = 90_001;
 const READER_BASE = 30_000_000;
 const READER_ORGS = 1_000;
 
+type CpuSeconds = { server: number; postgres: number; load: number | null };
+
 /** What bench/run.ts lends the SCIM scenarios. */
 export interface ScimBenchContext {
   exec: Exec;
@@ -53,7 +55,7 @@ export interface ScimBenchContext {
     base: Pick<ScenarioRun, 'size' | 'organizations' | 'scenario' | 'title'>,
   ): Promise<ScenarioRun>;
   /** CPU seconds of Atrium, PostgreSQL and `loadPid` from now until `end()`. */
-  cpuWindow(loadPid: number | undefined): { end(): { server: number; postgres: number; load: number | null } | null };
+  cpuWindow(loadPid: number | undefined): { end(): CpuSeconds | null };
   readerSeconds: number;
   log(line: string): void;
 }
@@ -140,6 +142,7 @@ function startLoad<T>(
   ctx: ScimBenchContext,
   spec: SyncSpec | ReaderSpec,
   name: string,
+  onResult?: () => void,
 ): { child: ChildProcess; marker: Promise<void>; result: Promise<T> } {
   const file = join(ctx.tmpDir, `scim-${name}-${process.pid}.json`);
   writeFileSync(file, JSON.stringify(spec));
@@ -156,7 +159,11 @@ function startLoad<T>(
     let last: string | undefined;
     lines.on('line', (line) => {
       if (line === 'start' || line === 'ready') markerSeen();
-      else if (line.startsWith('{')) last = line;
+      else if (line.startsWith('{')) {
+        last = line;
+        // The measured window ends with the result, while the process is still there to read.
+        onResult?.();
+      }
     });
     child.once('exit', (code) => {
       if (code === 0 && last) resolve(JSON.parse(last) as T);
@@ -211,11 +218,15 @@ async function initialSync(ctx: ScimBenchContext): Promise<ScimResults['initialS
     concurrency: SYNC_CONCURRENCY,
     tag: Date.now().toString(36),
   };
-  const sync = startLoad<SyncResult>(ctx, syncSpec, 'sync');
+  // Atrium's and PostgreSQL's CPU from the sync's first request to its result line.
+  const window: { cpu?: ReturnType<ScimBenchContext['cpuWindow']>; spent: CpuSeconds | null } = { spent: null };
+  const sync = startLoad<SyncResult>(ctx, syncSpec, 'sync', () => {
+    window.spent = window.cpu?.end() ?? null;
+  });
   await sync.marker;
-  const cpu = ctx.cpuWindow(sync.child.pid);
+  window.cpu = ctx.cpuWindow(undefined);
   const result = await sync.result;
-  const cpuSeconds = cpu.end();
+  const cpuSeconds = window.spent ? { ...window.spent, load: result.cpuSeconds } : null;
   reader.child.stdin?.end('stop\n');
   const during = await reader.result;
   ctx.log(
