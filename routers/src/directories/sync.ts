@@ -58,6 +58,8 @@ function checkVersion(row: { version: number }, expected: ExpectedVersion): void
 /** Marks the directory as written to now (and `linked`, the first time). */
 async function touchDirectory(tx: Scope['db'], scope: Scope, directory: DirectoryRow): Promise<void> {
   const now = scope.now();
+  // At most once a second: every write updating this one row serialized a directory's concurrent writes.
+  if (directory.state === 'linked' && now.getTime() - (directory.lastSyncAt?.getTime() ?? 0) < 1_000) return;
   await updateDirectory(tx, scope.env.id, directory.id, {
     lastSyncAt: now,
     ...(directory.state === 'unlinked' ? { state: 'linked', updatedAt: now } : {}),
