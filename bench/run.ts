@@ -94,6 +94,8 @@ const { values: args } = parseArgs({
      * domains filter against its first page, with no ANALYZE but Atrium's own (issue #35).
      */
     'statistics-check': { type: 'boolean', default: false },
+    /** Users of the SCIM initial sync (`scim_initial_sync`; the issue's figure is 10,000), for shorter exploratory runs. */
+    'scim-users': { type: 'string', default: '10000' },
   },
 });
 
@@ -1204,6 +1206,7 @@ async function main(): Promise<void> {
         },
         cpuWindow: (loadPid) => new CpuSplit(pid, loadPid),
         readerSeconds: duration,
+        syncUsers: Number(args['scim-users']),
         log,
       });
     }

@@ -57,6 +57,8 @@ export interface ScimBenchContext {
   /** CPU seconds of Atrium, PostgreSQL and `loadPid` from now until `end()`. */
   cpuWindow(loadPid: number | undefined): { end(): CpuSeconds | null };
   readerSeconds: number;
+  /** Users the initial sync POSTs (SYNC_USERS unless told). */
+  syncUsers: number;
   log(line: string): void;
 }
 
@@ -212,7 +214,7 @@ async function initialSync(ctx: ScimBenchContext): Promise<ScimResults['initialS
     mode: 'sync',
     scimUrl: `${ctx.baseUrl}/scim/v2/${directory.directoryId}`,
     token: directory.token,
-    users: SYNC_USERS,
+    users: ctx.syncUsers,
     groups: SYNC_GROUPS,
     membersPerGroup: SYNC_MEMBERS_PER_GROUP,
     concurrency: SYNC_CONCURRENCY,
@@ -230,7 +232,7 @@ async function initialSync(ctx: ScimBenchContext): Promise<ScimResults['initialS
   reader.child.stdin?.end('stop\n');
   const during = await reader.result;
   ctx.log(
-    `scim_initial_sync: ${SYNC_USERS} users in ${result.users.seconds} s = ${result.users.perSecond} users/s ` +
+    `scim_initial_sync: ${ctx.syncUsers} users in ${result.users.seconds} s = ${result.users.perSecond} users/s ` +
       `(statuses ${JSON.stringify(result.users.statuses)}); ${SYNC_GROUPS} groups + memberships in ${result.groups.seconds} s; ` +
       `other tenant p95 ${during.p95} ms during (alone ${alone.p95} ms)` +
       (result.failures.length > 0 ? `; first failures: ${result.failures.slice(0, 3).join(' | ')}` : ''),
@@ -263,7 +265,7 @@ async function initialSync(ctx: ScimBenchContext): Promise<ScimResults['initialS
   };
   ctx.log(`scim_initial_sync: stored ${JSON.stringify(stored)}`);
   return {
-    users: SYNC_USERS,
+    users: ctx.syncUsers,
     groups: SYNC_GROUPS,
     concurrency: SYNC_CONCURRENCY,
     result,
