@@ -63,6 +63,17 @@ function booleanValues(operation: PatchOperation): PatchOperation {
   return operation;
 }
 
+/**
+ * Path segments that name JavaScript's object machinery, not an attribute: scim-patch would walk
+ * into them (`__proto__.x` would change every object of the process), so they are refused.
+ */
+const UNSAFE_SEGMENT = /__proto__|(^|[.:])(constructor|prototype)(?=$|[.[])/;
+
+function refuseUnsafe(path: string): void {
+  if (UNSAFE_SEGMENT.test(path))
+    throw scimError(400, 'invalidPath', `The path '${path.slice(0, 100)}' is not an attribute.`);
+}
+
 /** The readOnly attributes a PATCH may not target. */
 const READ_ONLY = /^(id|meta)(\.|$)/i;
 
@@ -78,6 +89,9 @@ function patchRefusal(error: unknown): never {
 /** A User after the operations, applied in order to a copy of `resource`; nothing is stored here. */
 export function patchUser(resource: Record<string, unknown>, operations: PatchOperation[]): Record<string, unknown> {
   const ops = operations.map(booleanValues).map((operation) => {
+    if (operation.path !== undefined) refuseUnsafe(operation.path);
+    if (operation.path === undefined && isRecord(operation.value))
+      for (const key of Object.keys(operation.value)) refuseUnsafe(key);
     if (operation.path !== undefined && READ_ONLY.test(operation.path)) {
       throw scimError(400, 'mutability', `'${operation.path}' cannot be changed.`);
     }

@@ -10,8 +10,9 @@ const MAX_STRING = 1024;
 /** A loose e-mail shape: enough to tell an e-mail from a login name. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** Attributes the service owns: never stored from what the client sent. */
-const SERVER_OWNED = ['id', 'meta', 'password']; // password: Okta sends one; never stored nor returned (RFC 7643 §4.1.1)
+/** Attributes the service owns (and `__proto__`, which names no attribute): never stored from what the client sent. */
+// password: Okta sends one on create; never stored nor returned (RFC 7643 §4.1.1).
+const SERVER_OWNED = ['id', 'meta', '__proto__', 'password'];
 
 function optionalString(value: unknown, name: string): string | null {
   if (value === undefined || value === null) return null;

@@ -5,6 +5,10 @@ import {
   agentIdentities,
   agentRegistrations,
   connections,
+  directories,
+  directoryGroupMembers,
+  directoryGroups,
+  directoryUsers,
   environments,
   events,
   groupMemberships,
@@ -30,6 +34,7 @@ import {
   webhookDeliveries,
   webhookEndpoints,
 } from '@atrium/db';
+import { createDirectory, scopeOf } from '@atrium/routers';
 import { eq, sql } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import fc from 'fast-check';
@@ -87,6 +92,15 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
   { name: 'portal_sessions', table: portalSessions, environmentId: portalSessions.environmentId },
   // UserProfile's "Edit email": codes and elevated access of a session.
   { name: 'session_challenges', table: sessionChallenges, environmentId: sessionChallenges.environmentId },
+  // Directory sync (issue #36): directories and what their identity providers write over SCIM.
+  { name: 'directories', table: directories, environmentId: directories.environmentId },
+  { name: 'directory_users', table: directoryUsers, environmentId: directoryUsers.environmentId },
+  { name: 'directory_groups', table: directoryGroups, environmentId: directoryGroups.environmentId },
+  {
+    name: 'directory_group_members',
+    table: directoryGroupMembers,
+    environmentId: directoryGroupMembers.environmentId,
+  },
 ];
 
 /** Row counts of every scoped table for one environment, e.g. `{organizations: 2, …}`, in one query. */
@@ -1482,4 +1496,270 @@ export const GRAPHQL_OPERATIONS: GraphQLOperation[] = [
   { name: 'organizationMemberships', query: 'query { organizationMemberships { data { id email } } }' },
   { name: 'organizationDomains', query: 'query { organizationDomains { data { id domain } } }' },
   { name: 'sessions', query: 'query { sessions { id organizationId } }' },
+];
+
+// --- SCIM (issue #36) ---
+
+/** What the SCIM operations aim at: a directory with its token, one of its users and one group. */
+export interface ScimFixture {
+  env: TestEnvironment;
+  organizationId: string;
+  directoryId: string;
+  token: string;
+  /** HTTP with the directory's token, bodies as application/scim+json. */
+  scim: HttpClient;
+  userId: string;
+  groupId: string;
+  /** Another directory of the same organization, and its token (the isolation suite's caller). */
+  otherDirectoryId: string;
+  otherToken: string;
+}
+
+export async function makeScimFixture(env: TestEnvironment): Promise<ScimFixture> {
+  const org = await created(env.http.post('/organizations', { name: 'SCIM fixture' }), 'organization');
+  const scope = await scopeOf(env.deps, env.environmentId);
+  const make = () => createDirectory(scope, { organization_id: org.id, name: 'IdP', type: 'okta scim v2.0' } as never);
+  const directory = await make();
+  const other = await make();
+  const scim = new HttpClient(env.world.url, {
+    Authorization: `Bearer ${directory.bearer_token}`,
+    'Content-Type': 'application/scim+json',
+  });
+  const base = `/scim/v2/${directory.id}`;
+  const user = await created(scim.post(`${base}/Users`, { userName: uniqueEmail('scim') }), 'SCIM user');
+  const group = await created(
+    scim.post(`${base}/Groups`, { displayName: 'Fixture', members: [{ value: user.id }] }),
+    'SCIM group',
+  );
+  return {
+    env,
+    organizationId: org.id,
+    directoryId: directory.id,
+    token: directory.bearer_token,
+    scim,
+    userId: user.id,
+    groupId: group.id,
+    otherDirectoryId: other.id,
+    otherToken: other.bearer_token,
+  };
+}
+
+/** An operation of the SCIM surface (`/scim/v2/<directory_id>/…`), run by scim.http.test.ts. */
+export interface ScimOperation {
+  name: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Its route as routers' SCIM_ROUTES names it (`/Users/{id}`). */
+  route: string;
+  path: (f: ScimFixture, param?: string) => string;
+  hasParam: boolean;
+  body?: (f: ScimFixture) => Record<string, fc.Arbitrary<unknown>>;
+  query?: Record<string, fc.Arbitrary<string>>;
+  /** A POST that creates: its table, a valid body, and how a rerun of that body is refused. */
+  creates?: { table: string; validBody: (f: ScimFixture) => Record<string, unknown> };
+  /** A valid body aimed at the fixture's ids (the isolation suite sends it with another directory's token). */
+  sample?: (f: ScimFixture) => Record<string, unknown>;
+}
+
+const scimBase = (f: ScimFixture) => `/scim/v2/${f.directoryId}`;
+const scimListQuery = {
+  filter: fc.oneof(
+    fc.constantFrom(
+      'userName eq "a@example.com"',
+      'displayName eq "Fixture"',
+      'emails[type eq "work"].value eq "x"',
+      'meta.lastModified gt "2020-01-01T00:00:00Z"',
+      'userName eq',
+      '((((',
+      'a eq "b" and',
+    ),
+    hostileString,
+  ),
+  startIndex: fc.oneof(fc.constantFrom('0', '1', '-1', '99999999999', '1.5', 'x'), hostileString),
+  count: fc.oneof(fc.constantFrom('0', '1', '100', '101', '-5', 'x'), hostileString),
+  attributes: fc.oneof(fc.constantFrom('userName', 'name.givenName', 'urn:x:y', ''), hostileString),
+  excludedAttributes: fc.oneof(fc.constantFrom('members', 'emails'), hostileString),
+};
+const scimUserBody = () => ({
+  schemas: fc.oneof(fc.constant(['urn:ietf:params:scim:schemas:core:2.0:User']), anyJson),
+  userName: fc.oneof(fc.emailAddress(), hostileString, anyJson),
+  externalId: fc.oneof(hostileString, anyJson),
+  active: fc.oneof(fc.constantFrom(true, false, 'True', 'False', 'maybe'), anyJson),
+  name: fc.oneof(fc.record({ givenName: hostileString, familyName: hostileString }), anyJson),
+  emails: fc.oneof(fc.array(fc.record({ value: hostileString, type: hostileString, primary: anyJson })), anyJson),
+  'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': fc.oneof(
+    fc.record({ department: hostileString, manager: anyJson }),
+    anyJson,
+  ),
+});
+const scimGroupBody = (f: ScimFixture) => ({
+  displayName: fc.oneof(fc.constant('Engineers'), hostileString, anyJson),
+  externalId: fc.oneof(hostileString, anyJson),
+  members: fc.oneof(fc.constant([{ value: f.userId }]), fc.array(fc.record({ value: hostileString })), anyJson),
+});
+const patchOperation = fc.record(
+  {
+    op: fc.oneof(fc.constantFrom('add', 'Replace', 'remove', 'move'), anyJson),
+    path: fc.oneof(
+      fc.constantFrom(
+        'active',
+        'members',
+        'members[value eq "x"]',
+        'emails[type eq "work"].value',
+        'name.givenName',
+        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department',
+        'id',
+        'a[[',
+      ),
+      hostileString,
+    ),
+    value: anyJson,
+  },
+  { requiredKeys: [] },
+);
+const scimPatchBody = () => ({
+  schemas: fc.oneof(fc.constant(['urn:ietf:params:scim:api:messages:2.0:PatchOp']), anyJson),
+  Operations: fc.oneof(fc.array(patchOperation, { maxLength: 4 }), anyJson),
+});
+
+export const SCIM_OPERATIONS: ScimOperation[] = [
+  {
+    name: 'scim list users',
+    method: 'GET',
+    route: '/Users',
+    path: (f) => `${scimBase(f)}/Users`,
+    hasParam: false,
+    query: scimListQuery,
+  },
+  {
+    name: 'scim create user',
+    method: 'POST',
+    route: '/Users',
+    path: (f) => `${scimBase(f)}/Users`,
+    hasParam: false,
+    body: scimUserBody,
+    creates: { table: 'directory_users', validBody: () => ({ userName: uniqueEmail('scim-new') }) },
+    sample: () => ({ userName: uniqueEmail('scim-iso') }),
+  },
+  {
+    name: 'scim get user',
+    method: 'GET',
+    route: '/Users/{id}',
+    path: (f, param) => `${scimBase(f)}/Users/${p(param, f.userId)}`,
+    hasParam: true,
+    query: { attributes: scimListQuery.attributes },
+  },
+  {
+    name: 'scim replace user',
+    method: 'PUT',
+    route: '/Users/{id}',
+    path: (f, param) => `${scimBase(f)}/Users/${p(param, f.userId)}`,
+    hasParam: true,
+    body: scimUserBody,
+    sample: () => ({ userName: uniqueEmail('scim-put'), active: false }),
+  },
+  {
+    name: 'scim patch user',
+    method: 'PATCH',
+    route: '/Users/{id}',
+    path: (f, param) => `${scimBase(f)}/Users/${p(param, f.userId)}`,
+    hasParam: true,
+    body: scimPatchBody,
+    sample: () => ({ Operations: [{ op: 'replace', path: 'active', value: false }] }),
+  },
+  {
+    name: 'scim delete user',
+    method: 'DELETE',
+    route: '/Users/{id}',
+    path: (f, param) => `${scimBase(f)}/Users/${p(param, `${f.userId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: 'scim list groups',
+    method: 'GET',
+    route: '/Groups',
+    path: (f) => `${scimBase(f)}/Groups`,
+    hasParam: false,
+    query: scimListQuery,
+  },
+  {
+    name: 'scim create group',
+    method: 'POST',
+    route: '/Groups',
+    path: (f) => `${scimBase(f)}/Groups`,
+    hasParam: false,
+    body: scimGroupBody,
+    creates: {
+      table: 'directory_groups',
+      validBody: () => ({ displayName: 'New', externalId: `ext-${randomUUID().slice(0, 12)}` }),
+    },
+    sample: (f) => ({ displayName: 'Iso', members: [{ value: f.userId }] }),
+  },
+  {
+    name: 'scim get group',
+    method: 'GET',
+    route: '/Groups/{id}',
+    path: (f, param) => `${scimBase(f)}/Groups/${p(param, f.groupId)}`,
+    hasParam: true,
+    query: { excludedAttributes: scimListQuery.excludedAttributes },
+  },
+  {
+    name: 'scim replace group',
+    method: 'PUT',
+    route: '/Groups/{id}',
+    path: (f, param) => `${scimBase(f)}/Groups/${p(param, f.groupId)}`,
+    hasParam: true,
+    body: scimGroupBody,
+    sample: () => ({ displayName: 'Renamed', members: [] }),
+  },
+  {
+    name: 'scim patch group',
+    method: 'PATCH',
+    route: '/Groups/{id}',
+    path: (f, param) => `${scimBase(f)}/Groups/${p(param, f.groupId)}`,
+    hasParam: true,
+    body: scimPatchBody,
+    sample: () => ({ Operations: [{ op: 'remove', path: 'members' }] }),
+  },
+  {
+    name: 'scim delete group',
+    method: 'DELETE',
+    route: '/Groups/{id}',
+    path: (f, param) => `${scimBase(f)}/Groups/${p(param, `${f.groupId}x`)}`,
+    hasParam: true,
+  },
+  {
+    name: 'scim service provider config',
+    method: 'GET',
+    route: '/ServiceProviderConfig',
+    path: (f) => `${scimBase(f)}/ServiceProviderConfig`,
+    hasParam: false,
+  },
+  {
+    name: 'scim resource types',
+    method: 'GET',
+    route: '/ResourceTypes',
+    path: (f) => `${scimBase(f)}/ResourceTypes`,
+    hasParam: false,
+  },
+  {
+    name: 'scim resource type',
+    method: 'GET',
+    route: '/ResourceTypes/{id}',
+    path: (f, param) => `${scimBase(f)}/ResourceTypes/${p(param, 'User')}`,
+    hasParam: true,
+  },
+  {
+    name: 'scim schemas',
+    method: 'GET',
+    route: '/Schemas',
+    path: (f) => `${scimBase(f)}/Schemas`,
+    hasParam: false,
+  },
+  {
+    name: 'scim schema',
+    method: 'GET',
+    route: '/Schemas/{id}',
+    path: (f, param) => `${scimBase(f)}/Schemas/${p(param, 'urn:ietf:params:scim:schemas:core:2.0:Group')}`,
+    hasParam: true,
+  },
 ];

@@ -320,3 +320,21 @@ describe('SCIM /Users filters and projection', () => {
     expect(clamped.body).toMatchObject({ startIndex: 1, totalResults: 2 });
   });
 });
+
+describe('SCIM PATCH paths that name object machinery', () => {
+  it.each([
+    [{ op: 'add', path: '__proto__.polluted', value: 'yes' }],
+    [{ op: 'add', path: 'constructor.prototype.polluted', value: 'yes' }],
+    [{ op: 'add', value: { '__proto__.polluted': 'yes' } }],
+    [{ op: 'replace', value: { 'name.constructor.prototype.polluted': 'yes' } }],
+  ])('%j is 400 invalidPath and pollutes nothing', async (operation) => {
+    const d = await newDirectory();
+    const created = await d.scim.post(`${d.base}/Users`, scimUser());
+    const res = await d.scim.patch(`${d.base}/Users/${created.body.id}`, { Operations: [operation] });
+    expect(res.status).toBe(400);
+    expect(res.body.scimType).toBe('invalidPath');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const [row] = await storedUsers(d);
+    expect(row.version).toBe(1);
+  });
+});
