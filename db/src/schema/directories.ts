@@ -91,7 +91,7 @@ export const directoryUsers = pgTable(
       .notNull()
       .references(() => directories.id, { onDelete: 'cascade' }),
     organizationId: idText('organization_id').notNull(),
-    /** SCIM `userName`, unique per directory case-insensitively (RFC 7643 §4.1.1). */
+    /** SCIM `userName`, unique per directory case-insensitively (RFC 7643 section 4.1.1). */
     userName: text('user_name').notNull(),
     /** SCIM `externalId`: the identity provider's id (upstream's `idp_id`, else the SCIM id). */
     externalId: text('external_id'),

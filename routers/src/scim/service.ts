@@ -39,8 +39,7 @@ export interface ScimResult {
 
 const notFound = (what: 'User' | 'Group', id: string) => scimError(404, undefined, `${what} not found: '${id}'.`);
 
-/** How many times a PATCH re-reads a resource a concurrent write changed under it (no If-Match sent). */
-const PATCH_ATTEMPTS = 3;
+const preconditionFailed = () => scimError(412, undefined, 'The resource changed since the version named in If-Match.');
 
 function baseOf(scope: DirectoryScope): string {
   return scimBaseUrl(scope.deps, scope.directory.directoryId);
@@ -176,19 +175,20 @@ const groupNotFound = (id: string) => (error: unknown) => {
   throw error;
 };
 
-const isPreconditionFailure = (error: unknown) => error instanceof ApiError && error.status === 412;
-
+/**
+ * A User PATCH: read, apply, write, under the user's row lock (the write, sync.ts's own
+ * transaction, runs inside this one as a savepoint), so concurrent PATCHes of one user serialise
+ * and none is lost. `If-Match` is checked against the locked row.
+ */
 export async function patchUserResource(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   const id = call.id as string;
   const operations = operationsOf(bodyOf(call));
   const expected = expectedVersionOf(call.ifMatch);
   const directory = await directoryOf(scope);
-  for (let attempt = 1; ; attempt++) {
-    const current = await findDirectoryUser(scope.db, directory.id, id);
+  const row = await scope.db.transaction(async (tx) => {
+    const current = await findDirectoryUser(tx, directory.id, id, 'update');
     if (!current) throw notFound('User', id);
-    if (expected !== undefined && current.version !== expected) {
-      throw scimError(412, undefined, 'The resource changed since the version named in If-Match.');
-    }
+    if (expected !== undefined && current.version !== expected) throw preconditionFailed();
     const resource: Record<string, unknown> = {
       ...current.attributes,
       userName: current.userName,
@@ -196,14 +196,9 @@ export async function patchUserResource(scope: DirectoryScope, call: ScimCall): 
     };
     if (current.externalId !== null) resource.externalId = current.externalId;
     const fields = userFieldsOf(patchUser(resource, operations));
-    try {
-      const row = await replaceDirectoryUser(scope, directory, id, fields, current.version).catch(userNotFound(id));
-      return { resource: toScimUser(row, userLocation(scope, id)), etag: etagOf(row.version) };
-    } catch (error) {
-      // Another write landed between the read and this one: read again, unless the client named a version.
-      if (!isPreconditionFailure(error) || expected !== undefined || attempt >= PATCH_ATTEMPTS) throw error;
-    }
-  }
+    return replaceDirectoryUser({ ...scope, db: tx }, directory, id, fields, current.version);
+  });
+  return { resource: toScimUser(row, userLocation(scope, id)), etag: etagOf(row.version) };
 }
 
 export async function deleteUser(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
@@ -281,28 +276,23 @@ export async function replaceGroup(scope: DirectoryScope, call: ScimCall): Promi
   return groupResource(scope, { directoryId: call.directoryId }, id);
 }
 
-/** A Group PATCH answers 204 (RFC 7644 §3.5.2 allows it): a group of 10,000 members is not sent back each time. */
+/**
+ * A Group PATCH answers 204 (RFC 7644 §3.5.2 allows it): a group of 10,000 members is not sent
+ * back each time. Read, apply and write under the group's row lock, as a User PATCH.
+ */
 export async function patchGroupResource(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   const id = call.id as string;
   const operations = operationsOf(bodyOf(call));
   const expected = expectedVersionOf(call.ifMatch);
   const directory = await directoryOf(scope);
-  for (let attempt = 1; ; attempt++) {
-    const current = await findDirectoryGroup(scope.db, directory.id, id);
+  const row = await scope.db.transaction(async (tx) => {
+    const current = await findDirectoryGroup(tx, directory.id, id, 'update');
     if (!current) throw notFound('Group', id);
-    if (expected !== undefined && current.version !== expected) {
-      throw scimError(412, undefined, 'The resource changed since the version named in If-Match.');
-    }
+    if (expected !== undefined && current.version !== expected) throw preconditionFailed();
     const { fields, members } = patchGroup(current, operations);
-    // A change of members alone is set-based and needs no version; attributes were computed from this read.
-    const version = fields ? current.version : expected;
-    try {
-      const row = await writeDirectoryGroup(scope, directory, id, fields, members, version).catch(groupNotFound(id));
-      return { resource: undefined, etag: etagOf(row.version) };
-    } catch (error) {
-      if (!isPreconditionFailure(error) || expected !== undefined || attempt >= PATCH_ATTEMPTS) throw error;
-    }
-  }
+    return writeDirectoryGroup({ ...scope, db: tx }, directory, id, fields, members, current.version);
+  });
+  return { resource: undefined, etag: etagOf(row.version) };
 }
 
 export async function deleteGroup(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {

@@ -10,9 +10,12 @@ const MAX_STRING = 1024;
 /** A loose e-mail shape: enough to tell an e-mail from a login name. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** Attributes the service owns (and `__proto__`, which names no attribute): never stored from what the client sent. */
-// password: Okta sends one on create; never stored nor returned (RFC 7643 §4.1.1).
-const SERVER_OWNED = ['id', 'meta', '__proto__', 'password'];
+/**
+ * Never stored from what the client sent: the attributes the service owns, `password` (RFC 7643
+ * §4.1.1: writeOnly, never returned; Okta sends it when password sync is on, and Atrium signs
+ * directory users in through their identity provider), and `__proto__`, which names no attribute.
+ */
+const SERVER_OWNED = ['id', 'meta', 'password', '__proto__'];
 
 function optionalString(value: unknown, name: string): string | null {
   if (value === undefined || value === null) return null;

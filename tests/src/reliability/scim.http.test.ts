@@ -63,10 +63,10 @@ describe.each(SCIM_OPERATIONS)('SCIM: $name', (op) => {
       expectScimError(own, 404);
     }
     const after = await snapshot(f.env);
-    expect(after.directory_users - before.directory_users).toBe(
+    expect((after.directory_users ?? 0) - (before.directory_users ?? 0)).toBe(
       op.creates?.table === 'directory_users' && own.status === 201 ? 1 : 0,
     );
-    expect(after.directory_groups - before.directory_groups).toBe(
+    expect((after.directory_groups ?? 0) - (before.directory_groups ?? 0)).toBe(
       op.creates?.table === 'directory_groups' && own.status === 201 ? 1 : 0,
     );
   });

@@ -13,13 +13,14 @@ describe('SCIM authentication and isolation', () => {
   it('refuses a missing, malformed or unknown token with 401 in SCIM shape, before reading the body', async () => {
     const d = await newDirectory();
     const anonymous = new HttpClient(d.env.world.url, { 'Content-Type': 'application/scim+json' });
-    for (const headers of [
+    const headerSets: Array<Record<string, string>> = [
       {},
       { Authorization: 'Basic abc' },
       { Authorization: `Bearer ${d.token}x` },
       { Authorization: `Bearer scim_${'A'.repeat(40)}` },
       { Authorization: `Bearer ${d.env.apiKey}` },
-    ]) {
+    ];
+    for (const headers of headerSets) {
       const res = await anonymous.request('POST', `${d.base}/Users`, { body: scimUser(), headers });
       expect(res.status, JSON.stringify(headers)).toBe(401);
       expect(res.headers.get('content-type')).toMatch(/^application\/scim\+json/);
@@ -59,7 +60,7 @@ describe('SCIM authentication and isolation', () => {
         .from(directoryUsers)
         .where(eq(directoryUsers.directoryId, b.directoryId));
       expect(rows).toHaveLength(1);
-      expect(rows[0].state).toBe('active');
+      expect(rows[0]?.state).toBe('active');
       // A's own path does not reach B's user either.
       expect((await a.scim.get(`${a.base}/Users/${user}`)).status).toBe(404);
     }

@@ -55,6 +55,23 @@ describe('SCIM /Users', () => {
     });
   });
 
+  it('a password (Okta password sync) is neither stored nor returned, by POST, PUT or PATCH', async () => {
+    const d = await newDirectory();
+    const body = scimUser({ password: 'hunter2-secret' });
+    const created = await d.scim.post(`${d.base}/Users`, body);
+    expect(created.status).toBe(201);
+    expect(created.body.password).toBeUndefined();
+    const id = created.body.id;
+    await d.scim.put(`${d.base}/Users/${id}`, { ...body, password: 'other-secret' });
+    const patched = await d.scim.patch(`${d.base}/Users/${id}`, {
+      Operations: [{ op: 'replace', path: 'password', value: 'third-secret' }],
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.password).toBeUndefined();
+    const [row] = await storedUsers(d);
+    expect(JSON.stringify(row)).not.toMatch(/secret/);
+  });
+
   it('GET with If-None-Match of the current ETag answers 304', async () => {
     const d = await newDirectory();
     const created = await d.scim.post(`${d.base}/Users`, scimUser());
