@@ -150,6 +150,8 @@ export function evaluateTargets(results: BenchResults): Target[] {
     met: rss === undefined ? null : rss <= 150,
   });
 
+  targets.push(...scimTargets(results));
+
   targets.push({
     name: 'start to ready on PostgreSQL',
     target: '≤ 2 s',
@@ -161,6 +163,135 @@ export function evaluateTargets(results: BenchResults): Target[] {
     met: Math.max(results.startup.freshMs, results.startup.restartMs ?? 0) <= 2_000,
   });
   return targets;
+}
+
+/** Issue #36's scale targets, from the SCIM scenarios (bench/scim.ts), when they ran. */
+function scimTargets(results: BenchResults): Target[] {
+  const scim = results.scim;
+  if (!scim) return [];
+  const targets: Target[] = [];
+  const sync = scim.initialSync;
+  if (sync) {
+    const r = sync.result;
+    targets.push({
+      name: `SCIM initial sync: ${fmt(sync.users)} user POSTs at concurrency ${sync.concurrency}, one process`,
+      target: '≥ 400 users/s',
+      measured: `${fmt(r.users.perSecond)} users/s (${fmt(r.users.seconds, 1)} s; statuses ${JSON.stringify(r.users.statuses)})`,
+      met: r.users.perSecond >= 400 && (r.users.statuses['201'] ?? 0) === sync.users,
+    });
+    const memberships = sync.groups * Math.round(r.groups.memberships / Math.max(1, sync.groups));
+    const kept =
+      sync.stored.directoryUsers === sync.users &&
+      sync.stored.groups === sync.groups &&
+      sync.stored.memberships === memberships;
+    targets.push({
+      name: 'SCIM initial sync loses nothing',
+      target: `${fmt(sync.users)} directory users, ${fmt(sync.groups)} groups, ${fmt(memberships)} memberships stored`,
+      measured: `${fmt(sync.stored.directoryUsers)} / ${fmt(sync.stored.groups)} / ${fmt(sync.stored.memberships)}; provisioned users ${fmt(sync.stored.provisionedUsers)}, directory-managed memberships ${fmt(sync.stored.managedMemberships)}`,
+      met: kept,
+    });
+    const { alone, during } = sync.reader;
+    targets.push({
+      name: "another tenant's reads during the sync (GET /organizations/:id, 2 in flight)",
+      target: 'p95 kept: ≤ 2× its p95 without the sync',
+      measured: `p95 ${fmt(during.p95, 1)} ms during vs ${fmt(alone.p95, 1)} ms alone = ${fmt(during.p95 / Math.max(0.01, alone.p95), 2)}×`,
+      met: during.p95 <= 2 * alone.p95,
+    });
+  }
+  const patch = scim.groupPatch;
+  if (patch && patch.ms.length > 0) {
+    targets.push({
+      name: `one PATCH adding ${fmt(patch.members)} members to a group`,
+      target: '< 2 s',
+      measured: `${patch.ms.map((ms) => fmt(ms)).join(' / ')} ms (statuses ${patch.statuses.join(', ')}; stored ${patch.stored.join(', ')})`,
+      met: Math.max(...patch.ms) < 2_000 && patch.stored.every((n) => n === patch.members),
+    });
+  }
+  const deep = scim.deepPage;
+  if (deep) {
+    const ratio = (deep.deep.rps ?? 0) / Math.max(1, deep.first.rps ?? 0);
+    targets.push({
+      name: `SCIM GET /Users?startIndex=90001&count=100 at ${sizeLabel(deep.users)} users`,
+      target: 'within 2× the first page (≥ 0.5× its req/s)',
+      measured: `${fmt(deep.deep.rps)} vs ${fmt(deep.first.rps)} req/s = ${fmt(ratio, 2)}×; p50 ${fmt(deep.deep.latency?.p50)} vs ${fmt(deep.first.latency?.p50)} ms`,
+      met: ratio >= 0.5,
+    });
+  }
+  return targets;
+}
+
+/** The SCIM scenarios' own section: the sync's figures and the two pages' runs. */
+function scimLines(results: BenchResults): string[] {
+  const scim = results.scim;
+  if (!scim) return [];
+  const lines = ['## Directory sync (issue #36)', ''];
+  if (scim.reason) lines.push(`Not available: ${scim.reason}`, '');
+  const sync = scim.initialSync;
+  if (sync) {
+    const r = sync.result;
+    const cpu = sync.cpuSeconds;
+    lines.push(
+      `**Initial sync**: ${fmt(sync.users)} POST /Users at ${sync.concurrency} in flight in ${fmt(r.users.seconds, 1)} s = ` +
+        `**${fmt(r.users.perSecond)} users/s** (latency p50 ${fmt(r.users.latency.p50, 1)} / p95 ${fmt(r.users.latency.p95, 1)} / ` +
+        `p99 ${fmt(r.users.latency.p99, 1)} ms; statuses ${JSON.stringify(r.users.statuses)}); then ${fmt(sync.groups)} POST /Groups ` +
+        `each followed by one PATCH adding its members (${fmt(r.groups.memberships)} memberships) in ${fmt(r.groups.seconds, 1)} s ` +
+        `(statuses ${JSON.stringify(r.groups.statuses)} / ${JSON.stringify(r.groups.patchStatuses)}).` +
+        (cpu
+          ? ` CPU over the sync: Atrium ${fmt(cpu.server, 1)} s, PostgreSQL ${fmt(cpu.postgres, 1)} s, the load generator ${fmt(cpu.load ?? undefined, 1)} s.`
+          : ''),
+    );
+    lines.push('');
+    lines.push(
+      `Stored afterwards: ${fmt(sync.stored.directoryUsers)} directory users, ${fmt(sync.stored.groups)} groups, ` +
+        `${fmt(sync.stored.memberships)} memberships; ${fmt(sync.stored.provisionedUsers)} provisioned users, ` +
+        `${fmt(sync.stored.managedMemberships)} active directory-managed memberships.`,
+    );
+    if (r.failures.length > 0) lines.push('', `First failures: ${r.failures.map((f) => `\`${f}\``).join('; ')}`);
+    lines.push('');
+    const { alone, during } = sync.reader;
+    lines.push(
+      '| another tenant, GET /organizations/:id (2 in flight) | requests | req/s | p50 ms | p95 ms | p99 ms | max ms |',
+    );
+    lines.push('|---|---:|---:|---:|---:|---:|---:|');
+    for (const [label, x] of [
+      ['alone', alone],
+      ['during the sync', during],
+    ] as const) {
+      lines.push(
+        `| ${label} | ${fmt(x.requests)} | ${fmt(x.perSecond)} | ${fmt(x.p50, 1)} | ${fmt(x.p95, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.max, 1)} |`,
+      );
+    }
+    lines.push('');
+  }
+  const patch = scim.groupPatch;
+  if (patch) {
+    lines.push(
+      `**PATCH adding ${fmt(patch.members)} members** to a new group, ${patch.ms.length} times: ` +
+        `${patch.ms.map((ms) => fmt(ms)).join(' / ')} ms (statuses ${patch.statuses.join(', ')}, members stored ${patch.stored.join(', ')})` +
+        (patch.failures.length > 0 ? `; failures: ${patch.failures.join('; ')}` : '') +
+        '.',
+    );
+    lines.push('');
+  }
+  const deep = scim.deepPage;
+  if (deep) {
+    lines.push(
+      `**Offset pages** at ${fmt(deep.users)} seeded directory users (seeded set-based in ${fmt(deep.seedSeconds, 1)} s):`,
+    );
+    lines.push('');
+    lines.push('| request | req/s | p50 ms | p99 ms | non-2xx | CPU µs/req Atrium / PostgreSQL |');
+    lines.push('|---|---:|---:|---:|---:|---:|');
+    for (const run of [deep.first, deep.deep]) {
+      const cpu = run.cpuUsPerRequest
+        ? `${fmt(run.cpuUsPerRequest.server)} / ${fmt(run.cpuUsPerRequest.postgres)}`
+        : '—';
+      lines.push(
+        `| ${run.title} | ${fmt(run.rps)} | ${fmt(run.latency?.p50)} | ${fmt(run.latency?.p99)} | ${fmt(run.non2xx)} | ${cpu} |`,
+      );
+    }
+    lines.push('');
+  }
+  return lines;
 }
 
 /**
@@ -287,6 +418,7 @@ export function renderMarkdown(results: BenchResults): string {
   }
   lines.push('');
   lines.push(...companionLines(results));
+  lines.push(...scimLines(results));
   lines.push('## Targets');
   lines.push('');
   lines.push('| target | wanted | measured | met |');

@@ -3,6 +3,7 @@
  * read by bench/report.ts. Its own module so that neither of those imports the other.
  */
 import type { LoadResult } from './load.ts';
+import type { ReaderResult, SyncResult } from './scim-load.ts';
 
 export interface ScenarioRun {
   size: number;
@@ -78,4 +79,31 @@ export interface BenchResults {
     firstPage: ScenarioRun;
     filter: ScenarioRun;
   };
+  /** The directory sync scenarios (`scim_*`), when they ran. */
+  scim?: ScimResults;
+}
+
+/** The SCIM scenarios (bench/scim.ts, issue #36), run once after the organization sizes. */
+export interface ScimResults {
+  /** Why the SCIM scenarios could not run (no SCIM surface on this branch), if they could not. */
+  reason?: string;
+  initialSync?: {
+    users: number;
+    groups: number;
+    concurrency: number;
+    result: SyncResult;
+    /** What the database holds afterwards: every POST and membership kept. */
+    stored: {
+      directoryUsers: number;
+      groups: number;
+      memberships: number;
+      provisionedUsers: number;
+      managedMemberships: number;
+    };
+    /** The other tenant's reads, alone and during the sync. */
+    reader: { alone: ReaderResult; during: ReaderResult };
+    cpuSeconds: { server: number; postgres: number; load: number | null } | null;
+  };
+  groupPatch?: { members: number; ms: number[]; statuses: number[]; stored: number[]; failures: string[] };
+  deepPage?: { users: number; seedSeconds: number; first: ScenarioRun; deep: ScenarioRun };
 }

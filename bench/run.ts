@@ -29,7 +29,8 @@ import {
 } from './companions.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
 import { renderMarkdown, renderSvg } from './report.ts';
-import type { BenchResults, ScenarioRun } from './results.ts';
+import type { BenchResults, ScenarioRun, ScimResults } from './results.ts';
+import { runScimBench, SCIM_SCENARIOS, type ScimScenario } from './scim.ts';
 import {
   type Exec,
   type GroupSeed,
@@ -93,6 +94,8 @@ const { values: args } = parseArgs({
      * domains filter against its first page, with no ANALYZE but Atrium's own (issue #35).
      */
     'statistics-check': { type: 'boolean', default: false },
+    /** Users of the SCIM initial sync (`scim_initial_sync`; the issue's figure is 10,000), for shorter exploratory runs. */
+    'scim-users': { type: 'string', default: '10000' },
   },
 });
 
@@ -108,6 +111,10 @@ const connections = Number(args.connections);
 const port = Number(args.port);
 const adminUrl = args['pg-url'] ?? process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const only = args.scenarios ? new Set(args.scenarios.split(',')) : undefined;
+/** The directory sync scenarios chosen (bench/scim.ts): run once, after the organization sizes. */
+const scimScenarios = new Set<ScimScenario>(SCIM_SCENARIOS.filter((name) => !only || only.has(name)));
+/** Whether any organization scenario is chosen: a run of SCIM scenarios alone seeds no organization sizes. */
+const organizationScenarios = !only || [...only].some((name) => !(SCIM_SCENARIOS as readonly string[]).includes(name));
 
 const ADMIN_TOKEN = `atrium_admin_${'b'.repeat(20)}${Date.now().toString().padStart(20, '0')}`;
 const baseUrl = `http://127.0.0.1:${port}`;
@@ -1018,6 +1025,7 @@ async function main(): Promise<void> {
   let server: Started | undefined;
   const companions: Companion[] = [];
   let statisticsCheck: BenchResults['statisticsCheck'];
+  let scim: ScimResults | undefined;
   const runs: ScenarioRun[] = [];
   let baseline: BenchResults['baseline'] = null;
   const speedChecks: NonNullable<BenchResults['speedChecks']> = [];
@@ -1059,7 +1067,7 @@ async function main(): Promise<void> {
       log(`baseline: ${Math.round(baseline?.rps ?? 0)} req/s, p99 ${baseline?.latency.p99} ms`);
     }
 
-    for (const size of sizes) {
+    for (const size of organizationScenarios ? sizes : []) {
       const t0 = performance.now();
       await seedOrganizations(exec, env.environment_id, seeded, size);
       if (!only || only.has('list_domains_shared')) {
@@ -1181,6 +1189,28 @@ async function main(): Promise<void> {
       }
     }
 
+    if (scimScenarios.size > 0) {
+      const pid = server.child.pid;
+      scim = await runScimBench({
+        exec,
+        baseUrl,
+        root,
+        tmpDir,
+        serverPid: pid,
+        scenarios: scimScenarios,
+        newEnvironment: (name) => client.environments.create.mutate({ name }),
+        measure: async (spec, base) => {
+          const run = await measure(spec, baseUrl, pid, base, undefined, baseline);
+          logRun(run, 1);
+          return run;
+        },
+        cpuWindow: (loadPid) => new CpuSplit(pid, loadPid),
+        readerSeconds: duration,
+        syncUsers: Number(args['scim-users']),
+        log,
+      });
+    }
+
     // Start-to-ready again on the largest table (migrations already applied).
     await stop(server.child);
     server = await startAtrium(benchUrl.toString(), 'server-restart.log');
@@ -1223,6 +1253,7 @@ async function main(): Promise<void> {
     ...(speedChecks.length > 0 ? { speedChecks } : {}),
     runs,
     ...(statisticsCheck ? { statisticsCheck } : {}),
+    ...(scim ? { scim } : {}),
   };
   const stamp =
     args.out ??

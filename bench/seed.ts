@@ -62,7 +62,7 @@ export function seededUserId(n: number): string {
 }
 
 /** `<prefix><ULID>` of seeded row `n`: time part BASE_MS + n, random part n (bigint shifts stop at 63 bits in SQL, hence 6 zeros then 10 chars). */
-function seededId(prefix: string, n: number): string {
+export function seededId(prefix: string, n: number): string {
   return `${prefix}${b32(BigInt(BASE_MS + n), 10)}000000${b32(BigInt(n), 10)}`;
 }
 
