@@ -28,14 +28,6 @@ import {
 } from './fixtures/entra/provisioning.ts';
 import { replay, saved, type Vars } from './fixtures/sequence.ts';
 
-// Issue #36 item 4 (H-prov's provisioning inside directories/sync.ts, branch h36-prov) is not on
-// this branch nor on main yet: the assertions are written and skipped until it is (they pass with
-// h36-prov merged in: turn `it.skip` into `it`).
-const provisioning = it;
-// The DirectorySync widget's routes (H-portal's, branch h36-portal) are not on this branch nor on
-// main yet: likewise (they pass with h36-portal merged in).
-const widget = it;
-
 /** The initial variables of one run: Entra's ids are GUIDs, its test user names `Test_User_<guid>`. */
 function entraVars(): Vars {
   const u = unique();
@@ -89,11 +81,11 @@ describe("Microsoft Entra ID's provisioning cycle (tutorial and known-issues req
     ]);
   });
 
-  provisioning('provisions the user as an active directory-managed member', async () => {
+  it('provisions the user as an active directory-managed member', async () => {
     await expectProvisioned(env, directory, saved(vars, 'user'), 'active');
   });
 
-  widget('shows the directory, one active user and one group in the DirectorySync widget', async () => {
+  it('shows the directory, one active user and one group in the DirectorySync widget', async () => {
     await expectInWidget(env, directory, { active: 1, inactive: 0, groups: 1 });
   });
 
@@ -118,7 +110,7 @@ describe("Microsoft Entra ID's provisioning cycle (tutorial and known-issues req
       expect(await storedGroups(env, directory)).toEqual([]);
     });
 
-    provisioning('deactivates the provisioned membership, and keeps the Atrium user', async () => {
+    it('deactivates the provisioned membership, and keeps the Atrium user', async () => {
       expect(atriumUser).toMatch(/^user_/);
       await expectMembership(env, directory, atriumUser as string, 'inactive');
     });

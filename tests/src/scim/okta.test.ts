@@ -18,14 +18,6 @@ import { oktaDeleteGroup, oktaProvisioning } from './fixtures/okta/provisioning.
 import { oktaSpecTest } from './fixtures/okta/spec-test.ts';
 import { replay, saved, send, type Vars } from './fixtures/sequence.ts';
 
-// Issue #36 item 4 (H-prov's provisioning inside directories/sync.ts, branch h36-prov) is not on
-// this branch nor on main yet: the assertions are written and skipped until it is (they pass with
-// h36-prov merged in: turn `it.skip` into `it`).
-const provisioning = it;
-// The DirectorySync widget's routes (H-portal's, branch h36-portal) are not on this branch nor on
-// main yet: likewise (they pass with h36-portal merged in).
-const widget = it;
-
 describe("Okta's SCIM 2.0 spec test (Runscope)", () => {
   let env: TestEnvironment;
   let directory: TestDirectory;
@@ -58,11 +50,11 @@ describe("Okta's SCIM 2.0 spec test (Runscope)", () => {
     await expectDirectoryUser(env, directory, saved(vars, 'idUserOne'), { state: 'active', email, groups: [] });
   });
 
-  provisioning('provisions the created user as a directory-managed member of the organization', async () => {
+  it('provisions the created user as a directory-managed member of the organization', async () => {
     await expectProvisioned(env, directory, saved(vars, 'idUserOne'), 'active');
   });
 
-  widget('shows the directory and its two active users in the DirectorySync widget', async () => {
+  it('shows the directory and its two active users in the DirectorySync widget', async () => {
     await expectInWidget(env, directory, { active: 2, inactive: 0, groups: 0 });
   });
 });
@@ -97,12 +89,12 @@ describe("Okta's user provisioning and group push (SCIM 2.0 Protocol Reference)"
     expect(await storedGroups(env, directory)).toEqual([{ id: group, name: `${groupName} renamed` }]);
   });
 
-  provisioning('provisions A as an active and B as an inactive directory-managed member', async () => {
+  it('provisions A as an active and B as an inactive directory-managed member', async () => {
     await expectProvisioned(env, directory, saved(vars, 'userA'), 'active');
     await expectProvisioned(env, directory, saved(vars, 'userB'), 'inactive');
   });
 
-  widget('shows one active and one inactive user and one group in the DirectorySync widget', async () => {
+  it('shows one active and one inactive user and one group in the DirectorySync widget', async () => {
     await expectInWidget(env, directory, { active: 1, inactive: 1, groups: 1 });
   });
 
