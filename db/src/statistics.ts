@@ -64,7 +64,7 @@ async function tablesOfSchema(run: RunSql): Promise<string[]> {
 const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /**
- * Analyzes the stale tables (all tables of the schema with `all`, after migrations that may
+ * Vacuums and analyzes the stale tables (all tables of the schema with `all`, after migrations that may
  * have backfilled) and returns their names; nothing where autovacuum runs. A table another
  * session is analyzing is skipped (`SKIP_LOCKED`): that one brings it up to date.
  */
@@ -75,6 +75,8 @@ export async function refreshStatistics(
 ): Promise<string[]> {
   if (!(await maintainsStatistics(run, driver))) return [];
   const tables = options.all ? await tablesOfSchema(run) : await staleTables(run, driver);
-  for (const table of tables) await run(sql.raw(`analyze (skip_locked) ${quoted(table)}`));
+  // VACUUM as well as ANALYZE: with no autovacuum nothing else sets the visibility map, and
+  // without it an index-only scan visits the heap (SCIM's deep offset pages, docs/scim.md).
+  for (const table of tables) await run(sql.raw(`vacuum (analyze, skip_locked) ${quoted(table)}`));
   return tables;
 }
