@@ -1,8 +1,8 @@
 // The operator's group -> role mapping of a directory, and the lookups the admin surface names a
-// directory or group by. A minimal mapping written by the directories API helper while the
-// provisioning helper writes `setDirectoryGroupRole` (which also applies the mapping to the
-// members' memberships) in service.ts: the lead keeps that one and drops this function.
-
+// directory or group by. `setDirectoryGroupRole` here is a minimal stand-in (it stores the
+// mapping only) written while the provisioning helper (h36-prov) writes the real one, which also
+// applies the mapping to the members' memberships, in roles-mapping.ts: on merging, the admin
+// procedure calls that one and this function and `setDirectoryGroupRoleId` (store.ts) go.
 import type { Db } from '@atrium/db';
 import { orNotFound } from '../common/store.ts';
 import type { Scope } from '../kernel/scope.ts';
