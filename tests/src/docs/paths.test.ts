@@ -28,9 +28,6 @@ const NOT_IN_REPOSITORY: Record<string, string> = {
   'accept.mjs': 'README walk-through: the reader saves it',
   'dsync.mjs': 'README walk-through 7: the reader saves it',
   'directory.json': 'README walk-through 7: the CLI writes it',
-  // Written by the SCIM helper on h36-scim (issue #36); drop these two once it is merged.
-  'docs/scim.md': 'the SCIM surface doc, on the h36-scim branch',
-  'scim.md': 'the SCIM surface doc, on the h36-scim branch',
   'ipaddr.js': 'an npm package, not a file',
   'server/dist/main.mjs': 'built by `npm start`',
   'src/': "any workspace package's source folder",

@@ -2,6 +2,7 @@ import { QueryClientProvider, useMutation, useQuery } from '@tanstack/react-quer
 import { type FormEvent, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { queryClient, resumeSession, SESSION_KEY, signIn, signOut, trpc } from './api.ts';
+import { DirectoriesPage } from './directories.tsx';
 import { EnvironmentsPage } from './environments.tsx';
 import { EventsPage, SigningKeysPage, WebhooksPage } from './operations.tsx';
 import { OrganizationsPage } from './organizations.tsx';
@@ -14,6 +15,7 @@ const PAGES = {
   users: 'Users & memberships',
   invitations: 'Invitations',
   connections: 'Connections',
+  directories: 'Directories',
   webhooks: 'Webhooks',
   events: 'Events',
   keys: 'Signing keys',
@@ -72,6 +74,7 @@ function Console() {
         users: <UsersPage env={env} />,
         invitations: <InvitationsPage env={env} />,
         connections: <ConnectionsPage env={env} />,
+        directories: <DirectoriesPage env={env} />,
         webhooks: <WebhooksPage env={env} />,
         events: <EventsPage env={env} />,
         keys: <SigningKeysPage env={env} />,
