@@ -102,6 +102,7 @@ export const SYSTEM_PERMISSIONS = [
   { slug: 'widgets:users-table:manage', name: 'Manage users (widgets)' },
   { slug: 'widgets:domain-verification:manage', name: 'Verify domains (widgets)' },
   { slug: 'widgets:sso:manage', name: 'Manage SSO connections (widgets)' },
+  { slug: 'widgets:dsync:manage', name: 'Manage directory sync (widgets)' },
 ] as const;
 
 /** Seeds a new environment's roles and system permissions in the caller's transaction (environments/service.ts). */

@@ -1,7 +1,7 @@
 import { portalLinks } from '@atrium/db';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
+import { ALL_WIDGET_SCOPES, clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
 import { DSYNC_ROLE, DSYNC_SCOPE, directoryWithUsers, ensureDsyncRole } from '../helpers/directories.ts';
 import { getWorld, newEnvironment, TEST_ISSUER, type TestEnvironment } from '../helpers/world.ts';
 
@@ -113,7 +113,10 @@ describe('GET /_widgets/directory-sync/directories', () => {
       expect(refused.body).toMatchObject({ code: 'forbidden', message: expect.stringContaining(DSYNC_SCOPE) });
     }
     // A token with every other widget scope: 403 too.
-    const others = await clientSetup(env, { organizationId: me.organizationId });
+    const others = await clientSetup(env, {
+      organizationId: me.organizationId,
+      scopes: ALL_WIDGET_SCOPES.filter((scope) => scope !== DSYNC_SCOPE),
+    });
     expect((await others.http.get('/_widgets/directory-sync/directories')).status).toBe(403);
     // No token: 403 (the widgets recover only from a 403).
     const none = await fetch(`${env.world.url}/_widgets/directory-sync/directories`, { headers: WIDGET_HEADERS });
@@ -127,7 +130,10 @@ describe('GET /_widgets/directory-sync/directories', () => {
     const made = await me.http.post('/_widgets/admin-portal/generate-link?intent=dsync');
     expect(made.status).toBe(201);
     expect(made.body.link).toMatch(/\/portal\/launch\?apiToken=/);
-    const others = await clientSetup(env, { organizationId: me.organizationId });
+    const others = await clientSetup(env, {
+      organizationId: me.organizationId,
+      scopes: ['widgets:users-table:manage'],
+    });
     expect((await others.http.post('/_widgets/admin-portal/generate-link?intent=dsync')).status).toBe(403);
     expect((await links(env)).map((l) => l.intent)).toEqual(['dsync']);
   });

@@ -127,6 +127,7 @@ describe('members on /client/graphql (graphql-request)', () => {
     expect(effective.effectivePermissions.map((p: { slug: string }) => p.slug).sort()).toEqual([
       'posts:write',
       'widgets:domain-verification:manage',
+      'widgets:dsync:manage',
       'widgets:sso:manage',
       'widgets:users-table:manage',
     ]);

@@ -7,7 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { ALL_WIDGET_SCOPES, clientSetup } from '../helpers/client.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
-const SYSTEM = ['widgets:domain-verification:manage', 'widgets:sso:manage', 'widgets:users-table:manage'];
+const SYSTEM = [
+  'widgets:domain-verification:manage',
+  'widgets:dsync:manage',
+  'widgets:sso:manage',
+  'widgets:users-table:manage',
+];
 
 /** The verified principal of a token, as every client surface sees it, and a scope for the services. */
 async function scopeOf(env: TestEnvironment, token: string): Promise<ClientScope> {
@@ -64,23 +69,25 @@ describe('client tokens get their role’s permissions', () => {
   });
 });
 
-describe('the seed_widget_permissions migration', () => {
-  it('gives an existing environment the system permissions and its admin role all three, once', async () => {
+describe('the seed_widget_permissions and seed_dsync_permission migrations', () => {
+  it('give an existing environment the system permissions and its admin role all of them, once', async () => {
     const env = await newEnvironment();
-    // As before the migration: no system permissions (their role links go with them).
+    // As before the migrations: no system permissions (their role links go with them).
     await env.deps.db
       .delete(permissions)
       .where(and(eq(permissions.environmentId, env.environmentId), eq(permissions.system, true)));
     expect((await env.caller.roles.get({ slug: 'admin' })).permissions).toEqual([]);
 
-    const file = readFileSync(join(migrationsFolder, '0016_seed_widget_permissions.sql'), 'utf8');
-    const statements = file
-      .replace('FROM "environments" e', `FROM (SELECT * FROM "environments" WHERE id = '${env.environmentId}') e`)
-      .replace('FROM "roles" r', `FROM (SELECT * FROM "roles" WHERE environment_id = '${env.environmentId}') r`)
-      .split('--> statement-breakpoint');
-    expect(statements).toHaveLength(2);
-    for (let run = 0; run < 2; run++) {
-      for (const statement of statements) await env.deps.db.execute(sql.raw(statement));
+    for (const name of ['0016_seed_widget_permissions.sql', '0023_seed_dsync_permission.sql']) {
+      const file = readFileSync(join(migrationsFolder, name), 'utf8');
+      const statements = file
+        .replace('FROM "environments" e', `FROM (SELECT * FROM "environments" WHERE id = '${env.environmentId}') e`)
+        .replace('FROM "roles" r', `FROM (SELECT * FROM "roles" WHERE environment_id = '${env.environmentId}') r`)
+        .split('--> statement-breakpoint');
+      expect(statements).toHaveLength(2);
+      for (let run = 0; run < 2; run++) {
+        for (const statement of statements) await env.deps.db.execute(sql.raw(statement));
+      }
     }
     const seeded = await env.deps.db.select().from(permissions).where(eq(permissions.environmentId, env.environmentId));
     expect(seeded.map((p) => [p.slug, p.system]).sort()).toEqual(SYSTEM.map((slug) => [slug, true]));

@@ -10,6 +10,7 @@ export const ALL_WIDGET_SCOPES = [
   'widgets:users-table:manage',
   'widgets:domain-verification:manage',
   'widgets:sso:manage',
+  'widgets:dsync:manage',
 ];
 
 export interface ClientSetup {

@@ -153,6 +153,7 @@ describe('roles over HTTP', () => {
     // Unchanged: the system permissions every environment's admin starts with.
     expect((await env.http.get('/authorization/roles/admin')).body.permissions).toEqual([
       'widgets:domain-verification:manage',
+      'widgets:dsync:manage',
       'widgets:sso:manage',
       'widgets:users-table:manage',
     ]);
