@@ -2,7 +2,6 @@ import {
   ApiError,
   apiErrorOf,
   authenticateClientToken,
-  type ClientCaller,
   clientSchema,
   type Deps,
   type GraphQLContext,
