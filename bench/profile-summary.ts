@@ -1,8 +1,10 @@
 /**
  * Summarises a V8 .cpuprofile (from `npm run bench -- --cpu-prof`): self time by function and
  * by package, so the per-request cost can be read without a browser.
- *   npx tsx bench/profile-summary.ts bench/results/tmp/profiles/<file>.cpuprofile [top] [skip-seconds]
- * `skip-seconds` leaves out the start of the profile (start-up, seeding). Inclusive time counts
+ *   npx tsx bench/profile-summary.ts bench/results/tmp/profiles/<file>.cpuprofile [top] [skip-seconds] [until-seconds]
+ * `skip-seconds` leaves out the start of the profile (start-up, seeding); `until-seconds` its end,
+ * so one profile of several scenarios can be read a scenario at a time (their times are in the
+ * bench's log). Inclusive time counts
  * a sample for every function on its stack (once per function): for async functions only the
  * synchronous stretches between awaits are theirs.
  */
@@ -22,9 +24,10 @@ interface Profile {
 }
 
 const file = process.argv[2];
-if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top]');
+if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [top] [skip-seconds] [until-seconds]');
 const top = Number(process.argv[3] ?? 30);
 const skipUs = Number(process.argv[4] ?? 0) * 1e6;
+const untilUs = process.argv[5] === undefined ? Number.POSITIVE_INFINITY : Number(process.argv[5]) * 1e6;
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 for (const node of profile.nodes)
@@ -36,7 +39,7 @@ const self = new Map<number, number>();
 let elapsed = 0;
 profile.samples.forEach((id, i) => {
   elapsed += profile.timeDeltas[i] ?? 0;
-  if (elapsed < skipUs) return;
+  if (elapsed < skipUs || elapsed > untilUs) return;
   self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
 });
 const total = [...self.values()].reduce((a, b) => a + b, 0);
@@ -91,5 +94,25 @@ for (const [name, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, to
 }
 process.stdout.write('\ninclusive time by function\n');
 for (const [name, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  process.stdout.write(`${pct(us)}  ${name}\n`);
+}
+
+// Every sample charged to the innermost frame of Atrium's own code on its stack (the server
+// bundle or the sources): what each step costs with the library and native work it causes
+// (a socket write under `writeOutcome`, a zod parse under the procedure that asked for it).
+const OWN = /\/server\/dist\/main\.mjs|\/(db|routers|rest-facade|server|bench)\/(src|floors)\/|\/bench\/[^/]+\.ts/;
+const owned = new Map<string, number>();
+for (const [id, us] of self) {
+  let owner = '(no Atrium frame: idle, GC, I/O callbacks)';
+  for (let node = byId.get(id); node; node = node.parent === undefined ? undefined : byId.get(node.parent)) {
+    if (OWN.test(node.callFrame.url)) {
+      owner = nameOf(node).replace(/file:\/\/\/.*\//, '');
+      break;
+    }
+  }
+  owned.set(owner, (owned.get(owner) ?? 0) + us);
+}
+process.stdout.write('\nby innermost Atrium frame (self time of everything under it)\n');
+for (const [name, us] of [...owned].sort((a, b) => b[1] - a[1]).slice(0, top)) {
   process.stdout.write(`${pct(us)}  ${name}\n`);
 }

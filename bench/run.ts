@@ -764,7 +764,9 @@ async function startFloors(databaseUrl: string, clientId: string): Promise<Compa
   for (const [i, floor] of FLOORS.entries()) {
     const floorPort = port + 2 + i;
     await assertPortFree(floorPort);
-    const child = spawn(process.execPath, nodeArgs(floor.script), {
+    // With --cpu-prof the floors are profiled too (their own folder), to compare like with like.
+    const prof = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpDir, 'profiles', 'floors')}`] : [];
+    const child = spawn(process.execPath, nodeArgs(floor.script, prof), {
       cwd: root,
       env: {
         ...process.env,

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /** Is this (normalised) address one of the trusted proxies (`ATRIUM_TRUSTED_PROXIES`)? */
@@ -55,6 +56,17 @@ export function trustedProxies(entries: readonly string[]): ProxyPredicate {
   };
 }
 
+/** The normalised peer address of each socket, worked out once per connection (keep-alive reuses it). */
+const peers = new WeakMap<Socket, string | undefined>();
+
+function peerOf(socket: Socket): string | undefined {
+  if (peers.has(socket)) return peers.get(socket);
+  const peer = normalizeAddress(socket.remoteAddress);
+  // A socket not yet (or no longer) connected has no address: ask again next time.
+  if (socket.remoteAddress !== undefined) peers.set(socket, peer);
+  return peer;
+}
+
 /**
  * The client's address, the one that every limit and log uses: the socket's peer, unless the
  * peer is a trusted proxy; then `X-Forwarded-For` is read from the right (each proxy appends the
@@ -63,7 +75,7 @@ export function trustedProxies(entries: readonly string[]): ProxyPredicate {
  * is not an address stops the walk at the last one vouched for.
  */
 export function clientAddressOf(req: IncomingMessage, isTrusted: ProxyPredicate): string | undefined {
-  const peer = normalizeAddress(req.socket.remoteAddress);
+  const peer = peerOf(req.socket);
   if (peer === undefined || !isTrusted(peer)) return peer;
   const header = req.headers['x-forwarded-for'];
   if (typeof header !== 'string' || header === '') return peer;

@@ -2,8 +2,6 @@ import {
   ApiError,
   apiErrorOf,
   authenticateClientToken,
-  type ClientCaller,
-  type ClientScope,
   clientSchema,
   type Deps,
   type GraphQLContext,
@@ -49,15 +47,23 @@ export const GRAPHQL_LIMITS = {
   maxTokens: { n: 2000 },
 } as const;
 
-/** An ApiError's status as GraphQL's `extensions.code` (the codes Apollo clients know). */
+/**
+ * An ApiError's status as GraphQL's `extensions.code` (the codes Apollo clients know). A 503
+ * (the request deadline, the in-flight limit's shed load, the database out of reach) is
+ * `SERVICE_UNAVAILABLE`, as `/trpc` names it: the call may be sent again, unlike a fault
+ * (`INTERNAL_SERVER_ERROR`). A body refused for its size or its slowness keeps tRPC's names too.
+ */
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'BAD_USER_INPUT',
   401: 'UNAUTHENTICATED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
+  408: 'TIMEOUT',
   409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
   422: 'BAD_USER_INPUT',
   429: 'RATE_LIMITED',
+  503: 'SERVICE_UNAVAILABLE',
 };
 
 export function graphqlCodeOf(status: number): string {

@@ -45,12 +45,19 @@ describe('UsersManagement REST (/_widgets/UserManagement)', () => {
       roles: [{ name: 'Member', slug: 'member' }],
     });
     expect(rows[2]).toMatchObject({ id: managed.userId, actions: [] });
+    // Each member's createdAt is its membership's, in the wire's form (millisecond precision, `Z`).
+    const memberships = await membershipsOf(env, a.organizationId);
+    for (const row of rows.slice(0, 3)) {
+      const membership = memberships.find((m) => m.userId === row.id);
+      expect(row.createdAt).toBe(membership?.createdAt.toISOString());
+    }
     const stored = await invitationsOf(env, a.organizationId);
     expect(rows[3]).toMatchObject({
       id: stored[0]?.id,
       status: 'Invited',
       actions: ['resend-invite', 'revoke-invite'],
       roles: [{ slug: 'admin' }],
+      createdAt: stored[0]?.createdAt.toISOString(),
     });
 
     // Role filter (an unknown slug matches nothing) and search (empty is none).

@@ -1,6 +1,7 @@
 import { EventEmitter, once } from 'node:events';
 import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clientSetup, WIDGET_HEADERS } from '../helpers/client.ts';
 import { HttpClient, newEnvironment } from '../helpers/world.ts';
 import { snapshot } from './catalog.ts';
 import { startOwnApp } from './own-app.ts';
@@ -196,6 +197,25 @@ describe('bodies are read before a turn (issue #34)', () => {
     expect(await snapshot(env)).toEqual(before);
     expect(await own.app.metrics.registry.metrics()).not.toContain('atrium_http_shed_total{');
     busy.emit('close');
+  });
+
+  it('refuses a GraphQL call that waited past QUEUE_TIMEOUT_MS with 503 SERVICE_UNAVAILABLE (it may be sent again)', async () => {
+    const env = await newEnvironment();
+    const member = await clientSetup(env);
+    own = await startOwnApp(env.deps, { inFlight: { max: 1, queue: 10, timeoutMs: 1 } });
+    const busy = holder();
+    own.app.inFlight?.enter(busy);
+    const widgets = new HttpClient(own.url, { Authorization: `Bearer ${member.token}`, ...WIDGET_HEADERS });
+    const res = await widgets.post('/client/graphql', { query: '{ clientApiStatus }' });
+    expect(res.status, res.text).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(res.body).toEqual({
+      errors: [{ message: expect.any(String), extensions: { code: 'SERVICE_UNAVAILABLE', status: 503 } }],
+    });
+    busy.emit('close');
+    // Once the turn is free the same call is answered.
+    const again = await widgets.post('/client/graphql', { query: '{ clientApiStatus }' });
+    expect(again.body).toEqual({ data: { clientApiStatus: 'ok' } });
   });
 
   it('reads a GraphQL body before its turn, and cuts a slow one with 408', async () => {

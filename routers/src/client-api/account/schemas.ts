@@ -6,6 +6,9 @@ export const Token = z.string().max(256);
 export const NewEmail = z.string().max(1024);
 export const Password = z.string().max(4096);
 
+/** A password change by the signed-in user (the UserSecurity widget and `client.account.updatePassword`). */
+export const UpdatePasswordInput = z.object({ currentPassword: Password, newPassword: Password });
+
 export const ElevatedAccess = z.object({ elevatedAccessToken: z.string(), expiresAt: z.string() });
 
 /** A password's violation of the policy, as the typed surfaces show it (GraphQL `PasswordViolation`). */

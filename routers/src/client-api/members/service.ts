@@ -120,8 +120,8 @@ function actionsOf(row: MemberListRow, status: MemberStatus, self: boolean): Mem
 /** What a page shows of a role: its name and description by its slug. */
 type RoleName = Pick<ClientRole, 'name' | 'slug' | 'description'>;
 
-function toMember(scope: ClientScope, row: MemberListRow, rolesBySlug: Map<string, RoleName>): Member {
-  const status = statusOf(row, scope.now());
+function toMember(scope: ClientScope, row: MemberListRow, rolesBySlug: Map<string, RoleName>, now: Date): Member {
+  const status = statusOf(row, now);
   const self = row.kind === 'member' && row.id === scope.client.userId;
   return {
     id: row.id,
@@ -130,8 +130,8 @@ function toMember(scope: ClientScope, row: MemberListRow, rolesBySlug: Map<strin
     firstName: row.firstName,
     lastName: row.lastName,
     profilePictureUrl: row.profilePictureUrl,
-    createdAt: iso(row.createdAt),
-    lastActivityAt: row.lastActivityAt ? iso(row.lastActivityAt) : null,
+    createdAt: row.createdAt,
+    lastActivityAt: row.lastActivityAt,
     status,
     actions: actionsOf(row, status, self),
     isLoggedInUser: self ? true : null,
@@ -163,7 +163,8 @@ export async function listMembers(scope: ClientScope, input: ListMembersInput): 
   // The organization's own role takes the place of the environment's of its slug.
   const bySlug = new Map<string, RoleName>();
   for (const role of roles) if (role.own || !bySlug.has(role.slug)) bySlug.set(role.slug, role);
-  return envelope(page, (row) => toMember(scope, row, bySlug));
+  const now = scope.now();
+  return envelope(page, (row) => toMember(scope, row, bySlug, now));
 }
 
 /** GraphQL's `OrganizationMember` (and `client.members.*`'s): the users-table row without the widget's menu fields. */

@@ -14,6 +14,7 @@ import {
 } from '@atrium/db';
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import { isoOfJson } from '../../common/schemas.ts';
 import { containsPattern } from '../../common/store.ts';
 import { roleSlugsOf } from '../../organization-memberships/store.ts';
 
@@ -27,8 +28,9 @@ export interface MemberListRow {
   firstName: string | null;
   lastName: string | null;
   profilePictureUrl: string | null;
-  createdAt: Date;
-  lastActivityAt: Date | null;
+  /** The wire's ISO form (`…T…Z`), read without a Date (`isoOfText`). */
+  createdAt: string;
+  lastActivityAt: string | null;
   /** `active` for a member; the invitation's stored state (pending may be past its expiry). */
   state: 'active' | InvitationState;
   expiresAt: Date | null;
@@ -63,6 +65,18 @@ type Prefix = '0' | '1';
 
 const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSON.parse(value) : value) as string[];
 const dateOrNull = (value: unknown): Date | null => (value === null ? null : new Date(value as string));
+
+/**
+ * A timestamptz as the connection hands it over (PostgreSQL's text form in UTC,
+ * `2026-11-22 18:49:52.12+00`) in the wire's form, without a Date (as `isoOfJson`: a page's
+ * Dates were parsed and formatted again for every row); anything else goes through a Date.
+ */
+export function isoOfText(value: unknown): string {
+  if (typeof value === 'string' && value.endsWith('+00') && value.charCodeAt(10) === 0x20 /* space */) {
+    return isoOfJson(`${value.slice(0, 10)}T${value.slice(11)}:00`);
+  }
+  return new Date(value as string).toISOString();
+}
 
 /** The values of a branch's statement (placeholders in its text, rendered once per shape). */
 const VALUES = ['env', 'org', 'cursor', 'limit', 'role', 'pattern', 'user'] as const;
@@ -254,8 +268,8 @@ function toMemberListRow(raw: RawMemberRow): MemberListRow {
     firstName: raw.first_name,
     lastName: raw.last_name,
     profilePictureUrl: raw.profile_picture_url,
-    createdAt: new Date(raw.created_at as string),
-    lastActivityAt: dateOrNull(raw.last_activity_at),
+    createdAt: isoOfText(raw.created_at),
+    lastActivityAt: raw.last_activity_at === null ? null : isoOfText(raw.last_activity_at),
     state: raw.state,
     expiresAt: dateOrNull(raw.expires_at),
     directoryManaged: raw.directory_managed,

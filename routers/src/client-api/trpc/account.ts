@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { Id } from '../../common/schemas.ts';
 import { clientProcedure } from '../../trpc.ts';
-import { Code, ElevatedAccess, NewEmail, Password, PasswordViolation, Token } from '../account/schemas.ts';
+import {
+  Code,
+  ElevatedAccess,
+  NewEmail,
+  Password,
+  PasswordViolation,
+  Token,
+  UpdatePasswordInput,
+} from '../account/schemas.ts';
 import {
   confirmEmailChange,
   createOwnPassword,
@@ -119,7 +127,7 @@ export const accountClientProcedures = {
     ),
 
   updatePassword: clientProcedure
-    .input(z.object({ currentPassword: Password, newPassword: Password }))
+    .input(UpdatePasswordInput)
     .output(
       z.discriminatedUnion('__typename', [
         z.object({ __typename: z.literal('PasswordUpdated'), success: z.boolean() }),

@@ -2,27 +2,9 @@ import { z } from 'zod';
 import { Id } from '../../common/schemas.ts';
 import { GraphQLPageArgs, graphqlList, ListMetadata, pageOfGraphQLArgs, pageParams } from '../../kernel/paging.ts';
 import { clientProcedure, router } from '../../trpc.ts';
-import {
-  addDomain,
-  DOMAIN_STATES,
-  getDomain,
-  listDomains,
-  NAME_SERVERS,
-  removeDomain,
-  reverifyDomain,
-} from '../domains/service.ts';
+import { ClientDomain } from '../domains/schemas.ts';
+import { addDomain, getDomain, listDomains, removeDomain, reverifyDomain } from '../domains/service.ts';
 
-const ClientDomain = z.object({
-  id: z.string(),
-  organizationId: z.string(),
-  domain: z.string(),
-  state: z.enum(DOMAIN_STATES),
-  nameServer: z.enum(NAME_SERVERS),
-  verificationPrefix: z.string().nullable(),
-  verificationToken: z.string().nullable(),
-  subdomain: z.string().nullable(),
-  createdAt: z.string(),
-});
 const DomainId = z.object({ id: Id });
 
 /** `client.domains.*`, the operations and shapes of GraphQL. */

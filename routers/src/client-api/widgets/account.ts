@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Id } from '../../common/schemas.ts';
 import { clientProcedure } from '../../trpc.ts';
-import { Code, ElevatedAccess, NewEmail, Password } from '../account/schemas.ts';
+import { Code, ElevatedAccess, NewEmail, Password, UpdatePasswordInput } from '../account/schemas.ts';
 import {
   authenticationInformation,
   confirmEmailChange,
@@ -88,7 +88,7 @@ export const accountWidgetProcedures = {
   // The UserSecurity widget's "Change password".
   updatePassword: clientProcedure
     .meta({ ...route('POST', 'update-password', "Change the caller's password"), successStatus: 201 })
-    .input(z.object({ currentPassword: Password, newPassword: Password }))
+    .input(UpdatePasswordInput)
     .output(z.object({ success: z.boolean() }))
     .mutation(({ ctx, input }) => updateOwnPassword(ctx.scope, input.currentPassword, input.newPassword)),
 };

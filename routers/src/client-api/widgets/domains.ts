@@ -1,28 +1,12 @@
 import { z } from 'zod';
 import { Id } from '../../common/schemas.ts';
 import { clientProcedure } from '../../trpc.ts';
-import {
-  type ClientDomain,
-  DOMAIN_STATES,
-  listDomains,
-  NAME_SERVERS,
-  removeDomain,
-  reverifyDomain,
-} from '../domains/service.ts';
+import { WidgetDomain } from '../domains/schemas.ts';
+import { type ClientDomain, listDomains, removeDomain, reverifyDomain } from '../domains/service.ts';
 
 const tags = ['Widgets'];
 
 /** §2.2 OrganizationDomain: the client shape without `organizationId`. */
-const WidgetDomain = z.object({
-  id: z.string(),
-  domain: z.string(),
-  state: z.enum(DOMAIN_STATES),
-  nameServer: z.enum(NAME_SERVERS),
-  verificationPrefix: z.string().nullable(),
-  verificationToken: z.string().nullable(),
-  subdomain: z.string().nullable(),
-  createdAt: z.string(),
-});
 const widgetDomain = ({ organizationId: _organizationId, ...rest }: ClientDomain) => rest;
 const DomainIdPath = z.object({ domainId: Id });
 
