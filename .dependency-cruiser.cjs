@@ -17,7 +17,8 @@
 //   files, except from their router.ts;
 // - surfaces are folders of procedures over resource services, one per audience:
 //   `client-api/` (the widgets REST shapes, the typed client tRPC and the GraphQL schema) and
-//   `admin/` (the admin tRPC and the operator console's procedures). client-api/ still mixes a
+//   `admin/` (the admin tRPC and the operator console's procedures), `scim/` (SCIM 2.0 for the
+//   directories' identity providers, served by its own codec). client-api/ still mixes a
 //   resource part with its procedures: its areas keep store.ts files with the SQL of their
 //   projections (members, sessions, ...); the portal's procedures are portal/router.ts beside its
 //   resource (links, sessions), and its pages are rendered in rest-facade/;
@@ -32,7 +33,7 @@ const ENTRY = `^((${PACKAGES.join('|')})/src/index\\.ts|(${FRONT_ENDS.join('|')}
 const STORE = '(^|/)store\\.ts$';
 
 const KERNEL = '^routers/src/kernel/';
-const SURFACES = '^routers/src/(client-api|admin)/';
+const SURFACES = '^routers/src/(client-api|admin|scim)/';
 const PROCEDURE_FILES = '^routers/src/(trpc|trpc-meta|trpc-errors|trpc-adapter|app-router|index)\\.ts$';
 /** The wire protocols and their frameworks: codecs and surfaces use them, the layers below never. */
 const TRANSPORTS = '(^|/)node_modules/(@trpc/|trpc-to-openapi/|graphql[^/]*/|@pothos/|express/|@types/express/)';
