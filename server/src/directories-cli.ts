@@ -47,6 +47,16 @@ export const registerDirectories: Register = (program, ctx) => {
       ctx.print(options)(await ctx.client().directories.rotateToken.mutate({ directory_id: directoryId }));
     });
   directories
+    .command('deactivate')
+    .description(
+      'Unlink a directory (event dsync.deactivated): its SCIM token stops working; rotate-token gives a new one',
+    )
+    .argument('<directory_id>', 'the directory_ id')
+    .option('--json', 'print JSON')
+    .action(async (directoryId: string, options: { json?: boolean }) => {
+      ctx.print(options)(await ctx.client().directories.deactivate.mutate({ directory_id: directoryId }));
+    });
+  directories
     .command('delete')
     .description('Delete a directory with its users and groups (event dsync.deleted)')
     .argument('<directory_id>', 'the directory_ id')

@@ -15,6 +15,7 @@ import { setDirectoryGroupRole } from '../directories/roles-mapping.ts';
 import { CreateDirectoryInput, ListDirectoriesInput } from '../directories/schemas.ts';
 import {
   createDirectory,
+  deactivateDirectory,
   deleteDirectory,
   listDirectories,
   listDirectoryGroups,
@@ -203,6 +204,15 @@ export const adminRouter = router({
       await recordAdminEvent(ctx.deps, scope.env.id, 'directory.token_rotated', { id, organization_id });
       return rotated;
     }),
+    /** Unlinks a directory (event `dsync.deactivated`): its token stops working; rotate-token links it again. */
+    deactivate: adminProcedure
+      .input(z.object({ directory_id: Id }))
+      .mutation(async ({ ctx, input }) =>
+        deactivateDirectory(
+          await adminScope(ctx.deps, await environmentOfDirectory(ctx.deps.db, input.directory_id)),
+          input.directory_id,
+        ),
+      ),
     delete: adminProcedure
       .input(z.object({ directory_id: Id }))
       .mutation(async ({ ctx, input }) =>

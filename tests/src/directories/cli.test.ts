@@ -109,6 +109,32 @@ describe('atrium directories', () => {
     expect(none.out).toBe('(none)\n');
   });
 
+  it('deactivate unlinks a linked directory once (dsync.deactivated), refuses its token, and rotate-token gives a working one', async () => {
+    const env = await newEnvironment();
+    const organizationId = await makeOrganization(env);
+    const directory = (await create(env, organizationId)).json();
+    await pushUser(env, directory.id, { userName: 'ada@example.com' });
+    const scim = (token: string) =>
+      fetch(`${directory.scim_base_url.replace('http://127.0.0.1', env.world.url)}/Users`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+    expect((await scim(directory.bearer_token)).status).toBe(200);
+
+    const deactivated = await cli(env, 'directories', 'deactivate', directory.id, '--json');
+    expect(deactivated.code).toBe(0);
+    expect(deactivated.json()).toMatchObject({ id: directory.id, state: 'unlinked' });
+    expect(deactivated.out).not.toContain('scim_');
+    expect((await scim(directory.bearer_token)).status).toBe(401);
+    // Again: nothing changes, no second event.
+    expect((await cli(env, 'directories', 'deactivate', directory.id, '--json')).json().state).toBe('unlinked');
+    const events = await env.http.get('/events?events=dsync.deactivated');
+    expect(events.body.data.map((e: { data: { id: string } }) => e.data.id)).toEqual([directory.id]);
+
+    const rotated = (await cli(env, 'directories', 'rotate-token', directory.id, '--json')).json();
+    expect((await scim(rotated.bearer_token)).status).toBe(200);
+    expect((await cli(env, 'directories', 'deactivate', 'directory_01HZZZZZZZZZZZZZZZZZZZZZZZ')).code).not.toBe(0);
+  });
+
   it('groups and map-group: maps a group to a role, shows it, and removes the mapping', async () => {
     const env = await newEnvironment();
     const organizationId = await makeOrganization(env);
