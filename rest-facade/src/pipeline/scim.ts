@@ -179,13 +179,12 @@ export function scimCodec(deps: Deps, maxResponseBytes: number): Codec<ScimReque
     },
     dispatch(ex, call, ctx) {
       ctx.directory = call.directory;
-      const input = {
-        directoryId: call.directoryId,
-        ...(call.id === undefined ? {} : { id: call.id }),
-        query: call.query,
-        ...(call.body === undefined ? {} : { body: call.body }),
-        ...(headerOf(ex, 'if-match') === undefined ? {} : { ifMatch: headerOf(ex, 'if-match') }),
-      };
+      // Absent keys stay absent (assigned, not spread: tests/src/patches/v8-promotion.test.ts).
+      const input: Record<string, unknown> = { directoryId: call.directoryId, query: call.query };
+      if (call.id !== undefined) input.id = call.id;
+      if (call.body !== undefined) input.body = call.body;
+      const ifMatch = headerOf(ex, 'if-match');
+      if (ifMatch !== undefined) input.ifMatch = ifMatch;
       return callProcedure(call.entry, ctx, input);
     },
     encode(ex, call, result, ctx) {

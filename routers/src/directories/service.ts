@@ -48,7 +48,7 @@ export function toDirectory(
   row: DirectoryRow,
   counts?: { active: number; inactive: number; groups: number },
 ): Directory {
-  return {
+  const directory: Directory = {
     object: 'directory',
     id: row.id,
     organization_id: row.organizationId,
@@ -56,13 +56,15 @@ export function toDirectory(
     type: row.type,
     state: row.state,
     name: row.name,
-    ...(row.domain === null ? {} : { domain: row.domain }),
-    ...(counts
-      ? { metadata: { users: { active: counts.active, inactive: counts.inactive }, groups: counts.groups } }
-      : {}),
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };
+  // Optional upstream fields are absent when unknown (assigned, not spread: tests/src/patches/v8-promotion.test.ts).
+  if (row.domain !== null) directory.domain = row.domain;
+  if (counts) {
+    directory.metadata = { users: { active: counts.active, inactive: counts.inactive }, groups: counts.groups };
+  }
+  return directory;
 }
 
 /**
@@ -106,11 +108,12 @@ function emailsOf(attributes: Record<string, unknown>): DirectoryUser['emails'] 
   if (!Array.isArray(emails)) return [];
   return emails
     .filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null)
-    .map((e) => ({
-      ...(typeof e.primary === 'boolean' ? { primary: e.primary } : {}),
-      ...(typeof e.type === 'string' ? { type: e.type } : {}),
-      value: typeof e.value === 'string' ? e.value : null,
-    }));
+    .map((e) => {
+      const email: DirectoryUser['emails'][number] = { value: typeof e.value === 'string' ? e.value : null };
+      if (typeof e.primary === 'boolean') email.primary = e.primary;
+      if (typeof e.type === 'string') email.type = e.type;
+      return email;
+    });
 }
 
 export function toDirectoryUser(

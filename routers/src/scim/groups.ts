@@ -56,13 +56,13 @@ export function toScimGroup(
   members: ScimMember[] | undefined,
 ): Record<string, unknown> {
   const { id: _id, meta: _meta, members: _members, ...attributes } = row.attributes;
-  return {
+  const group: Record<string, unknown> = {
     ...attributes,
     schemas: Array.isArray(attributes.schemas) ? attributes.schemas : [GROUP_SCHEMA],
     id: row.id,
-    ...(row.externalId === null ? {} : { externalId: row.externalId }),
+    externalId: row.externalId,
     displayName: row.displayName,
-    ...(members ? { members } : {}),
+    members,
     meta: {
       resourceType: 'Group',
       created: iso(row.createdAt),
@@ -71,6 +71,10 @@ export function toScimGroup(
       version: etagOf(row.version),
     },
   };
+  // Absent, not null, when unset (deleted, not spread: tests/src/patches/v8-promotion.test.ts).
+  if (row.externalId === null) delete group.externalId;
+  if (members === undefined) delete group.members;
+  return group;
 }
 
 /** Member changes accumulated over a PATCH's operations, in order. */

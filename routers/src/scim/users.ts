@@ -139,11 +139,11 @@ export function refuseOtherId(resource: Record<string, unknown>, id: string): vo
 /** The User resource of a directory user: what was stored, with the attributes the server owns. */
 export function toScimUser(row: DirectoryUserRow, location: string): Record<string, unknown> {
   const { id: _id, meta: _meta, ...attributes } = row.attributes;
-  return {
+  const user: Record<string, unknown> = {
     ...attributes,
     schemas: Array.isArray(attributes.schemas) ? attributes.schemas : [USER_SCHEMA],
     id: row.id,
-    ...(row.externalId === null ? {} : { externalId: row.externalId }),
+    externalId: row.externalId,
     userName: row.userName,
     active: row.state === 'active',
     meta: {
@@ -154,4 +154,7 @@ export function toScimUser(row: DirectoryUserRow, location: string): Record<stri
       version: etagOf(row.version),
     },
   };
+  // Absent, not null, when unset (deleted, not spread: tests/src/patches/v8-promotion.test.ts).
+  if (row.externalId === null) delete user.externalId;
+  return user;
 }
