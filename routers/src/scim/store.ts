@@ -154,12 +154,7 @@ export async function pageOfScimUsers(
     eq(u.directoryId, directoryId),
     filter && userCondition(filter),
   );
-  const [counted] = await db.select({ total: count() }).from(u).where(where);
-  const total = counted?.total ?? 0;
-  if (limit === 0 || offset >= total) return { total, rows: [] };
-  const ids = db.select({ id: u.id }).from(u).where(where).orderBy(asc(u.id)).offset(offset).limit(limit);
-  const rows = await db.select().from(u).where(inArray(u.id, ids)).orderBy(asc(u.id));
-  return { total, rows };
+  return offsetPage(db, u, where, offset, limit) as Promise<OffsetPage<DirectoryUserRow>>;
 }
 
 /** One SCIM page of a directory's groups, as `pageOfScimUsers`. */
@@ -177,11 +172,26 @@ export async function pageOfScimGroups(
     eq(g.directoryId, directoryId),
     filter && groupCondition(filter),
   );
-  const [counted] = await db.select({ total: count() }).from(g).where(where);
+  return offsetPage(db, g, where, offset, limit) as Promise<OffsetPage<DirectoryGroupRow>>;
+}
+
+/**
+ * The one offset page of both resources: the count of all that match, then the page's ids from the
+ * index on (environment_id, directory_id, id), so a deep offset skips index entries, not rows.
+ */
+async function offsetPage(
+  db: Db,
+  table: typeof directoryUsers | typeof directoryGroups,
+  where: SQL | undefined,
+  offset: number,
+  limit: number,
+): Promise<OffsetPage<DirectoryUserRow | DirectoryGroupRow>> {
+  const t = table as typeof directoryUsers;
+  const [counted] = await db.select({ total: count() }).from(t).where(where);
   const total = counted?.total ?? 0;
   if (limit === 0 || offset >= total) return { total, rows: [] };
-  const ids = db.select({ id: g.id }).from(g).where(where).orderBy(asc(g.id)).offset(offset).limit(limit);
-  const rows = await db.select().from(g).where(inArray(g.id, ids)).orderBy(asc(g.id));
+  const ids = db.select({ id: t.id }).from(t).where(where).orderBy(asc(t.id)).offset(offset).limit(limit);
+  const rows = await db.select().from(t).where(inArray(t.id, ids)).orderBy(asc(t.id));
   return { total, rows };
 }
 
