@@ -11,6 +11,7 @@ export * from './portal.ts';
 export * from './rate-limits.ts';
 export * from './relations.ts';
 export * from './roles.ts';
+export * from './sso.ts';
 export * from './tokens.ts';
 export * from './users.ts';
 export * from './webhooks.ts';

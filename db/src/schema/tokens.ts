@@ -1,7 +1,9 @@
-import { index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { idText, timestamps, ts } from './columns.ts';
 import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
+import type { AttributeMapping, ConnectionDomain, SamlCertificate } from './sso.ts';
 import { users } from './users.ts';
 
 /** The public half of an RSA signing key, as published in the JWKS. */
@@ -241,6 +243,32 @@ export const connections = pgTable(
     connectionType: text('connection_type').$type<ConnectionType>().notNull(),
     name: text('name').notNull(),
     state: text('state').$type<ConnectionState>().notNull(),
+    /** Upstream's connection domains (`connection_domain` objects). */
+    domains: jsonb('domains').$type<ConnectionDomain[]>().notNull().default(sql`'[]'::jsonb`),
+    /** How IdP attributes or claims become profile fields; defaults per protocol when absent. */
+    attributeMapping: jsonb('attribute_mapping').$type<AttributeMapping>().notNull().default(sql`'{}'::jsonb`),
+    /** SAML: the IdP as its metadata describes it (entity id, SSO URL, signing certificates). */
+    samlIdpEntityId: text('saml_idp_entity_id'),
+    samlIdpSsoUrl: text('saml_idp_sso_url'),
+    samlIdpMetadataUrl: text('saml_idp_metadata_url'),
+    samlIdpCertificates: jsonb('saml_idp_certificates').$type<SamlCertificate[]>().notNull().default(sql`'[]'::jsonb`),
+    /** SAML: whether AuthnRequests are signed with the connection's SP key. */
+    samlSignRequests: boolean('saml_sign_requests').notNull().default(false),
+    /** SAML: the SP signing key (sealed under the master key) and its self-signed certificate. */
+    samlSpPrivateKeySealed: text('saml_sp_private_key_sealed'),
+    samlSpCertificate: text('saml_sp_certificate'),
+    /** SAML: IdP-initiated sign-in (an unsolicited response) is refused unless allowed here. */
+    samlIdpInitiatedEnabled: boolean('saml_idp_initiated_enabled').notNull().default(false),
+    /** OIDC: the issuer, its discovery document as last fetched, and the client registration. */
+    oidcIssuer: text('oidc_issuer'),
+    oidcDiscoveryEndpoint: text('oidc_discovery_endpoint'),
+    oidcMetadata: jsonb('oidc_metadata').$type<Record<string, unknown>>(),
+    oidcClientId: text('oidc_client_id'),
+    /** OIDC: the client secret, sealed under the master key (`v1.<iv>.<tag>.<ciphertext>`). */
+    oidcClientSecretSealed: text('oidc_client_secret_sealed'),
+    oidcScopes: jsonb('oidc_scopes').$type<string[]>().notNull().default(sql`'["openid","profile","email"]'::jsonb`),
+    /** The last successful sign-in through the connection (a test sign-in activates it). */
+    lastSignInAt: ts('last_sign_in_at'),
     ...timestamps,
   },
   (t) => [

@@ -75,7 +75,7 @@ export const DEFAULT_QUOTAS: Quotas = {
   pendingVerificationsPerEnvironment: 10_000,
   apiKeysPerEnvironment: 1_000,
   groupsPerOrganization: 10_000,
-  connectionsPerOrganization: 100,
+  connectionsPerOrganization: 50,
   agentRegistrationsPerOrganization: 10_000,
   directoriesPerOrganization: 10,
   membershipsPerUser: 1_000,
