@@ -157,6 +157,25 @@ export {
   type TokenKind,
   verifyToken,
 } from './signing/service.ts';
+export { SsoFailure, type SsoIdentity } from './sso/identity.ts';
+export {
+  CERTIFICATE_RENEWAL_WINDOW_DAYS,
+  DEFAULT_ATTRIBUTE_NAMES,
+  describeCertificate,
+  isSamlType,
+  parseIdpMetadata,
+  SamlConfigInput,
+} from './sso/saml/config.ts';
+export {
+  clockSkewMs,
+  configureSamlConnection,
+  consumeSamlResponse,
+  DEFAULT_SSO_CLOCK_SKEW_SECONDS,
+  samlMetadataXml,
+  startSaml,
+} from './sso/saml/service.ts';
+export { hasAssertionId } from './sso/saml/store.ts';
+export { samlAcsUrl, samlSpEntityId, samlSpMetadataUrl } from './sso/urls.ts';
 export type { Meta } from './trpc.ts';
 export {
   callProcedure,
