@@ -65,7 +65,7 @@ export async function makeSamlIdpKey(
   };
 }
 
-const escape = (value: string) =>
+const xmlEscape = (value: string) =>
   value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** What a login response says (times are the IdP clock's: pass them from the caller's clock). */
@@ -98,35 +98,35 @@ export function samlId(): string {
 /** The XML of an unsigned samlp:Response holding one saml:Assertion. */
 export function samlResponseXml(fields: SamlResponseFields): string {
   const iso = (date: Date) => date.toISOString();
-  const inResponseTo = fields.inResponseTo === undefined ? '' : ` InResponseTo="${escape(fields.inResponseTo)}"`;
-  const destination = fields.destination === undefined ? '' : ` Destination="${escape(fields.destination)}"`;
+  const inResponseTo = fields.inResponseTo === undefined ? '' : ` InResponseTo="${xmlEscape(fields.inResponseTo)}"`;
+  const destination = fields.destination === undefined ? '' : ` Destination="${xmlEscape(fields.destination)}"`;
   const nameFormat = fields.attributeNameFormat ?? 'urn:oasis:names:tc:SAML:2.0:attrname-format:unspecified';
   const attributes = Object.entries(fields.attributes ?? {})
     .map(([name, value]) => {
       const values = (Array.isArray(value) ? value : [value])
         .map(
           (v) =>
-            `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">${escape(v)}</saml:AttributeValue>`,
+            `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">${xmlEscape(v)}</saml:AttributeValue>`,
         )
         .join('');
-      return `<saml:Attribute Name="${escape(name)}" NameFormat="${nameFormat}">${values}</saml:Attribute>`;
+      return `<saml:Attribute Name="${xmlEscape(name)}" NameFormat="${nameFormat}">${values}</saml:Attribute>`;
     })
     .join('');
   const attributeStatement = attributes ? `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` : '';
   return [
     `<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${fields.responseId ?? samlId()}" Version="2.0" IssueInstant="${iso(fields.issueInstant)}"${destination}${inResponseTo}>`,
-    `<saml:Issuer>${escape(fields.issuer)}</saml:Issuer>`,
+    `<saml:Issuer>${xmlEscape(fields.issuer)}</saml:Issuer>`,
     '<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>',
     `<saml:Assertion ID="${fields.assertionId ?? samlId()}" Version="2.0" IssueInstant="${iso(fields.issueInstant)}">`,
-    `<saml:Issuer>${escape(fields.issuer)}</saml:Issuer>`,
+    `<saml:Issuer>${xmlEscape(fields.issuer)}</saml:Issuer>`,
     '<saml:Subject>',
-    `<saml:NameID Format="${fields.nameIdFormat ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress'}">${escape(fields.nameId)}</saml:NameID>`,
+    `<saml:NameID Format="${fields.nameIdFormat ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress'}">${xmlEscape(fields.nameId)}</saml:NameID>`,
     '<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer">',
-    `<saml:SubjectConfirmationData NotOnOrAfter="${iso(fields.notOnOrAfter)}" Recipient="${escape(fields.recipient)}"${inResponseTo}/>`,
+    `<saml:SubjectConfirmationData NotOnOrAfter="${iso(fields.notOnOrAfter)}" Recipient="${xmlEscape(fields.recipient)}"${inResponseTo}/>`,
     '</saml:SubjectConfirmation>',
     '</saml:Subject>',
     `<saml:Conditions NotBefore="${iso(fields.notBefore)}" NotOnOrAfter="${iso(fields.notOnOrAfter)}">`,
-    `<saml:AudienceRestriction><saml:Audience>${escape(fields.audience)}</saml:Audience></saml:AudienceRestriction>`,
+    `<saml:AudienceRestriction><saml:Audience>${xmlEscape(fields.audience)}</saml:Audience></saml:AudienceRestriction>`,
     '</saml:Conditions>',
     `<saml:AuthnStatement AuthnInstant="${iso(fields.issueInstant)}" SessionIndex="${fields.sessionIndex ?? samlId()}">`,
     '<saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext>',
@@ -291,9 +291,9 @@ export async function startDevIdp(options: DevIdpOptions = {}): Promise<DevIdp> 
   const loginPage = (fields: Record<string, string>, error?: string) =>
     page(
       'Sign in - Atrium dev IdP',
-      `<h1>Atrium dev IdP</h1>${error ? `<p role="alert">${escape(error)}</p>` : ''}<form method="post" action="/login">` +
+      `<h1>Atrium dev IdP</h1>${error ? `<p role="alert">${xmlEscape(error)}</p>` : ''}<form method="post" action="/login">` +
         Object.entries(fields)
-          .map(([name, value]) => `<input type="hidden" name="${name}" value="${escape(value)}">`)
+          .map(([name, value]) => `<input type="hidden" name="${name}" value="${xmlEscape(value)}">`)
           .join('') +
         '<label>E-mail <input name="email" type="email" autocomplete="username" required></label> ' +
         '<label>First name <input name="first_name"></label> <label>Last name <input name="last_name"></label> ' +
@@ -364,9 +364,9 @@ export async function startDevIdp(options: DevIdpOptions = {}): Promise<DevIdp> 
         'text/html',
         page(
           'Signing in - Atrium dev IdP',
-          `<form id="saml" method="post" action="${escape(acs)}">` +
+          `<form id="saml" method="post" action="${xmlEscape(acs)}">` +
             `<input type="hidden" name="SAMLResponse" value="${Buffer.from(xml).toString('base64')}">` +
-            (relayState ? `<input type="hidden" name="RelayState" value="${escape(relayState)}">` : '') +
+            (relayState ? `<input type="hidden" name="RelayState" value="${xmlEscape(relayState)}">` : '') +
             '<button type="submit">Continue</button></form>' +
             '<script>document.getElementById("saml").submit()</script>',
         ),
