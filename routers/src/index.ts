@@ -171,6 +171,24 @@ export {
   OAUTH_ERRORS,
 } from './sso/service.ts';
 export { loadSsoConnection, type SsoConnectionRow } from './sso/store.ts';
+export {
+  CERTIFICATE_RENEWAL_WINDOW_DAYS,
+  DEFAULT_ATTRIBUTE_NAMES,
+  describeCertificate,
+  isSamlType,
+  parseIdpMetadata,
+  SamlConfigInput,
+} from './sso/saml/config.ts';
+export {
+  clockSkewMs,
+  configureSamlConnection,
+  consumeSamlResponse,
+  DEFAULT_SSO_CLOCK_SKEW_SECONDS,
+  samlMetadataXml,
+  startSaml,
+} from './sso/saml/service.ts';
+export { hasAssertionId } from './sso/saml/store.ts';
+export { samlAcsUrl, samlSpEntityId, samlSpMetadataUrl } from './sso/urls.ts';
 export type { Meta } from './trpc.ts';
 export {
   callProcedure,
