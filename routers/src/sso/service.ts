@@ -353,7 +353,7 @@ export async function completeSignIn(
 
 /**
  * A refused IdP answer: marks the authorization failed with the reason (if it was still
- * started), records `authentication.sso_failed` (reason, no secret) and returns the app redirect
+ * started: only then is the app's redirect returned), records `authentication.sso_failed` (reason, no secret) and returns the app redirect
  * with `error`, `error_description` and the app's `state` when one is known.
  */
 export async function failSignIn(
@@ -367,8 +367,13 @@ export async function failSignIn(
     let redirectUrl: string | undefined;
     if (authorizationId !== null) {
       const authorization = await findAuthorization(tx, scope.env.id, authorizationId, true);
-      if (authorization && authorization.connectionId === connection.id) {
-        await finishAuthorization(tx, authorization.id, 'failed', failure.reason, now);
+      // Only an authorization still in flight fails (and sends the browser back to the app); one
+      // completed or refused already stays as it is (a replayed response lands on the error page).
+      const finished =
+        authorization && authorization.connectionId === connection.id
+          ? await finishAuthorization(tx, authorization.id, 'failed', failure.reason, now)
+          : undefined;
+      if (authorization && finished) {
         redirectUrl = withParams(authorization.redirectUri, {
           error: failure.reason,
           error_description: failure.message,
@@ -591,7 +596,7 @@ async function settle(
     failure = failureOf(error);
   }
   const { redirectUrl } = await failSignIn(scope, connection, authorizationId, failure);
-  if (redirectUrl && failure.reason !== 'authorization_already_used') return { redirect: redirectUrl };
+  if (redirectUrl) return { redirect: redirectUrl };
   return { error: { reason: failure.reason, message: failure.message } };
 }
 
