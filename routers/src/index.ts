@@ -169,6 +169,8 @@ export {
   completeSignIn,
   failSignIn,
   OAUTH_ERRORS,
+  sweepSso,
+  timeOutAuthorizations,
 } from './sso/service.ts';
 export { loadSsoConnection, type SsoConnectionRow } from './sso/store.ts';
 export {

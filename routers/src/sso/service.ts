@@ -20,6 +20,7 @@ import {
   connectionsOfType,
   connectionWithEnvironment,
   deleteAccessTokensOfProfile,
+  deleteExpiredSsoRows,
   environmentOfClientId,
   findAccessToken,
   findAuthorization,
@@ -30,7 +31,9 @@ import {
   insertAuthorization,
   insertCode,
   loadSsoConnection,
+  lockExpiredAuthorizations,
   markConnectionSignIn,
+  markTimedOut,
   membershipOf,
   organizationOfVerifiedDomain,
   organizationVerifiedDomain,
@@ -263,11 +266,11 @@ export async function completeSignIn(
           'The sign-in does not match an authorization of this connection.',
         );
       }
+      if (authorization.state === 'timed_out' || authorization.expiresAt.getTime() <= now.getTime()) {
+        throw new SsoFailure('authorization_expired', 'The sign-in took longer than 10 minutes.');
+      }
       if (authorization.state !== 'started') {
         throw new SsoFailure('authorization_already_used', 'This sign-in was already completed or refused.');
-      }
-      if (authorization.expiresAt.getTime() <= now.getTime()) {
-        throw new SsoFailure('authorization_expired', 'The sign-in took longer than 10 minutes.');
       }
       await finishAuthorization(tx, authorization.id, 'successful', null, now);
       redirectUri = authorization.redirectUri;
@@ -651,4 +654,54 @@ export async function spMetadataOf(deps: Deps, connectionId: string): Promise<st
   const { connection } = await connectionScope(deps, connectionId);
   if (protocolOf(connection) !== 'saml') throw notFound('connection', connectionId);
   return samlMetadata(deps, connection);
+}
+
+// Expiry (the retention worker) ----------------------------------------------------------------
+
+/** How long a finished authorization is kept past its expiry (the widget shows the last sign-in). */
+export const FINISHED_AUTHORIZATION_GRACE_MS = 24 * 60 * 60_000;
+
+/**
+ * Marks `started` authorizations past their 10 minutes `timed_out`, each with
+ * `authentication.sso_timed_out` in its environment, in batches; how many.
+ */
+export async function timeOutAuthorizations(deps: Deps, batchSize = 500): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const now = deps.now();
+    const count = await deps.db.transaction(async (tx) => {
+      const rows = await lockExpiredAuthorizations(tx, now, batchSize);
+      await markTimedOut(
+        tx,
+        rows.map((row) => row.id),
+      );
+      for (const row of rows) {
+        const scope: Scope = { db: tx, env: row.env, now: deps.now, deps };
+        const data = ssoEventData({ id: row.connectionId, organizationId: row.organizationId }, 'timed_out', {
+          email: row.loginHint,
+        });
+        await recordEvent(tx, scope, 'authentication.sso_timed_out', data);
+      }
+      return rows.length;
+    });
+    total += count;
+    if (count < batchSize) return total;
+  }
+}
+
+/**
+ * The SSO part of the retention sweep: times out expired authorizations, then deletes expired
+ * codes, access tokens and SAML assertion ids, and finished authorizations a day past expiry.
+ */
+export async function sweepSso(deps: Deps): Promise<Record<string, number>> {
+  const timedOut = await timeOutAuthorizations(deps);
+  const now = deps.now();
+  const deleted = await deleteExpiredSsoRows(deps.db, now, new Date(now.getTime() - FINISHED_AUTHORIZATION_GRACE_MS));
+  return {
+    sso_authorizations_timed_out: timedOut,
+    sso_codes: deleted.codes,
+    sso_access_tokens: deleted.accessTokens,
+    saml_assertion_ids: deleted.assertionIds,
+    sso_authorizations: deleted.authorizations,
+  };
 }
