@@ -157,6 +157,12 @@ export {
   type TokenKind,
   verifyToken,
 } from './signing/service.ts';
+export {
+  configureOidcConnection,
+  consumeOidcCallback,
+  type OidcConfigInput,
+  startOidc,
+} from './sso/oidc/service.ts';
 export type { Meta } from './trpc.ts';
 export {
   callProcedure,
