@@ -11,8 +11,8 @@ import { providerFetch } from './fetch.ts';
  * per sign-in. Every request it makes goes through `providerFetch` (the address rules).
  */
 
-/** Clock skew tolerated on `exp`, `nbf`, `iat` of an id_token (the SSO design's 60 s). */
-export const CLOCK_TOLERANCE_SECONDS = 60;
+/** Clock skew tolerated on `exp` and `nbf` of an id_token unless configured (the SSO design's 60 s). */
+export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 60;
 
 /** How long one request to the provider may take. */
 const REQUEST_TIMEOUT_SECONDS = 10;
@@ -87,7 +87,8 @@ export function configurationOf(scope: Scope, connection: ConnectionRow): oidc.C
     // openid-client compares the header's `alg` with this list (an array is accepted at runtime).
     id_token_signed_response_alg: acceptedAlgorithms(metadata) as unknown as string,
     [oidc.clockSkew]: skewSeconds,
-    [oidc.clockTolerance]: CLOCK_TOLERANCE_SECONDS,
+    // The same skew as SAML's (`ATRIUM_SSO_CLOCK_SKEW_SECONDS`).
+    [oidc.clockTolerance]: scope.deps.config.ssoClockSkewSeconds ?? DEFAULT_CLOCK_TOLERANCE_SECONDS,
   };
   if (secret !== undefined) client.client_secret = secret;
   const config = new oidc.Configuration(
