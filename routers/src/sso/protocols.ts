@@ -2,41 +2,14 @@ import type { Deps } from '../kernel/deps.ts';
 import type { Scope } from '../kernel/scope.ts';
 import type { SsoIdentity } from './identity.ts';
 import { SsoFailure } from './identity.ts';
+import * as oidc from './oidc/service.ts';
 import * as saml from './saml/service.ts';
 import type { SsoConnectionRow } from './store.ts';
 
 // The dispatch from a connection to its protocol module (SAML in `saml/`, OIDC in `oidc/`): the
 // SSO service and the browser codec call these, never a module directly.
-//
-// INTEGRATION NOTE: until the OIDC module is on this branch, it is loaded by a dynamic import
-// whose specifier TypeScript does not resolve. Once `./oidc/service.ts` exists, replace
-// `oidcModule()` by the static import
-//   import * as oidc from './oidc/service.ts';
-// (a bundler does not follow a computed specifier).
 
 export type SsoProtocol = 'saml' | 'oidc';
-
-interface OidcModule {
-  startOidc(
-    scope: Scope,
-    connection: SsoConnectionRow,
-    authorizationId: string,
-    loginHint?: string,
-  ): Promise<{ url: string; oidcNonce: string; oidcCodeVerifierSealed: string }>;
-  consumeOidcCallback(
-    scope: Scope,
-    connection: SsoConnectionRow,
-    callbackUrl: URL,
-    expected: { authorizationId: string; oidcNonce: string; oidcCodeVerifierSealed: string },
-  ): Promise<SsoIdentity>;
-}
-
-const OIDC_MODULE: string = './oidc/service.ts';
-let oidc: Promise<OidcModule> | undefined;
-const oidcModule = (): Promise<OidcModule> => {
-  oidc ??= import(OIDC_MODULE) as Promise<OidcModule>;
-  return oidc;
-};
 
 /**
  * The protocol a connection signs in with, or undefined when Atrium cannot broker it: a type
@@ -79,7 +52,7 @@ export async function startProtocol(
 ): Promise<StartedProtocol> {
   const protocol = protocolOf(connection);
   if (protocol === 'saml') return saml.startSaml(scope, connection, authorizationId, loginHint);
-  if (protocol === 'oidc') return (await oidcModule()).startOidc(scope, connection, authorizationId, loginHint);
+  if (protocol === 'oidc') return oidc.startOidc(scope, connection, authorizationId, loginHint);
   throw new SsoFailure('unsupported_connection_type', `Connection type ${connection.connectionType} cannot sign in.`);
 }
 
@@ -98,7 +71,7 @@ export async function consumeOidc(
   callbackUrl: URL,
   expected: { authorizationId: string; oidcNonce: string; oidcCodeVerifierSealed: string },
 ): Promise<SsoIdentity> {
-  return (await oidcModule()).consumeOidcCallback(scope, connection, callbackUrl, expected);
+  return oidc.consumeOidcCallback(scope, connection, callbackUrl, expected);
 }
 
 export async function samlMetadata(deps: Deps, connection: SsoConnectionRow): Promise<string> {
