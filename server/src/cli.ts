@@ -11,6 +11,7 @@ import {
   type Register,
 } from './cli-context.ts';
 import { registerDirectories } from './directories-cli.ts';
+import { registerRedirectUris } from './redirect-uris-cli.ts';
 import { registerSeed } from './seed.ts';
 
 const registerEnvironments: Register = (program, ctx) => {
@@ -309,6 +310,7 @@ export const REGISTRARS: Register[] = [
   registerDirectories,
   registerDomains,
   registerWebhooks,
+  registerRedirectUris,
   registerSeed,
 ];
 
