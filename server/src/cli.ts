@@ -10,6 +10,7 @@ import {
   printer,
   type Register,
 } from './cli-context.ts';
+import { registerDevIdp } from './dev-idp-cli.ts';
 import { registerDirectories } from './directories-cli.ts';
 import { registerSeed } from './seed.ts';
 
@@ -310,6 +311,7 @@ export const REGISTRARS: Register[] = [
   registerDomains,
   registerWebhooks,
   registerSeed,
+  registerDevIdp,
 ];
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ETIMEDOUT']);

@@ -167,6 +167,7 @@ export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger, 
       quotas: config.quotas,
       invitationUrl: config.invitationUrl,
       dnsVerificationPeriodSeconds: config.dnsVerificationPeriodSeconds,
+      ssoClockSkewSeconds: config.ssoClockSkewSeconds,
       // A request outlives neither a connect attempt plus a statement, plus a little slack.
       requestTimeoutMs: config.dbStatementTimeoutMs + config.dbConnectTimeoutSeconds * 1000 + 2_000,
     },
