@@ -158,6 +158,19 @@ export {
   verifyToken,
 } from './signing/service.ts';
 export { SsoFailure, type SsoIdentity } from './sso/identity.ts';
+export { redirectUriProblem } from './sso/redirect-uris.ts';
+export { ssoRouter } from './sso/router.ts';
+export type { BrowserOutcome } from './sso/schemas.ts';
+export {
+  ACCESS_TOKEN_TTL_MS,
+  AUTHORIZATION_TTL_MS,
+  beginAuthorization,
+  CODE_TTL_MS,
+  completeSignIn,
+  failSignIn,
+  OAUTH_ERRORS,
+} from './sso/service.ts';
+export { loadSsoConnection, type SsoConnectionRow } from './sso/store.ts';
 export {
   CERTIFICATE_RENEWAL_WINDOW_DAYS,
   DEFAULT_ATTRIBUTE_NAMES,
