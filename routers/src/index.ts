@@ -160,17 +160,7 @@ export {
 export { SsoFailure, type SsoIdentity } from './sso/identity.ts';
 export { redirectUriProblem } from './sso/redirect-uris.ts';
 export { ssoRouter } from './sso/router.ts';
-export type { BrowserOutcome } from './sso/schemas.ts';
-export {
-  ACCESS_TOKEN_TTL_MS,
-  AUTHORIZATION_TTL_MS,
-  beginAuthorization,
-  CODE_TTL_MS,
-  completeSignIn,
-  failSignIn,
-  OAUTH_ERRORS,
-} from './sso/service.ts';
-export { loadSsoConnection, type SsoConnectionRow } from './sso/store.ts';
+export { checkSamlCertificates } from './sso/saml/certificates.ts';
 export {
   CERTIFICATE_RENEWAL_WINDOW_DAYS,
   DEFAULT_ATTRIBUTE_NAMES,
@@ -188,6 +178,17 @@ export {
   startSaml,
 } from './sso/saml/service.ts';
 export { hasAssertionId } from './sso/saml/store.ts';
+export type { BrowserOutcome } from './sso/schemas.ts';
+export {
+  ACCESS_TOKEN_TTL_MS,
+  AUTHORIZATION_TTL_MS,
+  beginAuthorization,
+  CODE_TTL_MS,
+  completeSignIn,
+  failSignIn,
+  OAUTH_ERRORS,
+} from './sso/service.ts';
+export { loadSsoConnection, type SsoConnectionRow } from './sso/store.ts';
 export { samlAcsUrl, samlSpEntityId, samlSpMetadataUrl } from './sso/urls.ts';
 export type { Meta } from './trpc.ts';
 export {

@@ -25,6 +25,7 @@ import { capConnectionsPerAddress, SOCKET_IDLE_TIMEOUT_MS, serverOptions } from 
 import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
 import { retentionWorker } from './workers/retention.ts';
+import { samlCertificatesWorker } from './workers/saml-certificates.ts';
 import { statisticsWorker } from './workers/statistics.ts';
 import { VerificationWorker } from './workers/verification.ts';
 import { WebhookWorker } from './workers/webhooks.ts';
@@ -71,6 +72,7 @@ export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
   return [
     { name: 'dns-verification', stop: () => verification.stop() },
     { name: 'webhook-delivery', stop: () => webhooks.stop() },
+    samlCertificatesWorker(deps),
   ];
 }
 
