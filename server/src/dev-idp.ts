@@ -8,7 +8,11 @@ import { pathToFileURL } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
 import type { X509CertificateCreateSelfSignedParams } from '@peculiar/x509';
 import { DOMParser } from '@xmldom/xmldom';
-import * as samlify from 'samlify';
+import * as samlifyModule from 'samlify';
+
+// samlify is CommonJS: Node's ESM loader (tsx) puts its exports under `default`, vitest's does not.
+const samlify = ((samlifyModule as unknown as { default?: typeof samlifyModule }).default ??
+  samlifyModule) as typeof samlifyModule;
 
 // The AuthnRequests this IdP reads are parsed below (the HTTP-Redirect binding); samlify's own
 // schema check is for the messages it receives, which this IdP does not use.
@@ -250,7 +254,7 @@ export async function startDevIdp(options: DevIdpOptions = {}): Promise<DevIdp> 
   const validityMs = options.validityMs ?? 5 * 60_000;
   const requests: ReadAuthnRequest[] = [];
   let base = '';
-  let idp: samlify.IdentityProviderInstance | undefined;
+  let idp: samlifyModule.IdentityProviderInstance | undefined;
   const entityId = () => `${base}/metadata`;
 
   const loginResponse: DevIdp['loginResponse'] = async (sp, user, inResponseTo) => {
