@@ -10,6 +10,7 @@ import {
   printer,
   type Register,
 } from './cli-context.ts';
+import { registerDevIdp } from './dev-idp-cli.ts';
 import { registerDirectories } from './directories-cli.ts';
 import { registerRedirectUris } from './redirect-uris-cli.ts';
 import { registerSeed } from './seed.ts';
@@ -312,6 +313,7 @@ export const REGISTRARS: Register[] = [
   registerWebhooks,
   registerRedirectUris,
   registerSeed,
+  registerDevIdp,
 ];
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ETIMEDOUT']);
