@@ -1,7 +1,7 @@
 import type { Register } from './cli-context.ts';
 
 /**
- * `atrium redirect-uris …`: where `/sso/authorize` may send a browser back with its code (issue
+ * `atrium redirect-uris ...`: where `/sso/authorize` may send a browser back with its code (issue
  * #37). A URI is https, or http on loopback only; exact, no fragment, no wildcard. One may be the
  * environment's default (used when an authorization names none, and after an SSO logout).
  */

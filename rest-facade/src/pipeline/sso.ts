@@ -184,7 +184,7 @@ export function ssoCodec(deps: Deps): Codec<SsoCall, unknown> {
         case 'authorize':
           return callProcedure(call.entry, ctx, q);
         case 'token':
-          return callProcedure(call.entry, ctx, { ...q, ...fieldsOf(ex, call.raw) });
+          return callProcedure(call.entry, ctx, Object.assign({}, q, fieldsOf(ex, call.raw)));
         case 'logout': {
           const input: Record<string, string> = {};
           if (q.token !== undefined) input.token = q.token;

@@ -1208,6 +1208,7 @@ export const OPERATIONS: Operation[] = [
     creates: {
       table: 'redirect_uris',
       validBody: () => ({ uri: `https://app.example.com/${randomUUID()}` }),
+      rerunRefused: { status: 409, code: 'redirect_uri_already_exists' },
     },
   },
   {
