@@ -11,7 +11,7 @@ import { membershipsOfUser } from '../organization-memberships/store.ts';
 import { loadOrganization } from '../organizations/store.ts';
 import { seal, unseal } from '../signing/material.ts';
 import { fullName, toUser } from '../user-wire.ts';
-import { insertUser } from '../users/store.ts';
+import { insertUser, markSignedIn } from '../users/store.ts';
 import { SsoFailure, type SsoIdentity } from './identity.ts';
 import { consumeOidc, consumeSaml, isConfigured, protocolOf, samlMetadata, startProtocol } from './protocols.ts';
 import type { BrowserOutcome, Profile } from './schemas.ts';
@@ -307,6 +307,7 @@ export async function completeSignIn(
       });
       await recordEvent(tx, scope, 'user.created', toUser(user));
     }
+    await markSignedIn(tx, scope.env.id, user.id, now);
     if (!(await membershipOf(tx, scope.env.id, user.id, organization.id))) {
       await addMembership(tx, scope, { userId: user.id, organizationId: organization.id });
     }

@@ -16,15 +16,15 @@ import type { Worker } from './worker.ts';
  * day past their expiry, and the SSO rows (routers/src/sso/service.ts `sweepSso`). Logs and returns how many of each went.
  */
 export async function retentionSweep(deps: Deps, rateLimitWindowMs = 60_000): Promise<Record<string, number>> {
-  const purged = {
+  const purged: Record<string, number> = {
     idempotency_keys: await purgeExpiredIdempotencyKeys(deps),
     sessions: await purgeExpiredSessions(deps.db, deps.now()),
     rate_limit_windows: await purgeIdleRateLimitWindows(deps, rateLimitWindowMs),
-    ...(await purgeExpiredRecords(deps)),
-    // Single sign-on: expired authorizations time out (authentication.sso_timed_out); codes,
-    // access tokens and SAML assertion ids past expiry, and old finished authorizations, go.
-    ...(await sweepSso(deps)),
   };
+  Object.assign(purged, await purgeExpiredRecords(deps));
+  // Single sign-on: expired authorizations time out (authentication.sso_timed_out); codes,
+  // access tokens and SAML assertion ids past expiry, and old finished authorizations, go.
+  Object.assign(purged, await sweepSso(deps));
   if (Object.values(purged).some((n) => n > 0)) deps.log.info(purged, 'expired records purged');
   return purged;
 }

@@ -33,6 +33,7 @@ describe('completeSignIn (Just-in-time)', () => {
 
     const [user] = await usersOf(env);
     expect(user).toMatchObject({ email, emailVerified: true, firstName: 'Ada', lastName: 'Lovelace' });
+    expect(user?.lastSignInAt).toBeInstanceOf(Date);
     const memberships = await env.deps.db
       .select()
       .from(organizationMemberships)
