@@ -17,25 +17,9 @@ import { users } from './users.ts';
 export const SSO_AUTHORIZATION_STATES = ['started', 'successful', 'failed', 'timed_out'] as const;
 export type SsoAuthorizationState = (typeof SSO_AUTHORIZATION_STATES)[number];
 
-/** One IdP signing certificate of a SAML connection (two at once while the IdP rotates). */
-export type SamlCertificate = { pem: string; fingerprint_sha256: string; not_before: string; not_after: string };
-
-/**
- * How IdP attributes become profile fields. Each value names the SAML attribute or OIDC claim;
- * `custom` maps a custom attribute name to the attribute that carries it.
- */
-export type AttributeMapping = {
-  idp_id?: string;
-  email?: string;
-  first_name?: string;
-  last_name?: string;
-  name?: string;
-  groups?: string;
-  custom?: Record<string, string>;
-};
-
-/** The upstream connection domains (`connection_domain` objects), kept on the connection row. */
-export type ConnectionDomain = { id: string; domain: string };
+// The JSON column types of connections (tokens.ts) live in sso-types.ts, below both files: sso.ts
+// references `connections`, so tokens.ts may not import from here (no import ring).
+export type { AttributeMapping, ConnectionDomain, SamlCertificate } from './sso-types.ts';
 
 /**
  * An authorization in flight: made by `GET /sso/authorize`, consumed once by the identity

@@ -3,7 +3,7 @@ import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex } from 'driz
 import { idText, timestamps, ts } from './columns.ts';
 import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
-import type { AttributeMapping, ConnectionDomain, SamlCertificate } from './sso.ts';
+import type { AttributeMapping, ConnectionDomain, SamlCertificate } from './sso-types.ts';
 import { users } from './users.ts';
 
 /** The public half of an RSA signing key, as published in the JWKS. */

@@ -1,0 +1,708 @@
+import { type Db, newId } from '@atrium/db';
+import { authenticateApiKey } from '../auth/api-key.ts';
+import { toConnection } from '../connections/service.ts';
+import { recordEvent } from '../events/record.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { ApiError, type FieldError, invalid, notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { randomBase62, sha256Hex } from '../lib/random.ts';
+import { addMembership } from '../organization-memberships/service.ts';
+import { membershipsOfUser } from '../organization-memberships/store.ts';
+import { loadOrganization } from '../organizations/store.ts';
+import { seal, unseal } from '../signing/material.ts';
+import { fullName, toUser } from '../user-wire.ts';
+import { insertUser, markSignedIn } from '../users/store.ts';
+import { SsoFailure, type SsoIdentity } from './identity.ts';
+import { consumeOidc, consumeSaml, isConfigured, protocolOf, samlMetadata, startProtocol } from './protocols.ts';
+import type { BrowserOutcome, Profile } from './schemas.ts';
+import {
+  connectionsOfOrganization,
+  connectionsOfType,
+  connectionWithEnvironment,
+  deleteAccessTokensOfProfile,
+  deleteExpiredSsoRows,
+  environmentOfClientId,
+  findAccessToken,
+  findAuthorization,
+  findProfile,
+  findRedirectUri,
+  finishAuthorization,
+  insertAccessToken,
+  insertAuthorization,
+  insertCode,
+  loadSsoConnection,
+  lockExpiredAuthorizations,
+  markConnectionSignIn,
+  markTimedOut,
+  membershipOf,
+  organizationOfVerifiedDomain,
+  organizationVerifiedDomain,
+  profileById,
+  redirectUrisOf,
+  type SsoAuthorizationRow,
+  type SsoConnectionRow,
+  type SsoProfileRow,
+  setAuthorizationProtocolState,
+  spendCode,
+  upsertProfile,
+  userByEmail,
+  userById,
+} from './store.ts';
+
+// The SSO service: an authorization from the app's request to the IdP's answer, the decision on
+// a verified identity (Just-in-time provisioning under the organization's domain policy), and
+// the one-use code the app exchanges for the profile. Protocol modules verify; this decides.
+
+/** How long an authorization waits for the IdP, and a code for the app (the contract's 10 min). */
+export const AUTHORIZATION_TTL_MS = 10 * 60 * 1000;
+export const CODE_TTL_MS = 10 * 60 * 1000;
+/** The access token of `GET /sso/profile`: one hour. */
+export const ACCESS_TOKEN_TTL_MS = 60 * 60 * 1000;
+
+/** The `provider` values of upstream's authorization URL (OAuth providers). */
+export const OAUTH_PROVIDERS = ['GoogleOAuth', 'MicrosoftOAuth', 'GitHubOAuth', 'AppleOAuth'] as const;
+
+export interface BeginAuthorizationInput {
+  response_type?: string | undefined;
+  redirect_uri?: string | undefined;
+  connection?: string | undefined;
+  organization?: string | undefined;
+  provider?: string | undefined;
+  state?: string | undefined;
+  login_hint?: string | undefined;
+  domain_hint?: string | undefined;
+}
+
+type SsoEventStatus = 'started' | 'succeeded' | 'failed' | 'timed_out';
+
+/**
+ * Upstream's `authentication.sso_*` payload: the type, the status, who (user and e-mail when
+ * known), and the connection; `error` on failure. No request metadata is kept (null), no secret.
+ */
+export function ssoEventData(
+  connection: Pick<SsoConnectionRow, 'id' | 'organizationId'>,
+  status: SsoEventStatus,
+  who: { userId?: string | null; email?: string | null } = {},
+  error?: { code: string; message: string },
+): Record<string, unknown> {
+  const data: Record<string, unknown> = {
+    type: 'sso',
+    status,
+    ip_address: null,
+    user_agent: null,
+    user_id: who.userId ?? null,
+    email: who.email ?? null,
+    sso: { organization_id: connection.organizationId, connection_id: connection.id, session_id: null },
+  };
+  if (error) data.error = error;
+  return data;
+}
+
+const field = (name: string, code: string, message: string): FieldError => ({ field: name, code, message });
+
+/** The registered redirect URI the request names, or the environment's single default. */
+async function redirectUriOf(scope: Scope, given: string | undefined): Promise<string> {
+  if (given !== undefined && given !== '') {
+    const row = await findRedirectUri(scope.db, scope.env.id, given);
+    if (row) return row.uri;
+    const message = `redirect_uri '${given}' is not registered for this environment (npx atrium redirect-uris add).`;
+    throw invalid([field('redirect_uri', 'redirect_uri_not_registered', message)], 'invalid_redirect_uri', message);
+  }
+  const defaults = (await redirectUrisOf(scope.db, scope.env.id)).filter((row) => row.isDefault);
+  if (defaults.length === 1 && defaults[0]) return defaults[0].uri;
+  const message = 'redirect_uri is required: the environment has no default redirect URI.';
+  throw invalid([field('redirect_uri', 'required', message)], 'invalid_redirect_uri', message);
+}
+
+/** The first connection of the organization that can sign in (an active one first). */
+function usableOf(rows: SsoConnectionRow[]): SsoConnectionRow | undefined {
+  const usable = rows.filter((row) => protocolOf(row) !== undefined && isConfigured(row));
+  return usable.find((row) => row.state === 'active') ?? usable[0];
+}
+
+const notConfigured = (what: string): ApiError => {
+  const message = `${what} has no identity provider configured for single sign-on.`;
+  return invalid([field('connection', 'connection_not_configured', message)], 'connection_not_configured', message);
+};
+
+/** The connection an authorization request names (by connection, organization, provider or domain). */
+async function connectionOf(scope: Scope, input: BeginAuthorizationInput): Promise<SsoConnectionRow> {
+  const named = [input.connection, input.organization, input.provider].filter((v) => v !== undefined && v !== '');
+  if (named.length > 1) {
+    const message = 'Send exactly one of connection, organization or provider.';
+    throw invalid([field('connection', 'ambiguous_selector', message)]);
+  }
+  if (input.connection) {
+    const connection = await loadSsoConnection(scope.db, scope.env.id, input.connection);
+    if (protocolOf(connection) === undefined) throw unsupported(connection.connectionType);
+    if (!isConfigured(connection)) throw notConfigured(`Connection '${connection.id}'`);
+    return connection;
+  }
+  if (input.provider) {
+    if (!(OAUTH_PROVIDERS as readonly string[]).includes(input.provider)) {
+      const message = `provider must be one of ${OAUTH_PROVIDERS.join(', ')}.`;
+      throw invalid([field('provider', 'unsupported_provider', message)], 'unsupported_provider', message);
+    }
+    const connection = usableOf(await connectionsOfType(scope.db, scope.env.id, input.provider));
+    if (!connection) throw unsupported(input.provider);
+    return connection;
+  }
+  let organizationId = input.organization;
+  if (!organizationId && input.domain_hint) {
+    organizationId = await organizationOfVerifiedDomain(scope.db, scope.env.id, input.domain_hint.toLowerCase());
+    if (!organizationId) {
+      const message = `No organization verified the domain '${input.domain_hint}'.`;
+      throw invalid([field('domain_hint', 'domain_not_found', message)]);
+    }
+  }
+  if (!organizationId) {
+    const message = 'Send exactly one of connection, organization or provider.';
+    throw invalid([field('connection', 'required', message)]);
+  }
+  await loadOrganization(scope.db, scope.env.id, organizationId);
+  const connection = usableOf(await connectionsOfOrganization(scope.db, scope.env.id, organizationId));
+  if (!connection) throw notConfigured(`Organization '${organizationId}'`);
+  return connection;
+}
+
+function unsupported(type: string): ApiError {
+  const message = `Atrium cannot sign in through ${type}: only SAML and OpenID Connect connections (or an OAuth type configured as OpenID Connect) are brokered.`;
+  return invalid([field('provider', 'unsupported_connection_type', message)], 'unsupported_connection_type', message);
+}
+
+/**
+ * `GET /sso/authorize`: picks the connection, refuses an unregistered redirect_uri, writes the
+ * authorization, builds the IdP redirect (`startSaml`/`startOidc`) and records
+ * `authentication.sso_started`. Nothing is stored when anything is refused.
+ */
+export async function beginAuthorization(scope: Scope, input: BeginAuthorizationInput): Promise<{ url: string }> {
+  if (input.response_type !== undefined && input.response_type !== 'code') {
+    const message = "response_type must be 'code'.";
+    throw invalid([field('response_type', 'unsupported_response_type', message)]);
+  }
+  const redirectUri = await redirectUriOf(scope, input.redirect_uri);
+  const connection = await connectionOf(scope, input);
+  return scope.db.transaction(async (tx) => {
+    const txScope: Scope = { ...scope, db: tx };
+    const now = scope.now();
+    const authorization = await insertAuthorization(tx, {
+      id: newId('ssoAuthorization'),
+      environmentId: scope.env.id,
+      connectionId: connection.id,
+      redirectUri,
+      appState: input.state ?? null,
+      loginHint: input.login_hint ?? null,
+      expiresAt: new Date(now.getTime() + AUTHORIZATION_TTL_MS),
+      createdAt: now,
+    });
+    const started = await startProtocol(txScope, connection, authorization.id, input.login_hint || undefined);
+    const kept: { samlRequestId?: string; oidcNonce?: string; oidcCodeVerifierSealed?: string } = {};
+    if (started.samlRequestId !== undefined) kept.samlRequestId = started.samlRequestId;
+    if (started.oidcNonce !== undefined) kept.oidcNonce = started.oidcNonce;
+    if (started.oidcCodeVerifierSealed !== undefined) kept.oidcCodeVerifierSealed = started.oidcCodeVerifierSealed;
+    if (Object.keys(kept).length > 0) await setAuthorizationProtocolState(tx, authorization.id, kept);
+    await recordEvent(
+      tx,
+      scope,
+      'authentication.sso_started',
+      ssoEventData(connection, 'started', { email: input.login_hint || null }),
+    );
+    return { url: started.url };
+  });
+}
+
+/** The authorization an IdP answer names, if it is one of this connection's (else undefined). */
+export async function authorizationOf(
+  scope: Scope,
+  connection: SsoConnectionRow,
+  authorizationId: string,
+): Promise<SsoAuthorizationRow | undefined> {
+  const row = await findAuthorization(scope.db, scope.env.id, authorizationId);
+  return row && row.connectionId === connection.id ? row : undefined;
+}
+
+/** Where an IdP-initiated sign-in lands: the environment's default redirect URI (or its only one). */
+async function idpInitiatedRedirect(db: Db, environmentId: string): Promise<string> {
+  const rows = await redirectUrisOf(db, environmentId);
+  const chosen = rows.find((row) => row.isDefault) ?? (rows.length === 1 ? rows[0] : undefined);
+  if (!chosen) throw new SsoFailure('no_default_redirect_uri', 'The environment has no default redirect URI.');
+  return chosen.uri;
+}
+
+/** The domain part of an e-mail address, lower-cased. */
+const domainOf = (email: string): string => email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+
+function withParams(uri: string, params: Record<string, string | null | undefined>): string {
+  const url = new URL(uri);
+  for (const [key, value] of Object.entries(params)) if (value != null) url.searchParams.set(key, value);
+  return url.toString();
+}
+
+/**
+ * A verified identity signs in: marks the authorization successful (once), provisions the user
+ * and an active membership under the organization's domain policy (Just-in-time), upserts the
+ * profile, issues the one-use code, activates the connection on its first success and records
+ * `authentication.sso_succeeded`. Throws SsoFailure when the policy or the authorization refuses.
+ */
+export async function completeSignIn(
+  scope: Scope,
+  connection: SsoConnectionRow,
+  authorizationId: string | null,
+  identity: SsoIdentity,
+): Promise<{ redirectUrl: string }> {
+  const email = identity.email.trim();
+  if (!email.includes('@') || !identity.idpId) {
+    throw new SsoFailure('invalid_profile', 'The identity provider sent no usable e-mail address or user id.');
+  }
+  return scope.db.transaction(async (tx) => {
+    const now = scope.now();
+    let redirectUri: string;
+    let appState: string | null = null;
+    if (authorizationId !== null) {
+      const authorization = await findAuthorization(tx, scope.env.id, authorizationId, true);
+      if (!authorization || authorization.connectionId !== connection.id) {
+        throw new SsoFailure(
+          'unknown_authorization',
+          'The sign-in does not match an authorization of this connection.',
+        );
+      }
+      if (authorization.state === 'timed_out' || authorization.expiresAt.getTime() <= now.getTime()) {
+        throw new SsoFailure('authorization_expired', 'The sign-in took longer than 10 minutes.');
+      }
+      if (authorization.state !== 'started') {
+        throw new SsoFailure('authorization_already_used', 'This sign-in was already completed or refused.');
+      }
+      await finishAuthorization(tx, authorization.id, 'successful', null, now);
+      redirectUri = authorization.redirectUri;
+      appState = authorization.appState;
+    } else {
+      redirectUri = await idpInitiatedRedirect(tx, scope.env.id);
+    }
+
+    // The organization's domain policy: a verified domain vouches for the address; otherwise the
+    // organization must allow profiles outside its domains.
+    const organization = await loadOrganization(tx, scope.env.id, connection.organizationId, 'share');
+    const verified = await organizationVerifiedDomain(tx, scope.env.id, organization.id, domainOf(email));
+    if (!verified && !organization.allowProfilesOutsideOrganization) {
+      throw new SsoFailure(
+        'domain_not_allowed',
+        `The domain of the signed-in address is not a verified domain of the organization, which allows no profiles outside its domains.`,
+      );
+    }
+
+    const existing = await findProfile(tx, connection.id, identity.idpId);
+    let user = existing?.userId ? await userById(tx, scope.env.id, existing.userId) : undefined;
+    user ??= await userByEmail(tx, scope.env.id, email);
+    if (!user) {
+      user = await insertUser(tx, {
+        id: newId('user'),
+        environmentId: scope.env.id,
+        email,
+        emailVerified: verified,
+        firstName: identity.firstName ?? null,
+        lastName: identity.lastName ?? null,
+        metadata: {},
+        createdAt: now,
+        updatedAt: now,
+      });
+      await recordEvent(tx, scope, 'user.created', toUser(user));
+    }
+    await markSignedIn(tx, scope.env.id, user.id, now);
+    if (!(await membershipOf(tx, scope.env.id, user.id, organization.id))) {
+      await addMembership(tx, scope, { userId: user.id, organizationId: organization.id });
+    }
+
+    const profile = await upsertProfile(tx, {
+      id: existing?.id ?? newId('ssoProfile'),
+      environmentId: scope.env.id,
+      connectionId: connection.id,
+      organizationId: organization.id,
+      userId: user.id,
+      idpId: identity.idpId,
+      email,
+      firstName: identity.firstName ?? null,
+      lastName: identity.lastName ?? null,
+      name: identity.name ?? null,
+      groups: identity.groups ?? null,
+      customAttributes: identity.customAttributes,
+      rawAttributes: identity.rawAttributes,
+      createdAt: now,
+      updatedAt: now,
+    });
+
+    const code = randomBase62(43);
+    await insertCode(tx, {
+      codeHash: sha256Hex(code),
+      environmentId: scope.env.id,
+      profileId: profile.id,
+      redirectUri,
+      expiresAt: new Date(now.getTime() + CODE_TTL_MS),
+      createdAt: now,
+    });
+
+    const wasActive = (await loadSsoConnection(tx, scope.env.id, connection.id, 'update')).state === 'active';
+    const after = await markConnectionSignIn(tx, connection.id, now);
+    if (!wasActive) {
+      await recordEvent(tx, scope, 'connection.activated', toConnection(after));
+    }
+    await recordEvent(
+      tx,
+      scope,
+      'authentication.sso_succeeded',
+      ssoEventData(connection, 'succeeded', { userId: user.id, email }),
+    );
+    return { redirectUrl: withParams(redirectUri, { code, state: appState }) };
+  });
+}
+
+/**
+ * A refused IdP answer: marks the authorization failed with the reason (if it was still
+ * started: only then is the app's redirect returned), records `authentication.sso_failed` (reason, no secret) and returns the app redirect
+ * with `error`, `error_description` and the app's `state` when one is known.
+ */
+export async function failSignIn(
+  scope: Scope,
+  connection: SsoConnectionRow,
+  authorizationId: string | null,
+  failure: SsoFailure,
+): Promise<{ redirectUrl?: string }> {
+  return scope.db.transaction(async (tx) => {
+    const now = scope.now();
+    let redirectUrl: string | undefined;
+    if (authorizationId !== null) {
+      const authorization = await findAuthorization(tx, scope.env.id, authorizationId, true);
+      // Only an authorization still in flight fails (and sends the browser back to the app); one
+      // completed or refused already stays as it is (a replayed response lands on the error page).
+      const finished =
+        authorization && authorization.connectionId === connection.id
+          ? await finishAuthorization(tx, authorization.id, 'failed', failure.reason, now)
+          : undefined;
+      if (authorization && finished) {
+        redirectUrl = withParams(authorization.redirectUri, {
+          error: failure.reason,
+          error_description: failure.message,
+          state: authorization.appState,
+        });
+      }
+    }
+    await recordEvent(
+      tx,
+      scope,
+      'authentication.sso_failed',
+      ssoEventData(connection, 'failed', {}, { code: failure.reason, message: failure.message }),
+    );
+    return redirectUrl === undefined ? {} : { redirectUrl };
+  });
+}
+
+// The app's side: the code for a profile and token, the profile, sign-out -------------------
+
+/** OAuth's refusals of `POST /sso/token`, in upstream's `{ error, error_description }` shape (the codec renders them so). */
+export const OAUTH_ERRORS = ['invalid_client', 'invalid_grant', 'unsupported_grant_type', 'invalid_request'] as const;
+const oauthError = (code: (typeof OAUTH_ERRORS)[number], message: string, status = 400) =>
+  new ApiError(status, code, message);
+
+/** The single place that turns a profile row into upstream's `Profile`. */
+export function toProfile(row: SsoProfileRow, connectionType: string, roleSlugs: string[] | undefined): Profile {
+  const profile: Profile = {
+    object: 'profile',
+    id: row.id,
+    idp_id: row.idpId,
+    organization_id: row.organizationId,
+    connection_id: row.connectionId,
+    connection_type: connectionType,
+    email: row.email,
+    first_name: row.firstName,
+    last_name: row.lastName,
+    name: row.name ?? fullName(row.firstName, row.lastName),
+    raw_attributes: row.rawAttributes,
+  };
+  if (roleSlugs && roleSlugs.length > 0) {
+    profile.role = { slug: roleSlugs[0] as string };
+    profile.roles = roleSlugs.map((slug) => ({ slug }));
+  }
+  if (row.groups) profile.groups = row.groups;
+  profile.custom_attributes = row.customAttributes;
+  return profile;
+}
+
+/** The profile with the connection's type and the user's roles in the organization. */
+async function profileOf(db: Db, environmentId: string, row: SsoProfileRow): Promise<Profile> {
+  const connection = await loadSsoConnection(db, environmentId, row.connectionId);
+  let roles: string[] | undefined;
+  if (row.userId && row.organizationId) {
+    const memberships = await membershipsOfUser(db, environmentId, row.userId);
+    roles = memberships.find((m) => m.organizationId === row.organizationId)?.roleSlugs;
+  }
+  return toProfile(row, connection.connectionType, roles);
+}
+
+/**
+ * `POST /sso/token` (the SDK's `getProfileAndToken`): the client secret is an API key of the
+ * environment the client id names; the code is spent once, within its 10 minutes, in that
+ * environment only. Answers the profile and a one-hour access token (stored as its SHA-256).
+ */
+export async function exchangeCode(
+  deps: Deps,
+  input: {
+    client_id?: string | undefined;
+    client_secret?: string | undefined;
+    grant_type?: string | undefined;
+    code?: string | undefined;
+  },
+): Promise<{ token_type: 'Bearer'; access_token: string; expires_in: number; profile: Profile }> {
+  if (input.grant_type !== 'authorization_code') {
+    throw oauthError('unsupported_grant_type', "grant_type must be 'authorization_code'.");
+  }
+  if (!input.client_secret || !input.client_id) {
+    throw oauthError('invalid_client', 'client_id and client_secret (an API key of the environment) are required.');
+  }
+  let env: Awaited<ReturnType<typeof authenticateApiKey>>;
+  try {
+    env = await authenticateApiKey(deps, `Bearer ${input.client_secret}`);
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+      throw oauthError('invalid_client', 'Invalid client ID or secret.');
+    }
+    throw error;
+  }
+  if (env.clientId !== input.client_id) throw oauthError('invalid_client', 'Invalid client ID or secret.');
+  if (!input.code) throw oauthError('invalid_request', 'code is required.');
+  const code = input.code;
+  const now = deps.now();
+  return deps.db.transaction(async (tx) => {
+    const spent = await spendCode(tx, env.id, sha256Hex(code), now);
+    if (!spent || spent.expiresAt.getTime() <= now.getTime()) {
+      throw oauthError('invalid_grant', 'The code has expired or has already been used.');
+    }
+    const row = await profileById(tx, env.id, spent.profileId);
+    if (!row) throw oauthError('invalid_grant', 'The code has expired or has already been used.');
+    const accessToken = randomBase62(48);
+    await insertAccessToken(tx, {
+      tokenHash: sha256Hex(accessToken),
+      environmentId: env.id,
+      profileId: row.id,
+      expiresAt: new Date(now.getTime() + ACCESS_TOKEN_TTL_MS),
+      createdAt: now,
+    });
+    return {
+      token_type: 'Bearer' as const,
+      access_token: accessToken,
+      expires_in: ACCESS_TOKEN_TTL_MS / 1000,
+      profile: await profileOf(tx, env.id, row),
+    };
+  });
+}
+
+/** `GET /sso/profile` with `Authorization: Bearer <access_token>` (not an API key). */
+export async function profileOfAccessToken(deps: Deps, accessToken: string | undefined): Promise<Profile> {
+  const refused = () => new ApiError(401, 'unauthorized', 'Unauthorized: a valid SSO access token is required.');
+  if (!accessToken) throw refused();
+  const token = await findAccessToken(deps.db, sha256Hex(accessToken));
+  if (!token || token.expiresAt.getTime() <= deps.now().getTime()) throw refused();
+  const row = await profileById(deps.db, token.environmentId, token.profileId);
+  if (!row) throw refused();
+  return profileOf(deps.db, token.environmentId, row);
+}
+
+/** How long a logout token may wait before `GET /sso/logout` (upstream: short-lived). */
+export const LOGOUT_TOKEN_TTL_MS = 5 * 60 * 1000;
+const LOGOUT_CONTEXT = 'sso-logout';
+
+function baseUrlOf(deps: Deps): string {
+  return deps.tokens.issuer.replace(/\/+$/, '');
+}
+
+/**
+ * `POST /sso/logout/authorize`: a short-lived logout token for a profile of the caller's
+ * environment (sealed under the master key: profile, environment and expiry), and the
+ * `/sso/logout` URL that spends it.
+ */
+export async function authorizeLogout(scope: Scope, profileId: string) {
+  const row = await profileById(scope.db, scope.env.id, profileId);
+  if (!row) throw notFound('profile', profileId);
+  const payload = { p: row.id, e: scope.env.id, x: scope.now().getTime() + LOGOUT_TOKEN_TTL_MS };
+  const token = seal(scope.deps.tokens.masterKey, LOGOUT_CONTEXT, Buffer.from(JSON.stringify(payload)));
+  const url = new URL(`${baseUrlOf(scope.deps)}/sso/logout`);
+  url.searchParams.set('token', token);
+  return { logout_url: url.toString(), logout_token: token };
+}
+
+/**
+ * `GET /sso/logout?token=`: ends the profile's access tokens and sends the browser to the
+ * environment's default redirect URI; an invalid or expired token is refused (the error page).
+ */
+export async function logout(deps: Deps, token: string | undefined): Promise<BrowserOutcome> {
+  const refused: BrowserOutcome = {
+    error: { reason: 'invalid_logout_token', message: 'The logout link is invalid or has expired.' },
+  };
+  if (!token) return refused;
+  let payload: { p?: unknown; e?: unknown; x?: unknown };
+  try {
+    payload = JSON.parse(unseal(deps.tokens.masterKey, LOGOUT_CONTEXT, token, 'logout token').toString('utf8'));
+  } catch {
+    return refused;
+  }
+  if (typeof payload.p !== 'string' || typeof payload.e !== 'string' || typeof payload.x !== 'number') return refused;
+  if (payload.x <= deps.now().getTime()) return refused;
+  const profileId = payload.p;
+  const environmentId = payload.e;
+  const row = await profileById(deps.db, environmentId, profileId);
+  if (row) await deps.db.transaction((tx) => deleteAccessTokensOfProfile(tx, row.id));
+  const uris = await redirectUrisOf(deps.db, environmentId);
+  const target = uris.find((u) => u.isDefault) ?? (uris.length === 1 ? uris[0] : undefined);
+  if (!target) return { error: { reason: 'signed_out', message: 'You are signed out.' } };
+  return { redirect: target.uri };
+}
+
+// The browser's side: the authorization request and the IdP's answers ----------------------
+
+/** The Scope of an unauthenticated browser request, from the environment its `client_id` names. */
+export async function scopeOfClientId(deps: Deps, clientId: string | undefined): Promise<Scope> {
+  const env = clientId ? await environmentOfClientId(deps.db, clientId) : undefined;
+  if (!env) {
+    const message = clientId ? `client_id '${clientId}' names no environment.` : 'client_id is required.';
+    throw invalid([field('client_id', 'invalid_client_id', message)], 'invalid_client_id', message);
+  }
+  return { db: deps.db, env, now: deps.now, deps };
+}
+
+/** The Scope of a connection named by its id in a public URL (ACS, callback, metadata). */
+async function connectionScope(
+  deps: Deps,
+  connectionId: string,
+): Promise<{ scope: Scope; connection: SsoConnectionRow }> {
+  const found = await connectionWithEnvironment(deps.db, connectionId);
+  if (!found) throw notFound('connection', connectionId);
+  const scope: Scope = { db: deps.db, env: found.env, now: deps.now, deps };
+  return { scope, connection: found.connection };
+}
+
+function failureOf(error: unknown): SsoFailure {
+  if (error instanceof SsoFailure) return error;
+  if (error instanceof ApiError && error.status < 500) return new SsoFailure(error.apiCode, error.message);
+  throw error;
+}
+
+/** Completes or fails a sign-in; the browser's next step either way. */
+async function settle(
+  scope: Scope,
+  connection: SsoConnectionRow,
+  authorizationId: string | null,
+  verify: () => Promise<SsoIdentity>,
+): Promise<BrowserOutcome> {
+  let failure: SsoFailure;
+  try {
+    const identity = await verify();
+    const { redirectUrl } = await completeSignIn(scope, connection, authorizationId, identity);
+    return { redirect: redirectUrl };
+  } catch (error) {
+    failure = failureOf(error);
+  }
+  const { redirectUrl } = await failSignIn(scope, connection, authorizationId, failure);
+  if (redirectUrl) return { redirect: redirectUrl };
+  return { error: { reason: failure.reason, message: failure.message } };
+}
+
+/**
+ * `POST /sso/saml/acs/:connection_id`: the IdP's response. `RelayState` names the authorization
+ * (looked up within the connection's environment); without one it is IdP-initiated, which the
+ * SAML module refuses unless the connection allows it.
+ */
+export async function receiveSamlResponse(
+  deps: Deps,
+  input: { connection_id: string; SAMLResponse: string; RelayState?: string | undefined },
+): Promise<BrowserOutcome> {
+  const { scope, connection } = await connectionScope(deps, input.connection_id);
+  const authorization = input.RelayState ? await authorizationOf(scope, connection, input.RelayState) : undefined;
+  const form: { SAMLResponse: string; RelayState?: string } = { SAMLResponse: input.SAMLResponse };
+  if (input.RelayState !== undefined) form.RelayState = input.RelayState;
+  const expected = authorization?.samlRequestId ? { samlRequestId: authorization.samlRequestId } : null;
+  return settle(scope, connection, authorization?.id ?? null, () => consumeSaml(scope, connection, form, expected));
+}
+
+/** `GET /sso/oidc/callback/:connection_id`: the OpenID provider's answer (`state` = authorization id). */
+export async function receiveOidcCallback(
+  deps: Deps,
+  input: { connection_id: string; url: string },
+): Promise<BrowserOutcome> {
+  const { scope, connection } = await connectionScope(deps, input.connection_id);
+  const url = new URL(input.url);
+  const state = url.searchParams.get('state');
+  const authorization = state ? await authorizationOf(scope, connection, state) : undefined;
+  if (!authorization) {
+    return settle(scope, connection, null, () =>
+      Promise.reject(new SsoFailure('state_mismatch', 'The callback names no sign-in of this connection.')),
+    );
+  }
+  const idpError = url.searchParams.get('error');
+  if (idpError) {
+    const message = url.searchParams.get('error_description') ?? 'The OpenID provider refused the sign-in.';
+    return settle(scope, connection, authorization.id, () =>
+      Promise.reject(new SsoFailure(`idp_${idpError}`.slice(0, 64), message.slice(0, 300))),
+    );
+  }
+  const expected = {
+    authorizationId: authorization.id,
+    oidcNonce: authorization.oidcNonce ?? '',
+    oidcCodeVerifierSealed: authorization.oidcCodeVerifierSealed ?? '',
+  };
+  return settle(scope, connection, authorization.id, () => consumeOidc(scope, connection, url, expected));
+}
+
+/** `GET /sso/saml/metadata/:connection_id`: the SP metadata document of a SAML connection. */
+export async function spMetadataOf(deps: Deps, connectionId: string): Promise<string> {
+  const { connection } = await connectionScope(deps, connectionId);
+  if (protocolOf(connection) !== 'saml') throw notFound('connection', connectionId);
+  return samlMetadata(deps, connection);
+}
+
+// Expiry (the retention worker) ----------------------------------------------------------------
+
+/** How long a finished authorization is kept past its expiry (the widget shows the last sign-in). */
+export const FINISHED_AUTHORIZATION_GRACE_MS = 24 * 60 * 60_000;
+
+/**
+ * Marks `started` authorizations past their 10 minutes `timed_out`, each with
+ * `authentication.sso_timed_out` in its environment, in batches; how many.
+ */
+export async function timeOutAuthorizations(deps: Deps, batchSize = 500): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const now = deps.now();
+    const count = await deps.db.transaction(async (tx) => {
+      const rows = await lockExpiredAuthorizations(tx, now, batchSize);
+      await markTimedOut(
+        tx,
+        rows.map((row) => row.id),
+      );
+      for (const row of rows) {
+        const scope: Scope = { db: tx, env: row.env, now: deps.now, deps };
+        const data = ssoEventData({ id: row.connectionId, organizationId: row.organizationId }, 'timed_out', {
+          email: row.loginHint,
+        });
+        await recordEvent(tx, scope, 'authentication.sso_timed_out', data);
+      }
+      return rows.length;
+    });
+    total += count;
+    if (count < batchSize) return total;
+  }
+}
+
+/**
+ * The SSO part of the retention sweep: times out expired authorizations, then deletes expired
+ * codes, access tokens and SAML assertion ids, and finished authorizations a day past expiry.
+ */
+export async function sweepSso(deps: Deps): Promise<Record<string, number>> {
+  const timedOut = await timeOutAuthorizations(deps);
+  const now = deps.now();
+  const deleted = await deleteExpiredSsoRows(deps.db, now, new Date(now.getTime() - FINISHED_AUTHORIZATION_GRACE_MS));
+  return {
+    sso_authorizations_timed_out: timedOut,
+    sso_codes: deleted.codes,
+    sso_access_tokens: deleted.accessTokens,
+    saml_assertion_ids: deleted.assertionIds,
+    sso_authorizations: deleted.authorizations,
+  };
+}
