@@ -99,7 +99,9 @@ const sp = { entityId: `${base}/sso/saml/${made.id}`, acsUrl: `${base}/sso/saml/
 async function drive(spec: LoadSpec): Promise<LoadResult> {
   const file = join(mkdtempSync(join(tmpdir(), 'atrium-bench-sso-')), 'spec.json');
   writeFileSync(file, JSON.stringify(spec));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/load.ts', file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/load.ts', file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (chunk) => {
     out += chunk;
@@ -131,7 +133,11 @@ for (let i = 0; i < responses; i += 1) {
   if (res.status !== 302) throw new Error(`GET /sso/authorize: ${res.status} ${await res.text()}`);
   const location = new URL(res.headers.get('location') ?? '');
   const request = readAuthnRequest(location.searchParams.get('SAMLRequest') ?? '');
-  const xml = await idp.loginResponse(sp, { email: `user${i}@${domain}`, firstName: 'Bench', lastName: `${i}` }, request.id);
+  const xml = await idp.loginResponse(
+    sp,
+    { email: `user${i}@${domain}`, firstName: 'Bench', lastName: `${i}` },
+    request.id,
+  );
   bodies.push(
     `SAMLResponse=${encodeURIComponent(Buffer.from(xml).toString('base64'))}&RelayState=${encodeURIComponent(location.searchParams.get('RelayState') ?? '')}`,
   );
