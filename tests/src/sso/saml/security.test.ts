@@ -4,7 +4,7 @@
 // while the one the application would read is the attacker's.
 import { samlAssertionIds } from '@atrium/db';
 import { consumeSamlResponse, hasAssertionId, SsoFailure, startSaml } from '@atrium/routers';
-import { DOMParser, type Element as XmlElement, type Node as XmlNode, XMLSerializer } from '@xmldom/xmldom';
+import { DOMParser, XMLSerializer, type Element as XmlElement, type Node as XmlNode } from '@xmldom/xmldom';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
