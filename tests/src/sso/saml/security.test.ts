@@ -4,7 +4,7 @@
 // while the one the application would read is the attacker's.
 import { samlAssertionIds } from '@atrium/db';
 import { consumeSamlResponse, hasAssertionId, SsoFailure, startSaml } from '@atrium/routers';
-import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
+import { DOMParser, XMLSerializer, type Element as XmlElement, type Node as XmlNode } from '@xmldom/xmldom';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -42,8 +42,8 @@ const DS = 'http://www.w3.org/2000/09/xmldsig#';
 function parse(xml: string) {
   return new DOMParser().parseFromString(xml, 'text/xml');
 }
-const serialize = (node: unknown) => new XMLSerializer().serializeToString(node as Node);
-type El = Element;
+const serialize = (node: unknown) => new XMLSerializer().serializeToString(node as XmlNode);
+type El = XmlElement;
 function child(parent: El, ns: string, name: string): El {
   for (let node = parent.firstChild; node; node = node.nextSibling) {
     if (node.nodeType === 1 && (node as El).localName === name && (node as El).namespaceURI === ns) return node as El;

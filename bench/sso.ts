@@ -1,0 +1,220 @@
+/**
+ * SSO (issue #37) on one process: `npm run bench:sso` (bench/README.md, "SSO").
+ *
+ * - `sso_saml_acs`: POSTs of freshly signed SAML responses (response and assertion signed by the
+ *   loopback IdP, each answering its own authorization) to the ACS, signature verification and
+ *   the whole sign-in included (replay cache, JIT user, profile, code). The responses are made
+ *   before the measured run; autocannon drives them from its own process (bench/load.ts). Also
+ *   reports the CPU one verification costs (`consumeSamlResponse` alone, in a loop).
+ * - `sso_token`: `POST /sso/token` spending one-use codes minted beforehand.
+ *
+ * The server runs in this process on PGlite (in memory), or on `DATABASE_URL` when set.
+ * Targets: >= 200 ACS POSTs/s and >= 1,000 token exchanges/s on one process.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { openDb } from '@atrium/db';
+import { createApp } from '@atrium/rest-facade';
+import {
+  completeSignIn,
+  configureSamlConnection,
+  consumeSamlResponse,
+  createConnection,
+  createEnvironment,
+  DEFAULT_TOKEN_SETTINGS,
+  type Deps,
+  loadSsoConnection,
+  newCaches,
+  scopeOf,
+  startSaml,
+} from '@atrium/routers';
+import { readAuthnRequest, startDevIdp } from '@atrium/server';
+import pino from 'pino';
+import type { LoadResult, LoadSpec } from './load.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '8' },
+    connections: { type: 'string', default: '8' },
+    responses: { type: 'string', default: '2500' },
+    codes: { type: 'string', default: '6000' },
+    verifications: { type: 'string', default: '200' },
+  },
+});
+const seconds = Number(args.seconds);
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+const handle = await openDb(
+  process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL, poolSize: 10 } : { dataDir: 'memory://' },
+);
+await handle.migrate();
+const deps: Deps = {
+  db: handle.db,
+  driver: handle.driver,
+  now: () => new Date(),
+  log: pino({ level: 'warn' }),
+  config: { apiKeyCacheTtlMs: 2_000, webhooksAllowPrivate: true },
+  tokens: Object.assign({}, DEFAULT_TOKEN_SETTINGS, { masterKey: randomBytes(32), issuer: 'http://127.0.0.1' }),
+  caches: newCaches(),
+};
+// Rate limits off, as bench/run.ts runs its scenarios: the bench measures throughput, not the limiter.
+const server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1', rateLimit: false }).handler);
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+deps.tokens.issuer = base;
+const idp = await startDevIdp();
+
+// One environment, an organization with a verified domain, a SAML connection from the IdP's metadata.
+const env = await createEnvironment(deps, { name: `bench-sso-${Date.now()}` });
+const scope = await scopeOf(deps, env.environment_id);
+const api = async (path: string, body: unknown) => {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${env.api_key}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<{ id: string }>;
+};
+const domain = `bench-${Date.now().toString(36)}.com`;
+const organization = await api('/organizations', { name: 'Bench SSO', domain_data: [{ domain, state: 'verified' }] });
+const made = await createConnection(scope, {
+  organization_id: organization.id,
+  connection_type: 'GenericSAML',
+  name: 'Bench IdP',
+  state: 'active',
+} as Parameters<typeof createConnection>[1]);
+await configureSamlConnection(scope, made.id, { idp_metadata_xml: idp.metadataXml });
+const callback = 'https://app.example.com/callback';
+await api('/user_management/redirect_uris', { uri: callback, default: true });
+const sp = { entityId: `${base}/sso/saml/${made.id}`, acsUrl: `${base}/sso/saml/acs/${made.id}` };
+
+/** Runs bench/load.ts (autocannon) in its own process on `spec`; returns its result. */
+async function drive(spec: LoadSpec): Promise<LoadResult> {
+  const file = join(mkdtempSync(join(tmpdir(), 'atrium-bench-sso-')), 'spec.json');
+  writeFileSync(file, JSON.stringify(spec));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/load.ts', file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk) => {
+    out += chunk;
+  });
+  await new Promise((resolve) => child.on('exit', resolve));
+  const line = out.trim().split('\n').pop() ?? '';
+  return JSON.parse(line) as LoadResult;
+}
+
+const cpuMs = (from: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
+};
+
+// ---- sso_saml_acs: responses made beforehand, each for its own authorization (GET /sso/authorize).
+const responses = Number(args.responses);
+log(`preparing ${responses} signed responses...`);
+let prepared = Date.now();
+const bodies: string[] = [];
+for (let i = 0; i < responses; i += 1) {
+  const query = new URLSearchParams({
+    client_id: env.client_id,
+    connection: made.id,
+    redirect_uri: callback,
+    response_type: 'code',
+    state: `s${i}`,
+  });
+  const res = await fetch(`${base}/sso/authorize?${query}`, { redirect: 'manual' });
+  if (res.status !== 302) throw new Error(`GET /sso/authorize: ${res.status} ${await res.text()}`);
+  const location = new URL(res.headers.get('location') ?? '');
+  const request = readAuthnRequest(location.searchParams.get('SAMLRequest') ?? '');
+  const xml = await idp.loginResponse(
+    sp,
+    { email: `user${i}@${domain}`, firstName: 'Bench', lastName: `${i}` },
+    request.id,
+  );
+  bodies.push(
+    `SAMLResponse=${encodeURIComponent(Buffer.from(xml).toString('base64'))}&RelayState=${encodeURIComponent(location.searchParams.get('RelayState') ?? '')}`,
+  );
+}
+log(`prepared in ${((Date.now() - prepared) / 1000).toFixed(1)} s`);
+
+// CPU of one verification, alone: consumeSamlResponse on fresh responses (no HTTP, no sign-in).
+const verifications = Number(args.verifications);
+const connection = await loadSsoConnection(deps.db, env.environment_id, made.id);
+const direct: Array<{ form: { SAMLResponse: string }; expected: { samlRequestId: string } }> = [];
+for (let i = 0; i < verifications; i += 1) {
+  const { samlRequestId } = await startSaml(scope, connection, `sso_authorization_bench${i}`);
+  const xml = await idp.loginResponse(sp, { email: `cpu${i}@${domain}` }, samlRequestId);
+  direct.push({ form: { SAMLResponse: Buffer.from(xml).toString('base64') }, expected: { samlRequestId } });
+}
+const cpuFrom = process.cpuUsage();
+const wallFrom = performance.now();
+for (const { form, expected } of direct) await consumeSamlResponse(scope, connection, form, expected);
+const verifyCpuMs = cpuMs(cpuFrom) / verifications;
+const verifyWallMs = (performance.now() - wallFrom) / verifications;
+log(`one verification (consumeSamlResponse): ${verifyCpuMs.toFixed(2)} ms CPU, ${verifyWallMs.toFixed(2)} ms wall`);
+
+const acsCpu = process.cpuUsage();
+const acs = await drive({
+  url: base,
+  method: 'POST',
+  paths: [`/sso/saml/acs/${made.id}`],
+  headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  body: '{pick}',
+  picks: bodies,
+  connections: Number(args.connections),
+  warmupSeconds: 0,
+  durationSeconds: seconds,
+});
+const acsServerCpuMs = cpuMs(acsCpu);
+const codes: string[] = [];
+const signedIn = (acs.statusCodes['302'] ?? 0) as number;
+log(
+  `sso_saml_acs: ${acs.requests} POSTs in ${seconds} s = ${acs.rps.toFixed(0)}/s (target >= 200), p50 ${acs.latency.p50} ms, p99 ${acs.latency.p99} ms, ` +
+    `${signedIn} redirects, server CPU ${(acsServerCpuMs / Math.max(1, acs.requests)).toFixed(2)} ms per POST` +
+    (acs.requests >= responses ? ' (every prepared response was used: the rate is a lower bound)' : ''),
+);
+
+// ---- sso_token: one-use codes minted beforehand through the SSO service (IdP-initiated sign-ins).
+const codeCount = Number(args.codes);
+log(`minting ${codeCount} codes...`);
+prepared = Date.now();
+for (let i = 0; i < codeCount; i += 1) {
+  const { redirectUrl } = await completeSignIn(scope, connection, null, {
+    idpId: `token${i % 500}@${domain}`,
+    email: `token${i % 500}@${domain}`,
+    customAttributes: {},
+    rawAttributes: {},
+  });
+  codes.push(new URL(redirectUrl).searchParams.get('code') ?? '');
+}
+log(`minted in ${((Date.now() - prepared) / 1000).toFixed(1)} s`);
+const tokenCpu = process.cpuUsage();
+const token = await drive({
+  url: base,
+  method: 'POST',
+  paths: ['/sso/token'],
+  headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  body: `client_id=${env.client_id}&client_secret=${env.api_key}&grant_type=authorization_code&code={pick}`,
+  picks: codes,
+  connections: Number(args.connections),
+  warmupSeconds: 0,
+  durationSeconds: Math.max(2, Math.floor(seconds / 2)),
+});
+const tokenSeconds = Math.max(2, Math.floor(seconds / 2));
+log(
+  `sso_token: ${token.requests} in ${tokenSeconds} s = ${token.rps.toFixed(0)}/s (target >= 1,000), p50 ${token.latency.p50} ms, p99 ${token.latency.p99} ms, ` +
+    `statuses ${JSON.stringify(token.statusCodes)}, server CPU ${(cpuMs(tokenCpu) / Math.max(1, token.requests)).toFixed(2)} ms per request` +
+    (token.requests >= codes.length ? ' (every code was spent: the rate is a lower bound)' : ''),
+);
+
+await idp.close();
+server.closeAllConnections();
+server.close();
+await handle.close();
