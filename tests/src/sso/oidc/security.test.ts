@@ -209,7 +209,20 @@ describe('OIDC callback: the id_token', () => {
   });
 });
 
-describe('OIDC: the address rules at sign-in', () => {
+describe('OIDC: the address rules', () => {
+  it('refuses a discovery endpoint on a private address unless the operator allows it (422, nothing contacted)', async () => {
+    const s = await oidcSetup();
+    idps.push(s.idp);
+    const refused = await configureOidcConnection(scopeOf(s.env, publicOnly(s.env.deps)), s.connectionId, {
+      discovery_endpoint: s.idp.discoveryEndpoint,
+      client_id: s.idp.clientId,
+      client_secret: s.idp.clientSecret,
+    }).catch((error: { status: number; errors?: { field: string }[] }) => error);
+    expect(refused).toMatchObject({ status: 422, errors: [{ field: 'discovery_endpoint' }] });
+    expect(s.idp.requests).toEqual([]);
+    expect((await connectionRow(s.env, s.connectionId)).oidcClientSecretSealed).toBeNull();
+  });
+
   it('refuses to reach a provider on a private address once the operator disallows it (provider_address_refused)', async () => {
     const s = await configured();
     const a = await signedIn(s, 'sso_authorization_AR');
