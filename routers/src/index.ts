@@ -166,6 +166,7 @@ export {
 } from './sso/oidc/service.ts';
 export { redirectUriProblem } from './sso/redirect-uris.ts';
 export { ssoRouter } from './sso/router.ts';
+export { checkSamlCertificates } from './sso/saml/certificates.ts';
 export {
   CERTIFICATE_RENEWAL_WINDOW_DAYS,
   DEFAULT_ATTRIBUTE_NAMES,
@@ -192,6 +193,8 @@ export {
   completeSignIn,
   failSignIn,
   OAUTH_ERRORS,
+  sweepSso,
+  timeOutAuthorizations,
 } from './sso/service.ts';
 export { loadSsoConnection, type SsoConnectionRow } from './sso/store.ts';
 export { samlAcsUrl, samlSpEntityId, samlSpMetadataUrl } from './sso/urls.ts';

@@ -10,7 +10,9 @@ import {
   printer,
   type Register,
 } from './cli-context.ts';
+import { registerDevIdp } from './dev-idp-cli.ts';
 import { registerDirectories } from './directories-cli.ts';
+import { registerRedirectUris } from './redirect-uris-cli.ts';
 import { registerSeed } from './seed.ts';
 
 const registerEnvironments: Register = (program, ctx) => {
@@ -309,7 +311,9 @@ export const REGISTRARS: Register[] = [
   registerDirectories,
   registerDomains,
   registerWebhooks,
+  registerRedirectUris,
   registerSeed,
+  registerDevIdp,
 ];
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ETIMEDOUT']);

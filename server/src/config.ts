@@ -73,6 +73,8 @@ export interface ServerConfig {
   dnsLeaseGraceMs: number;
   /** How long a pending domain may go without a successful check before it fails (DNS_VERIFICATION_PERIOD_SECONDS, 30 days). */
   dnsVerificationPeriodSeconds: number;
+  /** The clock skew allowed with an SSO identity provider (ATRIUM_SSO_CLOCK_SKEW_SECONDS, 60 s). */
+  ssoClockSkewSeconds: number;
   webhooksAllowPrivate: boolean;
   webhookTimeoutMs: number;
   /** How long past its timeout a delivery attempt's lease lasts (a dead worker's job waits that long). */
@@ -314,6 +316,7 @@ const VARIABLES = {
   DNS_BACKOFF_MAX_MS: integer(60 * 60 * 1000),
   DNS_LEASE_GRACE_MS: integer(30_000),
   DNS_VERIFICATION_PERIOD_SECONDS: integer(DEFAULT_VERIFICATION_PERIOD_SECONDS),
+  ATRIUM_SSO_CLOCK_SKEW_SECONDS: integer(60, 0, 600),
   WEBHOOKS_ALLOW_PRIVATE: boolean(false),
   WEBHOOK_TIMEOUT_MS: integer(10_000),
   WEBHOOK_LEASE_GRACE_MS: integer(60_000),
@@ -493,6 +496,7 @@ function fromVariables(v: Variables): ServerConfig {
     dnsBackoffMaxMs: v.DNS_BACKOFF_MAX_MS,
     dnsLeaseGraceMs: v.DNS_LEASE_GRACE_MS,
     dnsVerificationPeriodSeconds: Math.max(1, v.DNS_VERIFICATION_PERIOD_SECONDS),
+    ssoClockSkewSeconds: v.ATRIUM_SSO_CLOCK_SKEW_SECONDS,
     webhooksAllowPrivate: v.WEBHOOKS_ALLOW_PRIVATE,
     webhookTimeoutMs: v.WEBHOOK_TIMEOUT_MS,
     webhookLeaseGraceMs: v.WEBHOOK_LEASE_GRACE_MS,

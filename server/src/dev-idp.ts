@@ -8,7 +8,11 @@ import { pathToFileURL } from 'node:url';
 import { inflateRawSync } from 'node:zlib';
 import type { X509CertificateCreateSelfSignedParams } from '@peculiar/x509';
 import { DOMParser } from '@xmldom/xmldom';
-import * as samlify from 'samlify';
+import * as samlifyModule from 'samlify';
+
+// samlify is CommonJS: Node's ESM loader (tsx) puts its exports under `default`, vitest's does not.
+const samlify = ((samlifyModule as unknown as { default?: typeof samlifyModule }).default ??
+  samlifyModule) as typeof samlifyModule;
 
 // The AuthnRequests this IdP reads are parsed below (the HTTP-Redirect binding); samlify's own
 // schema check is for the messages it receives, which this IdP does not use.
@@ -183,7 +187,7 @@ export function readAuthnRequest(samlRequest: string): ReadAuthnRequest {
   const xml = inflateRawSync(Buffer.from(samlRequest, 'base64')).toString('utf8');
   const doc = new DOMParser().parseFromString(xml, 'text/xml');
   const root = doc.documentElement;
-  if (!root || root.localName !== 'AuthnRequest') throw new Error('not an AuthnRequest');
+  if (root?.localName !== 'AuthnRequest' || !root) throw new Error('not an AuthnRequest');
   const issuer = root.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:assertion', 'Issuer')[0]?.textContent ?? '';
   return {
     id: root.getAttribute('ID') ?? '',
@@ -250,7 +254,7 @@ export async function startDevIdp(options: DevIdpOptions = {}): Promise<DevIdp> 
   const validityMs = options.validityMs ?? 5 * 60_000;
   const requests: ReadAuthnRequest[] = [];
   let base = '';
-  let idp: samlify.IdentityProviderInstance | undefined;
+  let idp: samlifyModule.IdentityProviderInstance | undefined;
   const entityId = () => `${base}/metadata`;
 
   const loginResponse: DevIdp['loginResponse'] = async (sp, user, inResponseTo) => {
@@ -415,20 +419,24 @@ export async function startDevIdp(options: DevIdpOptions = {}): Promise<DevIdp> 
   };
 }
 
-/** `npx atrium dev-idp --port 7000` (or `npm run dev-idp`): serves the IdP until stopped. */
-export async function runDevIdp(argv: string[]): Promise<void> {
+/** Serves the IdP on `port` until the process is stopped, printing where it is. */
+export async function serveDevIdp(port: number, out: (text: string) => void): Promise<void> {
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error('--port must be a port number');
+  const idp = await startDevIdp({ port });
+  out(`SAML IdP on ${idp.url}\nmetadata URL: ${idp.metadataUrl}\nentity id: ${idp.entityId}\nSSO URL: ${idp.ssoUrl}\n`);
+  const stop = () => void idp.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+/** `npm run dev-idp -- --port 7000`: the same without the CLI. */
+async function runDevIdp(argv: string[]): Promise<void> {
   let port = 7000;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--port') port = Number(argv[++i]);
     else throw new Error(`unknown argument '${argv[i]}' (only --port PORT)`);
   }
-  const idp = await startDevIdp({ port });
-  process.stdout.write(
-    `SAML IdP on ${idp.url}\nmetadata URL: ${idp.metadataUrl}\nentity id: ${idp.entityId}\nSSO URL: ${idp.ssoUrl}\n`,
-  );
-  const stop = () => void idp.close().then(() => process.exit(0));
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  await serveDevIdp(port, (text) => process.stdout.write(text));
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

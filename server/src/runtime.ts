@@ -25,6 +25,7 @@ import { capConnectionsPerAddress, SOCKET_IDLE_TIMEOUT_MS, serverOptions } from 
 import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
 import { retentionWorker } from './workers/retention.ts';
+import { samlCertificatesWorker } from './workers/saml-certificates.ts';
 import { statisticsWorker } from './workers/statistics.ts';
 import { VerificationWorker } from './workers/verification.ts';
 import { WebhookWorker } from './workers/webhooks.ts';
@@ -71,6 +72,7 @@ export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
   return [
     { name: 'dns-verification', stop: () => verification.stop() },
     { name: 'webhook-delivery', stop: () => webhooks.stop() },
+    samlCertificatesWorker(deps),
   ];
 }
 
@@ -167,6 +169,7 @@ export function createDeps(handle: DbHandle, config: ServerConfig, log: Logger, 
       quotas: config.quotas,
       invitationUrl: config.invitationUrl,
       dnsVerificationPeriodSeconds: config.dnsVerificationPeriodSeconds,
+      ssoClockSkewSeconds: config.ssoClockSkewSeconds,
       // A request outlives neither a connect attempt plus a statement, plus a little slack.
       requestTimeoutMs: config.dbStatementTimeoutMs + config.dbConnectTimeoutSeconds * 1000 + 2_000,
     },

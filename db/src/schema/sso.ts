@@ -17,8 +17,18 @@ import { users } from './users.ts';
 export const SSO_AUTHORIZATION_STATES = ['started', 'successful', 'failed', 'timed_out'] as const;
 export type SsoAuthorizationState = (typeof SSO_AUTHORIZATION_STATES)[number];
 
-/** One IdP signing certificate of a SAML connection (two at once while the IdP rotates). */
-export type SamlCertificate = { pem: string; fingerprint_sha256: string; not_before: string; not_after: string };
+/**
+ * One IdP signing certificate of a SAML connection (two at once while the IdP rotates).
+ * `renewal_required_at`: when `connection.saml_certificate_renewal_required` was recorded for it
+ * (once per certificate; a JSON key, no column).
+ */
+export type SamlCertificate = {
+  pem: string;
+  fingerprint_sha256: string;
+  not_before: string;
+  not_after: string;
+  renewal_required_at?: string;
+};
 
 /**
  * How IdP attributes become profile fields. Each value names the SAML attribute or OIDC claim;

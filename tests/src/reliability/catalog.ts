@@ -24,11 +24,14 @@ import {
   permissions,
   portalLinks,
   portalSessions,
+  redirectUris as redirectUrisTable,
   rolePermissions,
   roles,
   sessionChallenges,
   sessions,
   signingKeys,
+  ssoAuthorizations,
+  ssoProfiles,
   users,
   webhookAttempts,
   webhookDeliveries,
@@ -71,6 +74,10 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
   { name: 'agent_api_keys', table: agentApiKeys, environmentId: agentApiKeys.environmentId },
   { name: 'agent_access_tokens', table: agentAccessTokens, environmentId: agentAccessTokens.environmentId },
   { name: 'connections', table: connections, environmentId: connections.environmentId },
+  // Single sign-on (issue #37).
+  { name: 'redirect_uris', table: redirectUrisTable, environmentId: redirectUrisTable.environmentId },
+  { name: 'sso_authorizations', table: ssoAuthorizations, environmentId: ssoAuthorizations.environmentId },
+  { name: 'sso_profiles', table: ssoProfiles, environmentId: ssoProfiles.environmentId },
   { name: 'it_contacts', table: itContacts, environmentId: itContacts.environmentId },
   { name: 'organization_api_keys', table: organizationApiKeys, environmentId: organizationApiKeys.environmentId },
   { name: 'events', table: events, environmentId: events.environmentId },
@@ -1182,6 +1189,40 @@ export const OPERATIONS: Operation[] = [
     method: 'GET',
     path: (f, param) => `/sso/jwks/${p(param, f.clientId)}`,
     hasParam: true,
+  },
+  // Single sign-on (issue #37): the REST operations; the browser's steps are the SSO codec's
+  // (tests/src/sso/http.test.ts). `GET /sso/profile` takes an SSO access token, so an API key is 401.
+  {
+    name: 'create redirect URI',
+    method: 'POST',
+    path: () => '/user_management/redirect_uris',
+    hasParam: false,
+    body: () => ({
+      uri: fc.oneof(
+        fc.constantFrom('https://app.example.com/cb', 'http://localhost/cb', 'http://x.com/'),
+        hostileString,
+        anyJson,
+      ),
+      default: anyJson,
+    }),
+    creates: {
+      table: 'redirect_uris',
+      validBody: () => ({ uri: `https://app.example.com/${randomUUID()}` }),
+      rerunRefused: { status: 409, code: 'redirect_uri_already_exists' },
+    },
+  },
+  {
+    name: 'get SSO profile',
+    method: 'GET',
+    path: () => '/sso/profile',
+    hasParam: false,
+  },
+  {
+    name: 'authorize SSO logout',
+    method: 'POST',
+    path: () => '/sso/logout/authorize',
+    hasParam: false,
+    body: () => ({ profile_id: fc.oneof(fc.constant('prof_01NOPE'), hostileString, anyJson) }),
   },
   {
     name: 'list connections',

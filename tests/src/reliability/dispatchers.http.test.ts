@@ -25,7 +25,7 @@ const FRESH = [
   /\b[a-z]+(?:_[a-z]+)*_[0-9A-HJKMNP-TV-Z]{26}/g,
   /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g,
   /eyJ[\w-]+\.[\w-]+\.[\w-]+/g,
-  /"(secret|token|api_key|value|obfuscated_value|email|external_id|domain|verification_prefix|verification_token|slug|accept_invitation_url|link)":"[^"]*"/g,
+  /"(secret|token|api_key|value|obfuscated_value|email|external_id|domain|verification_prefix|verification_token|slug|accept_invitation_url|link|uri)":"[^"]*"/g,
   // A role's permissions are the fixture's (unique) permission slugs.
   /"permissions":\[[^\]]*\]/g,
 ];

@@ -237,7 +237,17 @@ export async function configureSamlConnection(
       ]);
     }
     const now = scope.now();
-    const certificates = described.length > 0 ? described : current.samlIdpCertificates;
+    // A certificate kept across a re-configuration keeps the mark of its renewal warning.
+    const certificates =
+      described.length > 0
+        ? described.map((certificate) => {
+            const before = current.samlIdpCertificates.find(
+              (c) => c.fingerprint_sha256 === certificate.fingerprint_sha256,
+            );
+            if (before?.renewal_required_at) certificate.renewal_required_at = before.renewal_required_at;
+            return certificate;
+          })
+        : current.samlIdpCertificates;
     const values: SamlConnectionColumns = {
       samlIdpEntityId: input.idp_entity_id ?? metadata?.entityId ?? current.samlIdpEntityId,
       samlIdpSsoUrl: ssoUrl === undefined ? current.samlIdpSsoUrl : httpsOrHttpUrl(ssoUrl, 'idp_sso_url'),
