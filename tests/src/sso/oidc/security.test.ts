@@ -1,5 +1,5 @@
 import { configureOidcConnection, consumeOidcCallback } from '@atrium/routers';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { IdTokenTamper, OidcIdp } from '../../helpers/oidc-idp.ts';
 import { getWorld } from '../../helpers/world.ts';
 import { connectionRow, type OidcSetup, oidcSetup, publicOnly, scopeOf, startAuthorization } from './helpers.ts';
@@ -8,6 +8,9 @@ import { connectionRow, type OidcSetup, oidcSetup, publicOnly, scopeOf, startAut
 // is a real one (oidc-provider on loopback); tampered id_tokens are re-signed after it answered.
 
 beforeAll(() => getWorld().then(() => undefined), 120_000);
+// A sign-in is a real provider, a token exchange and a JWKS fetch on loopback: the first one of a
+// worker (module and key warm-up) has taken over 30 s on a loaded two-core machine.
+vi.setConfig({ testTimeout: 90_000 });
 
 const idps: OidcIdp[] = [];
 afterEach(async () => {
