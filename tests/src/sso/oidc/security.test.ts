@@ -1,5 +1,5 @@
 import { configureOidcConnection, consumeOidcCallback } from '@atrium/routers';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { IdTokenTamper, OidcIdp } from '../../helpers/oidc-idp.ts';
 import { getWorld } from '../../helpers/world.ts';
 import { connectionRow, type OidcSetup, oidcSetup, publicOnly, scopeOf, startAuthorization } from './helpers.ts';
@@ -8,6 +8,9 @@ import { connectionRow, type OidcSetup, oidcSetup, publicOnly, scopeOf, startAut
 // is a real one (oidc-provider on loopback); tampered id_tokens are re-signed after it answered.
 
 beforeAll(() => getWorld().then(() => undefined), 120_000);
+// A sign-in is a real provider, a token exchange and a JWKS fetch on loopback: the first one of a
+// worker (module and key warm-up) has taken over 30 s on a loaded two-core machine.
+vi.setConfig({ testTimeout: 90_000 });
 
 const idps: OidcIdp[] = [];
 afterEach(async () => {
@@ -209,7 +212,20 @@ describe('OIDC callback: the id_token', () => {
   });
 });
 
-describe('OIDC: the address rules at sign-in', () => {
+describe('OIDC: the address rules', () => {
+  it('refuses a discovery endpoint on a private address unless the operator allows it (422, nothing contacted)', async () => {
+    const s = await oidcSetup();
+    idps.push(s.idp);
+    const refused = await configureOidcConnection(scopeOf(s.env, publicOnly(s.env.deps)), s.connectionId, {
+      discovery_endpoint: s.idp.discoveryEndpoint,
+      client_id: s.idp.clientId,
+      client_secret: s.idp.clientSecret,
+    }).catch((error: { status: number; errors?: { field: string }[] }) => error);
+    expect(refused).toMatchObject({ status: 422, errors: [{ field: 'discovery_endpoint' }] });
+    expect(s.idp.requests).toEqual([]);
+    expect((await connectionRow(s.env, s.connectionId)).oidcClientSecretSealed).toBeNull();
+  });
+
   it('refuses to reach a provider on a private address once the operator disallows it (provider_address_refused)', async () => {
     const s = await configured();
     const a = await signedIn(s, 'sso_authorization_AR');

@@ -1,5 +1,5 @@
 import { ApiError, configureOidcConnection, consumeOidcCallback } from '@atrium/routers';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OidcIdp } from '../../helpers/oidc-idp.ts';
 import { getWorld } from '../../helpers/world.ts';
 import {
@@ -14,6 +14,9 @@ import {
 } from './helpers.ts';
 
 beforeAll(() => getWorld().then(() => undefined), 120_000);
+// A sign-in is a real provider, a token exchange and a JWKS fetch on loopback: the first one of a
+// worker (module and key warm-up) has taken over 30 s on a loaded two-core machine.
+vi.setConfig({ testTimeout: 90_000 });
 
 const idps: OidcIdp[] = [];
 async function setup(...args: Parameters<typeof oidcSetup>): Promise<OidcSetup> {
