@@ -39,7 +39,10 @@ describe('GET /connections', () => {
     const cert = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
     await env.deps.db
       .update(connections)
-      .set({ domains: [{ id: 'conn_domain_01HZZZZZZZZZZZZZZZZZZZZZZZ', domain: 'acme.test' }], samlSpCertificate: cert })
+      .set({
+        domains: [{ id: 'conn_domain_01HZZZZZZZZZZZZZZZZZZZZZZZ', domain: 'acme.test' }],
+        samlSpCertificate: cert,
+      })
       .where(eq(connections.id, okta.id));
     const one = await env.http.get(`/connections/${okta.id}`);
     expect(one.status).toBe(200);
@@ -54,7 +57,6 @@ describe('GET /connections', () => {
     expect(Object.hasOwn(oauth.body, 'options')).toBe(false);
     expect(oauth.body.domains).toEqual([]);
   });
-
 
   it('lists newest first in an envelope without `object`', async () => {
     const env = await newEnvironment();
