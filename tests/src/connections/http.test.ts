@@ -35,7 +35,8 @@ describe('GET /connections', () => {
   it('carries the stored domains, and `options.signing_cert` on SAML connections only', async () => {
     const env = await newEnvironment();
     const { made } = await seed(env);
-    const [okta, google] = [made[0], made[1]] as const;
+    const [okta, google] = made;
+    if (!okta || !google) throw new Error('seeded connections missing');
     const cert = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
     await env.deps.db
       .update(connections)
