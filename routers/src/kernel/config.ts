@@ -23,6 +23,11 @@ export interface Config {
    * (`DNS_VERIFICATION_PERIOD_SECONDS`); unset, `DEFAULT_VERIFICATION_PERIOD_SECONDS` (30 days).
    */
   dnsVerificationPeriodSeconds?: number;
+  /**
+   * The clock skew allowed between this server and an SSO identity provider
+   * (`ATRIUM_SSO_CLOCK_SKEW_SECONDS`); unset, the contract's 60 s (sso/saml/service.ts).
+   */
+  ssoClockSkewSeconds?: number;
 }
 
 /**

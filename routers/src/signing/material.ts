@@ -18,7 +18,7 @@ let x509: Promise<typeof import('@peculiar/x509')> | undefined;
  * process serving keys it already has never pays its heap
  * (bench/README.md, "Sixth pass: RSS margin").
  */
-function loadX509(): Promise<typeof import('@peculiar/x509')> {
+export function loadX509(): Promise<typeof import('@peculiar/x509')> {
   x509 ??= (async () => {
     await import('reflect-metadata');
     const module = await import('@peculiar/x509');

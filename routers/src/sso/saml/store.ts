@@ -1,0 +1,93 @@
+import { connections, type Db, samlAssertionIds } from '@atrium/db';
+import { and, eq, gt, lt, sql } from 'drizzle-orm';
+import { scopedId } from '../../common/store.ts';
+import type { ConnectionRow } from '../../connections/store.ts';
+
+/**
+ * Remembers an accepted assertion id until `expiresAt` (its NotOnOrAfter plus the clock skew).
+ * Insert-or-conflict is the replay check: true when the id is new, false when this connection
+ * has accepted it already (a replay). An expired entry left behind by the retention sweep does
+ * not count: it is replaced, since the assertion it guarded can no longer pass the time checks.
+ */
+export async function rememberAssertionId(
+  db: Db,
+  entry: { environmentId: string; connectionId: string; assertionId: string; expiresAt: Date },
+  now: Date,
+): Promise<boolean> {
+  await db
+    .delete(samlAssertionIds)
+    .where(
+      and(
+        eq(samlAssertionIds.connectionId, entry.connectionId),
+        eq(samlAssertionIds.assertionId, entry.assertionId),
+        lt(samlAssertionIds.expiresAt, now),
+      ),
+    );
+  const inserted = await db
+    .insert(samlAssertionIds)
+    .values(entry)
+    .onConflictDoNothing({ target: [samlAssertionIds.connectionId, samlAssertionIds.assertionId] })
+    .returning({ assertionId: samlAssertionIds.assertionId });
+  return inserted.length === 1;
+}
+
+/** Whether the connection has remembered this assertion id (tests and diagnostics). */
+export async function hasAssertionId(db: Db, connectionId: string, assertionId: string): Promise<boolean> {
+  const rows = await db
+    .select({ assertionId: samlAssertionIds.assertionId })
+    .from(samlAssertionIds)
+    .where(and(eq(samlAssertionIds.connectionId, connectionId), eq(samlAssertionIds.assertionId, assertionId)))
+    .limit(1);
+  return rows.length === 1;
+}
+
+/** The SAML columns a configuration writes. */
+export type SamlConnectionColumns = Pick<
+  ConnectionRow,
+  | 'samlIdpEntityId'
+  | 'samlIdpSsoUrl'
+  | 'samlIdpMetadataUrl'
+  | 'samlIdpCertificates'
+  | 'samlSignRequests'
+  | 'samlSpPrivateKeySealed'
+  | 'samlSpCertificate'
+  | 'samlIdpInitiatedEnabled'
+  | 'attributeMapping'
+>;
+
+export async function updateSamlConfiguration(
+  tx: Db,
+  environmentId: string,
+  id: string,
+  values: SamlConnectionColumns,
+  now: Date,
+): Promise<ConnectionRow | undefined> {
+  const [row] = await tx
+    .update(connections)
+    .set({ ...values, updatedAt: now })
+    .where(scopedId(connections, environmentId, id))
+    .returning();
+  return row;
+}
+
+/**
+ * A page of the connections (every environment) that hold IdP certificates, in id order after
+ * `afterId`: what the certificate-expiry pass walks.
+ */
+export function samlConnectionsWithCertificates(db: Db, afterId: string, limit: number): Promise<ConnectionRow[]> {
+  return db
+    .select()
+    .from(connections)
+    .where(and(gt(connections.id, afterId), sql`jsonb_array_length(${connections.samlIdpCertificates}) > 0`))
+    .orderBy(connections.id)
+    .limit(limit);
+}
+
+/** Replaces a connection's certificate list (the expiry pass marks what it has announced). */
+export async function updateIdpCertificates(
+  tx: Db,
+  id: string,
+  certificates: ConnectionRow['samlIdpCertificates'],
+): Promise<void> {
+  await tx.update(connections).set({ samlIdpCertificates: certificates }).where(eq(connections.id, id));
+}
