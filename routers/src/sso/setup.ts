@@ -1,0 +1,68 @@
+// Setting a connection up (admin procedures, the CLI, the console and the admin portal): the
+// protocol modules configure, this adds what the IT admin pastes into the identity provider.
+import type { z } from 'zod';
+import type { Connection, CreateConnectionInput } from '../connections/schemas.ts';
+import { createConnection, getConnection } from '../connections/service.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { invalid } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { configureSamlConnection, isSamlType, type SamlConfigInput } from './saml/config.ts';
+import { oidcRedirectUri, samlAcsUrl, samlSpEntityId, samlSpMetadataUrl } from './urls.ts';
+
+/** A connection with the service-provider facts of its protocol (never a secret). */
+export type ConnectionSetup = Connection & {
+  saml_acs_url?: string;
+  saml_sp_entity_id?: string;
+  saml_sp_metadata_url?: string;
+  oidc_redirect_uri?: string;
+};
+
+/** True for connection types the OIDC module serves (`GenericOIDC`, `OktaOIDC`, `AdpOidc`, ...). */
+export function isOidcType(connectionType: string): boolean {
+  return /(OIDC|Oidc)$/.test(connectionType);
+}
+
+/** The SP facts of a connection: the ACS URL, entity id and metadata URL (SAML) or the redirect URI (OIDC). */
+export function withSpFacts(deps: Deps, connection: Connection): ConnectionSetup {
+  const setup: ConnectionSetup = Object.assign({}, connection);
+  if (isSamlType(connection.connection_type)) {
+    setup.saml_acs_url = samlAcsUrl(deps, connection.id);
+    setup.saml_sp_entity_id = samlSpEntityId(deps, connection.id);
+    setup.saml_sp_metadata_url = samlSpMetadataUrl(deps, connection.id);
+  } else if (isOidcType(connection.connection_type)) {
+    setup.oidc_redirect_uri = oidcRedirectUri(deps, connection.id);
+  }
+  return setup;
+}
+
+/** A connection and its SP facts. */
+export async function getConnectionSetup(scope: Scope, id: string): Promise<ConnectionSetup> {
+  return withSpFacts(scope.deps, await getConnection(scope, id));
+}
+
+/** Configures a SAML connection (sso/saml/config.ts) and adds its SP facts. */
+export async function configureSaml(scope: Scope, id: string, input: SamlConfigInput): Promise<ConnectionSetup> {
+  return withSpFacts(scope.deps, await configureSamlConnection(scope, id, input));
+}
+
+export interface CreateConfiguredInput extends z.output<typeof CreateConnectionInput> {
+  saml?: SamlConfigInput | undefined;
+}
+
+/**
+ * Creates a connection and, when given, configures it, in one transaction: a configuration the
+ * protocol module refuses (bad metadata, a refused URL) leaves neither the connection nor its
+ * events behind. A configuration on a connection of the other protocol is 422.
+ */
+export async function createConfiguredConnection(scope: Scope, input: CreateConfiguredInput): Promise<ConnectionSetup> {
+  if (input.saml !== undefined && !isSamlType(input.connection_type)) {
+    const message = `A SAML configuration needs a SAML connection type, not ${input.connection_type}.`;
+    throw invalid([{ field: 'connection_type', code: 'invalid', message }]);
+  }
+  return scope.db.transaction(async (tx) => {
+    const inner: Scope = Object.assign({}, scope, { db: tx });
+    const created = await createConnection(inner, input);
+    if (input.saml !== undefined) return configureSaml(inner, created.id, input.saml);
+    return withSpFacts(scope.deps, created);
+  });
+}
