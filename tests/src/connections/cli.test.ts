@@ -140,12 +140,6 @@ describe('npx atrium connections: SSO configuration', () => {
 
   it.each([
     [
-      'metadata that is not well-formed',
-      'GenericSAML',
-      '<EntityDescriptor><IDPSSODescriptor></EntityDescriptor>',
-      /idp_metadata_xml/,
-    ],
-    [
       'metadata without an IdP',
       'GenericSAML',
       '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata"/>',
