@@ -157,6 +157,16 @@ export {
   type TokenKind,
   verifyToken,
 } from './signing/service.ts';
+export { SsoFailure, type SsoIdentity } from './sso/identity.ts';
+export {
+  ACCESS_TOKEN_TTL_MS,
+  AUTHORIZATION_TTL_MS,
+  beginAuthorization,
+  CODE_TTL_MS,
+  completeSignIn,
+  failSignIn,
+} from './sso/service.ts';
+export { loadSsoConnection, type SsoConnectionRow } from './sso/store.ts';
 export type { Meta } from './trpc.ts';
 export {
   callProcedure,

@@ -1,0 +1,128 @@
+import type { Deps } from '../kernel/deps.ts';
+import type { Scope } from '../kernel/scope.ts';
+import type { SsoIdentity } from './identity.ts';
+import { SsoFailure } from './identity.ts';
+import type { SsoConnectionRow } from './store.ts';
+
+// The dispatch from a connection to its protocol module (SAML in `saml/`, OIDC in `oidc/`): the
+// SSO service and the browser codec call these, never a module directly.
+//
+// INTEGRATION NOTE: until both protocol modules are on this branch, they are loaded by a dynamic
+// import whose specifier TypeScript does not resolve. Once `./saml/service.ts` and
+// `./oidc/service.ts` exist, replace `samlModule()`/`oidcModule()` by the two static imports
+//   import * as saml from './saml/service.ts';
+//   import * as oidc from './oidc/service.ts';
+// (a bundler does not follow a computed specifier).
+
+export type SsoProtocol = 'saml' | 'oidc';
+
+interface SamlModule {
+  startSaml(
+    scope: Scope,
+    connection: SsoConnectionRow,
+    authorizationId: string,
+    loginHint?: string,
+  ): Promise<{ url: string; samlRequestId: string }>;
+  consumeSamlResponse(
+    scope: Scope,
+    connection: SsoConnectionRow,
+    form: { SAMLResponse: string; RelayState?: string },
+    expected: { samlRequestId: string } | null,
+  ): Promise<SsoIdentity>;
+  samlMetadataXml(deps: Deps, connection: SsoConnectionRow): string;
+}
+
+interface OidcModule {
+  startOidc(
+    scope: Scope,
+    connection: SsoConnectionRow,
+    authorizationId: string,
+    loginHint?: string,
+  ): Promise<{ url: string; oidcNonce: string; oidcCodeVerifierSealed: string }>;
+  consumeOidcCallback(
+    scope: Scope,
+    connection: SsoConnectionRow,
+    callbackUrl: URL,
+    expected: { authorizationId: string; oidcNonce: string; oidcCodeVerifierSealed: string },
+  ): Promise<SsoIdentity>;
+}
+
+const SAML_MODULE: string = './saml/service.ts';
+const OIDC_MODULE: string = './oidc/service.ts';
+let saml: Promise<SamlModule> | undefined;
+let oidc: Promise<OidcModule> | undefined;
+const samlModule = (): Promise<SamlModule> => {
+  saml ??= import(SAML_MODULE) as Promise<SamlModule>;
+  return saml;
+};
+const oidcModule = (): Promise<OidcModule> => {
+  oidc ??= import(OIDC_MODULE) as Promise<OidcModule>;
+  return oidc;
+};
+
+/**
+ * The protocol a connection signs in with, or undefined when Atrium cannot broker it: a type
+ * ending in `SAML` is SAML; an `*OIDC`/`*Oidc` type is OIDC; an OAuth type only when an OpenID
+ * client was configured on it.
+ */
+export function protocolOf(
+  connection: Pick<SsoConnectionRow, 'connectionType' | 'oidcClientId'>,
+): SsoProtocol | undefined {
+  const type = connection.connectionType;
+  if (type.endsWith('SAML')) return 'saml';
+  if (/oidc$/i.test(type)) return 'oidc';
+  if (type.endsWith('OAuth') && connection.oidcClientId) return 'oidc';
+  return undefined;
+}
+
+/** Whether the connection has what its protocol needs to send a browser to the IdP. */
+export function isConfigured(connection: SsoConnectionRow): boolean {
+  const protocol = protocolOf(connection);
+  if (protocol === 'saml') return Boolean(connection.samlIdpSsoUrl) && connection.samlIdpCertificates.length > 0;
+  if (protocol === 'oidc')
+    return Boolean(connection.oidcClientId && (connection.oidcIssuer || connection.oidcMetadata));
+  return false;
+}
+
+/** The protocol state an authorization keeps for the IdP's answer. */
+export interface StartedProtocol {
+  url: string;
+  samlRequestId?: string;
+  oidcNonce?: string;
+  oidcCodeVerifierSealed?: string;
+}
+
+/** Builds the IdP redirect of an authorization (`startSaml` or `startOidc`). */
+export async function startProtocol(
+  scope: Scope,
+  connection: SsoConnectionRow,
+  authorizationId: string,
+  loginHint?: string,
+): Promise<StartedProtocol> {
+  const protocol = protocolOf(connection);
+  if (protocol === 'saml') return (await samlModule()).startSaml(scope, connection, authorizationId, loginHint);
+  if (protocol === 'oidc') return (await oidcModule()).startOidc(scope, connection, authorizationId, loginHint);
+  throw new SsoFailure('unsupported_connection_type', `Connection type ${connection.connectionType} cannot sign in.`);
+}
+
+export async function consumeSaml(
+  scope: Scope,
+  connection: SsoConnectionRow,
+  form: { SAMLResponse: string; RelayState?: string },
+  expected: { samlRequestId: string } | null,
+): Promise<SsoIdentity> {
+  return (await samlModule()).consumeSamlResponse(scope, connection, form, expected);
+}
+
+export async function consumeOidc(
+  scope: Scope,
+  connection: SsoConnectionRow,
+  callbackUrl: URL,
+  expected: { authorizationId: string; oidcNonce: string; oidcCodeVerifierSealed: string },
+): Promise<SsoIdentity> {
+  return (await oidcModule()).consumeOidcCallback(scope, connection, callbackUrl, expected);
+}
+
+export async function samlMetadata(deps: Deps, connection: SsoConnectionRow): Promise<string> {
+  return (await samlModule()).samlMetadataXml(deps, connection);
+}

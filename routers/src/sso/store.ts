@@ -1,0 +1,395 @@
+import {
+  connections,
+  type Db,
+  organizationDomains,
+  organizationMemberships,
+  type PageParams,
+  paginate,
+  redirectUris,
+  samlAssertionIds,
+  ssoAccessTokens,
+  ssoAuthorizations,
+  ssoCodes,
+  ssoProfiles,
+  users,
+} from '@atrium/db';
+import { and, eq, inArray, isNull, lt, lte, sql } from 'drizzle-orm';
+import { environmentsOfClientIds } from '../auth/store.ts';
+import { loadScoped, scopedId } from '../common/store.ts';
+import type { EnvironmentInfo } from '../kernel/scope.ts';
+
+// Every query of single sign-on: redirect URIs, authorizations in flight, profiles, one-use
+// codes, access tokens, and the expiry of all of them (the retention worker).
+
+export type RedirectUriRow = typeof redirectUris.$inferSelect;
+export type SsoAuthorizationRow = typeof ssoAuthorizations.$inferSelect;
+export type NewSsoAuthorization = typeof ssoAuthorizations.$inferInsert;
+export type SsoProfileRow = typeof ssoProfiles.$inferSelect;
+export type NewSsoProfile = typeof ssoProfiles.$inferInsert;
+export type SsoConnectionRow = typeof connections.$inferSelect;
+
+/** The environment of an OAuth-style `client_id` (an unauthenticated browser request names it). */
+export async function environmentOfClientId(db: Db, clientId: string): Promise<EnvironmentInfo | undefined> {
+  const [row] = await environmentsOfClientIds(db, [clientId]);
+  return row;
+}
+
+// Redirect URIs ----------------------------------------------------------------------------
+
+export function pageOfRedirectUris(db: Db, environmentId: string, params: PageParams) {
+  return paginate(
+    params,
+    redirectUris.id,
+    (q) =>
+      db
+        .select()
+        .from(redirectUris)
+        .where(and(eq(redirectUris.environmentId, environmentId), q.keyset))
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+}
+
+export function redirectUrisOf(db: Db, environmentId: string): Promise<RedirectUriRow[]> {
+  return db.select().from(redirectUris).where(eq(redirectUris.environmentId, environmentId)).orderBy(redirectUris.id);
+}
+
+export async function findRedirectUri(db: Db, environmentId: string, uri: string): Promise<RedirectUriRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(redirectUris)
+    .where(and(eq(redirectUris.environmentId, environmentId), eq(redirectUris.uri, uri)))
+    .limit(1);
+  return row;
+}
+
+/** Inserts the URI unless the environment has it already (then undefined). */
+export async function insertRedirectUri(
+  tx: Db,
+  values: typeof redirectUris.$inferInsert,
+): Promise<RedirectUriRow | undefined> {
+  const [row] = await tx.insert(redirectUris).values(values).onConflictDoNothing().returning();
+  return row;
+}
+
+/** Clears the default flag of every other URI of the environment (one default at most). */
+export async function clearDefaultRedirectUris(tx: Db, environmentId: string, exceptId: string, now: Date) {
+  await tx
+    .update(redirectUris)
+    .set({ isDefault: false, updatedAt: now })
+    .where(
+      and(
+        eq(redirectUris.environmentId, environmentId),
+        eq(redirectUris.isDefault, true),
+        sql`${redirectUris.id} <> ${exceptId}`,
+      ),
+    );
+}
+
+export async function setRedirectUriDefault(
+  tx: Db,
+  id: string,
+  isDefault: boolean,
+  now: Date,
+): Promise<RedirectUriRow> {
+  const [row] = await tx
+    .update(redirectUris)
+    .set({ isDefault, updatedAt: now })
+    .where(eq(redirectUris.id, id))
+    .returning();
+  return row as RedirectUriRow;
+}
+
+export async function deleteRedirectUriRow(
+  tx: Db,
+  environmentId: string,
+  id: string,
+): Promise<RedirectUriRow | undefined> {
+  const [row] = await tx
+    .delete(redirectUris)
+    .where(scopedId(redirectUris, environmentId, id))
+    .returning();
+  return row;
+}
+
+/** Serialises writes of one environment's redirect URIs (its default flag). */
+export async function lockRedirectUrisOf(tx: Db, environmentId: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`redirect_uris:${environmentId}`}))`);
+}
+
+// Connections and organizations ----------------------------------------------------------------
+
+export function loadSsoConnection(
+  db: Db,
+  environmentId: string,
+  id: string,
+  lock?: 'update',
+): Promise<SsoConnectionRow> {
+  return loadScoped(db, connections, 'connection', environmentId, id, lock);
+}
+
+/** The connections of an organization, oldest first. */
+export function connectionsOfOrganization(db: Db, environmentId: string, organizationId: string) {
+  return db
+    .select()
+    .from(connections)
+    .where(and(eq(connections.environmentId, environmentId), eq(connections.organizationId, organizationId)))
+    .orderBy(connections.id);
+}
+
+/** The connections of the environment of one type, oldest first (the `provider` parameter). */
+export function connectionsOfType(db: Db, environmentId: string, connectionType: string) {
+  return db
+    .select()
+    .from(connections)
+    .where(and(eq(connections.environmentId, environmentId), eq(connections.connectionType, connectionType as never)))
+    .orderBy(connections.id);
+}
+
+/** The organization that verified this domain in the environment, if one did. */
+export async function organizationOfVerifiedDomain(
+  db: Db,
+  environmentId: string,
+  domain: string,
+): Promise<string | undefined> {
+  const [row] = await db
+    .select({ organizationId: organizationDomains.organizationId })
+    .from(organizationDomains)
+    .where(
+      and(
+        eq(organizationDomains.environmentId, environmentId),
+        eq(organizationDomains.domain, domain),
+        eq(organizationDomains.state, 'verified'),
+      ),
+    )
+    .limit(1);
+  return row?.organizationId;
+}
+
+/** Whether the organization verified this domain. */
+export async function organizationVerifiedDomain(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  domain: string,
+): Promise<boolean> {
+  const [row] = await db
+    .select({ id: organizationDomains.id })
+    .from(organizationDomains)
+    .where(
+      and(
+        eq(organizationDomains.environmentId, environmentId),
+        eq(organizationDomains.organizationId, organizationId),
+        eq(organizationDomains.domain, domain),
+        eq(organizationDomains.state, 'verified'),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
+}
+
+/** Marks a sign-in on the connection; activates it if it was inactive. The row after. */
+export async function markConnectionSignIn(tx: Db, id: string, now: Date): Promise<SsoConnectionRow> {
+  const [row] = await tx
+    .update(connections)
+    .set({ lastSignInAt: now, state: 'active', updatedAt: now })
+    .where(eq(connections.id, id))
+    .returning();
+  return row as SsoConnectionRow;
+}
+
+// Authorizations -----------------------------------------------------------------------------
+
+export async function insertAuthorization(tx: Db, values: NewSsoAuthorization): Promise<SsoAuthorizationRow> {
+  const [row] = await tx.insert(ssoAuthorizations).values(values).returning();
+  return row as SsoAuthorizationRow;
+}
+
+export async function setAuthorizationProtocolState(
+  tx: Db,
+  id: string,
+  values: { samlRequestId?: string; oidcNonce?: string; oidcCodeVerifierSealed?: string },
+): Promise<void> {
+  await tx.update(ssoAuthorizations).set(values).where(eq(ssoAuthorizations.id, id));
+}
+
+/** The authorization of the environment (and connection, when given), optionally held FOR UPDATE. */
+export async function findAuthorization(
+  db: Db,
+  environmentId: string,
+  id: string,
+  lock = false,
+): Promise<SsoAuthorizationRow | undefined> {
+  const query = db
+    .select()
+    .from(ssoAuthorizations)
+    .where(and(eq(ssoAuthorizations.environmentId, environmentId), eq(ssoAuthorizations.id, id)))
+    .limit(1);
+  const [row] = lock ? await query.for('update') : await query;
+  return row;
+}
+
+/** Moves a `started` authorization to its outcome; undefined if it was no longer `started`. */
+export async function finishAuthorization(
+  tx: Db,
+  id: string,
+  state: 'successful' | 'failed',
+  failureReason: string | null,
+  now: Date,
+): Promise<SsoAuthorizationRow | undefined> {
+  const [row] = await tx
+    .update(ssoAuthorizations)
+    .set({ state, failureReason, consumedAt: now })
+    .where(and(eq(ssoAuthorizations.id, id), eq(ssoAuthorizations.state, 'started')))
+    .returning();
+  return row;
+}
+
+// Users, memberships, profiles -----------------------------------------------------------------
+
+export async function userByEmail(db: Db, environmentId: string, email: string) {
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.environmentId, environmentId), sql`lower(${users.email}) = lower(${email})`))
+    .limit(1);
+  return row;
+}
+
+export async function userById(db: Db, environmentId: string, id: string) {
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(scopedId(users, environmentId, id))
+    .limit(1);
+  return row;
+}
+
+export async function membershipOf(db: Db, environmentId: string, userId: string, organizationId: string) {
+  const [row] = await db
+    .select({ id: organizationMemberships.id, status: organizationMemberships.status })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.userId, userId),
+        eq(organizationMemberships.organizationId, organizationId),
+      ),
+    )
+    .limit(1);
+  return row;
+}
+
+export async function findProfile(db: Db, connectionId: string, idpId: string): Promise<SsoProfileRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(ssoProfiles)
+    .where(and(eq(ssoProfiles.connectionId, connectionId), eq(ssoProfiles.idpId, idpId)))
+    .limit(1);
+  return row;
+}
+
+export async function profileById(db: Db, environmentId: string, id: string): Promise<SsoProfileRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(ssoProfiles)
+    .where(scopedId(ssoProfiles, environmentId, id))
+    .limit(1);
+  return row;
+}
+
+/** Inserts or refreshes the profile of (connection, idp_id). */
+export async function upsertProfile(tx: Db, values: NewSsoProfile): Promise<SsoProfileRow> {
+  const [row] = await tx
+    .insert(ssoProfiles)
+    .values(values)
+    .onConflictDoUpdate({
+      target: [ssoProfiles.connectionId, ssoProfiles.idpId],
+      set: {
+        organizationId: values.organizationId,
+        userId: values.userId,
+        email: values.email,
+        firstName: values.firstName,
+        lastName: values.lastName,
+        name: values.name,
+        groups: values.groups,
+        customAttributes: values.customAttributes,
+        rawAttributes: values.rawAttributes,
+        updatedAt: values.updatedAt,
+      },
+    })
+    .returning();
+  return row as SsoProfileRow;
+}
+
+// Codes and access tokens --------------------------------------------------------------------
+
+export async function insertCode(tx: Db, values: typeof ssoCodes.$inferInsert): Promise<void> {
+  await tx.insert(ssoCodes).values(values);
+}
+
+/**
+ * Spends a code once: marks it used if it was unused, and returns it as it was (undefined: no
+ * such code). A code already used comes back with its `usedAt`.
+ */
+export async function spendCode(tx: Db, codeHash: string, now: Date) {
+  const [spent] = await tx
+    .update(ssoCodes)
+    .set({ usedAt: now })
+    .where(and(eq(ssoCodes.codeHash, codeHash), isNull(ssoCodes.usedAt)))
+    .returning();
+  if (spent) return { row: spent, firstUse: true };
+  const [used] = await tx.select().from(ssoCodes).where(eq(ssoCodes.codeHash, codeHash)).limit(1);
+  return used ? { row: used, firstUse: false } : undefined;
+}
+
+export async function insertAccessToken(tx: Db, values: typeof ssoAccessTokens.$inferInsert): Promise<void> {
+  await tx.insert(ssoAccessTokens).values(values);
+}
+
+export async function findAccessToken(db: Db, tokenHash: string) {
+  const [row] = await db.select().from(ssoAccessTokens).where(eq(ssoAccessTokens.tokenHash, tokenHash)).limit(1);
+  return row;
+}
+
+// Expiry (the retention worker) --------------------------------------------------------------
+
+/** `started` authorizations past their expiry, at most `limit`, held and skipped by others. */
+export function lockExpiredAuthorizations(tx: Db, now: Date, limit: number) {
+  return tx
+    .select()
+    .from(ssoAuthorizations)
+    .where(and(eq(ssoAuthorizations.state, 'started'), lte(ssoAuthorizations.expiresAt, now)))
+    .orderBy(ssoAuthorizations.expiresAt)
+    .limit(limit)
+    .for('update', { skipLocked: true });
+}
+
+export async function markTimedOut(tx: Db, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.update(ssoAuthorizations).set({ state: 'timed_out' }).where(inArray(ssoAuthorizations.id, ids));
+}
+
+/** Deletes expired codes, access tokens and assertion ids, and finished authorizations older than `before`. */
+export async function deleteExpiredSsoRows(db: Db, now: Date, authorizationsBefore: Date) {
+  const codes = await db.delete(ssoCodes).where(lt(ssoCodes.expiresAt, now)).returning({ h: ssoCodes.codeHash });
+  const tokens = await db
+    .delete(ssoAccessTokens)
+    .where(lt(ssoAccessTokens.expiresAt, now))
+    .returning({ h: ssoAccessTokens.tokenHash });
+  const assertions = await db
+    .delete(samlAssertionIds)
+    .where(lt(samlAssertionIds.expiresAt, now))
+    .returning({ id: samlAssertionIds.assertionId });
+  const authorizations = await db
+    .delete(ssoAuthorizations)
+    .where(and(lt(ssoAuthorizations.expiresAt, authorizationsBefore), sql`${ssoAuthorizations.state} <> 'started'`))
+    .returning({ id: ssoAuthorizations.id });
+  return {
+    codes: codes.length,
+    accessTokens: tokens.length,
+    assertionIds: assertions.length,
+    authorizations: authorizations.length,
+  };
+}
