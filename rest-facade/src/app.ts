@@ -18,6 +18,7 @@ import { MAX_RESPONSE_BYTES } from './pipeline/render.ts';
 import { restCodec } from './pipeline/rest.ts';
 import { RouteTable } from './pipeline/routes.ts';
 import { isScimPath, scimCodec } from './pipeline/scim.ts';
+import { isSsoPath, ssoCodec } from './pipeline/sso.ts';
 import { isTrpcPath, trpcCodec } from './pipeline/trpc.ts';
 
 export interface AtriumApp {
@@ -148,6 +149,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     graphql: graphqlCodec(deps, { introspection: options.graphqlIntrospection ?? true }),
     scim: scimCodec(deps, maxResponseBytes),
     isScimPath,
+    sso: ssoCodec(deps),
+    isSsoPath,
     isTrpcPath,
     graphqlPath: GRAPHQL_PATH,
   });

@@ -18,6 +18,7 @@ import { portalRouter } from './portal/router.ts';
 import { rolesRouter } from './roles/router.ts';
 import { sessionsRouter } from './sessions/router.ts';
 import { jwksRouter } from './signing/router.ts';
+import { redirectUrisRouter, ssoRouter } from './sso/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
 import { usersRouter } from './users/router.ts';
 import { webhookEndpointsRouter } from './webhooks/router.ts';
@@ -46,6 +47,8 @@ export const appRouter = router({
   client: clientRouter,
   widgets: widgetsRouter,
   portal: portalRouter,
+  sso: ssoRouter,
+  redirectUris: redirectUrisRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -158,6 +158,9 @@ export {
   verifyToken,
 } from './signing/service.ts';
 export { SsoFailure, type SsoIdentity } from './sso/identity.ts';
+export { redirectUriProblem } from './sso/redirect-uris.ts';
+export { ssoRouter } from './sso/router.ts';
+export type { BrowserOutcome } from './sso/schemas.ts';
 export {
   ACCESS_TOKEN_TTL_MS,
   AUTHORIZATION_TTL_MS,
@@ -165,6 +168,7 @@ export {
   CODE_TTL_MS,
   completeSignIn,
   failSignIn,
+  OAUTH_ERRORS,
 } from './sso/service.ts';
 export { loadSsoConnection, type SsoConnectionRow } from './sso/store.ts';
 export type { Meta } from './trpc.ts';

@@ -93,6 +93,10 @@ export interface PipelineOptions {
   graphql: Codec;
   /** The SCIM codec, at each directory's base URL (`/scim/v2/<directory_id>/…`). */
   scim: Codec;
+  /** The SSO codec: the browser's steps of single sign-on and `POST /sso/token` (sso.ts). */
+  sso: Codec;
+  /** Is this one of the SSO codec's paths? */
+  isSsoPath: (pathname: string) => boolean;
   /** Is this path `/scim/v2` or below it? */
   isScimPath: (pathname: string) => boolean;
   /** Is this path `/trpc` or below it? */
@@ -112,6 +116,12 @@ const METRICS_PATH = '/metrics';
 /** The metrics and log label of every SCIM request (its path names a directory and a resource id). */
 const SCIM_LABEL = '/scim/v2';
 
+/** The metrics and log label of an SSO path (a connection's paths without its id). */
+function ssoLabelOf(pathname: string): string {
+  const parts = pathname.split('/');
+  return parts.length > 4 ? `${parts.slice(0, 4).join('/')}/{connection_id}` : pathname;
+}
+
 /** The request id step: the id every answer carries, the client's address, the URL split once. */
 function requestIdStep(p: Pipeline, req: IncomingMessage, res: ServerResponse): Exchange {
   return beginExchange(req, res, clientAddressOf(req, p.isTrustedProxy));
@@ -123,6 +133,13 @@ function requestIdStep(p: Pipeline, req: IncomingMessage, res: ServerResponse): 
  */
 function routeStep(p: Pipeline, ex: Exchange): void {
   ex.logPath = p.routes.redact(ex.pathname);
+  if (p.isSsoPath(ex.pathname)) {
+    observe(p.deps, p.metrics, p.accessLog, ex, ssoLabelOf(ex.pathname));
+    applyHeaders(ex.res, API_SECURITY_HEADERS);
+    const codec = p.sso as AnyCodec;
+    run(p, codec, ex, undefined).catch((error: unknown) => fail(p, codec, ex, error));
+    return;
+  }
   const route = p.routes.match(ex.method, ex.pathname);
   const matched = route.kind === 'match' ? route : undefined;
   const template = matched?.template;

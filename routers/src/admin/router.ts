@@ -34,7 +34,9 @@ import {
 import { CreateOrganizationDomainInput } from '../organization-domains/schemas.ts';
 import { createOrganizationDomain } from '../organization-domains/service.ts';
 import { listSigningKeys, rotateSigningKey } from '../signing/service.ts';
+import { createRedirectUri, deleteRedirectUri, listRedirectUris, setDefaultRedirectUri } from '../sso/redirect-uris.ts';
 import { SamlConfigInput } from '../sso/saml/config.ts';
+import { CreateRedirectUriInput, ListRedirectUrisInput } from '../sso/schemas.ts';
 import { configureSaml, createConfiguredConnection, getConnectionSetup } from '../sso/setup.ts';
 import { adminProcedure, router } from '../trpc.ts';
 import { CreateWebhookEndpointInput } from '../webhooks/schemas.ts';
@@ -150,6 +152,23 @@ export const adminRouter = router({
     revoke: adminProcedure
       .input(z.object({ registration_id: Id }))
       .mutation(({ ctx, input }) => revokeAgentRegistration(ctx.deps, input.registration_id)),
+  }),
+  /** An environment's redirect URIs (`npx atrium redirect-uris add|list|remove|set-default`). */
+  redirectUris: router({
+    create: adminProcedure
+      .input(CreateRedirectUriInput.extend({ environment: EnvironmentRef }))
+      .mutation(async ({ ctx, input }) => createRedirectUri(await adminScope(ctx.deps, input.environment), input)),
+    list: adminProcedure
+      .input(ListRedirectUrisInput.extend({ environment: EnvironmentRef }))
+      .query(async ({ ctx, input }) => listRedirectUris(await adminScope(ctx.deps, input.environment), input)),
+    setDefault: adminProcedure
+      .input(z.object({ environment: EnvironmentRef, uri: z.string().min(1).max(2048), default: z.boolean() }))
+      .mutation(async ({ ctx, input }) =>
+        setDefaultRedirectUri(await adminScope(ctx.deps, input.environment), input.uri, input.default),
+      ),
+    delete: adminProcedure
+      .input(z.object({ environment: EnvironmentRef, uri: z.string().min(1).max(2048) }))
+      .mutation(async ({ ctx, input }) => deleteRedirectUri(await adminScope(ctx.deps, input.environment), input.uri)),
   }),
   connections: router({
     /** A connection, configured at once when `saml` is given; with its SP facts. */

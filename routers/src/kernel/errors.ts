@@ -75,6 +75,8 @@ const ENTITY_LABELS = {
   session: 'Session',
   role: 'Role',
   permission: 'Permission',
+  redirect_uri: 'Redirect URI',
+  profile: 'Profile',
 } as const;
 
 /** The kinds of record a 404 can name. */

@@ -1,22 +1,32 @@
 import { type Db, newId } from '@atrium/db';
+import { authenticateApiKey } from '../auth/api-key.ts';
 import { toConnection } from '../connections/service.ts';
 import { recordEvent } from '../events/record.ts';
-import { type ApiError, type FieldError, invalid } from '../kernel/errors.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { ApiError, type FieldError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { addMembership } from '../organization-memberships/service.ts';
+import { membershipsOfUser } from '../organization-memberships/store.ts';
 import { loadOrganization } from '../organizations/store.ts';
-import { toUser } from '../user-wire.ts';
+import { seal, unseal } from '../signing/material.ts';
+import { fullName, toUser } from '../user-wire.ts';
 import { insertUser } from '../users/store.ts';
 import { SsoFailure, type SsoIdentity } from './identity.ts';
-import { isConfigured, protocolOf, startProtocol } from './protocols.ts';
+import { consumeOidc, consumeSaml, isConfigured, protocolOf, samlMetadata, startProtocol } from './protocols.ts';
+import type { BrowserOutcome, Profile } from './schemas.ts';
 import {
   connectionsOfOrganization,
   connectionsOfType,
+  connectionWithEnvironment,
+  deleteAccessTokensOfProfile,
+  environmentOfClientId,
+  findAccessToken,
   findAuthorization,
   findProfile,
   findRedirectUri,
   finishAuthorization,
+  insertAccessToken,
   insertAuthorization,
   insertCode,
   loadSsoConnection,
@@ -24,10 +34,13 @@ import {
   membershipOf,
   organizationOfVerifiedDomain,
   organizationVerifiedDomain,
+  profileById,
   redirectUrisOf,
   type SsoAuthorizationRow,
   type SsoConnectionRow,
+  type SsoProfileRow,
   setAuthorizationProtocolState,
+  spendCode,
   upsertProfile,
   userByEmail,
   userById,
@@ -371,4 +384,266 @@ export async function failSignIn(
     );
     return redirectUrl === undefined ? {} : { redirectUrl };
   });
+}
+
+// The app's side: the code for a profile and token, the profile, sign-out -------------------
+
+/** OAuth's refusals of `POST /sso/token`, in upstream's `{ error, error_description }` shape (the codec renders them so). */
+export const OAUTH_ERRORS = ['invalid_client', 'invalid_grant', 'unsupported_grant_type', 'invalid_request'] as const;
+const oauthError = (code: (typeof OAUTH_ERRORS)[number], message: string, status = 400) =>
+  new ApiError(status, code, message);
+
+/** The single place that turns a profile row into upstream's `Profile`. */
+export function toProfile(row: SsoProfileRow, connectionType: string, roleSlugs: string[] | undefined): Profile {
+  const profile: Profile = {
+    object: 'profile',
+    id: row.id,
+    idp_id: row.idpId,
+    organization_id: row.organizationId,
+    connection_id: row.connectionId,
+    connection_type: connectionType,
+    email: row.email,
+    first_name: row.firstName,
+    last_name: row.lastName,
+    name: row.name ?? fullName(row.firstName, row.lastName),
+    raw_attributes: row.rawAttributes,
+  };
+  if (roleSlugs && roleSlugs.length > 0) {
+    profile.role = { slug: roleSlugs[0] as string };
+    profile.roles = roleSlugs.map((slug) => ({ slug }));
+  }
+  if (row.groups) profile.groups = row.groups;
+  profile.custom_attributes = row.customAttributes;
+  return profile;
+}
+
+/** The profile with the connection's type and the user's roles in the organization. */
+async function profileOf(db: Db, environmentId: string, row: SsoProfileRow): Promise<Profile> {
+  const connection = await loadSsoConnection(db, environmentId, row.connectionId);
+  let roles: string[] | undefined;
+  if (row.userId && row.organizationId) {
+    const memberships = await membershipsOfUser(db, environmentId, row.userId);
+    roles = memberships.find((m) => m.organizationId === row.organizationId)?.roleSlugs;
+  }
+  return toProfile(row, connection.connectionType, roles);
+}
+
+/**
+ * `POST /sso/token` (the SDK's `getProfileAndToken`): the client secret is an API key of the
+ * environment the client id names; the code is spent once, within its 10 minutes, in that
+ * environment only. Answers the profile and a one-hour access token (stored as its SHA-256).
+ */
+export async function exchangeCode(
+  deps: Deps,
+  input: {
+    client_id?: string | undefined;
+    client_secret?: string | undefined;
+    grant_type?: string | undefined;
+    code?: string | undefined;
+  },
+): Promise<{ token_type: 'Bearer'; access_token: string; expires_in: number; profile: Profile }> {
+  if (input.grant_type !== 'authorization_code') {
+    throw oauthError('unsupported_grant_type', "grant_type must be 'authorization_code'.");
+  }
+  if (!input.client_secret || !input.client_id) {
+    throw oauthError('invalid_client', 'client_id and client_secret (an API key of the environment) are required.');
+  }
+  let env: Awaited<ReturnType<typeof authenticateApiKey>>;
+  try {
+    env = await authenticateApiKey(deps, `Bearer ${input.client_secret}`);
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+      throw oauthError('invalid_client', 'Invalid client ID or secret.');
+    }
+    throw error;
+  }
+  if (env.clientId !== input.client_id) throw oauthError('invalid_client', 'Invalid client ID or secret.');
+  if (!input.code) throw oauthError('invalid_request', 'code is required.');
+  const code = input.code;
+  const now = deps.now();
+  return deps.db.transaction(async (tx) => {
+    const spent = await spendCode(tx, env.id, sha256Hex(code), now);
+    if (!spent || spent.expiresAt.getTime() <= now.getTime()) {
+      throw oauthError('invalid_grant', 'The code has expired or has already been used.');
+    }
+    const row = await profileById(tx, env.id, spent.profileId);
+    if (!row) throw oauthError('invalid_grant', 'The code has expired or has already been used.');
+    const accessToken = randomBase62(48);
+    await insertAccessToken(tx, {
+      tokenHash: sha256Hex(accessToken),
+      environmentId: env.id,
+      profileId: row.id,
+      expiresAt: new Date(now.getTime() + ACCESS_TOKEN_TTL_MS),
+      createdAt: now,
+    });
+    return {
+      token_type: 'Bearer' as const,
+      access_token: accessToken,
+      expires_in: ACCESS_TOKEN_TTL_MS / 1000,
+      profile: await profileOf(tx, env.id, row),
+    };
+  });
+}
+
+/** `GET /sso/profile` with `Authorization: Bearer <access_token>` (not an API key). */
+export async function profileOfAccessToken(deps: Deps, accessToken: string | undefined): Promise<Profile> {
+  const refused = () => new ApiError(401, 'unauthorized', 'Unauthorized: a valid SSO access token is required.');
+  if (!accessToken) throw refused();
+  const token = await findAccessToken(deps.db, sha256Hex(accessToken));
+  if (!token || token.expiresAt.getTime() <= deps.now().getTime()) throw refused();
+  const row = await profileById(deps.db, token.environmentId, token.profileId);
+  if (!row) throw refused();
+  return profileOf(deps.db, token.environmentId, row);
+}
+
+/** How long a logout token may wait before `GET /sso/logout` (upstream: short-lived). */
+export const LOGOUT_TOKEN_TTL_MS = 5 * 60 * 1000;
+const LOGOUT_CONTEXT = 'sso-logout';
+
+function baseUrlOf(deps: Deps): string {
+  return deps.tokens.issuer.replace(/\/+$/, '');
+}
+
+/**
+ * `POST /sso/logout/authorize`: a short-lived logout token for a profile of the caller's
+ * environment (sealed under the master key: profile, environment and expiry), and the
+ * `/sso/logout` URL that spends it.
+ */
+export async function authorizeLogout(scope: Scope, profileId: string) {
+  const row = await profileById(scope.db, scope.env.id, profileId);
+  if (!row) throw notFound('profile', profileId);
+  const payload = { p: row.id, e: scope.env.id, x: scope.now().getTime() + LOGOUT_TOKEN_TTL_MS };
+  const token = seal(scope.deps.tokens.masterKey, LOGOUT_CONTEXT, Buffer.from(JSON.stringify(payload)));
+  const url = new URL(`${baseUrlOf(scope.deps)}/sso/logout`);
+  url.searchParams.set('token', token);
+  return { logout_url: url.toString(), logout_token: token };
+}
+
+/**
+ * `GET /sso/logout?token=`: ends the profile's access tokens and sends the browser to the
+ * environment's default redirect URI; an invalid or expired token is refused (the error page).
+ */
+export async function logout(deps: Deps, token: string | undefined): Promise<BrowserOutcome> {
+  const refused: BrowserOutcome = {
+    error: { reason: 'invalid_logout_token', message: 'The logout link is invalid or has expired.' },
+  };
+  if (!token) return refused;
+  let payload: { p?: unknown; e?: unknown; x?: unknown };
+  try {
+    payload = JSON.parse(unseal(deps.tokens.masterKey, LOGOUT_CONTEXT, token, 'logout token').toString('utf8'));
+  } catch {
+    return refused;
+  }
+  if (typeof payload.p !== 'string' || typeof payload.e !== 'string' || typeof payload.x !== 'number') return refused;
+  if (payload.x <= deps.now().getTime()) return refused;
+  const profileId = payload.p;
+  const environmentId = payload.e;
+  const row = await profileById(deps.db, environmentId, profileId);
+  if (row) await deps.db.transaction((tx) => deleteAccessTokensOfProfile(tx, row.id));
+  const uris = await redirectUrisOf(deps.db, environmentId);
+  const target = uris.find((u) => u.isDefault) ?? (uris.length === 1 ? uris[0] : undefined);
+  if (!target) return { error: { reason: 'signed_out', message: 'You are signed out.' } };
+  return { redirect: target.uri };
+}
+
+// The browser's side: the authorization request and the IdP's answers ----------------------
+
+/** The Scope of an unauthenticated browser request, from the environment its `client_id` names. */
+export async function scopeOfClientId(deps: Deps, clientId: string | undefined): Promise<Scope> {
+  const env = clientId ? await environmentOfClientId(deps.db, clientId) : undefined;
+  if (!env) {
+    const message = clientId ? `client_id '${clientId}' names no environment.` : 'client_id is required.';
+    throw invalid([field('client_id', 'invalid_client_id', message)], 'invalid_client_id', message);
+  }
+  return { db: deps.db, env, now: deps.now, deps };
+}
+
+/** The Scope of a connection named by its id in a public URL (ACS, callback, metadata). */
+async function connectionScope(
+  deps: Deps,
+  connectionId: string,
+): Promise<{ scope: Scope; connection: SsoConnectionRow }> {
+  const found = await connectionWithEnvironment(deps.db, connectionId);
+  if (!found) throw notFound('connection', connectionId);
+  const scope: Scope = { db: deps.db, env: found.env, now: deps.now, deps };
+  return { scope, connection: found.connection };
+}
+
+function failureOf(error: unknown): SsoFailure {
+  if (error instanceof SsoFailure) return error;
+  if (error instanceof ApiError && error.status < 500) return new SsoFailure(error.apiCode, error.message);
+  throw error;
+}
+
+/** Completes or fails a sign-in; the browser's next step either way. */
+async function settle(
+  scope: Scope,
+  connection: SsoConnectionRow,
+  authorizationId: string | null,
+  verify: () => Promise<SsoIdentity>,
+): Promise<BrowserOutcome> {
+  let failure: SsoFailure;
+  try {
+    const identity = await verify();
+    const { redirectUrl } = await completeSignIn(scope, connection, authorizationId, identity);
+    return { redirect: redirectUrl };
+  } catch (error) {
+    failure = failureOf(error);
+  }
+  const { redirectUrl } = await failSignIn(scope, connection, authorizationId, failure);
+  if (redirectUrl && failure.reason !== 'authorization_already_used') return { redirect: redirectUrl };
+  return { error: { reason: failure.reason, message: failure.message } };
+}
+
+/**
+ * `POST /sso/saml/acs/:connection_id`: the IdP's response. `RelayState` names the authorization
+ * (looked up within the connection's environment); without one it is IdP-initiated, which the
+ * SAML module refuses unless the connection allows it.
+ */
+export async function receiveSamlResponse(
+  deps: Deps,
+  input: { connection_id: string; SAMLResponse: string; RelayState?: string | undefined },
+): Promise<BrowserOutcome> {
+  const { scope, connection } = await connectionScope(deps, input.connection_id);
+  const authorization = input.RelayState ? await authorizationOf(scope, connection, input.RelayState) : undefined;
+  const form: { SAMLResponse: string; RelayState?: string } = { SAMLResponse: input.SAMLResponse };
+  if (input.RelayState !== undefined) form.RelayState = input.RelayState;
+  const expected = authorization?.samlRequestId ? { samlRequestId: authorization.samlRequestId } : null;
+  return settle(scope, connection, authorization?.id ?? null, () => consumeSaml(scope, connection, form, expected));
+}
+
+/** `GET /sso/oidc/callback/:connection_id`: the OpenID provider's answer (`state` = authorization id). */
+export async function receiveOidcCallback(
+  deps: Deps,
+  input: { connection_id: string; url: string },
+): Promise<BrowserOutcome> {
+  const { scope, connection } = await connectionScope(deps, input.connection_id);
+  const url = new URL(input.url);
+  const state = url.searchParams.get('state');
+  const authorization = state ? await authorizationOf(scope, connection, state) : undefined;
+  if (!authorization) {
+    return settle(scope, connection, null, () =>
+      Promise.reject(new SsoFailure('state_mismatch', 'The callback names no sign-in of this connection.')),
+    );
+  }
+  const idpError = url.searchParams.get('error');
+  if (idpError) {
+    const message = url.searchParams.get('error_description') ?? 'The OpenID provider refused the sign-in.';
+    return settle(scope, connection, authorization.id, () =>
+      Promise.reject(new SsoFailure(`idp_${idpError}`.slice(0, 64), message.slice(0, 300))),
+    );
+  }
+  const expected = {
+    authorizationId: authorization.id,
+    oidcNonce: authorization.oidcNonce ?? '',
+    oidcCodeVerifierSealed: authorization.oidcCodeVerifierSealed ?? '',
+  };
+  return settle(scope, connection, authorization.id, () => consumeOidc(scope, connection, url, expected));
+}
+
+/** `GET /sso/saml/metadata/:connection_id`: the SP metadata document of a SAML connection. */
+export async function spMetadataOf(deps: Deps, connectionId: string): Promise<string> {
+  const { connection } = await connectionScope(deps, connectionId);
+  if (protocolOf(connection) !== 'saml') throw notFound('connection', connectionId);
+  return samlMetadata(deps, connection);
 }

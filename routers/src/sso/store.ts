@@ -1,6 +1,7 @@
 import {
   connections,
   type Db,
+  environments,
   organizationDomains,
   organizationMemberships,
   type PageParams,
@@ -62,6 +63,10 @@ export async function findRedirectUri(db: Db, environmentId: string, uri: string
     .where(and(eq(redirectUris.environmentId, environmentId), eq(redirectUris.uri, uri)))
     .limit(1);
   return row;
+}
+
+export function loadRedirectUri(db: Db, environmentId: string, id: string): Promise<RedirectUriRow> {
+  return loadScoped(db, redirectUris, 'redirect_uri', environmentId, id);
 }
 
 /** Inserts the URI unless the environment has it already (then undefined). */
@@ -127,6 +132,23 @@ export function loadSsoConnection(
   lock?: 'update',
 ): Promise<SsoConnectionRow> {
   return loadScoped(db, connections, 'connection', environmentId, id, lock);
+}
+
+/** A connection named only by its id (a public URL names it) with its environment. */
+export async function connectionWithEnvironment(
+  db: Db,
+  id: string,
+): Promise<{ connection: SsoConnectionRow; env: EnvironmentInfo } | undefined> {
+  const [row] = await db
+    .select({
+      connection: connections,
+      env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
+    })
+    .from(connections)
+    .innerJoin(environments, eq(environments.id, connections.environmentId))
+    .where(eq(connections.id, id))
+    .limit(1);
+  return row;
 }
 
 /** The connections of an organization, oldest first. */
@@ -333,15 +355,18 @@ export async function insertCode(tx: Db, values: typeof ssoCodes.$inferInsert): 
  * Spends a code once: marks it used if it was unused, and returns it as it was (undefined: no
  * such code). A code already used comes back with its `usedAt`.
  */
-export async function spendCode(tx: Db, codeHash: string, now: Date) {
+export async function spendCode(tx: Db, environmentId: string, codeHash: string, now: Date) {
   const [spent] = await tx
     .update(ssoCodes)
     .set({ usedAt: now })
-    .where(and(eq(ssoCodes.codeHash, codeHash), isNull(ssoCodes.usedAt)))
+    .where(and(eq(ssoCodes.codeHash, codeHash), eq(ssoCodes.environmentId, environmentId), isNull(ssoCodes.usedAt)))
     .returning();
-  if (spent) return { row: spent, firstUse: true };
-  const [used] = await tx.select().from(ssoCodes).where(eq(ssoCodes.codeHash, codeHash)).limit(1);
-  return used ? { row: used, firstUse: false } : undefined;
+  return spent;
+}
+
+/** Forgets every access token of a profile (its sign-out). */
+export async function deleteAccessTokensOfProfile(tx: Db, profileId: string): Promise<void> {
+  await tx.delete(ssoAccessTokens).where(eq(ssoAccessTokens.profileId, profileId));
 }
 
 export async function insertAccessToken(tx: Db, values: typeof ssoAccessTokens.$inferInsert): Promise<void> {
