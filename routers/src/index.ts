@@ -160,6 +160,23 @@ export {
 export { SsoFailure, type SsoIdentity } from './sso/identity.ts';
 export { redirectUriProblem } from './sso/redirect-uris.ts';
 export { ssoRouter } from './sso/router.ts';
+export {
+  CERTIFICATE_RENEWAL_WINDOW_DAYS,
+  DEFAULT_ATTRIBUTE_NAMES,
+  describeCertificate,
+  isSamlType,
+  parseIdpMetadata,
+  SamlConfigInput,
+} from './sso/saml/config.ts';
+export {
+  clockSkewMs,
+  configureSamlConnection,
+  consumeSamlResponse,
+  DEFAULT_SSO_CLOCK_SKEW_SECONDS,
+  samlMetadataXml,
+  startSaml,
+} from './sso/saml/service.ts';
+export { hasAssertionId } from './sso/saml/store.ts';
 export type { BrowserOutcome } from './sso/schemas.ts';
 export {
   ACCESS_TOKEN_TTL_MS,
@@ -171,6 +188,7 @@ export {
   OAUTH_ERRORS,
 } from './sso/service.ts';
 export { loadSsoConnection, type SsoConnectionRow } from './sso/store.ts';
+export { samlAcsUrl, samlSpEntityId, samlSpMetadataUrl } from './sso/urls.ts';
 export type { Meta } from './trpc.ts';
 export {
   callProcedure,

@@ -4,6 +4,19 @@ export { type AdminClient, type CliIo, createAdminClient } from './cli-context.t
 export { loadConfig, resolveMasterKey, type ServerConfig } from './config.ts';
 export { capConnectionsPerAddress, type HttpBounds, serverOptions } from './connections.ts';
 export { type DevDnsAnswer, type DevDnsServer, startDevDns } from './dev-dns.ts';
+export {
+  type DevIdp,
+  type DevIdpUser,
+  makeSamlIdpKey,
+  readAuthnRequest,
+  type SamlIdpKey,
+  type SamlResponseFields,
+  samlId,
+  samlResponseXml,
+  signAssertion,
+  signResponse,
+  startDevIdp,
+} from './dev-idp.ts';
 export { type DevSmtpServer, startDevSmtp } from './dev-smtp.ts';
 export { openGeoLocator } from './geo.ts';
 export { createSmtpMailer, type SmtpSettings } from './mailer.ts';

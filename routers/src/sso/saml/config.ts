@@ -72,11 +72,16 @@ const fieldError = (field: string, message: string): FieldError => ({ field, cod
  */
 export function parseIdpMetadata(xml: string, field = 'idp_metadata_xml'): IdpMetadata {
   const errors: string[] = [];
-  const doc = new DOMParser({
-    onError: (level, message) => {
-      if (level !== 'warning') errors.push(message);
-    },
-  }).parseFromString(xml, 'text/xml');
+  let doc: ReturnType<DOMParser['parseFromString']>;
+  try {
+    doc = new DOMParser({
+      onError: (level, message) => {
+        if (level !== 'warning') errors.push(message);
+      },
+    }).parseFromString(xml, 'text/xml');
+  } catch {
+    throw invalid([fieldError(field, 'The IdP metadata is not well-formed XML.')]);
+  }
   if (errors.length > 0 || !doc.documentElement) {
     throw invalid([fieldError(field, 'The IdP metadata is not well-formed XML.')]);
   }

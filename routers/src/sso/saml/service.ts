@@ -122,10 +122,10 @@ export async function startSaml(
  * `InResponseTo` is a request it made. The request's lifetime is the authorization's (10 min,
  * checked by the SSO service against the scope's clock), so the entry carries no age of its own.
  */
-function expectedRequest(samlRequestId: string | null): CacheProvider {
+function expectedRequest(samlRequestId: string | null, issuedAt: string): CacheProvider {
   return {
     saveAsync: async () => null,
-    getAsync: async (key: string) => (samlRequestId !== null && key === samlRequestId ? 'expected' : null),
+    getAsync: async (key: string) => (samlRequestId !== null && key === samlRequestId ? issuedAt : null),
     removeAsync: async () => null,
   };
 }
@@ -150,11 +150,16 @@ function failureOf(error: unknown): SsoFailure {
 /** Parses XML with no DOCTYPE and no errors; `what` names it in the refusal. */
 function parseXml(xml: string, what: string): Document {
   const errors: string[] = [];
-  const doc = new DOMParser({
-    onError: (level, message) => {
-      if (level !== 'warning') errors.push(message);
-    },
-  }).parseFromString(xml, 'text/xml') as unknown as Document;
+  let doc: Document;
+  try {
+    doc = new DOMParser({
+      onError: (level, message) => {
+        if (level !== 'warning') errors.push(message);
+      },
+    }).parseFromString(xml, 'text/xml') as unknown as Document;
+  } catch {
+    throw new SsoFailure('invalid_response', `The ${what} is not XML.`);
+  }
   if (errors.length > 0 || !doc.documentElement) throw new SsoFailure('invalid_response', `The ${what} is not XML.`);
   if (doc.doctype) throw new SsoFailure('invalid_response', `The ${what} carries a DOCTYPE.`);
   return doc;
@@ -208,7 +213,7 @@ export async function consumeSamlResponse(
       wantAuthnResponseSigned: false,
       acceptedClockSkewMs: skewMs,
       validateInResponseTo: expected ? ValidateInResponseTo.always : ValidateInResponseTo.ifPresent,
-      cacheProvider: expectedRequest(expected?.samlRequestId ?? null),
+      cacheProvider: expectedRequest(expected?.samlRequestId ?? null, scope.now().toISOString()),
       requestIdExpirationPeriodMs: Number.MAX_SAFE_INTEGER,
     },
     scope.now,
@@ -356,11 +361,16 @@ export function mapIdentity(assertion: Element, mapping: AttributeMapping): SsoI
  * its signing certificate once the connection is configured.
  */
 export function samlMetadataXml(deps: Deps, connection: ConnectionRow): string {
-  return generateServiceProviderMetadata({
+  const params: Parameters<typeof generateServiceProviderMetadata>[0] = {
     issuer: samlSpEntityId(deps, connection.id),
     callbackUrl: samlAcsUrl(deps, connection.id),
-    publicCerts: connection.samlSpCertificate ?? null,
     identifierFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
     wantAssertionsSigned: true,
-  });
+  };
+  // node-saml publishes the signing certificate (and AuthnRequestsSigned) only for an SP that signs.
+  if (connection.samlSignRequests && connection.samlSpCertificate) {
+    params.privateKey = spPrivateKeyPem(deps, connection);
+    params.publicCerts = connection.samlSpCertificate;
+  }
+  return generateServiceProviderMetadata(params);
 }
