@@ -3,6 +3,7 @@ import {
   ApiError,
   addPortalDirectory,
   addPortalDomain,
+  configurePortalSso,
   type Deps,
   issuePortalToken,
   type LivePortalSession,
@@ -13,6 +14,7 @@ import {
   portalSessionOfCookie,
   portalStatus,
   rotatePortalDirectoryToken,
+  startPortalSso,
 } from '@atrium/routers';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { cookieValue, csrfToken, sessionCookie } from './pipeline/cookies.ts';
@@ -183,6 +185,22 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
     const rotated = await rotatePortalDirectoryToken(deps, live, req.params.id);
     noStore(res);
     res.json(rotated);
+  });
+  // The sso page's setup flow: "Start" makes an inactive connection of the chosen provider; "Save"
+  // configures it from the IdP metadata (pasted XML up to the SAML module's 1 MB, or a URL).
+  app.post('/portal/session/sso', express.json({ limit: '4kb' }), async (req, res) => {
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
+    const started = await startPortalSso(deps, live, req.body);
+    noStore(res);
+    res.status(201).json(started);
+  });
+  app.post('/portal/session/sso/:id', express.json({ limit: '1100kb' }), async (req, res) => {
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
+    const configured = await configurePortalSso(deps, live, req.params.id, req.body);
+    noStore(res);
+    res.json(configured);
   });
   app.get('/portal/session/status', async (req, res) => {
     const live = await sessionOf(deps, req);

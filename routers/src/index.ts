@@ -143,6 +143,7 @@ export {
   rotatePortalDirectoryToken,
   SESSION_TTL_MS as PORTAL_SESSION_TTL_MS,
 } from './portal/service.ts';
+export { configurePortalSso, PORTAL_SSO_PROVIDERS, type PortalSsoConnection, startPortalSso } from './portal/sso.ts';
 export type { LivePortalSession } from './portal/store.ts';
 export { consumeSharedWindow, purgeIdleRateLimitWindows, type SharedCount } from './rate-limits/service.ts';
 export { EXPIRED_RECORD_GRACE_MS, purgeExpiredRecords } from './retention/service.ts';

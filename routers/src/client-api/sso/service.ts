@@ -8,12 +8,12 @@ import {
   renameConnection,
   toConnection,
 } from '../../connections/service.ts';
-import type { ConnectionRow } from '../../connections/store.ts';
+import { type ConnectionRow, connectionRowsOfOrganization } from '../../connections/store.ts';
 import { invalid, invalidOfZod, notFound } from '../../kernel/errors.ts';
 import { type ClientScope, requirePermission } from '../../kernel/principals.ts';
 import { PORTAL_SSO_READ } from '../../portal/service.ts';
 import { quotaLimit } from '../../quotas.ts';
-import { connectionRowsOfOrganization, type LastSession, lastSessionsOf } from './store.ts';
+import { type LastSession, lastSessionsOf } from './store.ts';
 
 /**
  * Atrium's SSO connection types (SAML and OpenID Connect) and their spelling in the widgets' REST

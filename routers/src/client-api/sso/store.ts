@@ -1,21 +1,5 @@
-import { connections, type Db, type SsoAuthorizationState, ssoAuthorizations } from '@atrium/db';
+import { type Db, type SsoAuthorizationState, ssoAuthorizations } from '@atrium/db';
 import { and, desc, eq, inArray } from 'drizzle-orm';
-import type { ConnectionRow } from '../../connections/store.ts';
-
-/** The organization's connections, newest first, at most `limit` (the widget shows the first). */
-export function connectionRowsOfOrganization(
-  db: Db,
-  environmentId: string,
-  organizationId: string,
-  limit: number,
-): Promise<ConnectionRow[]> {
-  return db
-    .select()
-    .from(connections)
-    .where(and(eq(connections.environmentId, environmentId), eq(connections.organizationId, organizationId)))
-    .orderBy(desc(connections.id))
-    .limit(limit);
-}
 
 export interface LastSession {
   id: string;
