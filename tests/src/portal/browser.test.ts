@@ -10,7 +10,7 @@ import { connections, directories, portalSessions } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
 import { type DevDnsServer, startDevDns, startDevIdp, VerificationWorker } from '@atrium/server';
-import { WorkOS } from '@workos-inc/node';
+import { DomainDataState, WorkOS } from '@workos-inc/node';
 import { eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -277,7 +277,12 @@ describe('the admin portal in a browser', () => {
     const env = await newEnvironment();
     const port = Number(new URL(url).port);
     const workos = new WorkOS(env.apiKey, { apiHostname: '127.0.0.1', port, https: false });
-    const organization = await workos.organizations.createOrganization({ name: 'SAML Corp' });
+    // Its verified domain: the people the test sign-in provisions are of it (the domain policy).
+    const domain = uniqueDomain('samlcorp');
+    const organization = await workos.organizations.createOrganization({
+      name: 'SAML Corp',
+      domainData: [{ domain, state: DomainDataState.Verified }],
+    });
     // The application's default redirect URI: where the test sign-in's code goes.
     const admin = await adminCaller();
     await admin.redirectUris.create({ environment: env.environmentId, uri: `${appUrl}/callback`, default: true });
@@ -338,12 +343,13 @@ describe('the admin portal in a browser', () => {
       expect(`${test.origin}${test.pathname}`).toBe(`${url}/sso/authorize`);
       expect(test.searchParams.get('connection')).toBe(id);
       await page.goto(test.href);
-      await page.getByLabel('E-mail').fill('it.admin@samlcorp.test');
+      await page.getByLabel('E-mail').fill(`it.admin@${domain}`);
       await Promise.all([
         page.waitForURL((u) => u.href.startsWith(`${appUrl}/callback`)),
         page.getByRole('button', { name: 'Sign in' }).click(),
       ]);
       const landed = new URL(page.url());
+      expect(landed.searchParams.get('error_description'), landed.href).toBeNull();
       expect(landed.searchParams.get('code')).toBeTruthy();
       expect(landed.searchParams.get('state')).toBe('atrium_portal_test');
       const [active] = await env.deps.db.select().from(connections).where(eq(connections.id, id));
