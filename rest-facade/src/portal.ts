@@ -12,6 +12,7 @@ import {
   portalCsrfMatches,
   portalCsrfToken,
   portalSessionOfCookie,
+  portalSsoStatus,
   portalStatus,
   rotatePortalDirectoryToken,
   startPortalSso,
@@ -205,8 +206,11 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
   app.get('/portal/session/status', async (req, res) => {
     const live = await sessionOf(deps, req);
     if (!live) return refusedJson(res, 'No live admin portal session.');
+    const status = await portalStatus(deps, live);
+    // The sso page's setup flow: the organization's connections, with what to paste and the test link.
+    if (live.session.intent === 'sso') Object.assign(status, { connections: await portalSsoStatus(deps, live) });
     noStore(res);
-    res.json(await portalStatus(deps, live));
+    res.json(status);
   });
   for (const file of ['portal.js', 'portal.css']) {
     app.get(`/portal/assets/${file}`, (_req, res, next) => {

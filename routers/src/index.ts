@@ -143,7 +143,6 @@ export {
   rotatePortalDirectoryToken,
   SESSION_TTL_MS as PORTAL_SESSION_TTL_MS,
 } from './portal/service.ts';
-export { configurePortalSso, PORTAL_SSO_PROVIDERS, type PortalSsoConnection, startPortalSso } from './portal/sso.ts';
 export type { LivePortalSession } from './portal/store.ts';
 export { consumeSharedWindow, purgeIdleRateLimitWindows, type SharedCount } from './rate-limits/service.ts';
 export { EXPIRED_RECORD_GRACE_MS, purgeExpiredRecords } from './retention/service.ts';
@@ -159,6 +158,13 @@ export {
   verifyToken,
 } from './signing/service.ts';
 export { SsoFailure, type SsoIdentity } from './sso/identity.ts';
+export {
+  configurePortalSso,
+  PORTAL_SSO_PROVIDERS,
+  type PortalSsoConnection,
+  portalSsoStatus,
+  startPortalSso,
+} from './sso/portal-setup.ts';
 export { redirectUriProblem } from './sso/redirect-uris.ts';
 export { ssoRouter } from './sso/router.ts';
 export {

@@ -16,7 +16,6 @@ import { getOrganization } from '../organizations/service.ts';
 import { signToken } from '../signing/service.ts';
 import { portalLinkMessage } from './mail.ts';
 import type { GeneratePortalLinkInput, PortalLink } from './schemas.ts';
-import { type PortalSsoConnection, portalSsoConnections } from './sso.ts';
 import {
   consumePortalLink,
   findPortalLink,
@@ -216,8 +215,6 @@ export interface PortalStatus {
   successUrl: string | null;
   domains: { id: string; domain: string; state: string; record: { type: 'TXT'; name: string; value: string } }[];
   directories?: PortalDirectory[];
-  /** On the sso page: the organization's SSO connections, as its setup flow shows them. */
-  connections?: PortalSsoConnection[];
 }
 
 /** The organization's directories for the dsync page (the directories resource reads them). */
@@ -238,9 +235,8 @@ async function portalDirectories(scope: Scope, organizationId: string): Promise<
 export async function portalStatus(deps: Deps, live: LivePortalSession): Promise<PortalStatus> {
   const scope = scopeOfSession(deps, live);
   const organization = await getOrganization(scope, live.session.organizationId);
-  const directories: Pick<PortalStatus, 'directories' | 'connections'> = {};
-  if (live.session.intent === 'dsync') directories.directories = await portalDirectories(scope, organization.id);
-  if (live.session.intent === 'sso') directories.connections = await portalSsoConnections(scope, organization.id);
+  const directories =
+    live.session.intent === 'dsync' ? { directories: await portalDirectories(scope, organization.id) } : {};
   return {
     intent: live.session.intent,
     organizationName: organization.name,

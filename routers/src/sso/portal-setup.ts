@@ -4,7 +4,7 @@
 // or its URL) configures it through the SAML module, as the CLI and the console do; a test
 // sign-in through `/sso/authorize` then activates it (the SSO service activates a connection on
 // its first successful sign-in). Writes are cookie-authenticated and CSRF-checked
-// (rest-facade/src/portal.ts).
+// (rest-facade/src/portal.ts). It lives beside the SSO service, which the portal does not import.
 
 import { isSamlType, toConnection } from '../connections/service.ts';
 import type { ConnectionRow } from '../connections/store.ts';
@@ -12,9 +12,9 @@ import { connectionRowsOfOrganization, loadConnection } from '../connections/sto
 import type { Deps } from '../kernel/deps.ts';
 import { forbidden, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
-import { configureSaml, createConfiguredConnection, isOidcType, withSpFacts } from '../sso/setup.ts';
-import { redirectUrisOf } from '../sso/store.ts';
-import type { LivePortalSession } from './store.ts';
+import type { LivePortalSession } from '../portal/store.ts';
+import { configureSaml, createConfiguredConnection, isOidcType, withSpFacts } from './setup.ts';
+import { redirectUrisOf } from './store.ts';
 
 /** The providers the sso page sets up, and the connection type each makes. */
 export const PORTAL_SSO_PROVIDERS = {
@@ -105,6 +105,12 @@ export async function portalSsoConnections(scope: Scope, organizationId: string)
   const hasDefault = (await redirectUrisOf(scope.db, scope.env.id)).some((r) => r.isDefault);
   const now = scope.now();
   return rows.map((row) => toPortalConnection(scope.deps, scope.env.clientId, row, hasDefault, now));
+}
+
+/** The sso page's connections (`GET /portal/session/status` adds them on an sso session). */
+export async function portalSsoStatus(deps: Deps, live: LivePortalSession): Promise<PortalSsoConnection[]> {
+  requireSso(live);
+  return portalSsoConnections(scopeOfSession(deps, live), live.session.organizationId);
 }
 
 function requireSso(live: LivePortalSession): void {
