@@ -159,6 +159,12 @@ export {
 } from './signing/service.ts';
 export { SsoFailure, type SsoIdentity } from './sso/identity.ts';
 export {
+  configureOidcConnection,
+  consumeOidcCallback,
+  type OidcConfigInput,
+  startOidc,
+} from './sso/oidc/service.ts';
+export {
   configurePortalSso,
   PORTAL_SSO_PROVIDERS,
   type PortalSsoConnection,
@@ -193,6 +199,8 @@ export {
   completeSignIn,
   failSignIn,
   OAUTH_ERRORS,
+  sweepSso,
+  timeOutAuthorizations,
 } from './sso/service.ts';
 export { loadSsoConnection, type SsoConnectionRow } from './sso/store.ts';
 export { samlAcsUrl, samlSpEntityId, samlSpMetadataUrl } from './sso/urls.ts';

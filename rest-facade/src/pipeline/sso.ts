@@ -233,7 +233,9 @@ export function ssoCodec(deps: Deps): Codec<SsoCall, unknown> {
       const api = apiErrorOf(error);
       if (kind === 'token' && api && OAUTH.has(api.apiCode)) {
         if (headers) for (const name in headers) ex.res.setHeader(name, headers[name] as string);
-        return writeJson(ex, api.status, { error: api.apiCode, error_description: api.message });
+        // Upstream's OAuth shape, with the contract's `code` and `message` beside it.
+        const body = { error: api.apiCode, error_description: api.message, code: api.apiCode, message: api.message };
+        return writeJson(ex, api.status, body);
       }
       const browser = kind === 'acs' || kind === 'callback' || kind === 'logout';
       if (browser && (!api || api.status < 429)) {

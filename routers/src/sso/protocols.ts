@@ -2,63 +2,14 @@ import type { Deps } from '../kernel/deps.ts';
 import type { Scope } from '../kernel/scope.ts';
 import type { SsoIdentity } from './identity.ts';
 import { SsoFailure } from './identity.ts';
+import * as oidc from './oidc/service.ts';
+import * as saml from './saml/service.ts';
 import type { SsoConnectionRow } from './store.ts';
 
 // The dispatch from a connection to its protocol module (SAML in `saml/`, OIDC in `oidc/`): the
 // SSO service and the browser codec call these, never a module directly.
-//
-// INTEGRATION NOTE: until both protocol modules are on this branch, they are loaded by a dynamic
-// import whose specifier TypeScript does not resolve. Once `./saml/service.ts` and
-// `./oidc/service.ts` exist, replace `samlModule()`/`oidcModule()` by the two static imports
-//   import * as saml from './saml/service.ts';
-//   import * as oidc from './oidc/service.ts';
-// (a bundler does not follow a computed specifier).
 
 export type SsoProtocol = 'saml' | 'oidc';
-
-interface SamlModule {
-  startSaml(
-    scope: Scope,
-    connection: SsoConnectionRow,
-    authorizationId: string,
-    loginHint?: string,
-  ): Promise<{ url: string; samlRequestId: string }>;
-  consumeSamlResponse(
-    scope: Scope,
-    connection: SsoConnectionRow,
-    form: { SAMLResponse: string; RelayState?: string },
-    expected: { samlRequestId: string } | null,
-  ): Promise<SsoIdentity>;
-  samlMetadataXml(deps: Deps, connection: SsoConnectionRow): string;
-}
-
-interface OidcModule {
-  startOidc(
-    scope: Scope,
-    connection: SsoConnectionRow,
-    authorizationId: string,
-    loginHint?: string,
-  ): Promise<{ url: string; oidcNonce: string; oidcCodeVerifierSealed: string }>;
-  consumeOidcCallback(
-    scope: Scope,
-    connection: SsoConnectionRow,
-    callbackUrl: URL,
-    expected: { authorizationId: string; oidcNonce: string; oidcCodeVerifierSealed: string },
-  ): Promise<SsoIdentity>;
-}
-
-const SAML_MODULE: string = './saml/service.ts';
-const OIDC_MODULE: string = './oidc/service.ts';
-let saml: Promise<SamlModule> | undefined;
-let oidc: Promise<OidcModule> | undefined;
-const samlModule = (): Promise<SamlModule> => {
-  saml ??= import(SAML_MODULE) as Promise<SamlModule>;
-  return saml;
-};
-const oidcModule = (): Promise<OidcModule> => {
-  oidc ??= import(OIDC_MODULE) as Promise<OidcModule>;
-  return oidc;
-};
 
 /**
  * The protocol a connection signs in with, or undefined when Atrium cannot broker it: a type
@@ -100,8 +51,8 @@ export async function startProtocol(
   loginHint?: string,
 ): Promise<StartedProtocol> {
   const protocol = protocolOf(connection);
-  if (protocol === 'saml') return (await samlModule()).startSaml(scope, connection, authorizationId, loginHint);
-  if (protocol === 'oidc') return (await oidcModule()).startOidc(scope, connection, authorizationId, loginHint);
+  if (protocol === 'saml') return saml.startSaml(scope, connection, authorizationId, loginHint);
+  if (protocol === 'oidc') return oidc.startOidc(scope, connection, authorizationId, loginHint);
   throw new SsoFailure('unsupported_connection_type', `Connection type ${connection.connectionType} cannot sign in.`);
 }
 
@@ -111,7 +62,7 @@ export async function consumeSaml(
   form: { SAMLResponse: string; RelayState?: string },
   expected: { samlRequestId: string } | null,
 ): Promise<SsoIdentity> {
-  return (await samlModule()).consumeSamlResponse(scope, connection, form, expected);
+  return saml.consumeSamlResponse(scope, connection, form, expected);
 }
 
 export async function consumeOidc(
@@ -120,9 +71,9 @@ export async function consumeOidc(
   callbackUrl: URL,
   expected: { authorizationId: string; oidcNonce: string; oidcCodeVerifierSealed: string },
 ): Promise<SsoIdentity> {
-  return (await oidcModule()).consumeOidcCallback(scope, connection, callbackUrl, expected);
+  return oidc.consumeOidcCallback(scope, connection, callbackUrl, expected);
 }
 
 export async function samlMetadata(deps: Deps, connection: SsoConnectionRow): Promise<string> {
-  return (await samlModule()).samlMetadataXml(deps, connection);
+  return saml.samlMetadataXml(deps, connection);
 }

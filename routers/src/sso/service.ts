@@ -20,6 +20,7 @@ import {
   connectionsOfType,
   connectionWithEnvironment,
   deleteAccessTokensOfProfile,
+  deleteExpiredSsoRows,
   environmentOfClientId,
   findAccessToken,
   findAuthorization,
@@ -30,7 +31,9 @@ import {
   insertAuthorization,
   insertCode,
   loadSsoConnection,
+  lockExpiredAuthorizations,
   markConnectionSignIn,
+  markTimedOut,
   membershipOf,
   organizationOfVerifiedDomain,
   organizationVerifiedDomain,
@@ -263,11 +266,11 @@ export async function completeSignIn(
           'The sign-in does not match an authorization of this connection.',
         );
       }
+      if (authorization.state === 'timed_out' || authorization.expiresAt.getTime() <= now.getTime()) {
+        throw new SsoFailure('authorization_expired', 'The sign-in took longer than 10 minutes.');
+      }
       if (authorization.state !== 'started') {
         throw new SsoFailure('authorization_already_used', 'This sign-in was already completed or refused.');
-      }
-      if (authorization.expiresAt.getTime() <= now.getTime()) {
-        throw new SsoFailure('authorization_expired', 'The sign-in took longer than 10 minutes.');
       }
       await finishAuthorization(tx, authorization.id, 'successful', null, now);
       redirectUri = authorization.redirectUri;
@@ -353,7 +356,7 @@ export async function completeSignIn(
 
 /**
  * A refused IdP answer: marks the authorization failed with the reason (if it was still
- * started), records `authentication.sso_failed` (reason, no secret) and returns the app redirect
+ * started: only then is the app's redirect returned), records `authentication.sso_failed` (reason, no secret) and returns the app redirect
  * with `error`, `error_description` and the app's `state` when one is known.
  */
 export async function failSignIn(
@@ -367,8 +370,13 @@ export async function failSignIn(
     let redirectUrl: string | undefined;
     if (authorizationId !== null) {
       const authorization = await findAuthorization(tx, scope.env.id, authorizationId, true);
-      if (authorization && authorization.connectionId === connection.id) {
-        await finishAuthorization(tx, authorization.id, 'failed', failure.reason, now);
+      // Only an authorization still in flight fails (and sends the browser back to the app); one
+      // completed or refused already stays as it is (a replayed response lands on the error page).
+      const finished =
+        authorization && authorization.connectionId === connection.id
+          ? await finishAuthorization(tx, authorization.id, 'failed', failure.reason, now)
+          : undefined;
+      if (authorization && finished) {
         redirectUrl = withParams(authorization.redirectUri, {
           error: failure.reason,
           error_description: failure.message,
@@ -591,7 +599,7 @@ async function settle(
     failure = failureOf(error);
   }
   const { redirectUrl } = await failSignIn(scope, connection, authorizationId, failure);
-  if (redirectUrl && failure.reason !== 'authorization_already_used') return { redirect: redirectUrl };
+  if (redirectUrl) return { redirect: redirectUrl };
   return { error: { reason: failure.reason, message: failure.message } };
 }
 
@@ -646,4 +654,54 @@ export async function spMetadataOf(deps: Deps, connectionId: string): Promise<st
   const { connection } = await connectionScope(deps, connectionId);
   if (protocolOf(connection) !== 'saml') throw notFound('connection', connectionId);
   return samlMetadata(deps, connection);
+}
+
+// Expiry (the retention worker) ----------------------------------------------------------------
+
+/** How long a finished authorization is kept past its expiry (the widget shows the last sign-in). */
+export const FINISHED_AUTHORIZATION_GRACE_MS = 24 * 60 * 60_000;
+
+/**
+ * Marks `started` authorizations past their 10 minutes `timed_out`, each with
+ * `authentication.sso_timed_out` in its environment, in batches; how many.
+ */
+export async function timeOutAuthorizations(deps: Deps, batchSize = 500): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const now = deps.now();
+    const count = await deps.db.transaction(async (tx) => {
+      const rows = await lockExpiredAuthorizations(tx, now, batchSize);
+      await markTimedOut(
+        tx,
+        rows.map((row) => row.id),
+      );
+      for (const row of rows) {
+        const scope: Scope = { db: tx, env: row.env, now: deps.now, deps };
+        const data = ssoEventData({ id: row.connectionId, organizationId: row.organizationId }, 'timed_out', {
+          email: row.loginHint,
+        });
+        await recordEvent(tx, scope, 'authentication.sso_timed_out', data);
+      }
+      return rows.length;
+    });
+    total += count;
+    if (count < batchSize) return total;
+  }
+}
+
+/**
+ * The SSO part of the retention sweep: times out expired authorizations, then deletes expired
+ * codes, access tokens and SAML assertion ids, and finished authorizations a day past expiry.
+ */
+export async function sweepSso(deps: Deps): Promise<Record<string, number>> {
+  const timedOut = await timeOutAuthorizations(deps);
+  const now = deps.now();
+  const deleted = await deleteExpiredSsoRows(deps.db, now, new Date(now.getTime() - FINISHED_AUTHORIZATION_GRACE_MS));
+  return {
+    sso_authorizations_timed_out: timedOut,
+    sso_codes: deleted.codes,
+    sso_access_tokens: deleted.accessTokens,
+    saml_assertion_ids: deleted.assertionIds,
+    sso_authorizations: deleted.authorizations,
+  };
 }

@@ -380,15 +380,26 @@ export async function findAccessToken(db: Db, tokenHash: string) {
 
 // Expiry (the retention worker) --------------------------------------------------------------
 
-/** `started` authorizations past their expiry, at most `limit`, held and skipped by others. */
+/**
+ * `started` authorizations past their expiry, at most `limit`, held (others skip them), with
+ * their connection's organization and their environment (for `authentication.sso_timed_out`).
+ */
 export function lockExpiredAuthorizations(tx: Db, now: Date, limit: number) {
   return tx
-    .select()
+    .select({
+      id: ssoAuthorizations.id,
+      connectionId: ssoAuthorizations.connectionId,
+      loginHint: ssoAuthorizations.loginHint,
+      organizationId: connections.organizationId,
+      env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
+    })
     .from(ssoAuthorizations)
+    .innerJoin(connections, eq(connections.id, ssoAuthorizations.connectionId))
+    .innerJoin(environments, eq(environments.id, ssoAuthorizations.environmentId))
     .where(and(eq(ssoAuthorizations.state, 'started'), lte(ssoAuthorizations.expiresAt, now)))
     .orderBy(ssoAuthorizations.expiresAt)
     .limit(limit)
-    .for('update', { skipLocked: true });
+    .for('update', { of: ssoAuthorizations, skipLocked: true });
 }
 
 export async function markTimedOut(tx: Db, ids: string[]): Promise<void> {

@@ -1,3 +1,4 @@
+import { type LookupAddress, lookup as lookupCallback } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -95,4 +96,24 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
     return { ok: false, message: 'endpoint_url points to a private, loopback or link-local address.' };
   }
   return parsed;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for http.request that refuses private addresses at connect time (no DNS rebinding):
+ * the address connected to is one this check saw. Its error has `code: 'EPRIVATE'`.
+ */
+export function publicOnlyLookup(hostname: string, options: object, callback: LookupCallback): void {
+  lookupCallback(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const list = addresses as LookupAddress[];
+    if (list.length === 0 || list.some((a) => !isPublicAddress(a.address))) {
+      const refused = Object.assign(new Error(`${hostname} resolves to a private address`), { code: 'EPRIVATE' });
+      return callback(refused, []);
+    }
+    if ((options as { all?: boolean }).all) return callback(null, list);
+    const first = list[0] as LookupAddress;
+    return callback(null, first.address, first.family);
+  });
 }

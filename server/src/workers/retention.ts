@@ -4,6 +4,7 @@ import {
   purgeExpiredRecords,
   purgeExpiredSessions,
   purgeIdleRateLimitWindows,
+  sweepSso,
 } from '@atrium/routers';
 import { TickLoop } from './loop.ts';
 import type { Worker } from './worker.ts';
@@ -11,8 +12,8 @@ import type { Worker } from './worker.ts';
 /**
  * One retention sweep: idempotency keys older than 24 h, sessions long past their expiry, shared
  * rate-limit counters an hour past their window (`rateLimitWindowMs`, the configured window),
- * and the short-lived rows (portal links and sessions, console sessions, session challenges) a
- * day past their expiry. Logs and returns how many of each went.
+ * the short-lived rows (portal links and sessions, console sessions, session challenges) a
+ * day past their expiry, and the SSO rows (routers/src/sso/service.ts `sweepSso`). Logs and returns how many of each went.
  */
 export async function retentionSweep(deps: Deps, rateLimitWindowMs = 60_000): Promise<Record<string, number>> {
   const purged = {
@@ -20,6 +21,9 @@ export async function retentionSweep(deps: Deps, rateLimitWindowMs = 60_000): Pr
     sessions: await purgeExpiredSessions(deps.db, deps.now()),
     rate_limit_windows: await purgeIdleRateLimitWindows(deps, rateLimitWindowMs),
     ...(await purgeExpiredRecords(deps)),
+    // Single sign-on: expired authorizations time out (authentication.sso_timed_out); codes,
+    // access tokens and SAML assertion ids past expiry, and old finished authorizations, go.
+    ...(await sweepSso(deps)),
   };
   if (Object.values(purged).some((n) => n > 0)) deps.log.info(purged, 'expired records purged');
   return purged;

@@ -57,6 +57,20 @@ export const UPSTREAM_DEVIATIONS: Deviation[] = [
     against: 'status',
     reason: 'The JWKS is cacheable (CONTRACT.md); a conditional GET whose ETag still matches is 304 Not Modified.',
   },
+  {
+    operation: 'GET /sso/profile',
+    status: 401,
+    against: 'upstream',
+    reason:
+      "An invalid or expired SSO access token answers the contract's 401 { code: 'unauthorized', message }, as every route; the SDK maps errors by status.",
+  },
+  {
+    operation: 'GET /sso/logout',
+    status: '4xx',
+    against: 'contract',
+    reason:
+      'A browser step (issue #37): an invalid or expired logout link shows a small HTML page with its reason code, not JSON, since no app redirect is known.',
+  },
   // Shapes where the specification (the seed) or Atrium's additions differ from upstream.
   {
     operation: 'GET /connections',

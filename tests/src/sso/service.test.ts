@@ -1,7 +1,7 @@
 import { connections, organizationMemberships, ssoAuthorizations, ssoCodes, ssoProfiles, users } from '@atrium/db';
 import { completeSignIn, failSignIn, SsoFailure } from '@atrium/routers';
 import { and, eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { storedEventData, storedEvents } from '../helpers/events.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { APP_CALLBACK, identity, registerRedirectUri, ssoSetup, startedAuthorization } from './sign-in.ts';
@@ -10,6 +10,11 @@ const usersOf = (env: TestEnvironment) =>
   env.deps.db.select().from(users).where(eq(users.environmentId, env.environmentId));
 const authorizationRow = async (env: TestEnvironment, id: string) =>
   (await env.deps.db.select().from(ssoAuthorizations).where(eq(ssoAuthorizations.id, id)))[0];
+
+// The worker's migrated database is built once, not in a test's time.
+beforeAll(async () => {
+  await newEnvironment();
+}, 120_000);
 
 describe('completeSignIn (Just-in-time)', () => {
   it('provisions a verified user, an active membership and a profile, issues a code, activates the connection', async () => {
