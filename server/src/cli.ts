@@ -187,6 +187,10 @@ interface SsoFlags {
   samlIdpMetadataUrl?: string;
   samlSignRequests?: boolean;
   samlIdpInitiated?: boolean;
+  oidcDiscoveryEndpoint?: string;
+  oidcClientId?: string;
+  oidcClientSecret?: string;
+  oidcScopes?: string;
 }
 
 const withSsoFlags = (command: Command) =>
@@ -194,7 +198,27 @@ const withSsoFlags = (command: Command) =>
     .option('--saml-idp-metadata-file <file>', "SAML: the identity provider's metadata XML, read from this file")
     .option('--saml-idp-metadata-url <url>', "SAML: the identity provider's metadata URL (fetched by the server)")
     .option('--saml-sign-requests', 'SAML: sign the AuthnRequests')
-    .option('--saml-idp-initiated', 'SAML: allow IdP-initiated sign-in (off by default)');
+    .option('--saml-idp-initiated', 'SAML: allow IdP-initiated sign-in (off by default)')
+    .option('--oidc-discovery-endpoint <url>', "OIDC: the provider's issuer or discovery document URL")
+    .option('--oidc-client-id <id>', 'OIDC: the client id registered at the provider')
+    .option('--oidc-client-secret <secret>', 'OIDC: the client secret (sealed on the server, never printed)')
+    .option('--oidc-scopes <scopes>', 'OIDC: space-separated scopes (default "openid profile email")');
+
+/** The OIDC configuration the flags give, if any (discovery endpoint and client id go together). */
+function oidcConfigOf(flags: SsoFlags) {
+  const given = [flags.oidcDiscoveryEndpoint, flags.oidcClientId, flags.oidcClientSecret, flags.oidcScopes];
+  if (given.every((v) => v === undefined)) return undefined;
+  if (flags.oidcDiscoveryEndpoint === undefined || flags.oidcClientId === undefined) {
+    throw new CommanderError(1, 'atrium.flags', 'OIDC needs --oidc-discovery-endpoint and --oidc-client-id.');
+  }
+  const config: { discovery_endpoint: string; client_id: string; client_secret?: string; scopes?: string[] } = {
+    discovery_endpoint: flags.oidcDiscoveryEndpoint,
+    client_id: flags.oidcClientId,
+  };
+  if (flags.oidcClientSecret !== undefined) config.client_secret = flags.oidcClientSecret;
+  if (flags.oidcScopes !== undefined) config.scopes = flags.oidcScopes.split(/\s+/).filter(Boolean);
+  return config;
+}
 
 /** The SAML configuration the flags give, if any (the metadata file is read here, not by the server). */
 function samlConfigOf(flags: SsoFlags) {
@@ -245,7 +269,8 @@ const registerConnections: Register = (program, ctx) => {
         } & SsoFlags,
       ) => {
         const saml = samlConfigOf(options);
-        const configured = saml !== undefined;
+        const oidc = oidcConfigOf(options);
+        const configured = saml !== undefined || oidc !== undefined;
         ctx.print(options)(
           await ctx.client().connections.create.mutate({
             environment: options.environment,
@@ -255,6 +280,7 @@ const registerConnections: Register = (program, ctx) => {
             // A configured connection becomes active on its first successful sign-in.
             state: options.inactive || configured ? 'inactive' : 'active',
             saml,
+            oidc,
           }),
         );
       },
@@ -262,17 +288,28 @@ const registerConnections: Register = (program, ctx) => {
   withSsoFlags(
     connections
       .command('configure')
-      .description("Configure an existing connection's SSO (SAML) and print its SP facts")
+      .description("Configure an existing connection's SSO (SAML or OIDC) and print its SP facts")
       .requiredOption('--connection <id>', 'connection id'),
   )
     .option('--json', 'print JSON')
     .action(async (options: { connection: string; json?: boolean } & SsoFlags) => {
       const saml = samlConfigOf(options);
-      if (saml === undefined) {
-        throw new CommanderError(1, 'atrium.flags', 'give the configuration, e.g. --saml-idp-metadata-file F.');
+      const oidc = oidcConfigOf(options);
+      if (saml === undefined && oidc === undefined) {
+        throw new CommanderError(
+          1,
+          'atrium.flags',
+          'give the configuration, e.g. --saml-idp-metadata-file F or --oidc-discovery-endpoint URL --oidc-client-id ID.',
+        );
       }
+      if (saml !== undefined && oidc !== undefined) {
+        throw new CommanderError(1, 'atrium.flags', 'give SAML or OIDC flags, not both.');
+      }
+      const client = ctx.client().connections;
       ctx.print(options)(
-        await ctx.client().connections.configureSaml.mutate(Object.assign({ connection_id: options.connection }, saml)),
+        oidc !== undefined
+          ? await client.configureOidc.mutate(Object.assign({ connection_id: options.connection }, oidc))
+          : await client.configureSaml.mutate(Object.assign({ connection_id: options.connection }, saml)),
       );
     });
   connections

@@ -34,10 +34,11 @@ import {
 import { CreateOrganizationDomainInput } from '../organization-domains/schemas.ts';
 import { createOrganizationDomain } from '../organization-domains/service.ts';
 import { listSigningKeys, rotateSigningKey } from '../signing/service.ts';
+import { OidcConfigInput } from '../sso/oidc/schemas.ts';
 import { createRedirectUri, deleteRedirectUri, listRedirectUris, setDefaultRedirectUri } from '../sso/redirect-uris.ts';
 import { SamlConfigInput } from '../sso/saml/config.ts';
 import { CreateRedirectUriInput, ListRedirectUrisInput } from '../sso/schemas.ts';
-import { configureSaml, createConfiguredConnection, getConnectionSetup } from '../sso/setup.ts';
+import { configureOidc, configureSaml, createConfiguredConnection, getConnectionSetup } from '../sso/setup.ts';
 import { adminProcedure, router } from '../trpc.ts';
 import { CreateWebhookEndpointInput } from '../webhooks/schemas.ts';
 import {
@@ -171,9 +172,15 @@ export const adminRouter = router({
       .mutation(async ({ ctx, input }) => deleteRedirectUri(await adminScope(ctx.deps, input.environment), input.uri)),
   }),
   connections: router({
-    /** A connection, configured at once when `saml` is given; with its SP facts. */
+    /** A connection, configured at once when `saml` or `oidc` is given; with its SP facts. */
     create: adminProcedure
-      .input(CreateConnectionInput.extend({ environment: EnvironmentRef, saml: SamlConfigInput.optional() }))
+      .input(
+        CreateConnectionInput.extend({
+          environment: EnvironmentRef,
+          saml: SamlConfigInput.optional(),
+          oidc: OidcConfigInput.optional(),
+        }),
+      )
       .mutation(async ({ ctx, input }) =>
         createConfiguredConnection(await adminScope(ctx.deps, input.environment), input),
       ),
@@ -192,6 +199,17 @@ export const adminRouter = router({
       .mutation(async ({ ctx, input }) => {
         const { connection_id, ...config } = input;
         return configureSaml(
+          await adminScope(ctx.deps, await environmentOfConnection(ctx.deps.db, connection_id)),
+          connection_id,
+          config,
+        );
+      }),
+    /** OpenID Connect: the discovery endpoint, client id and secret (sealed, never returned), scopes. */
+    configureOidc: adminProcedure
+      .input(OidcConfigInput.extend({ connection_id: Id }))
+      .mutation(async ({ ctx, input }) => {
+        const { connection_id, ...config } = input;
+        return configureOidc(
           await adminScope(ctx.deps, await environmentOfConnection(ctx.deps.db, connection_id)),
           connection_id,
           config,

@@ -6,6 +6,7 @@ import { createConnection, getConnection } from '../connections/service.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { invalid } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { configureOidcConnection, type OidcConfigInput } from './oidc/service.ts';
 import { configureSamlConnection, isSamlType, type SamlConfigInput } from './saml/config.ts';
 import { oidcRedirectUri, samlAcsUrl, samlSpEntityId, samlSpMetadataUrl } from './urls.ts';
 
@@ -45,8 +46,14 @@ export async function configureSaml(scope: Scope, id: string, input: SamlConfigI
   return withSpFacts(scope.deps, await configureSamlConnection(scope, id, input));
 }
 
+/** Configures an OpenID Connect connection (sso/oidc) and adds its redirect URI; the secret is never returned. */
+export async function configureOidc(scope: Scope, id: string, input: OidcConfigInput): Promise<ConnectionSetup> {
+  return withSpFacts(scope.deps, await configureOidcConnection(scope, id, input));
+}
+
 export interface CreateConfiguredInput extends z.output<typeof CreateConnectionInput> {
   saml?: SamlConfigInput | undefined;
+  oidc?: OidcConfigInput | undefined;
 }
 
 /**
@@ -59,10 +66,15 @@ export async function createConfiguredConnection(scope: Scope, input: CreateConf
     const message = `A SAML configuration needs a SAML connection type, not ${input.connection_type}.`;
     throw invalid([{ field: 'connection_type', code: 'invalid', message }]);
   }
+  if (input.oidc !== undefined && !isOidcType(input.connection_type)) {
+    const message = `An OpenID Connect configuration needs an OIDC connection type, not ${input.connection_type}.`;
+    throw invalid([{ field: 'connection_type', code: 'invalid', message }]);
+  }
   return scope.db.transaction(async (tx) => {
     const inner: Scope = Object.assign({}, scope, { db: tx });
     const created = await createConnection(inner, input);
     if (input.saml !== undefined) return configureSaml(inner, created.id, input.saml);
+    if (input.oidc !== undefined) return configureOidc(inner, created.id, input.oidc);
     return withSpFacts(scope.deps, created);
   });
 }

@@ -7,6 +7,7 @@ import { connections, events } from '@atrium/db';
 import { and, eq, like } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { runAdminCli } from '../helpers/cli.ts';
+import { startOidcIdp } from '../helpers/oidc-idp.ts';
 import { adminTokenOf, makeOrganization } from '../helpers/tokens.ts';
 import { newEnvironment, TEST_ISSUER, type TestEnvironment } from '../helpers/world.ts';
 
@@ -175,5 +176,80 @@ describe('npx atrium connections: SSO configuration', () => {
     const nothing = await cli(env, 'connections', 'configure', '--connection', 'conn_01HZZZZZZZZZZZZZZZZZZZZZZZ');
     expect(nothing.code).toBe(1);
     expect(nothing.err).toContain('give the configuration');
+  });
+
+  it('create --type GenericOIDC with the discovery endpoint, client id and secret prints the redirect URI, never the secret', async () => {
+    const env = await newEnvironment();
+    const organizationId = await makeOrganization(env);
+    const idp = await startOidcIdp({ redirectUris: [] });
+    try {
+      const run = await create(
+        env,
+        organizationId,
+        'GenericOIDC',
+        '--oidc-discovery-endpoint',
+        idp.discoveryEndpoint,
+        '--oidc-client-id',
+        idp.clientId,
+        '--oidc-client-secret',
+        idp.clientSecret,
+        '--oidc-scopes',
+        'openid profile email groups',
+      );
+      expect(run.err).toBe('');
+      expect(run.code).toBe(0);
+      const body = run.json();
+      expect(body).toMatchObject({ connection_type: 'GenericOIDC', state: 'inactive' });
+      expect(body.oidc_redirect_uri).toBe(`${TEST_ISSUER}/sso/oidc/callback/${body.id}`);
+      expect(body.saml_acs_url).toBeUndefined();
+      expect(run.out).not.toContain(idp.clientSecret);
+      const [row] = await rowsOf(env);
+      expect(row).toMatchObject({
+        oidcIssuer: idp.issuer,
+        oidcClientId: idp.clientId,
+        oidcScopes: ['openid', 'profile', 'email', 'groups'],
+      });
+      expect(row?.oidcClientSecretSealed).toBeTruthy();
+      expect(row?.oidcClientSecretSealed).not.toContain(idp.clientSecret);
+
+      // configure: the same flags on the existing connection; half of them is refused before the server.
+      const again = await cli(
+        env,
+        'connections',
+        'configure',
+        '--connection',
+        body.id,
+        '--oidc-discovery-endpoint',
+        idp.discoveryEndpoint,
+        '--oidc-client-id',
+        idp.clientId,
+        '--json',
+      );
+      expect(again.err).toBe('');
+      expect(again.json().oidc_redirect_uri).toBe(body.oidc_redirect_uri);
+      const half = await cli(env, 'connections', 'configure', '--connection', body.id, '--oidc-client-id', 'x');
+      expect(half.code).toBe(1);
+      expect(half.err).toContain('OIDC needs --oidc-discovery-endpoint and --oidc-client-id');
+    } finally {
+      await idp.close();
+    }
+  });
+
+  it('refuses an unreachable discovery endpoint and stores nothing', async () => {
+    const env = await newEnvironment();
+    const organizationId = await makeOrganization(env);
+    const run = await create(
+      env,
+      organizationId,
+      'GenericOIDC',
+      '--oidc-discovery-endpoint',
+      'http://127.0.0.1:1/.well-known/openid-configuration',
+      '--oidc-client-id',
+      'client',
+    );
+    expect(run.code).toBe(1);
+    expect(run.err).toContain('discovery_endpoint');
+    expect(await rowsOf(env)).toEqual([]);
+    expect(await connectionEvents(env)).toEqual([]);
   });
 });
