@@ -13,7 +13,7 @@ import type { Deps } from '../kernel/deps.ts';
 import { forbidden, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import type { LivePortalSession } from '../portal/store.ts';
-import { configureSaml, createConfiguredConnection, isOidcType, withSpFacts } from './setup.ts';
+import { configureOidc, configureSaml, createConfiguredConnection, isOidcType, withSpFacts } from './setup.ts';
 import { redirectUrisOf } from './store.ts';
 
 /** The providers the sso page sets up, and the connection type each makes. */
@@ -22,6 +22,7 @@ export const PORTAL_SSO_PROVIDERS = {
   entra: 'AzureSAML',
   google: 'GoogleSAML',
   saml: 'GenericSAML',
+  oidc: 'GenericOIDC',
 } as const;
 export type PortalSsoProvider = keyof typeof PORTAL_SSO_PROVIDERS;
 
@@ -152,9 +153,10 @@ export async function startPortalSso(deps: Deps, live: LivePortalSession, body: 
 }
 
 /**
- * "Save": the IdP metadata (XML pasted, or its URL) of a SAML connection of the session's
- * organization (another organization's, or a missing one, is 404), configured by the SAML module
- * (its 422 for bad metadata or a refused URL; nothing changes then).
+ * "Save": a connection of the session's organization (another organization's, or a missing one,
+ * is 404) configured by its protocol module: a SAML one from the IdP metadata (XML pasted, or its
+ * URL); an OIDC one from the discovery endpoint, client id and secret (sealed, never shown). The
+ * module's 422 (bad metadata, a refused URL, a failed discovery) changes nothing.
  */
 export async function configurePortalSso(
   deps: Deps,
@@ -165,12 +167,24 @@ export async function configurePortalSso(
   requireSso(live);
   const scope = scopeOfSession(deps, live);
   const row = await loadConnection(scope.db, scope.env.id, id).catch(() => undefined);
-  if (!row || row.organizationId !== live.session.organizationId || !isSamlType(row.connectionType)) {
+  const saml = row !== undefined && isSamlType(row.connectionType);
+  const oidc = row !== undefined && isOidcType(row.connectionType);
+  if (!row || row.organizationId !== live.session.organizationId || !(saml || oidc)) {
     throw notFound('connection', id);
   }
   const fields = fieldsOf(body);
-  const xml = typeof fields.idp_metadata_xml === 'string' ? fields.idp_metadata_xml.trim() : '';
-  const url = typeof fields.idp_metadata_url === 'string' ? fields.idp_metadata_url.trim() : '';
+  const text = (name: string) => (typeof fields[name] === 'string' ? (fields[name] as string).trim() : '');
+  if (oidc) {
+    const input: { discovery_endpoint: string; client_id: string; client_secret?: string } = {
+      discovery_endpoint: text('discovery_endpoint'),
+      client_id: text('client_id'),
+    };
+    if (text('client_secret') !== '') input.client_secret = text('client_secret');
+    await configureOidc(scope, id, input);
+    return shownOne(scope, id, live.session.organizationId);
+  }
+  const xml = text('idp_metadata_xml');
+  const url = text('idp_metadata_url');
   if ((xml === '') === (url === '')) {
     const message = 'Paste the metadata XML or give its URL (one of them).';
     throw invalid([{ field: 'idp_metadata_xml', code: 'required', message }], 'invalid_request_parameters', message);

@@ -1,5 +1,6 @@
 // The sso page's own part, under the official AdminPortalSsoConnection widget: the IT admin picks
-// the identity provider (Okta, Microsoft Entra ID, Google Workspace or another SAML 2.0 provider),
+// the identity provider (Okta, Microsoft Entra ID, Google Workspace, another SAML 2.0 provider, or
+// an OpenID Connect provider: its discovery endpoint, client id and secret instead of metadata),
 // which makes the connection; the page shows what to paste into the provider (ACS URL, entity ID,
 // metadata URL) and that provider's steps, then takes the provider's metadata (XML pasted, or its
 // URL) and shows the connection's state, its IdP certificates with their expiry, and a test
@@ -19,7 +20,7 @@ interface PortalSsoConnection {
   test_sign_in_blocked: string | null;
 }
 
-type Fact = 'acs' | 'entity' | 'metadata';
+type Fact = 'acs' | 'entity' | 'metadata' | 'redirect';
 
 /** The providers the page sets up: the key the server knows, the connection type, a label, the steps. */
 const PROVIDERS: { key: string; type: string; label: string; steps: (string | [string, Fact])[] }[] = [
@@ -75,6 +76,17 @@ const PROVIDERS: { key: string; type: string; label: string; steps: (string | [s
       ['Or import the SP metadata from:', 'metadata'],
       'NameID: the e-mail address. Sign the response or the assertion (RSA-SHA256). Send email, firstName and lastName attributes.',
       "Give the provider's metadata below.",
+    ],
+  },
+  {
+    key: 'oidc',
+    type: 'GenericOIDC',
+    label: 'OpenID Connect provider',
+    steps: [
+      'In your identity provider, register a web application (confidential client, authorization code flow).',
+      ['Redirect URI (sign-in redirect):', 'redirect'],
+      'Allow the scopes openid, profile and email.',
+      "Give the provider's issuer (or its discovery document URL), the client ID and the client secret below.",
     ],
   },
 ];
@@ -192,9 +204,45 @@ function metadataForm(csrf: string, c: PortalSsoConnection, saved: () => void): 
 }
 
 function factOf(c: PortalSsoConnection, fact: Fact): string {
+  if (fact === 'redirect') return c.sp.redirect_uri ?? '';
   if (fact === 'acs') return c.sp.acs_url ?? '';
   if (fact === 'entity') return c.sp.entity_id ?? '';
   return c.sp.metadata_url ?? '';
+}
+
+/** An OIDC provider: discovery endpoint, client id and secret; Save configures the connection. */
+function oidcForm(csrf: string, c: PortalSsoConnection, saved: () => void): HTMLFormElement {
+  const form = element('form', undefined, 'portal-add portal-setup');
+  form.dataset.testid = 'portal-sso-oidc';
+  const input = (name: string, label: string, type = 'text') => {
+    const el = element('input');
+    el.name = name;
+    el.type = type;
+    el.setAttribute('aria-label', label);
+    return el;
+  };
+  const discovery = input('discovery_endpoint', 'Issuer or discovery endpoint', 'url');
+  discovery.placeholder = 'https://idp.example.com/.well-known/openid-configuration';
+  const clientId = input('client_id', 'Client ID');
+  const secret = input('client_secret', 'Client secret', 'password');
+  secret.autocomplete = 'off';
+  const button = element('button', c.configured ? 'Update identity provider' : 'Save identity provider');
+  button.type = 'submit';
+  const message = element('p', '', 'portal-add-message');
+  form.append(element('h3', 'Identity provider'), discovery, clientId, secret, button, message);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    const res = await send(csrf, `/portal/session/sso/${encodeURIComponent(c.id)}`, {
+      discovery_endpoint: discovery.value,
+      client_id: clientId.value,
+      client_secret: secret.value,
+    });
+    button.disabled = false;
+    message.textContent = res.ok ? 'Saved.' : res.body;
+    if (res.ok) saved();
+  });
+  return form;
 }
 
 /** One connection: its state, the SP facts, the steps, the metadata form, certificates, the test link. */
@@ -217,6 +265,9 @@ function connectionPanel(csrf: string, c: PortalSsoConnection, changed: () => vo
   if (c.sp.metadata_url) {
     panel.append(element('p', 'SP metadata URL'), copyable(c.sp.metadata_url, 'metadata_url', 'metadata URL'));
   }
+  if (c.sp.redirect_uri) {
+    panel.append(element('p', 'Redirect URI'), copyable(c.sp.redirect_uri, 'redirect_uri', 'redirect URI'));
+  }
   if (provider) {
     const steps = element('ol', undefined, 'portal-steps');
     for (const step of provider.steps) {
@@ -227,7 +278,7 @@ function connectionPanel(csrf: string, c: PortalSsoConnection, changed: () => vo
     }
     panel.append(element('h3', `Set it up in ${provider.label}`), steps);
   }
-  panel.append(metadataForm(csrf, c, changed));
+  panel.append(c.sp.redirect_uri ? oidcForm(csrf, c, changed) : metadataForm(csrf, c, changed));
   if (c.certificates.length > 0) {
     const list = element('ul', undefined, 'portal-certificates');
     list.dataset.testid = 'portal-sso-certificates';
