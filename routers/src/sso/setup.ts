@@ -2,7 +2,8 @@
 // protocol modules configure, this adds what the IT admin pastes into the identity provider.
 import type { z } from 'zod';
 import type { Connection, CreateConnectionInput } from '../connections/schemas.ts';
-import { createConnection, getConnection } from '../connections/service.ts';
+import { createConnection, toConnection } from '../connections/service.ts';
+import { type ConnectionRow, loadConnection } from '../connections/store.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { invalid } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
@@ -36,9 +37,63 @@ export function withSpFacts(deps: Deps, connection: Connection): ConnectionSetup
   return setup;
 }
 
-/** A connection and its SP facts. */
-export async function getConnectionSetup(scope: Scope, id: string): Promise<ConnectionSetup> {
-  return withSpFacts(scope.deps, await getConnection(scope, id));
+/**
+ * What an operator sees of a connection's configuration (the console, `connections get`): the
+ * IdP side and the options, never a secret (an OIDC client secret only as `client_secret_set`).
+ */
+export interface ConnectionConfiguration {
+  saml?: {
+    idp_entity_id: string | null;
+    idp_sso_url: string | null;
+    idp_metadata_url: string | null;
+    idp_certificates: { fingerprint_sha256: string; not_before: string; not_after: string }[];
+    sign_requests: boolean;
+    idp_initiated_enabled: boolean;
+  };
+  oidc?: {
+    issuer: string | null;
+    discovery_endpoint: string | null;
+    client_id: string | null;
+    client_secret_set: boolean;
+    scopes: string[];
+  };
+  last_sign_in_at: string | null;
+}
+
+function configurationOf(row: ConnectionRow): ConnectionConfiguration {
+  const configuration: ConnectionConfiguration = { last_sign_in_at: row.lastSignInAt?.toISOString() ?? null };
+  if (isSamlType(row.connectionType)) {
+    configuration.saml = {
+      idp_entity_id: row.samlIdpEntityId,
+      idp_sso_url: row.samlIdpSsoUrl,
+      idp_metadata_url: row.samlIdpMetadataUrl,
+      idp_certificates: row.samlIdpCertificates.map((c) => ({
+        fingerprint_sha256: c.fingerprint_sha256,
+        not_before: c.not_before,
+        not_after: c.not_after,
+      })),
+      sign_requests: row.samlSignRequests,
+      idp_initiated_enabled: row.samlIdpInitiatedEnabled,
+    };
+  } else if (isOidcType(row.connectionType)) {
+    configuration.oidc = {
+      issuer: row.oidcIssuer,
+      discovery_endpoint: row.oidcDiscoveryEndpoint,
+      client_id: row.oidcClientId,
+      client_secret_set: row.oidcClientSecretSealed !== null,
+      scopes: row.oidcScopes,
+    };
+  }
+  return configuration;
+}
+
+/** A connection, its SP facts and its configuration (admin only). */
+export async function getConnectionSetup(
+  scope: Scope,
+  id: string,
+): Promise<ConnectionSetup & { configuration: ConnectionConfiguration }> {
+  const row = await loadConnection(scope.db, scope.env.id, id);
+  return Object.assign(withSpFacts(scope.deps, toConnection(row)), { configuration: configurationOf(row) });
 }
 
 /** Configures a SAML connection (sso/saml/config.ts) and adds its SP facts. */
