@@ -77,8 +77,8 @@ function ConnectionDetail({ id }: { id: string }) {
           <h3>Identity provider</h3>
           <p>
             Entity ID: <code data-testid="idp-entity-id">{config.saml.idp_entity_id ?? '—'}</code>; sign-in URL:{' '}
-            <code>{config.saml.idp_sso_url ?? '—'}</code>; signed requests: {config.saml.sign_requests ? 'yes' : 'no'};
-            IdP-initiated: {config.saml.idp_initiated_enabled ? 'allowed' : 'off'}
+            <code>{config.saml.idp_sso_url ?? '—'}</code>; signed requests: {config.saml.sign_requests ? 'yes' : 'no'}
+            {', '}IdP-initiated: {config.saml.idp_initiated_enabled ? 'allowed' : 'off'}
           </p>
           <Table
             rows={config.saml.idp_certificates}
@@ -96,8 +96,8 @@ function ConnectionDetail({ id }: { id: string }) {
           <h3>OpenID provider</h3>
           <p>
             Issuer: <code data-testid="oidc-issuer">{config.oidc.issuer ?? '—'}</code>; client ID:{' '}
-            <code>{config.oidc.client_id ?? '—'}</code>; secret: {config.oidc.client_secret_set ? 'set' : 'none'};
-            scopes: {config.oidc.scopes.join(' ')}
+            <code>{config.oidc.client_id ?? '—'}</code>; secret: {config.oidc.client_secret_set ? 'set' : 'none'}
+            {', '}scopes: {config.oidc.scopes.join(' ')}
           </p>
         </>
       ) : null}
