@@ -3,6 +3,7 @@ import {
   ApiError,
   addPortalDirectory,
   addPortalDomain,
+  configurePortalSso,
   type Deps,
   issuePortalToken,
   type LivePortalSession,
@@ -11,8 +12,10 @@ import {
   portalCsrfMatches,
   portalCsrfToken,
   portalSessionOfCookie,
+  portalSsoStatus,
   portalStatus,
   rotatePortalDirectoryToken,
+  startPortalSso,
 } from '@atrium/routers';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { cookieValue, csrfToken, sessionCookie } from './pipeline/cookies.ts';
@@ -184,11 +187,30 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
     noStore(res);
     res.json(rotated);
   });
+  // The sso page's setup flow: "Start" makes an inactive connection of the chosen provider; "Save"
+  // configures it from the IdP metadata (pasted XML up to the SAML module's 1 MB, or a URL).
+  app.post('/portal/session/sso', express.json({ limit: '4kb' }), async (req, res) => {
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
+    const started = await startPortalSso(deps, live, req.body);
+    noStore(res);
+    res.status(201).json(started);
+  });
+  app.post('/portal/session/sso/:id', express.json({ limit: '1100kb' }), async (req, res) => {
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
+    const configured = await configurePortalSso(deps, live, req.params.id, req.body);
+    noStore(res);
+    res.json(configured);
+  });
   app.get('/portal/session/status', async (req, res) => {
     const live = await sessionOf(deps, req);
     if (!live) return refusedJson(res, 'No live admin portal session.');
+    const status = await portalStatus(deps, live);
+    // The sso page's setup flow: the organization's connections, with what to paste and the test link.
+    if (live.session.intent === 'sso') Object.assign(status, { connections: await portalSsoStatus(deps, live) });
     noStore(res);
-    res.json(await portalStatus(deps, live));
+    res.json(status);
   });
   for (const file of ['portal.js', 'portal.css']) {
     app.get(`/portal/assets/${file}`, (_req, res, next) => {

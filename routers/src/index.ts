@@ -164,6 +164,13 @@ export {
   type OidcConfigInput,
   startOidc,
 } from './sso/oidc/service.ts';
+export {
+  configurePortalSso,
+  PORTAL_SSO_PROVIDERS,
+  type PortalSsoConnection,
+  portalSsoStatus,
+  startPortalSso,
+} from './sso/portal-setup.ts';
 export { redirectUriProblem } from './sso/redirect-uris.ts';
 export { ssoRouter } from './sso/router.ts';
 export { checkSamlCertificates } from './sso/saml/certificates.ts';

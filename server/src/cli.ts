@@ -183,37 +183,145 @@ const registerAgents: Register = (program, ctx) => {
     });
 };
 
+/** The SSO configuration flags of `connections create` and `connections configure`. */
+interface SsoFlags {
+  samlIdpMetadataFile?: string;
+  samlIdpMetadataUrl?: string;
+  samlSignRequests?: boolean;
+  samlIdpInitiated?: boolean;
+  oidcDiscoveryEndpoint?: string;
+  oidcClientId?: string;
+  oidcClientSecret?: string;
+  oidcScopes?: string;
+}
+
+const withSsoFlags = (command: Command) =>
+  command
+    .option('--saml-idp-metadata-file <file>', "SAML: the identity provider's metadata XML, read from this file")
+    .option('--saml-idp-metadata-url <url>', "SAML: the identity provider's metadata URL (fetched by the server)")
+    .option('--saml-sign-requests', 'SAML: sign the AuthnRequests')
+    .option('--saml-idp-initiated', 'SAML: allow IdP-initiated sign-in (off by default)')
+    .option('--oidc-discovery-endpoint <url>', "OIDC: the provider's issuer or discovery document URL")
+    .option('--oidc-client-id <id>', 'OIDC: the client id registered at the provider')
+    .option('--oidc-client-secret <secret>', 'OIDC: the client secret (sealed on the server, never printed)')
+    .option('--oidc-scopes <scopes>', 'OIDC: space-separated scopes (default "openid profile email")');
+
+/** The OIDC configuration the flags give, if any (discovery endpoint and client id go together). */
+function oidcConfigOf(flags: SsoFlags) {
+  const given = [flags.oidcDiscoveryEndpoint, flags.oidcClientId, flags.oidcClientSecret, flags.oidcScopes];
+  if (given.every((v) => v === undefined)) return undefined;
+  if (flags.oidcDiscoveryEndpoint === undefined || flags.oidcClientId === undefined) {
+    throw new CommanderError(1, 'atrium.flags', 'OIDC needs --oidc-discovery-endpoint and --oidc-client-id.');
+  }
+  const config: { discovery_endpoint: string; client_id: string; client_secret?: string; scopes?: string[] } = {
+    discovery_endpoint: flags.oidcDiscoveryEndpoint,
+    client_id: flags.oidcClientId,
+  };
+  if (flags.oidcClientSecret !== undefined) config.client_secret = flags.oidcClientSecret;
+  if (flags.oidcScopes !== undefined) config.scopes = flags.oidcScopes.split(/\s+/).filter(Boolean);
+  return config;
+}
+
+/** The SAML configuration the flags give, if any (the metadata file is read here, not by the server). */
+function samlConfigOf(flags: SsoFlags) {
+  const config: {
+    idp_metadata_xml?: string;
+    idp_metadata_url?: string;
+    sign_requests?: boolean;
+    idp_initiated_enabled?: boolean;
+  } = {};
+  if (flags.samlIdpMetadataFile !== undefined) {
+    try {
+      config.idp_metadata_xml = readFileSync(flags.samlIdpMetadataFile, 'utf8');
+    } catch (error) {
+      const reason = (error as { code?: string }).code ?? String(error);
+      throw new CommanderError(1, 'atrium.file', `cannot read ${flags.samlIdpMetadataFile} (${reason}).`);
+    }
+  }
+  if (flags.samlIdpMetadataUrl !== undefined) config.idp_metadata_url = flags.samlIdpMetadataUrl;
+  if (flags.samlSignRequests) config.sign_requests = true;
+  if (flags.samlIdpInitiated) config.idp_initiated_enabled = true;
+  return Object.keys(config).length > 0 ? config : undefined;
+}
+
 const registerConnections: Register = (program, ctx) => {
   const connections = program.command('connections').description('Manage SSO connections');
-  connections
-    .command('create')
-    .description('Store a connection of an organization')
-    .requiredOption('--environment <env>', 'environment id or name')
-    .requiredOption('--organization <id>', 'organization id')
-    .requiredOption('--type <type>', 'connection type, e.g. OktaSAML')
-    .requiredOption('--name <name>', 'connection name')
-    .option('--inactive', 'create it inactive')
+  withSsoFlags(
+    connections
+      .command('create')
+      .description(
+        'Store a connection of an organization; with SSO flags it is configured at once, inactive until its first sign-in, and the SP facts are printed',
+      )
+      .requiredOption('--environment <env>', 'environment id or name')
+      .requiredOption('--organization <id>', 'organization id')
+      .requiredOption('--type <type>', 'connection type, e.g. OktaSAML')
+      .requiredOption('--name <name>', 'connection name')
+      .option('--inactive', 'create it inactive'),
+  )
     .option('--json', 'print JSON')
     .action(
-      async (options: {
-        environment: string;
-        organization: string;
-        type: string;
-        name: string;
-        inactive?: boolean;
-        json?: boolean;
-      }) => {
+      async (
+        options: {
+          environment: string;
+          organization: string;
+          type: string;
+          name: string;
+          inactive?: boolean;
+          json?: boolean;
+        } & SsoFlags,
+      ) => {
+        const saml = samlConfigOf(options);
+        const oidc = oidcConfigOf(options);
+        const configured = saml !== undefined || oidc !== undefined;
         ctx.print(options)(
           await ctx.client().connections.create.mutate({
             environment: options.environment,
             organization_id: options.organization,
             connection_type: options.type as never,
             name: options.name,
-            state: options.inactive ? 'inactive' : 'active',
+            // A configured connection becomes active on its first successful sign-in.
+            state: options.inactive || configured ? 'inactive' : 'active',
+            saml,
+            oidc,
           }),
         );
       },
     );
+  withSsoFlags(
+    connections
+      .command('configure')
+      .description("Configure an existing connection's SSO (SAML or OIDC) and print its SP facts")
+      .requiredOption('--connection <id>', 'connection id'),
+  )
+    .option('--json', 'print JSON')
+    .action(async (options: { connection: string; json?: boolean } & SsoFlags) => {
+      const saml = samlConfigOf(options);
+      const oidc = oidcConfigOf(options);
+      if (saml === undefined && oidc === undefined) {
+        throw new CommanderError(
+          1,
+          'atrium.flags',
+          'give the configuration, e.g. --saml-idp-metadata-file F or --oidc-discovery-endpoint URL --oidc-client-id ID.',
+        );
+      }
+      if (saml !== undefined && oidc !== undefined) {
+        throw new CommanderError(1, 'atrium.flags', 'give SAML or OIDC flags, not both.');
+      }
+      const client = ctx.client().connections;
+      ctx.print(options)(
+        oidc !== undefined
+          ? await client.configureOidc.mutate(Object.assign({ connection_id: options.connection }, oidc))
+          : await client.configureSaml.mutate(Object.assign({ connection_id: options.connection }, saml)),
+      );
+    });
+  connections
+    .command('get')
+    .description('Show a connection with its SP facts (ACS URL, entity id, metadata URL or redirect URI)')
+    .requiredOption('--connection <id>', 'connection id')
+    .option('--json', 'print JSON')
+    .action(async (options: { connection: string; json?: boolean }) => {
+      ctx.print(options)(await ctx.client().connections.get.query({ connection_id: options.connection }));
+    });
   for (const verb of ['activate', 'deactivate', 'delete'] as const) {
     connections
       .command(verb)

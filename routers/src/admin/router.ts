@@ -4,7 +4,6 @@ import { registerAgent, revokeAgentRegistration } from '../agents/service.ts';
 import { createAdminToken, listAdminTokens, revokeAdminToken } from '../auth/admin-token.ts';
 import { CreateConnectionInput, ListConnectionsInput } from '../connections/schemas.ts';
 import {
-  createConnection,
   deleteConnection,
   environmentOfConnection,
   listConnections,
@@ -35,8 +34,11 @@ import {
 import { CreateOrganizationDomainInput } from '../organization-domains/schemas.ts';
 import { createOrganizationDomain } from '../organization-domains/service.ts';
 import { listSigningKeys, rotateSigningKey } from '../signing/service.ts';
+import { OidcConfigInput } from '../sso/oidc/schemas.ts';
 import { createRedirectUri, deleteRedirectUri, listRedirectUris, setDefaultRedirectUri } from '../sso/redirect-uris.ts';
+import { SamlConfigInput } from '../sso/saml/config.ts';
 import { CreateRedirectUriInput, ListRedirectUrisInput } from '../sso/schemas.ts';
+import { configureOidc, configureSaml, createConfiguredConnection, getConnectionSetup } from '../sso/setup.ts';
 import { adminProcedure, router } from '../trpc.ts';
 import { CreateWebhookEndpointInput } from '../webhooks/schemas.ts';
 import {
@@ -170,9 +172,49 @@ export const adminRouter = router({
       .mutation(async ({ ctx, input }) => deleteRedirectUri(await adminScope(ctx.deps, input.environment), input.uri)),
   }),
   connections: router({
+    /** A connection, configured at once when `saml` or `oidc` is given; with its SP facts. */
     create: adminProcedure
-      .input(CreateConnectionInput.extend({ environment: EnvironmentRef }))
-      .mutation(async ({ ctx, input }) => createConnection(await adminScope(ctx.deps, input.environment), input)),
+      .input(
+        CreateConnectionInput.extend({
+          environment: EnvironmentRef,
+          saml: SamlConfigInput.optional(),
+          oidc: OidcConfigInput.optional(),
+        }),
+      )
+      .mutation(async ({ ctx, input }) =>
+        createConfiguredConnection(await adminScope(ctx.deps, input.environment), input),
+      ),
+    /** A connection with its SP facts (what the IT admin pastes into the identity provider). */
+    get: adminProcedure
+      .input(z.object({ connection_id: Id }))
+      .query(async ({ ctx, input }) =>
+        getConnectionSetup(
+          await adminScope(ctx.deps, await environmentOfConnection(ctx.deps.db, input.connection_id)),
+          input.connection_id,
+        ),
+      ),
+    /** SAML: the IdP metadata (XML or URL), certificates, signed requests, IdP-initiated sign-in. */
+    configureSaml: adminProcedure
+      .input(SamlConfigInput.extend({ connection_id: Id }))
+      .mutation(async ({ ctx, input }) => {
+        const { connection_id, ...config } = input;
+        return configureSaml(
+          await adminScope(ctx.deps, await environmentOfConnection(ctx.deps.db, connection_id)),
+          connection_id,
+          config,
+        );
+      }),
+    /** OpenID Connect: the discovery endpoint, client id and secret (sealed, never returned), scopes. */
+    configureOidc: adminProcedure
+      .input(OidcConfigInput.extend({ connection_id: Id }))
+      .mutation(async ({ ctx, input }) => {
+        const { connection_id, ...config } = input;
+        return configureOidc(
+          await adminScope(ctx.deps, await environmentOfConnection(ctx.deps.db, connection_id)),
+          connection_id,
+          config,
+        );
+      }),
     activate: adminProcedure
       .input(z.object({ connection_id: Id }))
       .mutation(async ({ ctx, input }) =>

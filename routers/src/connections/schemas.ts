@@ -12,8 +12,13 @@ export const Connection = z
     state: z.enum(CONNECTION_STATES),
     /** Upstream's deprecated but required `status`: `linked` while the connection is active. */
     status: z.enum(['linked', 'unlinked']),
-    /** Upstream's connection domains; Atrium keeps none, so always empty. */
+    /** Upstream's connection domains, as stored on the connection. */
     domains: z.array(z.object({ object: z.literal('connection_domain'), id: z.string(), domain: z.string() })),
+    /**
+     * Upstream's SAML options, only on SAML connections: `signing_cert` is the certificate the
+     * connection signs its AuthnRequests with (PEM), null until one was made.
+     */
+    options: z.object({ signing_cert: z.string().nullable() }).optional(),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

@@ -21,7 +21,7 @@ import {
 
 /** The single place that turns a connection row into its wire shape. */
 export function toConnection(row: ConnectionRow): Connection {
-  return {
+  const connection: Connection = {
     object: 'connection',
     id: row.id,
     organization_id: row.organizationId,
@@ -29,10 +29,17 @@ export function toConnection(row: ConnectionRow): Connection {
     name: row.name,
     state: row.state,
     status: row.state === 'active' ? 'linked' : 'unlinked',
-    domains: [],
+    domains: row.domains.map((d) => ({ object: 'connection_domain', id: d.id, domain: d.domain })),
     created_at: iso(row.createdAt),
     updated_at: iso(row.updatedAt),
   };
+  if (isSamlType(row.connectionType)) connection.options = { signing_cert: row.samlSpCertificate ?? null };
+  return connection;
+}
+
+/** A connection type that signs in over SAML (`GenericSAML`, `OktaSAML`, ...). */
+export function isSamlType(type: string): boolean {
+  return type.endsWith('SAML');
 }
 
 /** Operation 22: keyset pages of the environment's connections, optionally filtered. */

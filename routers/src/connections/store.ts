@@ -1,5 +1,5 @@
 import { type ConnectionState, type ConnectionType, connections, type Db, type PageParams, paginate } from '@atrium/db';
-import { and, eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import { loadScoped, scopedId } from '../common/store.ts';
 
 export type ConnectionRow = typeof connections.$inferSelect;
@@ -99,4 +99,19 @@ export async function environmentIdOfConnection(db: Db, id: string): Promise<str
     .where(eq(connections.id, id))
     .limit(1);
   return row?.environmentId;
+}
+
+/** The organization's connections, newest first, at most `limit` (the widget shows the first). */
+export function connectionRowsOfOrganization(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  limit: number,
+): Promise<ConnectionRow[]> {
+  return db
+    .select()
+    .from(connections)
+    .where(and(eq(connections.environmentId, environmentId), eq(connections.organizationId, organizationId)))
+    .orderBy(desc(connections.id))
+    .limit(limit);
 }

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { users } from '@atrium/db';
+import { connections, newId, ssoAuthorizations, users } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
 import {
@@ -507,6 +507,79 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     await screenshot(p, 'sso-connection');
     const stored = (await env.http.get(`/connections?organization_id=${me.organizationId}`)).body.data;
     expect(stored).toEqual([expect.objectContaining({ connection_type: 'OktaSAML', name: 'Okta', state: 'active' })]);
+    await closeClean(opened);
+  });
+
+  it('AdminPortalSsoConnection: "Continue setup" opens an sso portal link, "Connected" with the last session, "Requires action" once every certificate expired', async () => {
+    const env = await newEnvironment();
+    const me = await clientSetup(env, { scopes: ['widgets:sso:manage'] });
+    mint = async () => me.token;
+    const admin = await adminCaller();
+    const connection = await admin.connections.create({
+      environment: env.environmentId,
+      organization_id: me.organizationId,
+      connection_type: 'GenericSAML',
+      name: 'Generic',
+      state: 'inactive',
+    });
+    const opened = await open('sso-connection');
+    const { page: p } = opened;
+    await p.getByText('Setup in progress').waitFor();
+
+    // "Continue setup": row 19 with intent `sso`, then the link in a new tab (a form POST).
+    const linked = p.waitForResponse((r) => r.url().includes('/_widgets/admin-portal/generate-link'));
+    const tab = p.context().waitForEvent('page');
+    await p.getByRole('button', { name: 'Continue setup' }).click();
+    const response = await linked;
+    expect(new URL(response.url()).searchParams.get('intent')).toBe('sso');
+    expect(response.status()).toBe(201);
+    const link = new URL((await response.json()).link);
+    await (await tab).close();
+    const launchedPortal = await fetch(`${api.url}${link.pathname}`, {
+      method: 'POST',
+      body: new URLSearchParams({ apiToken: link.searchParams.get('apiToken') ?? '' }),
+      redirect: 'manual',
+    });
+    expect(launchedPortal.status).toBe(303);
+    expect(launchedPortal.headers.get('location')).toBe('/portal/sso');
+
+    // A successful sign-in 5 minutes ago activated it (sso_authorizations is what the widget reads).
+    const DAY = 86_400_000;
+    const pem = (name: string) => `-----BEGIN CERTIFICATE-----\n${name}\n-----END CERTIFICATE-----\n`;
+    const certificate = (name: string, notAfter: number) => ({
+      pem: pem(name),
+      fingerprint_sha256: name,
+      not_before: new Date(Date.now() - 400 * DAY).toISOString(),
+      not_after: new Date(notAfter).toISOString(),
+    });
+    await env.deps.db
+      .update(connections)
+      .set({ state: 'active', samlIdpCertificates: [certificate('valid', Date.now() + 300 * DAY)] })
+      .where(eq(connections.id, connection.id));
+    await env.deps.db.insert(ssoAuthorizations).values({
+      id: newId('ssoAuthorization'),
+      environmentId: env.environmentId,
+      connectionId: connection.id,
+      redirectUri: 'https://app.test/callback',
+      state: 'successful',
+      expiresAt: new Date(Date.now() + 600_000),
+      createdAt: new Date(Date.now() - 5 * 60_000),
+    });
+    await p.reload();
+    await p.getByText('Connected').waitFor();
+    await p.getByText('Last session 5 minutes ago').waitFor();
+    await screenshot(p, 'sso-connection-last-session');
+
+    // Its only IdP certificate expired: sign-in fails until it is renewed.
+    await env.deps.db
+      .update(connections)
+      .set({ samlIdpCertificates: [certificate('expired', Date.now() - 2 * DAY)] })
+      .where(eq(connections.id, connection.id));
+    await p.reload();
+    await p.getByText('Requires action').waitFor();
+    await p.getByText('The SAML response signing certificate expired on').waitFor();
+    await p.getByRole('button', { name: 'Manage' }).waitFor();
+    await screenshot(p, 'sso-connection-expired');
     await closeClean(opened);
   });
 

@@ -1,4 +1,4 @@
-import { connections } from '@atrium/db';
+import { connections, newId, type SsoAuthorizationState, ssoAuthorizations } from '@atrium/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { clientSetup } from '../helpers/client.ts';
@@ -44,6 +44,38 @@ async function seed(
 
 const stored = async (env: TestEnvironment, id: string) =>
   (await env.deps.db.select().from(connections).where(eq(connections.id, id)))[0];
+
+const DAY = 86_400_000;
+const cert = (name: string, notBefore: number, notAfter: number) => ({
+  pem: `-----BEGIN CERTIFICATE-----\n${name}\n-----END CERTIFICATE-----\n`,
+  fingerprint_sha256: `${name}-fingerprint`,
+  not_before: new Date(notBefore).toISOString(),
+  not_after: new Date(notAfter).toISOString(),
+});
+const x509 = (c: ReturnType<typeof cert>) => ({
+  id: c.fingerprint_sha256,
+  value: c.pem,
+  notBefore: c.not_before,
+  notAfter: c.not_after,
+});
+
+/** Sign-in attempts of a connection, oldest first (ids are monotonic). */
+async function attempts(env: TestEnvironment, connectionId: string, states: SsoAuthorizationState[]) {
+  const ids: string[] = [];
+  for (const state of states) {
+    const id = newId('ssoAuthorization');
+    await env.deps.db.insert(ssoAuthorizations).values({
+      id,
+      environmentId: env.environmentId,
+      connectionId,
+      redirectUri: 'https://app.test/callback',
+      state,
+      expiresAt: new Date(Date.now() + 600_000),
+    });
+    ids.push(id);
+  }
+  return ids;
+}
 
 describe('SSO connections on the client surfaces', () => {
   it('lists SAML and OIDC connections in the widget’s shape and enumerations, never OAuth or another organization’s', async () => {
@@ -210,5 +242,83 @@ describe('SSO connections on the client surfaces', () => {
       expect(await trpcStatus(trpc.client.sso.get.query({ id: id as string }))).toBe(404);
       expect(await stored(env, id as string)).toBeDefined();
     }
+  });
+});
+
+describe('the AdminPortalSsoConnection widget: certificates and last session', () => {
+  it('shows IdP certificates with their validity; during a rotation the new one is the latest expiring', async () => {
+    const env = await newEnvironment();
+    const a = await clientSetup(env, { scopes: ['widgets:sso:manage'] });
+    const [rotating, expired, oidc, fresh] = await seed(env, a.organizationId, [
+      ['OktaSAML', 'Okta', 'active'],
+      ['AzureSAML', 'Entra', 'active'],
+      ['GenericOIDC', 'OIDC', 'active'],
+      ['GenericSAML', 'New', 'inactive'],
+    ]);
+    const now = Date.now();
+    const old = cert('old', now - 400 * DAY, now + 10 * DAY);
+    const next = cert('next', now - DAY, now + 700 * DAY);
+    const gone = cert('gone', now - 800 * DAY, now - 30 * DAY);
+    const goneLater = cert('gone-later', now - 500 * DAY, now - 2 * DAY);
+    await env.deps.db
+      .update(connections)
+      .set({ samlIdpCertificates: [old, next] })
+      .where(eq(connections.id, rotating as string));
+    await env.deps.db
+      .update(connections)
+      .set({ samlIdpCertificates: [gone, goneLater] })
+      .where(eq(connections.id, expired as string));
+    await attempts(env, rotating as string, ['failed', 'started']);
+    const [, , newest] = await attempts(env, rotating as string, ['timed_out', 'failed', 'successful']);
+    const [oidcLast] = await attempts(env, oidc as string, ['timed_out']);
+
+    const res = await a.http.get(SSO);
+    expect(res.status).toBe(200);
+    const byId = (id: string | undefined) => res.body.find((c: { id: string }) => c.id === id);
+    expect(byId(rotating)).toMatchObject({
+      x509Certificates: [x509(old), x509(next)],
+      latestExpiringCertificate: x509(next),
+      latestExpiredCertificate: null,
+      lastSession: { id: newest, state: 'Successful', createdAt: expect.stringMatching(/Z$/) },
+    });
+    // No certificate valid any more: the widget's "Requires action", with the last one to expire.
+    expect(byId(expired)).toMatchObject({
+      x509Certificates: [x509(gone), x509(goneLater)],
+      latestExpiringCertificate: null,
+      latestExpiredCertificate: x509(goneLater),
+      lastSession: null,
+    });
+    const oidcWire = byId(oidc);
+    expect(oidcWire).toMatchObject({ providerTag: 'OpenIdConnect', lastSession: { id: oidcLast, state: 'Timedout' } });
+    expect(Object.keys(oidcWire)).not.toContain('x509Certificates');
+    expect(byId(fresh)).toMatchObject({
+      x509Certificates: [],
+      latestExpiringCertificate: null,
+      latestExpiredCertificate: null,
+      lastSession: null,
+    });
+  });
+
+  it.each([
+    ['started', 'Started'],
+    ['successful', 'Successful'],
+    ['failed', 'Failed'],
+    ['timed_out', 'Timedout'],
+  ] as const)('maps a last attempt %s to %s', async (state, shown) => {
+    const env = await newEnvironment();
+    const a = await clientSetup(env, { scopes: ['widgets:sso:manage'] });
+    const [id] = await seed(env, a.organizationId, [['GenericSAML', 'SAML', 'active']]);
+    await attempts(env, id as string, [state]);
+    expect((await a.http.get(SSO)).body[0].lastSession.state).toBe(shown);
+  });
+
+  it("never shows another organization's sign-in attempts", async () => {
+    const env = await newEnvironment();
+    const a = await clientSetup(env, { scopes: ['widgets:sso:manage'] });
+    const b = await clientSetup(env, { scopes: ['widgets:sso:manage'] });
+    await seed(env, a.organizationId, [['GenericSAML', 'Ours', 'active']]);
+    const [theirs] = await seed(env, b.organizationId, [['GenericSAML', 'Theirs', 'active']]);
+    await attempts(env, theirs as string, ['successful']);
+    expect((await a.http.get(SSO)).body.map((c: { lastSession: unknown }) => c.lastSession)).toEqual([null]);
   });
 });

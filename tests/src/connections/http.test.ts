@@ -32,6 +32,33 @@ const connectionEvents = (env: TestEnvironment) =>
     .orderBy(events.id);
 
 describe('GET /connections', () => {
+  it('carries the stored domains, and `options.signing_cert` on SAML connections only', async () => {
+    const env = await newEnvironment();
+    const { made } = await seed(env);
+    const [okta, google] = made;
+    if (!okta || !google) throw new Error('seeded connections missing');
+    const cert = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    await env.deps.db
+      .update(connections)
+      .set({
+        domains: [{ id: 'conn_domain_01HZZZZZZZZZZZZZZZZZZZZZZZ', domain: 'acme.test' }],
+        samlSpCertificate: cert,
+      })
+      .where(eq(connections.id, okta.id));
+    const one = await env.http.get(`/connections/${okta.id}`);
+    expect(one.status).toBe(200);
+    expect(one.body.domains).toEqual([
+      { object: 'connection_domain', id: 'conn_domain_01HZZZZZZZZZZZZZZZZZZZZZZZ', domain: 'acme.test' },
+    ]);
+    expect(one.body.options).toEqual({ signing_cert: cert });
+    const listed = (await env.http.get('/connections')).body.data;
+    expect(listed.find((c: { id: string }) => c.id === okta.id).options).toEqual({ signing_cert: cert });
+    // Not a SAML connection: upstream has no `options` for it, so it is absent (not null).
+    const oauth = await env.http.get(`/connections/${google.id}`);
+    expect(Object.hasOwn(oauth.body, 'options')).toBe(false);
+    expect(oauth.body.domains).toEqual([]);
+  });
+
   it('lists newest first in an envelope without `object`', async () => {
     const env = await newEnvironment();
     const { made } = await seed(env);
@@ -50,6 +77,8 @@ describe('GET /connections', () => {
       // Upstream's deprecated `status` is still required by its schema.
       status: 'linked',
       domains: [],
+      // Upstream's SAML options: no request-signing certificate until the connection is configured.
+      options: { signing_cert: null },
       created_at: expect.stringMatching(/\.\d{3}Z$/),
       updated_at: expect.stringMatching(/\.\d{3}Z$/),
     });

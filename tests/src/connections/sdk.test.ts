@@ -10,12 +10,21 @@ import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 async function makeConnection(env: TestEnvironment, name = 'Acme Okta') {
   const admin = await adminCaller();
   const organization_id = await makeOrganization(env);
-  return admin.connections.create({
+  const created = await admin.connections.create({
     environment: env.environmentId,
     organization_id,
     connection_type: 'OktaSAML',
     name,
   });
+  // The admin answer adds the SP facts (what the IdP needs); the API's connection is the rest.
+  const { saml_acs_url, saml_sp_entity_id, saml_sp_metadata_url, oidc_redirect_uri, ...connection } = created;
+  expect([saml_acs_url, saml_sp_entity_id, saml_sp_metadata_url, oidc_redirect_uri].map(Boolean)).toEqual([
+    true,
+    true,
+    true,
+    false,
+  ]);
+  return connection;
 }
 
 const storedConnections = (env: TestEnvironment) =>

@@ -6,11 +6,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { directories, portalSessions } from '@atrium/db';
+import { connections, directories, portalSessions } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
-import { type DevDnsServer, startDevDns, VerificationWorker } from '@atrium/server';
-import { WorkOS } from '@workos-inc/node';
+import { type DevDnsServer, startDevDns, startDevIdp, VerificationWorker } from '@atrium/server';
+import { DomainDataState, WorkOS } from '@workos-inc/node';
 import { eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -272,6 +272,103 @@ describe('the admin portal in a browser', () => {
     expect(unexpected(opened.cspViolations)).toEqual([]);
     expect(opened.pageErrors).toEqual([]);
   }, 60_000);
+  it('sets up SAML single sign-on alone: provider, SP facts, IdP metadata pasted, certificates, a test sign-in through the loopback IdP activates it', async (ctx) => {
+    if (!browser) return ctx.skip(skipReason);
+    const env = await newEnvironment();
+    const port = Number(new URL(url).port);
+    const workos = new WorkOS(env.apiKey, { apiHostname: '127.0.0.1', port, https: false });
+    // Its verified domain: the people the test sign-in provisions are of it (the domain policy).
+    const domain = uniqueDomain('samlcorp');
+    const organization = await workos.organizations.createOrganization({
+      name: 'SAML Corp',
+      domainData: [{ domain, state: DomainDataState.Verified }],
+    });
+    // The application's default redirect URI: where the test sign-in's code goes.
+    const admin = await adminCaller();
+    await admin.redirectUris.create({ environment: env.environmentId, uri: `${appUrl}/callback`, default: true });
+    const idp = await startDevIdp();
+    try {
+      const { link } = await workos.adminPortal.generateLink({ organization: organization.id, intent: 'sso' });
+      const opened = await openPage(browser, url, { viewport: { width: 1100, height: 1400 }, timeoutMs: 30_000 });
+      const { page } = opened;
+      await page.goto(link);
+      expect(page.url()).toBe(`${url}/portal/sso`);
+      const status = page.getByTestId('portal-status');
+      await status.getByText('Set up single sign-on').waitFor({ timeout: 15_000 });
+
+      // The IT admin picks the provider; the connection exists, inactive, with what to paste.
+      await page.getByLabel('Other SAML 2.0 provider').check();
+      await page.getByRole('button', { name: 'Start setup' }).click();
+      const panel = page.getByTestId('portal-sso-connection');
+      await panel.waitFor({ timeout: 15_000 });
+      const id = (await panel.getAttribute('data-connection')) ?? '';
+      expect(id).toMatch(/^conn_/);
+      expect(await panel.locator('code[data-copy="acs_url"]').innerText()).toBe(`${url}/sso/saml/acs/${id}`);
+      expect(await panel.locator('code[data-copy="entity_id"]').innerText()).toBe(`${url}/sso/saml/${id}`);
+      expect(await panel.locator('code[data-copy="metadata_url"]').innerText()).toBe(`${url}/sso/saml/metadata/${id}`);
+      await panel.getByText('Setup in progress').waitFor();
+      expect(await panel.getByTestId('portal-sso-test').count()).toBe(0);
+
+      // Bad metadata: the SAML module's reason, nothing configured.
+      await page
+        .getByLabel('IdP metadata XML')
+        .fill('<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata"/>');
+      await page.getByRole('button', { name: 'Save identity provider' }).click();
+      await panel.getByText('no EntityDescriptor with an IDPSSODescriptor').waitFor();
+      const [before] = await env.deps.db.select().from(connections).where(eq(connections.id, id));
+      expect(before).toMatchObject({ state: 'inactive', samlIdpSsoUrl: null, samlIdpCertificates: [] });
+
+      // The loopback IdP's metadata, pasted: configured, its certificate shown, a test link offered.
+      await page.getByLabel('IdP metadata XML').fill(idp.metadataXml);
+      await page.getByRole('button', { name: 'Save identity provider' }).click();
+      const configured = page.getByTestId('portal-sso-connection');
+      await configured.getByText('Configured: test sign-in to activate').waitFor({ timeout: 15_000 });
+      await configured
+        .getByTestId('portal-sso-certificates')
+        .getByText(/Valid until/)
+        .waitFor();
+      const [stored] = await env.deps.db.select().from(connections).where(eq(connections.id, id));
+      expect(stored).toMatchObject({
+        organizationId: organization.id,
+        connectionType: 'GenericSAML',
+        state: 'inactive',
+        samlIdpEntityId: idp.entityId,
+        samlIdpSsoUrl: idp.ssoUrl,
+      });
+      expect(stored?.samlIdpCertificates).toHaveLength(1);
+      await page.screenshot({ path: join(SCREENSHOTS, 'portal-sso-configured.png'), fullPage: true });
+
+      // "Test sign-in": /sso/authorize, the IdP's login page, the POST back, the app with a code.
+      const test = new URL((await configured.getByTestId('portal-sso-test').getAttribute('href')) ?? '');
+      expect(`${test.origin}${test.pathname}`).toBe(`${url}/sso/authorize`);
+      expect(test.searchParams.get('connection')).toBe(id);
+      await page.goto(test.href);
+      await page.getByLabel('E-mail').fill(`it.admin@${domain}`);
+      await Promise.all([
+        page.waitForURL((u) => u.href.startsWith(`${appUrl}/callback`)),
+        page.getByRole('button', { name: 'Sign in' }).click(),
+      ]);
+      const landed = new URL(page.url());
+      expect(landed.searchParams.get('error_description'), landed.href).toBeNull();
+      expect(landed.searchParams.get('code')).toBeTruthy();
+      expect(landed.searchParams.get('state')).toBe('atrium_portal_test');
+      const [active] = await env.deps.db.select().from(connections).where(eq(connections.id, id));
+      expect(active?.state).toBe('active');
+
+      // Back in the portal: the connection is active, and the widget shows it connected.
+      await page.goto(`${url}/portal/sso`);
+      await page.getByTestId('portal-sso-connection').getByText('Active', { exact: true }).waitFor({ timeout: 15_000 });
+      await page.locator('#portal-root').getByText('Connected').waitFor({ timeout: 15_000 });
+      await page.screenshot({ path: join(SCREENSHOTS, 'portal-sso-active.png'), fullPage: true });
+      await opened.close();
+      expect(opened.outside).toEqual([]);
+      expect(unexpected(opened.cspViolations)).toEqual([]);
+      expect(opened.pageErrors).toEqual([]);
+    } finally {
+      await idp.close();
+    }
+  }, 120_000);
+
   it('sets up directory sync: Entra ID chosen, base URL and token shown once with the steps, then counts, then a rotation', async (ctx) => {
     if (!browser) return ctx.skip(skipReason);
     const env = await newEnvironment();

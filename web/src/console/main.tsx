@@ -2,11 +2,12 @@ import { QueryClientProvider, useMutation, useQuery } from '@tanstack/react-quer
 import { type FormEvent, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { queryClient, resumeSession, SESSION_KEY, signIn, signOut, trpc } from './api.ts';
+import { ConnectionsPage } from './connections.tsx';
 import { DirectoriesPage } from './directories.tsx';
 import { EnvironmentsPage } from './environments.tsx';
 import { EventsPage, SigningKeysPage, WebhooksPage } from './operations.tsx';
 import { OrganizationsPage } from './organizations.tsx';
-import { ConnectionsPage, InvitationsPage, UsersPage } from './pages.tsx';
+import { InvitationsPage, UsersPage } from './pages.tsx';
 import { ErrorLine } from './ui.tsx';
 
 const PAGES = {

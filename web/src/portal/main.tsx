@@ -9,6 +9,7 @@ import {
 } from '@workos-inc/widgets';
 import { createRoot } from 'react-dom/client';
 import { watchDirectories } from './directories.ts';
+import { watchSso } from './sso.ts';
 import { watchStatus } from './status.ts';
 
 // The admin portal page (rest-facade/src/portal.ts serves its HTML): the official widget of the
@@ -62,3 +63,4 @@ renderWidget();
 const status = document.getElementById('portal-status');
 if (status && intent === 'domain_verification') watchStatus(status, csrf, renderWidget);
 if (status && intent === 'dsync') watchDirectories(status, csrf, renderWidget);
+if (status && intent === 'sso') watchSso(status, csrf, renderWidget);

@@ -1,4 +1,4 @@
-import type { ConnectionType } from '@atrium/db';
+import type { ConnectionType, SamlCertificate, SsoAuthorizationState } from '@atrium/db';
 import { type Connection, CreateConnectionInput } from '../../connections/schemas.ts';
 import {
   createConnection,
@@ -6,15 +6,18 @@ import {
   getConnection,
   listConnections,
   renameConnection,
+  toConnection,
 } from '../../connections/service.ts';
+import { type ConnectionRow, connectionRowsOfOrganization } from '../../connections/store.ts';
 import { invalid, invalidOfZod, notFound } from '../../kernel/errors.ts';
 import { type ClientScope, requirePermission } from '../../kernel/principals.ts';
 import { PORTAL_SSO_READ } from '../../portal/service.ts';
 import { quotaLimit } from '../../quotas.ts';
+import { type LastSession, lastSessionsOf } from './store.ts';
 
 /**
  * Atrium's SSO connection types (SAML and OpenID Connect) and their spelling in the widgets' REST
- * (§2.2, with the `providerTag` they belong to). Every other connection type (OAuth, magic link)
+ * (2.2, with the `providerTag` they belong to). Every other connection type (OAuth, magic link)
  * is not an SSO connection: the client surfaces neither list nor show it.
  */
 const SSO_TYPES = {
@@ -55,15 +58,15 @@ export type SsoType = keyof typeof SSO_TYPES;
 export const SSO_TYPE_NAMES = Object.keys(SSO_TYPES) as SsoType[];
 const isSsoType = (type: string): type is SsoType => Object.hasOwn(SSO_TYPES, type);
 
-/** §4 ConnectionState (REST's SsoConnection state is the same list). */
+/** 4 ConnectionState (REST's SsoConnection state is the same list). */
 export const CONNECTION_STATES = ['Active', 'Deleting', 'Inactive', 'Validating'] as const;
 
-/** An SSO connection as GraphQL and `client.sso.*` show it (§4 Connection). */
+/** An SSO connection as GraphQL and `client.sso.*` show it (4 Connection). */
 export interface ClientConnection {
   id: string;
   name: string;
   organizationId: string;
-  /** Atrium's (and §4's) spelling: `OktaSAML`, `GenericOIDC`, … */
+  /** Atrium's (and 4's) spelling: `OktaSAML`, `GenericOIDC`, ... */
   type: SsoType;
   state: 'Active' | 'Inactive';
   setupComplete: boolean;
@@ -86,22 +89,78 @@ function toClientConnection(c: Connection): ClientConnection | undefined {
   };
 }
 
+/** 2.2 X509: an IdP signing certificate of a SAML connection, with its validity. */
+export interface WidgetCertificate {
+  id: string;
+  value: string;
+  notBefore: string;
+  notAfter: string;
+}
+
+/** `sso_authorizations.state` in the widget's spelling (2.2 lastSession.state). */
+const SESSION_STATES = {
+  started: 'Started',
+  successful: 'Successful',
+  failed: 'Failed',
+  timed_out: 'Timedout',
+} as const satisfies Record<SsoAuthorizationState, string>;
+
+function toCertificate(c: SamlCertificate): WidgetCertificate {
+  return { id: c.fingerprint_sha256, value: c.pem, notBefore: c.not_before, notAfter: c.not_after };
+}
+
 /**
- * §2.2 SsoConnection for the widget: `providerTag` and `type` in REST's spelling. Atrium keeps
- * no certificates and no SSO sessions yet: SAML connections list none, `lastSession` is null.
+ * The certificates' summary the widget draws its state from: `latestExpiringCertificate` is the
+ * valid certificate that expires last (during a rotation the new one, so an old certificate about
+ * to expire raises no warning); `latestExpiredCertificate` is the last one to expire, set only
+ * when no certificate is valid any more (sign-in then fails: the widget's "Requires action").
  */
-export function toWidgetConnection(c: ClientConnection) {
-  const [providerTag, type] = SSO_TYPES[c.type];
-  const base = { id: c.id, name: c.name, type, state: c.state, createdAt: c.createdAt, lastSession: null };
-  if (providerTag === 'OpenIdConnect') return { ...base, providerTag };
-  const none: { id: string; value: string }[] = [];
+export function certificateSummary(certificates: SamlCertificate[], now: Date) {
+  const byExpiry = certificates.toSorted((a, b) => Date.parse(b.not_after) - Date.parse(a.not_after));
+  const valid = byExpiry.filter((c) => Date.parse(c.not_after) > now.getTime());
+  const latestExpiring = valid[0];
+  const latestExpired = valid.length === 0 ? byExpiry[0] : undefined;
   return {
-    ...base,
-    providerTag,
-    x509Certificates: none,
-    latestExpiringCertificate: null,
-    latestExpiredCertificate: null,
+    x509Certificates: certificates.map(toCertificate),
+    latestExpiringCertificate: latestExpiring ? toCertificate(latestExpiring) : null,
+    latestExpiredCertificate: latestExpired ? toCertificate(latestExpired) : null,
   };
+}
+
+/**
+ * 2.2 SsoConnection for the widget: `providerTag` and `type` in REST's spelling; a SAML
+ * connection's IdP certificates with their validity; `lastSession` is the connection's newest
+ * sign-in attempt.
+ */
+export function toWidgetConnection(c: ClientConnection, row: ConnectionRow, last: LastSession | undefined, now: Date) {
+  const [providerTag, type] = SSO_TYPES[c.type];
+  const lastSession = last
+    ? { id: last.id, createdAt: last.createdAt.toISOString(), state: SESSION_STATES[last.state] }
+    : null;
+  const base = { id: c.id, name: c.name, type, state: c.state, createdAt: c.createdAt, lastSession };
+  if (providerTag === 'OpenIdConnect') return { ...base, providerTag };
+  return Object.assign(base, { providerTag }, certificateSummary(row.samlIdpCertificates, now));
+}
+
+/**
+ * The widget's list (row 18): the organization's SSO connections newest first (at most the
+ * connection quota), each with its certificates and last sign-in attempt.
+ */
+export async function listWidgetSsoConnections(scope: ClientScope) {
+  requireRead(scope);
+  const limit = quotaLimit(scope.deps, 'connectionsPerOrganization');
+  const rows = await connectionRowsOfOrganization(scope.db, scope.env.id, scope.client.organizationId, limit);
+  const sso = rows.flatMap((row) => {
+    const client = toClientConnection(toConnection(row));
+    return client ? [{ client, row }] : [];
+  });
+  const sessions = await lastSessionsOf(
+    scope.db,
+    scope.env.id,
+    sso.map((c) => c.row.id),
+  );
+  const now = scope.now();
+  return sso.map(({ client, row }) => toWidgetConnection(client, row, sessions.get(row.id), now));
 }
 
 const PERMISSION = 'widgets:sso:manage';
@@ -152,7 +211,7 @@ export async function createSsoConnection(
       message,
     );
   }
-  // The API's own rules of a connection (name 1–256 characters, trimmed); a missing name is the type.
+  // The API's own rules of a connection (name 1-256 characters, trimmed); a missing name is the type.
   const parsed = CreateConnectionInput.safeParse({
     organization_id: scope.client.organizationId,
     connection_type: input.type,

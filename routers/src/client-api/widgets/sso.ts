@@ -1,17 +1,22 @@
 import { z } from 'zod';
 import { clientProcedure } from '../../trpc.ts';
-import { CONNECTION_STATES, listSsoConnections, toWidgetConnection } from '../sso/service.ts';
+import { CONNECTION_STATES, listWidgetSsoConnections } from '../sso/service.ts';
 
-const X509 = z.object({ id: z.string(), value: z.string() });
+const X509 = z.object({ id: z.string(), value: z.string(), notBefore: z.string(), notAfter: z.string() });
+const LastSession = z.object({
+  id: z.string(),
+  createdAt: z.string(),
+  state: z.enum(['Started', 'Successful', 'Failed', 'Timedout']),
+});
 const WidgetConnectionBase = {
   id: z.string(),
   name: z.string(),
   createdAt: z.string(),
   state: z.enum(CONNECTION_STATES),
-  lastSession: z.null(),
+  lastSession: LastSession.nullable(),
 };
 
-/** §2.2 SsoConnection, keyed by `providerTag`, `type` only from the widget's lists. */
+/** 2.2 SsoConnection, keyed by `providerTag`, `type` only from the widget's lists. */
 const WidgetConnection = z.discriminatedUnion('providerTag', [
   z.object({
     ...WidgetConnectionBase,
@@ -24,7 +29,7 @@ const WidgetConnection = z.discriminatedUnion('providerTag', [
   z.object({ ...WidgetConnectionBase, providerTag: z.literal('OpenIdConnect'), type: z.string() }),
 ]);
 
-/** The SSO connection widget (WIDGETS-API.md §2, row 18): a bare array. */
+/** The SSO connection widget (WIDGETS-API.md 2, row 18): a bare array. */
 export const ssoWidgetProcedures = {
   ssoConnections: clientProcedure
     .meta({
@@ -37,5 +42,5 @@ export const ssoWidgetProcedures = {
     })
     .input(z.object({}))
     .output(z.array(WidgetConnection))
-    .query(async ({ ctx }) => (await listSsoConnections(ctx.scope)).map(toWidgetConnection)),
+    .query(({ ctx }) => listWidgetSsoConnections(ctx.scope)),
 };
