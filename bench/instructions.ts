@@ -36,6 +36,8 @@ const { values: args } = parseArgs({
     'pg-url': { type: 'string' },
     'node-options': { type: 'string' },
     'no-build': { type: 'boolean', default: false },
+    /** Another bundle than `npm start`'s (a build of another commit, kept beside it in server/dist). */
+    script: { type: 'string' },
   },
 });
 const requests = Number(args.requests);
@@ -52,7 +54,7 @@ function startCommand(): string[] {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const parts = pkg.scripts.start.trim().split(/\s+/);
   const extra = args['node-options'] ? args['node-options'].split(/\s+/).filter(Boolean) : [];
-  return [...parts.slice(1, -1), ...extra, join(root, parts.at(-1) as string)];
+  return [...parts.slice(1, -1), ...extra, resolve(root, args.script ?? (parts.at(-1) as string))];
 }
 
 function start(databaseUrl: string, valgrind: boolean): ChildProcess {
@@ -217,7 +219,7 @@ async function dumpTotal(pid: number, n: number): Promise<number> {
 
 async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
-  if (!args['no-build']) {
+  if (!args['no-build'] && !args.script) {
     const { buildServer } = (await import(pathToFileURL(join(root, 'server', 'build.mjs')).href)) as {
       buildServer: () => Promise<string>;
     };
