@@ -72,7 +72,8 @@ interface Variant {
 
 /** `name=bundle[,flag...]`; the bundle defaults to `npm start`'s, the flags add to its node flags. */
 function variantOf(spec: string): Variant {
-  const [name = spec, rest = ''] = spec.split('=', 2);
+  const at = spec.indexOf('=');
+  const [name, rest] = at < 0 ? [spec, ''] : [spec.slice(0, at), spec.slice(at + 1)];
   const [script = '', ...flags] = rest.split(',');
   return { name, script, flags };
 }
