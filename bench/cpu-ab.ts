@@ -265,6 +265,7 @@ async function main(): Promise<void> {
           if (round === 0) continue;
           const key = `${name} ${variant.name}`;
           figures.set(key, [...(figures.get(key) ?? []), micros]);
+          log(`round ${round} ${key}: ${Math.round(micros)} us/req`);
         }
       }
       if (round > 0)
