@@ -104,23 +104,35 @@ const MIGRATION_LOCK_KEY = 7_214_311_906;
  * bench/README.md, "Where the design's speed comes from".
  */
 export function preparingEverything(sql: postgres.Sql): postgres.Sql {
+  // The trap's functions are made once per client here, not on every property read: Drizzle
+  // reads `unsafe` for every statement it sends.
+  const unsafe = (query: string, args?: unknown[], options?: Record<string, unknown>) =>
+    sql.unsafe(
+      query,
+      args as postgres.ParameterOrJSON<never>[],
+      options === undefined ? PREPARED : Object.assign({}, options, PREPARED),
+    );
+  const inTransaction = (key: 'begin' | 'savepoint') => {
+    const method = Reflect.get(sql, key) as (...args: unknown[]) => Promise<unknown>;
+    return (...args: unknown[]) => {
+      const fn = args.pop() as (tx: postgres.Sql) => unknown;
+      return method.call(sql, ...args, (tx: postgres.Sql) => fn(preparingEverything(tx)));
+    };
+  };
+  const begin = inTransaction('begin');
+  const savepoint = typeof Reflect.get(sql, 'savepoint') === 'function' ? inTransaction('savepoint') : undefined;
   return new Proxy(sql, {
     get(target, key, receiver) {
-      if (key === 'unsafe') {
-        return (query: string, args?: unknown[], options?: Record<string, unknown>) =>
-          target.unsafe(query, args as postgres.ParameterOrJSON<never>[], { ...options, prepare: true });
-      }
-      if (key === 'begin' || key === 'savepoint') {
-        const method = Reflect.get(target, key, receiver) as (...args: unknown[]) => Promise<unknown>;
-        return (...args: unknown[]) => {
-          const fn = args.pop() as (tx: postgres.Sql) => unknown;
-          return method.call(target, ...args, (tx: postgres.Sql) => fn(preparingEverything(tx)));
-        };
-      }
+      if (key === 'unsafe') return unsafe;
+      if (key === 'begin') return begin;
+      if (key === 'savepoint' && savepoint) return savepoint;
       return Reflect.get(target, key, receiver);
     },
   });
 }
+
+/** The options of every statement `preparingEverything` sends (never changed by postgres.js). */
+const PREPARED = Object.freeze({ prepare: true });
 
 /** `statements` as Drizzle sees it, except that `begin` (a transaction) runs on `transactions`. */
 function transactionsOn(statements: postgres.Sql, transactions: postgres.Sql): postgres.Sql {

@@ -1,6 +1,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { appRouter, consumeSharedWindow, type Deps, procedureEntries } from '@atrium/routers';
 import type express from 'express';
+import { docsRoutes } from './docs.ts';
+import { landingRoutes } from './landing.ts';
 import { Metrics } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { BODY_BUDGET_BYTES, BODY_TIMEOUT_MS, type BodyBounds, BodyBudget, MAX_BODY_BYTES } from './pipeline/body.ts';
@@ -20,6 +22,7 @@ import { RouteTable } from './pipeline/routes.ts';
 import { isScimPath, scimCodec } from './pipeline/scim.ts';
 import { isSsoPath, ssoCodec } from './pipeline/sso.ts';
 import { isTrpcPath, trpcCodec } from './pipeline/trpc.ts';
+import { portalRoutes } from './portal.ts';
 
 export interface AtriumApp {
   /** The node:http listener: REST paths, `/trpc` and `/client/graphql` go through the pipeline, the rest to Express. */
@@ -125,10 +128,12 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
   const routes = new RouteTable(procedureEntries(appRouter));
   const deleteRoute = routes.routeOf('organizations.delete');
   const isTrustedProxy = trustedProxies(options.trustedProxies ?? []);
-  const pages = pagesApp(deps, document, options.baseUrl, {
-    console: options.consoleDir ?? DEFAULT_CONSOLE_DIR,
-    portal: options.portalAssetsDir,
-  });
+  const pages = pagesApp(deps, document, options.baseUrl, { console: options.consoleDir ?? DEFAULT_CONSOLE_DIR }, [
+    landingRoutes(),
+    docsRoutes(options.baseUrl),
+    // The self-serve admin portal (issue #23).
+    portalRoutes(deps, options.portalAssetsDir),
+  ]);
   const handler = pipeline({
     deps,
     metrics,

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { Request, Response } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
+import { renderPage } from './pipeline/pages.ts';
 import { applyHeaders, strictPageHeaders } from './security.ts';
 
 /**
@@ -30,20 +31,11 @@ const SCALAR_CONFIG = {
   showDeveloperTools: 'never',
 };
 
-const PAGE = `<!doctype html>
-<html>
-  <head>
-    <title>Atrium API reference</title>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-  </head>
-  <body>
-    <div id="app"></div>
-    <script src="${DOCS_ASSETS}/standalone.js"></script>
-    <script src="${DOCS_ASSETS}/init.js"></script>
-  </body>
-</html>
-`;
+const PAGE = renderPage({
+  title: 'Atrium API reference',
+  body: '    <div id="app"></div>',
+  scripts: [{ src: `${DOCS_ASSETS}/standalone.js` }, { src: `${DOCS_ASSETS}/init.js` }],
+});
 const INIT = `Scalar.createApiReference('#app', ${JSON.stringify(SCALAR_CONFIG)});\n`;
 
 /**
@@ -82,4 +74,14 @@ export function docsHandlers(baseUrl: string): DocsHandlers {
       });
     },
   };
+}
+
+/** The API reference's routes, for the Express shell (pages.ts). */
+export function docsRoutes(baseUrl: string): Router {
+  const docs = docsHandlers(baseUrl);
+  const routes = express.Router();
+  routes.get('/docs', docs.page);
+  routes.get(`${DOCS_ASSETS}/init.js`, docs.init);
+  routes.get(`${DOCS_ASSETS}/standalone.js`, docs.standalone);
+  return routes;
 }

@@ -1,4 +1,5 @@
-import type { Request, Response } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
+import { renderPage } from './pipeline/pages.ts';
 import { applyHeaders, strictPageHeaders } from './security.ts';
 
 /**
@@ -6,15 +7,10 @@ import { applyHeaders, strictPageHeaders } from './security.ts';
  * console, the API reference and the health check. Static HTML with no script and no style, under
  * the strict page policy of the other pages.
  */
-const PAGE = `<!doctype html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>Atrium</title>
-  </head>
-  <body>
-    <main>
+const PAGE = renderPage({
+  title: 'Atrium',
+  lang: 'en',
+  body: `    <main>
       <h1>Atrium</h1>
       <p>A self-hosted organization layer that speaks the WorkOS API.</p>
       <ul>
@@ -22,10 +18,8 @@ const PAGE = `<!doctype html>
         <li><a href="/docs">API reference</a> (and its <a href="/openapi.json">OpenAPI document</a>).</li>
         <li><a href="/healthz">Health check</a> (and <a href="/readyz">readiness</a>: the database answers).</li>
       </ul>
-    </main>
-  </body>
-</html>
-`;
+    </main>`,
+});
 
 const HEADERS = strictPageHeaders();
 
@@ -33,4 +27,9 @@ export function landingPage(_req: Request, res: Response): void {
   applyHeaders(res, HEADERS);
   res.setHeader('Cache-Control', 'no-cache');
   res.type('html').send(PAGE);
+}
+
+/** `GET /`, for the Express shell (pages.ts). */
+export function landingRoutes(): Router {
+  return express.Router().get('/', landingPage);
 }

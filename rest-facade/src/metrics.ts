@@ -22,6 +22,11 @@ export class Metrics {
   readonly shed: Counter<'reason'>;
   readonly connectionsRefused: Counter;
   private readonly queues = new Map<string, () => Promise<number> | number>();
+  /** The request metrics' labelled children by `method route status` (`observe`). */
+  private readonly children = new Map<
+    string,
+    { requests: { inc(value?: number): void }; duration: { observe(value: number): void } }
+  >();
 
   constructor(options: { defaultMetrics?: boolean; dbPoolSize?: number; dbUp?: () => Promise<boolean> } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'atrium_' });
@@ -185,11 +190,22 @@ export class Metrics {
     });
   }
 
-  /** Counts a finished request; `shed` marks a 503 from the in-flight limit, not the database. */
+  /**
+   * Counts a finished request; `shed` marks a 503 from the in-flight limit, not the database.
+   * The labelled children of each (method, route, status) are made once and kept (`children`),
+   * not labelled again on every request: a route is a template or a named path, so there are as
+   * many as the metrics have series anyway.
+   */
   observe(method: string, route: string, status: number, seconds: number, shed = false): void {
-    const labels = { method, route, status: String(status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
+    const key = `${method} ${route} ${status}`;
+    let child = this.children.get(key);
+    if (!child) {
+      const labels = { method, route, status: String(status) };
+      child = { requests: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
+      this.children.set(key, child);
+    }
+    child.requests.inc();
+    child.duration.observe(seconds);
     if (status === 503 && !shed) this.databaseUnavailable.inc();
   }
 }

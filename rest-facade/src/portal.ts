@@ -19,6 +19,7 @@ import {
 } from '@atrium/routers';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { cookieValue, csrfToken, sessionCookie } from './pipeline/cookies.ts';
+import { escapeHtml, type Page, refusalPage, sendPage } from './pipeline/pages.ts';
 import { writeError } from './pipeline/render.ts';
 import { applyHeaders, strictPageHeaders } from './security.ts';
 
@@ -47,33 +48,12 @@ function noStore(res: Response): void {
   res.setHeader('Cache-Control', 'no-store');
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const html = (value: string) => value.replace(/[&<>"']/g, (c) => ESCAPES[c] as string);
-
-function layout(title: string, head: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8" />
-    <meta name="viewport" content="width=device-width, initial-scale=1" />
-    <title>${html(title)}</title>
-    <link rel="stylesheet" href="/portal/assets/portal.css" />${head}
-  </head>
-  <body>
-${body}
-  </body>
-</html>
-`;
-}
+const STYLESHEETS = ['/portal/assets/portal.css'];
 
 /** A readable page for a link or session that cannot be used (the admin asks for a new link). */
 function refusal(res: Response, status: number, heading: string, text: string): void {
   noStore(res);
-  const body = `    <main class="portal-message"><h1>${html(heading)}</h1><p>${html(text)}</p></main>`;
-  res
-    .status(status)
-    .type('html')
-    .send(layout(heading, '', body));
+  sendPage(res, status, refusalPage(heading, text, STYLESHEETS));
 }
 
 const REFUSALS = {
@@ -100,17 +80,22 @@ async function launch(deps: Deps, secure: boolean, secret: unknown, res: Respons
   res.redirect(303, `/portal/${opened.intent}`);
 }
 
-function page(deps: Deps, live: LivePortalSession): string {
+function page(deps: Deps, live: LivePortalSession): Page {
   const { session, organizationName } = live;
   const title = `${organizationName} · ${TITLES[session.intent]}`;
-  const head = `
-    <meta name="atrium-portal-csrf" content="${html(portalCsrfToken(deps, session.id))}" />
-    <meta name="atrium-portal-intent" content="${session.intent}" />
-    <script src="/portal/assets/portal.js" defer></script>`;
-  const back = session.returnUrl ? `<a class="portal-back" href="${html(session.returnUrl)}">Back</a>` : '';
-  const body = `    <header class="portal-header">${back}<h1>${html(title)}</h1></header>
-    <main><div id="portal-root"></div><section id="portal-status" data-testid="portal-status"></section></main>`;
-  return layout(title, head, body);
+  const back = session.returnUrl ? `<a class="portal-back" href="${escapeHtml(session.returnUrl)}">Back</a>` : '';
+  return {
+    title,
+    lang: 'en',
+    stylesheets: STYLESHEETS,
+    meta: [
+      ['atrium-portal-csrf', portalCsrfToken(deps, session.id)],
+      ['atrium-portal-intent', session.intent],
+    ],
+    scripts: [{ src: '/portal/assets/portal.js', defer: true }],
+    body: `    <header class="portal-header">${back}<h1>${escapeHtml(title)}</h1></header>
+    <main><div id="portal-root"></div><section id="portal-status" data-testid="portal-status"></section></main>`,
+  };
 }
 
 /** The live session of the request's cookie, or undefined. */
@@ -147,7 +132,7 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
       const live = await sessionOf(deps, req);
       if (!live || live.session.intent !== intent) return refuse(res, 'ended');
       noStore(res);
-      res.type('html').send(page(deps, live));
+      sendPage(res, 200, page(deps, live));
     });
     // A widget inside the page opens the link it was given (the page itself) by a form POST in a
     // new tab: that tab shows the same session's page (ownPortalPage in routers/src/portal).

@@ -16,9 +16,11 @@ export {
   verifyClientToken,
 } from './auth/client-token.ts';
 export {
+  authenticateConsole,
   CONSOLE_SESSION_TTL_MS,
   type ConsoleCredentials,
-  consoleSessionIdOf,
+  type ConsoleSession,
+  consoleSessionOf,
   describeConsoleSession,
   signInToConsole,
   signOutOfConsole,

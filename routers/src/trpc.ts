@@ -138,11 +138,12 @@ export const featureProcedure = (flag: string) => t.procedure.use(apiGuard(flag)
  */
 export const adminProcedure = t.procedure.use(({ ctx, next }) =>
   guarded(async () => {
-    // The pipeline's authenticate step has looked the admin token up already (when it counts it).
+    // The pipeline's authenticate step has looked the admin token or the console session up
+    // already (when it counts it); a console call's CSRF token is checked here all the same.
     const adminTokenId =
       ctx.adminTokenId ??
       (ctx.console
-        ? await authenticateConsole(ctx.deps, ctx.console)
+        ? await authenticateConsole(ctx.deps, ctx.console, ctx.consoleSession)
         : await authenticateAdmin(ctx.deps, ctx.authorization));
     return next({ ctx: { adminTokenId } });
   }),

@@ -8,7 +8,8 @@ import {
   authenticateDirectoryToken,
   bearer,
   type ClientCaller,
-  consoleSessionIdOf,
+  type ConsoleSession,
+  consoleSessionOf,
   type Deps,
   type DirectoryCaller,
   type EnvironmentInfo,
@@ -30,7 +31,7 @@ export type Surface = 'api' | 'trpc' | 'admin' | 'scim';
  */
 export type Identity =
   | { kind: 'key'; key: string; env: EnvironmentInfo }
-  | { kind: 'admin'; key: string; tokenId?: string }
+  | { kind: 'admin'; key: string; tokenId?: string; consoleSession?: ConsoleSession }
   | { kind: 'client'; key: string; organizationKey: string; caller: ClientCaller }
   | { kind: 'directory'; key: string; caller: DirectoryCaller }
   | { kind: 'address'; key: string };
@@ -86,7 +87,8 @@ export function elevatedAccessOf(req: IncomingMessage): string | undefined {
  *
  * On `/trpc` a request without `Authorization` may carry the operator console's session cookie:
  * it is counted against its session, as an admin token is (its CSRF token is the procedure's).
- * An admin token's id goes on in the call context, so `adminProcedure` does not look it up again.
+ * An admin token's id, or the console session, goes on in the call context, so `adminProcedure`
+ * does not look it up again (it still checks the console's CSRF token).
  */
 export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): Promise<Identity> {
   const address: Identity = { kind: 'address', key: addressKey(ex.client) };
@@ -95,7 +97,8 @@ export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): 
     if (!header) {
       const session = surface === 'trpc' ? consoleCredentials(ex.req).session : undefined;
       if (session === undefined) return address;
-      return { kind: 'admin', key: `console:${await consoleSessionIdOf(deps, session)}` };
+      const consoleSession = await consoleSessionOf(deps, session);
+      return { kind: 'admin', key: `console:${consoleSession.id}`, consoleSession };
     }
     const secret = bearer(header);
     if (surface !== 'api' && secret?.startsWith('atrium_admin_')) {

@@ -272,8 +272,9 @@ function shareOf(identity: Identity | undefined, call: Call): string {
 
 /**
  * The context step: the call context every codec hands its procedures, with what the steps
- * resolved once (the API key's environment, the client token's caller, the admin token's id),
- * where the request came from, and on `/trpc` the console's cookie (without `Authorization`).
+ * resolved once (the API key's environment, the client token's caller, the admin token's id or
+ * the console session), where the request came from, and on `/trpc` the console's cookie
+ * (without `Authorization`).
  */
 function contextStep(p: Pipeline, ex: Exchange, surface: Surface, call: Call, identity: Identity | undefined): Context {
   const { authorization } = ex.req.headers;
@@ -285,6 +286,8 @@ function contextStep(p: Pipeline, ex: Exchange, surface: Surface, call: Call, id
   if (surface === 'trpc' && !authorization) {
     const console = consoleCredentials(ex.req);
     if (console.session !== undefined) ctx.console = console;
+    if (identity?.kind === 'admin' && identity.consoleSession !== undefined)
+      ctx.consoleSession = identity.consoleSession;
   }
   return ctx;
 }

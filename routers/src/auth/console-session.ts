@@ -49,6 +49,9 @@ export async function signInToConsole(deps: Deps, adminToken: string) {
 
 type SessionRow = Awaited<ReturnType<typeof consoleSessionsByHash>>[number];
 
+/** A live console session as one request looked it up: its id, its admin token and its end. */
+export type ConsoleSession = Pick<SessionRow, 'id' | 'adminTokenId' | 'expiresAt'>;
+
 /**
  * The live session of a cookie's secret (401 when missing, forged, expired or signed out),
  * looked up in batches (lib/batched-lookup.ts): bogus cookies cost at most one connection.
@@ -65,11 +68,12 @@ async function sessionOf(deps: Deps, secret: string | undefined) {
 }
 
 /**
- * The console session a cookie's secret opens (its id), without the CSRF check the procedures
- * make: the rate limits count a console call against its session, not its client address.
+ * The console session a cookie's secret opens, without the CSRF check the procedures make: the
+ * rate limits count a console call against its session, not its client address, and the call
+ * context carries it on so that `authenticateConsole` does not look it up again.
  */
-export async function consoleSessionIdOf(deps: Deps, secret: string | undefined): Promise<string> {
-  return (await sessionOf(deps, secret)).id;
+export async function consoleSessionOf(deps: Deps, secret: string | undefined): Promise<ConsoleSession> {
+  return sessionOf(deps, secret);
 }
 
 /** What the page asks after a reload: its CSRF token and when the session ends. */
@@ -80,10 +84,16 @@ export async function describeConsoleSession(deps: Deps, secret: string | undefi
 
 /**
  * A console call's admin identity: a live session and its CSRF token (403 when missing or
- * wrong). Returns the admin token the session was opened with.
+ * wrong). Returns the admin token the session was opened with. `looked` is the session this
+ * request's authenticate step looked up already (`consoleSessionOf`, the same cookie), so it is
+ * not read twice; without it the session is looked up here.
  */
-export async function authenticateConsole(deps: Deps, credentials: ConsoleCredentials): Promise<string> {
-  const row = await sessionOf(deps, credentials.session);
+export async function authenticateConsole(
+  deps: Deps,
+  credentials: ConsoleCredentials,
+  looked?: ConsoleSession,
+): Promise<string> {
+  const row = looked ?? (await sessionOf(deps, credentials.session));
   const expected = Buffer.from(csrfTokenOf(deps, row.id));
   const given = Buffer.from(credentials.csrf ?? '');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {

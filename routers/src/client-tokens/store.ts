@@ -5,10 +5,11 @@ import {
   organizations,
   perHandle,
   permissions,
+  renderedOnce,
   rolePermissions,
   sessions,
 } from '@atrium/db';
-import { and, eq, like, lt, sql } from 'drizzle-orm';
+import { and, eq, lt, sql } from 'drizzle-orm';
 
 /**
  * Deletes up to `batchSize` sessions expired before `cutoff`, revoked ones included (a revoked
@@ -31,25 +32,19 @@ export async function purgeSessionsBefore(db: Db, cutoff: Date, batchSize: numbe
 /**
  * The widget permissions (`widgets:*` slugs) the roles of the user's **active** membership of the
  * organization grant now: no rows when there is no active membership, else one row per slug
- * (a null slug when its roles grant none). Prepared once per handle (`perHandle`): it runs on
- * every use of a widget token (auth/widget-token.ts), so a demotion counts from its commit.
+ * (a null slug when its roles grant none). It runs on every use of a widget token
+ * (auth/widget-token.ts), so a demotion counts from its commit; its text is rendered once
+ * (`renderedOnce`) and sent prepared, without Drizzle's prepared-query wrapper on each use.
  */
-const heldWidgetPermissionsRead = perHandle((db: Db) =>
-  db
-    .select({ membershipId: organizationMemberships.id, slug: permissions.slug })
-    .from(organizationMemberships)
-    .leftJoin(membershipRoles, eq(membershipRoles.organizationMembershipId, organizationMemberships.id))
-    .leftJoin(rolePermissions, eq(rolePermissions.roleId, membershipRoles.roleId))
-    .leftJoin(permissions, and(eq(permissions.id, rolePermissions.permissionId), like(permissions.slug, 'widgets:%')))
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, sql.placeholder('env')),
-        eq(organizationMemberships.organizationId, sql.placeholder('org')),
-        eq(organizationMemberships.userId, sql.placeholder('user')),
-        eq(organizationMemberships.status, 'active'),
-      ),
-    )
-    .prepare('widget_permissions_held'),
+const heldWidgetPermissionsRead = renderedOnce(
+  ['env', 'org', 'user'] as const,
+  (v) => sql`select ${organizationMemberships.id} as membership_id, ${permissions.slug} as slug
+    from ${organizationMemberships}
+    left join ${membershipRoles} on ${membershipRoles.organizationMembershipId} = ${organizationMemberships.id}
+    left join ${rolePermissions} on ${rolePermissions.roleId} = ${membershipRoles.roleId}
+    left join ${permissions} on ${permissions.id} = ${rolePermissions.permissionId} and ${permissions.slug} like 'widgets:%'
+    where ${organizationMemberships.environmentId} = ${v.env} and ${organizationMemberships.organizationId} = ${v.org}
+      and ${organizationMemberships.userId} = ${v.user} and ${organizationMemberships.status} = 'active'`,
 );
 
 /** The widget permissions the user's active membership of the organization grants now; undefined without one. */
@@ -59,9 +54,15 @@ export async function heldWidgetPermissions(
   organizationId: string,
   userId: string,
 ): Promise<Set<string> | undefined> {
-  const rows = await heldWidgetPermissionsRead(db).execute({ env: environmentId, org: organizationId, user: userId });
+  const rows = await heldWidgetPermissionsRead<{ membership_id: string; slug: string | null }>(db, {
+    env: environmentId,
+    org: organizationId,
+    user: userId,
+  });
   if (rows.length === 0) return undefined;
-  return new Set(rows.flatMap((row) => (row.slug === null ? [] : [row.slug])));
+  const held = new Set<string>();
+  for (const row of rows) if (row.slug !== null) held.add(row.slug);
+  return held;
 }
 
 /** Whether the organization is still in the environment (a user-less widget token's check on every use). */

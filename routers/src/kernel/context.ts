@@ -45,6 +45,11 @@ export interface Context {
    * `Authorization`: admin procedures accept them instead of an admin token (auth/console-session.ts).
    */
   console?: { session: string | undefined; csrf: string | undefined } | undefined;
+  /**
+   * The console session of `console`'s cookie, when the transport has looked it up already (once
+   * per request, for the limits); `adminProcedure` then checks only its CSRF token.
+   */
+  consoleSession?: { id: string; adminTokenId: string; expiresAt: Date } | undefined;
 }
 
 export function createInnerContext(

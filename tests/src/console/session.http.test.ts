@@ -1,9 +1,10 @@
 import { consoleSessions, environments } from '@atrium/db';
-import { createAdminToken, sha256Hex } from '@atrium/routers';
+import { authenticateConsole, createAdminToken, sha256Hex } from '@atrium/routers';
 import { eq, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { adminCaller, adminTokenOf } from '../helpers/tokens.ts';
 import { getWorld } from '../helpers/world.ts';
+import { startOwnApp } from '../reliability/own-app.ts';
 import { consoleBuilt, consoleCall, signIn } from './helpers.ts';
 
 const sessionCount = async () => {
@@ -184,6 +185,65 @@ describe('console calls on /trpc', () => {
     expect((await consoleCall('admin.environments.list', undefined, headers)).status).toBe(200);
     await (await adminCaller()).adminTokens.revoke({ id: other.id });
     expect((await consoleCall('admin.environments.list', undefined, headers)).status).toBe(401);
+  });
+});
+
+describe('the console session, looked up once per call', () => {
+  it('is taken from the authenticate step as it was read, and its CSRF token is still checked', async () => {
+    const { deps } = await getWorld();
+    // A session no row holds: were it read again, it would be refused with 401.
+    const looked = {
+      id: 'console_session_01NOTSTORED',
+      adminTokenId: 'admin_token_01X',
+      expiresAt: new Date(Date.now() + 60_000),
+    };
+    const secret = `atrium_console_${'B'.repeat(43)}`;
+    const session = await signIn(await adminTokenOf());
+    await expect(authenticateConsole(deps, { session: secret, csrf: session.csrf }, looked)).rejects.toMatchObject({
+      status: 403,
+    });
+    await expect(authenticateConsole(deps, { session: secret, csrf: undefined }, looked)).rejects.toMatchObject({
+      status: 403,
+    });
+    // Without a looked-up session the procedure reads it itself: no row, 401.
+    await expect(authenticateConsole(deps, { session: secret, csrf: 'x'.repeat(43) })).rejects.toMatchObject({
+      status: 401,
+    });
+  });
+
+  it.each([
+    ['with the rate limits (the authenticate step reads the session)', true],
+    ['without the rate limits (adminProcedure reads it)', false],
+  ])('refuses a signed-out or expired session at once, and a call without CSRF, %s', async (_name, limited) => {
+    const { deps, url: worldUrl } = await getWorld();
+    const own = limited ? undefined : await startOwnApp(deps, { rateLimit: false });
+    const url = own?.url ?? worldUrl;
+    try {
+      const call = (headers: Record<string, string>) =>
+        fetch(`${url}/trpc/admin.environments.list?input=${encodeURIComponent(JSON.stringify(undefined))}`, {
+          headers,
+        });
+      const one = await signIn(await adminTokenOf());
+      const headers = { Cookie: one.cookie, 'x-csrf-token': one.csrf };
+      expect((await call(headers)).status).toBe(200);
+      expect((await call({ Cookie: one.cookie })).status).toBe(403);
+      const signedOut = await fetch(`${worldUrl}/console/session`, { method: 'DELETE', headers });
+      expect(signedOut.status).toBe(204);
+      expect((await call(headers)).status).toBe(401);
+
+      const two = await signIn(await adminTokenOf());
+      const twoHeaders = { Cookie: two.cookie, 'x-csrf-token': two.csrf };
+      expect((await call(twoHeaders)).status).toBe(200);
+      await deps.db
+        .update(consoleSessions)
+        .set({ expiresAt: new Date(Date.now() - 1000) })
+        .where(eq(consoleSessions.tokenHash, sha256Hex(two.cookie.split('=')[1] as string)));
+      const expired = await call(twoHeaders);
+      expect(expired.status).toBe(401);
+      expect(JSON.stringify(await expired.json())).toContain('unauthorized');
+    } finally {
+      await own?.close();
+    }
   });
 });
 

@@ -1,0 +1,292 @@
+/**
+ * `npx tsx bench/cpu-ab.ts --variant a=server/dist/a.mjs --variant b=server/dist/b.mjs`: the
+ * server's CPU time per request of several builds (or node flags) at once, interleaved, for a
+ * fixed number of requests sent one at a time. On a machine that others load, throughput and
+ * even one run's CPU per request move with the neighbours; builds measured side by side, block
+ * after block, see the same neighbours, so their difference holds (bench/README.md, "CPU per
+ * request, A/B").
+ *
+ * 1. A fresh PostgreSQL database; Atrium (`npm start`'s bundle and node flags) migrates it, gets an
+ *    environment, 1,000 organizations and a first organization of 1,000 members (bench/seed.ts),
+ *    a widget token of member 1 and a console session; then it stops.
+ * 2. Each variant starts on its own port over that database (same admin token and master key).
+ *    Per round, per scenario, per variant in turn: `--requests` requests one at a time, and the
+ *    server's utime + stime from /proc before and after. The first round (`--warmup` requests
+ *    each) warms the JIT and is not counted; the median of the other rounds is reported.
+ *
+ * Counted: the server process (every thread: V8's compiler and GC threads included), not
+ * PostgreSQL. One request at a time, so PostgreSQL's pipelining is not exercised (`npm run bench`).
+ * A variant is `name=bundle` (a build of some commit kept in server/dist, `node server/build.mjs
+ * server/dist/x.mjs`) with optional node flags after a comma: `semi16=server/dist/x.mjs,--max-semi-space-size=16`.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import postgres from 'postgres';
+import {
+  type Exec,
+  installSeedHelpers,
+  seededOrganizationId,
+  seededUserId,
+  seedGroup,
+  seedOrganizations,
+} from './seed.ts';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { values: args } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '500' },
+    warmup: { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '5' },
+    port: { type: 'string', default: '19580' },
+    scenarios: { type: 'string', default: 'members,graphql,console' },
+    'pg-url': { type: 'string' },
+    variant: { type: 'string', multiple: true },
+  },
+});
+const requests = Number(args.requests);
+const warmup = Number(args.warmup);
+const rounds = Number(args.rounds);
+const firstPort = Number(args.port);
+let port = firstPort;
+let baseUrl = `http://127.0.0.1:${port}`;
+const useVariant = (i: number) => {
+  port = firstPort + i;
+  baseUrl = `http://127.0.0.1:${port}`;
+};
+const adminUrl = args['pg-url'] ?? process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const ADMIN_TOKEN = `atrium_admin_${randomBytes(20).toString('hex')}`;
+const MASTER_KEY = randomBytes(32).toString('base64');
+const outDir = join(root, 'bench', 'results', 'tmp', `cpu-ab-${process.pid}`);
+const log = (line: string) => console.log(`[cpu-ab ${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+interface Variant {
+  name: string;
+  script: string;
+  flags: string[];
+}
+
+/** `name=bundle[,flag...]`; the bundle defaults to `npm start`'s, the flags add to its node flags. */
+function variantOf(spec: string): Variant {
+  const at = spec.indexOf('=');
+  const [name, rest] = at < 0 ? [spec, ''] : [spec.slice(0, at), spec.slice(at + 1)];
+  const [script = '', ...flags] = rest.split(',');
+  return { name, script, flags };
+}
+
+function startCommand(variant: Variant): string[] {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const parts = pkg.scripts.start.trim().split(/\s+/);
+  return [...parts.slice(1, -1), ...variant.flags, resolve(root, variant.script || (parts.at(-1) as string))];
+}
+
+function start(databaseUrl: string, variant: Variant): ChildProcess {
+  const child = spawn(process.execPath, startCommand(variant), {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
+      ATRIUM_MASTER_KEY: MASTER_KEY,
+      // One issuer for every variant's port, so the widget token minted once verifies on all.
+      ATRIUM_PUBLIC_URL: `http://127.0.0.1:${firstPort}`,
+      RATE_LIMIT_REQUESTS: '1000000000',
+      RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS: '1000000000',
+      RATE_LIMIT_STORE: 'postgres',
+      ATRIUM_PROCESSES: '1',
+      ATRIUM_DATA_DIR: join(outDir, `data-${port}`),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return child;
+}
+
+async function ready(child: ChildProcess, limitMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`Atrium exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${baseUrl}/readyz`)).ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('Atrium was not ready in time');
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
+interface Request {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+async function send(request: Request): Promise<void> {
+  const res = await fetch(`${baseUrl}${request.path}`, {
+    method: request.method,
+    headers: request.headers,
+    ...(request.body === undefined ? {} : { body: request.body }),
+  });
+  const text = await res.text();
+  if (res.status !== 200)
+    throw new Error(`${request.method} ${request.path} answered ${res.status}: ${text.slice(0, 200)}`);
+}
+
+async function admin<T>(path: string, input: unknown): Promise<T> {
+  const res = await fetch(`${baseUrl}/trpc/${path}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(input),
+  });
+  const body = (await res.json()) as { result: { data: T } };
+  return body.result.data;
+}
+
+/** Migrates and seeds with an uninstrumented server; the requests each scenario sends. */
+async function prepare(databaseUrl: string, variant: Variant): Promise<Record<string, Request>> {
+  const server = start(databaseUrl, variant);
+  try {
+    await ready(server, 60_000);
+    const env = await admin<{ environment_id: string; api_key: string }>('admin.environments.create', {
+      name: 'instructions',
+    });
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    const exec: Exec = (text, params) => sql.unsafe(text, params as never[]);
+    await installSeedHelpers(exec);
+    await seedOrganizations(exec, env.environment_id, 0, 1_000);
+    const group = await seedGroup(exec, env.environment_id, 1_000);
+    if (!group.ok) throw new Error(group.reason);
+    await sql`vacuum analyze`;
+    await sql.end();
+    const minted = await fetch(`${baseUrl}/widgets/token`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${env.api_key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        organization_id: seededOrganizationId(1),
+        user_id: seededUserId(1),
+        scopes: ['widgets:users-table:manage'],
+      }),
+    });
+    const { token } = (await minted.json()) as { token: string };
+    const signIn = await fetch(`${baseUrl}/console/session`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Origin: baseUrl },
+      body: JSON.stringify({ token: ADMIN_TOKEN }),
+    });
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const { csrf_token: csrf } = (await signIn.json()) as { csrf_token: string };
+    const widget = {
+      Authorization: `Bearer ${token}`,
+      'WorkOS-Widgets-Version': '1',
+      'WorkOS-Widgets-Type': 'user-management',
+      'Content-Type': 'application/json',
+    };
+    return {
+      members: { method: 'GET', path: '/_widgets/UserManagement/members', headers: widget },
+      graphql: {
+        method: 'POST',
+        path: '/client/graphql',
+        headers: { ...widget, Accept: 'application/graphql-response+json, application/json' },
+        body: JSON.stringify({
+          query: 'query Organization($id: ID!) { organization(id: $id) { id name } }',
+          variables: { id: seededOrganizationId(1) },
+        }),
+      },
+      console: {
+        method: 'GET',
+        path: '/trpc/admin.environments.list',
+        headers: { Cookie: cookie, 'x-csrf-token': csrf },
+      },
+    };
+  } finally {
+    await stop(server);
+  }
+}
+
+/** utime + stime of a process, in clock ticks (1/100 s on Linux). */
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
+
+async function main(): Promise<void> {
+  mkdirSync(outDir, { recursive: true });
+  const variants = (args.variant ?? ['main=']).map(variantOf);
+  const dbName = `atrium_cpu_ab_${Date.now()}`;
+  const pg = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await pg.unsafe(`create database ${dbName}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${dbName}`;
+  const servers: ChildProcess[] = [];
+  try {
+    useVariant(0);
+    const scenarios = await prepare(url.toString(), variants[0] as Variant);
+    for (const [i, variant] of variants.entries()) {
+      useVariant(i);
+      const server = start(url.toString(), variant);
+      servers.push(server);
+      await ready(server, 120_000);
+    }
+    const names = (args.scenarios ?? '').split(',');
+    const figures = new Map<string, number[]>();
+    for (let round = 0; round <= rounds; round++) {
+      for (const name of names) {
+        const request = scenarios[name];
+        if (!request) throw new Error(`unknown scenario ${name}`);
+        for (const [i, variant] of variants.entries()) {
+          useVariant(i);
+          const pid = servers[i]?.pid as number;
+          const n = round === 0 ? warmup : requests;
+          const before = cpuTicks(pid);
+          for (let k = 0; k < n; k++) await send(request);
+          const micros = ((cpuTicks(pid) - before) * 10_000) / n;
+          if (round === 0) continue;
+          const key = `${name} ${variant.name}`;
+          figures.set(key, [...(figures.get(key) ?? []), micros]);
+          log(`round ${round} ${key}: ${Math.round(micros)} us/req`);
+        }
+      }
+      if (round > 0)
+        log(
+          `round ${round}/${rounds} done; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+        );
+    }
+    for (const name of names) {
+      for (const variant of variants) {
+        const values = figures.get(`${name} ${variant.name}`) ?? [];
+        log(
+          `${name} ${variant.name}: median ${Math.round(median(values))} us/req, min ${Math.round(Math.min(...values))} (rounds: ${values.map(Math.round).join(', ')})`,
+        );
+      }
+    }
+  } finally {
+    for (const server of servers) await stop(server);
+    await pg.unsafe(`drop database if exists ${dbName} with (force)`);
+    await pg.end();
+    rmSync(outDir, { recursive: true, force: true });
+  }
+}
+
+await main();
