@@ -75,6 +75,7 @@ const ENTITY_LABELS = {
   session: 'Session',
   role: 'Role',
   permission: 'Permission',
+  audit_log_action: 'Audit log action',
 } as const;
 
 /** The kinds of record a 404 can name. */

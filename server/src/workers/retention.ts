@@ -1,5 +1,6 @@
 import {
   type Deps,
+  purgeExpiredAuditLogs,
   purgeExpiredIdempotencyKeys,
   purgeExpiredRecords,
   purgeExpiredSessions,
@@ -12,7 +13,8 @@ import type { Worker } from './worker.ts';
  * One retention sweep: idempotency keys older than 24 h, sessions long past their expiry, shared
  * rate-limit counters an hour past their window (`rateLimitWindowMs`, the configured window),
  * and the short-lived rows (portal links and sessions, console sessions, session challenges) a
- * day past their expiry. Logs and returns how many of each went.
+ * day past their expiry, and audit log events older than their organization's retention (365 days
+ * unless set). Logs and returns how many of each went.
  */
 export async function retentionSweep(deps: Deps, rateLimitWindowMs = 60_000): Promise<Record<string, number>> {
   const purged = {
@@ -20,6 +22,7 @@ export async function retentionSweep(deps: Deps, rateLimitWindowMs = 60_000): Pr
     sessions: await purgeExpiredSessions(deps.db, deps.now()),
     rate_limit_windows: await purgeIdleRateLimitWindows(deps, rateLimitWindowMs),
     ...(await purgeExpiredRecords(deps)),
+    audit_log_events: await purgeExpiredAuditLogs(deps),
   };
   if (Object.values(purged).some((n) => n > 0)) deps.log.info(purged, 'expired records purged');
   return purged;

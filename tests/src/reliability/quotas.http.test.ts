@@ -44,6 +44,8 @@ const QUOTAS: Quotas = {
   rolesPerEnvironment: 4,
   rolesPerOrganization: 2,
   permissionsPerEnvironment: 2,
+  auditLogActionsPerEnvironment: 2,
+  auditLogSchemaVersionsPerAction: 2,
   // Daily mail rates (429), not quotas: left at their defaults here.
   invitationResendsPerDay: DEFAULT_QUOTAS.invitationResendsPerDay,
   invitationMailsPerOrganizationPerDay: DEFAULT_QUOTAS.invitationMailsPerOrganizationPerDay,
