@@ -1,7 +1,10 @@
 import { auditLogActions, auditLogEvents, auditLogSchemas, idempotencyKeys } from '@atrium/db';
 import { and, eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
-import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { getWorld, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+
+// The worker's database is built (and migrated) under the hook's timeout, not the first test's.
+beforeAll(() => getWorld());
 
 const storedEvents = (env: TestEnvironment) =>
   env.deps.db.select().from(auditLogEvents).where(eq(auditLogEvents.environmentId, env.environmentId));
