@@ -36,6 +36,7 @@ import {
   pageOfAuditLogEvents,
   pageOfAuditLogSchemas,
   purgeExpiredAuditLogEvents,
+  type SchemaRules,
   setRetentionDays,
 } from './store.ts';
 
@@ -123,7 +124,7 @@ function checkMetadata(schema: MetadataSchema | Record<string, unknown>, values:
 }
 
 /** Every way the event breaks the schema (empty when it conforms). */
-export function schemaViolations(schema: AuditLogSchemaRow, event: CreateAuditLogEventInput['event']): FieldError[] {
+export function schemaViolations(schema: SchemaRules, event: CreateAuditLogEventInput['event']): FieldError[] {
   const errors: FieldError[] = [];
   const byType = new Map(schema.targets.map((t) => [t.type, t]));
   event.targets.forEach((target, i) => {
@@ -184,20 +185,19 @@ export async function createAuditLogEvent(scope: Scope, input: CreateAuditLogEve
     const errors = schemaViolations(check.schema, event);
     if (errors.length > 0) throw invalidEvent(errors);
   }
-  const row: Parameters<typeof insertAuditLogEvent>[1] = {
+  await insertAuditLogEvent(scope.db, {
     id: newId('auditLogEvent'),
-    environmentId: scope.env.id,
-    organizationId: input.organization_id,
+    env: scope.env.id,
+    org: input.organization_id,
     action: event.action,
-    occurredAt,
-    actor: event.actor,
-    targets: event.targets,
-    context: event.context,
+    occurredAt: occurredAt.toISOString(),
+    actor: JSON.stringify(event.actor),
+    targets: JSON.stringify(event.targets),
+    context: JSON.stringify(event.context),
+    metadata: event.metadata ? JSON.stringify(event.metadata) : null,
     version,
-    createdAt: now,
-  };
-  if (event.metadata) row.metadata = event.metadata;
-  await insertAuditLogEvent(scope.db, row);
+    at: now.toISOString(),
+  });
   return { success: true };
 }
 

@@ -8,13 +8,16 @@ import {
   organizations,
   type PageParams,
   paginate,
+  renderedOnce,
 } from '@atrium/db';
 import { and, eq, lt, sql } from 'drizzle-orm';
 
 export type AuditLogEventRow = typeof auditLogEvents.$inferSelect;
-export type NewAuditLogEvent = typeof auditLogEvents.$inferInsert;
 export type AuditLogActionRow = typeof auditLogActions.$inferSelect;
 export type AuditLogSchemaRow = typeof auditLogSchemas.$inferSelect;
+
+/** The parts of a schema an event is checked against. */
+export type SchemaRules = Pick<AuditLogSchemaRow, 'actor' | 'targets' | 'metadata'>;
 
 /** What a create needs to know before its INSERT, in one read: the organization's retention and the schema. */
 export interface EventPrecheck {
@@ -22,7 +25,29 @@ export interface EventPrecheck {
   /** The action's newest version, or null when the action has no schema. */
   latestVersion: number | null;
   /** The schema of the asked version, when the action has it. */
-  schema: AuditLogSchemaRow | null;
+  schema: SchemaRules | null;
+}
+
+const PRECHECK_VALUES = ['env', 'org', 'action', 'version'] as const;
+/** Rendered once (building it through Drizzle per request cost more than running it). */
+const precheck = renderedOnce(
+  PRECHECK_VALUES,
+  (v) => sql`select o.audit_logs_retention_days as retention_days, a.latest_version, s.version as schema_version,
+      s.actor as schema_actor, s.targets as schema_targets, s.metadata as schema_metadata
+    from ${organizations} o
+    left join ${auditLogActions} a on a.environment_id = o.environment_id and a.name = ${v.action}::text
+    left join ${auditLogSchemas} s on s.action_id = a.id and s.version = ${v.version}::int
+    where o.environment_id = ${v.env}::text and o.id = ${v.org}::text
+    limit 1`,
+);
+
+interface PrecheckRow {
+  retention_days: number;
+  latest_version: number | null;
+  schema_version: number | null;
+  schema_actor: SchemaRules['actor'];
+  schema_targets: SchemaRules['targets'] | null;
+  schema_metadata: SchemaRules['metadata'];
 }
 
 /**
@@ -36,30 +61,46 @@ export async function eventPrecheck(
   action: string,
   version: number,
 ): Promise<EventPrecheck | undefined> {
-  const [row] = await db
-    .select({
-      retentionDays: organizations.auditLogsRetentionDays,
-      latestVersion: auditLogActions.latestVersion,
-      schema: auditLogSchemas,
-    })
-    .from(organizations)
-    .leftJoin(
-      auditLogActions,
-      and(eq(auditLogActions.environmentId, organizations.environmentId), eq(auditLogActions.name, action)),
-    )
-    .leftJoin(
-      auditLogSchemas,
-      and(eq(auditLogSchemas.actionId, auditLogActions.id), eq(auditLogSchemas.version, version)),
-    )
-    .where(and(eq(organizations.environmentId, environmentId), eq(organizations.id, organizationId)))
-    .limit(1);
+  const [row] = await precheck<PrecheckRow>(db, { env: environmentId, org: organizationId, action, version });
   if (!row) return undefined;
-  return { retentionDays: row.retentionDays, latestVersion: row.latestVersion, schema: row.schema };
+  return {
+    retentionDays: Number(row.retention_days),
+    latestVersion: row.latest_version === null ? null : Number(row.latest_version),
+    schema:
+      row.schema_version === null
+        ? null
+        : { actor: row.schema_actor, targets: row.schema_targets ?? [], metadata: row.schema_metadata },
+  };
 }
 
+const INSERT_VALUES = [
+  'id',
+  'env',
+  'org',
+  'action',
+  'occurredAt',
+  'actor',
+  'targets',
+  'context',
+  'metadata',
+  'version',
+  'at',
+] as const;
+/** An event's values for the INSERT: the JSON columns as JSON text, the instants as ISO strings. */
+export type NewAuditLogEventValues = Record<(typeof INSERT_VALUES)[number], string | number | null>;
+
+const insertEvent = renderedOnce(
+  INSERT_VALUES,
+  (
+    v,
+  ) => sql`insert into ${auditLogEvents} (id, environment_id, organization_id, action, occurred_at, actor, targets, context, metadata, version, created_at)
+    values (${v.id}::text, ${v.env}::text, ${v.org}::text, ${v.action}::text, ${v.occurredAt}::timestamptz, ${v.actor}::jsonb,
+      ${v.targets}::jsonb, ${v.context}::jsonb, ${v.metadata}::jsonb, ${v.version}::int, ${v.at}::timestamptz)`,
+);
+
 /** The one write of an event: a plain INSERT (no lock on any other row but the environment's key share). */
-export async function insertAuditLogEvent(db: Db, values: NewAuditLogEvent): Promise<void> {
-  await db.insert(auditLogEvents).values(values);
+export async function insertAuditLogEvent(db: Db, values: NewAuditLogEventValues): Promise<void> {
+  await insertEvent(db, values);
 }
 
 /** One page of an organization's events, newest recorded first by default, optionally of one action. */
