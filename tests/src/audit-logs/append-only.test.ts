@@ -1,5 +1,5 @@
 import { auditLogEvents, newId } from '@atrium/db';
-import { appRouter, purgeExpiredAuditLogs } from '@atrium/routers';
+import { appRouter, procedureEntries, purgeExpiredAuditLogs } from '@atrium/routers';
 import { retentionSweep } from '@atrium/server';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -54,11 +54,9 @@ describe('audit log events are append-only', () => {
   });
 
   it('no tRPC procedure updates or deletes one: the only mutations create, or set the retention', () => {
-    const procedures = Object.entries(
-      (appRouter as unknown as { _def: { procedures: Record<string, { _def: { type: string } }> } })._def.procedures,
-    )
-      .filter(([path]) => /audit/i.test(path))
-      .map(([path, p]) => `${p._def.type} ${path}`)
+    const procedures = procedureEntries(appRouter)
+      .filter((entry) => /audit/i.test(entry.path))
+      .map((entry) => `${entry.type} ${entry.path}`)
       .sort();
     expect(procedures).toEqual([
       'mutation auditLogs.events.create',
