@@ -98,6 +98,42 @@ const insertEvent = renderedOnce(
       ${v.targets}::jsonb, ${v.context}::jsonb, ${v.metadata}::jsonb, ${v.version}::int, ${v.at}::timestamptz)`,
 );
 
+const PLAIN_VALUES = [...INSERT_VALUES, 'skewMs'] as const;
+/**
+ * The common case as one statement: the INSERT of an event whose action has no schema, for an
+ * organization of the environment, `occurred_at` within its retention and the clock skew. It
+ * writes nothing otherwise, and the caller then checks the long way (`eventPrecheck`).
+ */
+const insertPlainEvent = renderedOnce(
+  PLAIN_VALUES,
+  (v) => sql`with o as (
+      select audit_logs_retention_days as days from ${organizations}
+      where environment_id = ${v.env}::text and id = ${v.org}::text
+    ), inserted as (
+      insert into ${auditLogEvents} (id, environment_id, organization_id, action, occurred_at, actor, targets, context, metadata, version, created_at)
+      select ${v.id}::text, ${v.env}::text, ${v.org}::text, ${v.action}::text, ${v.occurredAt}::timestamptz, ${v.actor}::jsonb,
+        ${v.targets}::jsonb, ${v.context}::jsonb, ${v.metadata}::jsonb, ${v.version}::int, ${v.at}::timestamptz
+      from o
+      where ${v.occurredAt}::timestamptz >= ${v.at}::timestamptz - make_interval(days => o.days)
+        and ${v.occurredAt}::timestamptz <= ${v.at}::timestamptz + make_interval(secs => ${v.skewMs}::int / 1000.0)
+        and not exists (
+          select 1 from ${auditLogActions} a where a.environment_id = ${v.env}::text and a.name = ${v.action}::text
+        )
+      returning 1
+    )
+    select count(*)::int as written from inserted`,
+);
+
+/** True when the event was written in one statement (see `insertPlainEvent`). */
+export async function insertPlainAuditLogEvent(
+  db: Db,
+  values: NewAuditLogEventValues,
+  skewMs: number,
+): Promise<boolean> {
+  const rows = await insertPlainEvent<{ written: number }>(db, Object.assign({ skewMs }, values));
+  return Number(rows[0]?.written ?? 0) > 0;
+}
+
 /** The one write of an event: a plain INSERT (no lock on any other row but the environment's key share). */
 export async function insertAuditLogEvent(db: Db, values: NewAuditLogEventValues): Promise<void> {
   await insertEvent(db, values);
