@@ -659,6 +659,29 @@ const SCENARIOS: Scenario[] = [
     }),
   },
   {
+    name: 'audit_log_events_create',
+    title: 'create audit log event (durable)',
+    // Upstream's example event, for one of the write environment's organizations; `occurred_at`
+    // a minute before the run (within retention, not ahead of the clock). One read and one INSERT.
+    build: (ctx) => ({
+      method: 'POST',
+      paths: ['/audit_logs/events'],
+      headers: writing(ctx),
+      body: JSON.stringify({
+        organization_id: '{pick}',
+        event: {
+          action: 'user.signed_in',
+          occurred_at: new Date(Date.now() - 60_000).toISOString(),
+          actor: { id: 'user_{n}', type: 'user', name: 'Bench', metadata: { role: 'admin' } },
+          targets: [{ id: 'team_{n}', type: 'team' }],
+          context: { location: '203.0.113.7', user_agent: 'bench' },
+          metadata: { source: 'bench' },
+        },
+      }),
+      picks: sample(WRITE_ORGS).map((n) => seededOrganizationId(WRITE_BASE + n)),
+    }),
+  },
+  {
     name: 'create_domain',
     title: 'create domain',
     build: (ctx) => ({

@@ -46,6 +46,10 @@ export const ID_PREFIXES = {
   webhookAttempt: 'wa_',
   portalLink: 'portal_link_',
   portalSession: 'portal_session_',
+  /** Upstream's examples: `ala_` for actions, `als_` for their schemas (list cursors). */
+  auditLogAction: 'ala_',
+  auditLogSchema: 'als_',
+  auditLogEvent: 'audit_log_event_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -1,5 +1,6 @@
 import { adminRouter } from './admin/router.ts';
 import { agentsRouter } from './agents/router.ts';
+import { auditLogsRouter } from './audit-logs/router.ts';
 import { clientRouter } from './client-api/trpc/router.ts';
 import { widgetsRouter } from './client-api/widgets/router.ts';
 import { clientTokensRouter } from './client-tokens/router.ts';
@@ -41,6 +42,7 @@ export const appRouter = router({
   directories: directoriesRouter,
   itContacts: itContactsRouter,
   organizationApiKeys: organizationApiKeysRouter,
+  auditLogs: auditLogsRouter,
   events: eventsRouter,
   webhookEndpoints: webhookEndpointsRouter,
   admin: adminRouter,

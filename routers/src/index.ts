@@ -1,6 +1,11 @@
 export { registerAgent } from './agents/service.ts';
 export { type AppRouter, appRouter, createCaller } from './app-router.ts';
 export {
+  AUDIT_LOG_CLOCK_SKEW_MS,
+  DEFAULT_RETENTION_DAYS as DEFAULT_AUDIT_LOG_RETENTION_DAYS,
+  purgeExpiredAuditLogs,
+} from './audit-logs/service.ts';
+export {
   ADMIN_TOKEN,
   authenticateAdmin,
   configureAdminToken,

@@ -24,6 +24,8 @@ const WHAT: Record<QuotaName, string> = {
   rolesPerEnvironment: 'an environment may have environment roles',
   rolesPerOrganization: 'an organization may have custom roles',
   permissionsPerEnvironment: 'an environment may have permissions',
+  auditLogActionsPerEnvironment: 'an environment may have audit log actions',
+  auditLogSchemaVersionsPerAction: 'an audit log action may have schema versions',
   invitationResendsPerDay: 'an invitation may be resent per day',
   invitationMailsPerOrganizationPerDay: 'an organization may send invitation e-mails per day',
 };

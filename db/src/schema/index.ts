@@ -1,3 +1,4 @@
+export * from './audit-logs.ts';
 export * from './console.ts';
 export * from './directories.ts';
 export * from './environments.ts';

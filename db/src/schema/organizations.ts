@@ -19,6 +19,11 @@ export const organizations = pgTable(
      * creates (PostgreSQL re-checks an updated row's condition on its newest version).
      */
     domainCount: integer('domain_count').notNull().default(0),
+    /**
+     * How many days its audit log events are kept (`PUT /organizations/{id}/audit_logs_retention`):
+     * 30 to 330 in steps of 30, or 365 to 3650 in steps of 365 (upstream's values).
+     */
+    auditLogsRetentionDays: integer('audit_logs_retention_days').notNull().default(365),
     ...timestamps,
   },
   (t) => [

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ListAuditLogEventsInput } from '../audit-logs/schemas.ts';
+import { listAuditLogEvents } from '../audit-logs/service.ts';
 import { ListParams } from '../common/schemas.ts';
 import { ListInvitationsInput, SendInvitationInput } from '../invitations/schemas.ts';
 import { listInvitations, revokeInvitation, sendInvitation } from '../invitations/service.ts';
@@ -45,6 +47,12 @@ export const consoleRouters = {
     create: adminProcedure
       .input(CreateUserInput.extend({ environment: EnvironmentRef }))
       .mutation(async ({ ctx, input }) => createUser(await adminScope(ctx.deps, input.environment), input)),
+  }),
+  auditLogs: router({
+    /** An organization's audit log events, newest recorded first (one page), optionally of one action. */
+    list: adminProcedure
+      .input(ListAuditLogEventsInput.extend({ environment: EnvironmentRef }))
+      .query(async ({ ctx, input }) => listAuditLogEvents(await adminScope(ctx.deps, input.environment), input)),
   }),
   memberships: router({
     list: adminProcedure

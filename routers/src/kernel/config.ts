@@ -65,6 +65,10 @@ export interface Quotas {
   rolesPerOrganization: number;
   /** Permissions of one environment: a role embeds the slugs of all of its permissions. */
   permissionsPerEnvironment: number;
+  /** Audit log actions with schemas of one environment (issue #38): each event reads its action's. */
+  auditLogActionsPerEnvironment: number;
+  /** Schema versions of one audit log action. */
+  auditLogSchemaVersionsPerAction: number;
   /**
    * Resends of one invitation (one invitee of one organization) per day, each an e-mail to a
    * third party's address: a daily rate, so over it is 429 `rate_limit_exceeded`, not 422.
@@ -90,6 +94,8 @@ export const DEFAULT_QUOTAS: Quotas = {
   rolesPerEnvironment: 100,
   rolesPerOrganization: 100,
   permissionsPerEnvironment: 1_000,
+  auditLogActionsPerEnvironment: 100,
+  auditLogSchemaVersionsPerAction: 10,
   invitationResendsPerDay: 5,
   invitationMailsPerOrganizationPerDay: 1_000,
 };

@@ -77,6 +77,7 @@ const ENTITY_LABELS = {
   permission: 'Permission',
   redirect_uri: 'Redirect URI',
   profile: 'Profile',
+  audit_log_action: 'Audit log action',
 } as const;
 
 /** The kinds of record a 404 can name. */

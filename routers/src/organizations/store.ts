@@ -28,7 +28,10 @@ type OrganizationRow = typeof organizations.$inferSelect;
  * An organization with its domains as the stores give it: a row, or one the reads decode from
  * `organizationTuple` (timestamps then in PostgreSQL's JSON encoding).
  */
-export type OrganizationRecord = Omit<OrganizationRow, 'environmentId' | 'domainCount' | 'createdAt' | 'updatedAt'> & {
+export type OrganizationRecord = Omit<
+  OrganizationRow,
+  'environmentId' | 'domainCount' | 'auditLogsRetentionDays' | 'createdAt' | 'updatedAt'
+> & {
   createdAt: Date | string;
   updatedAt: Date | string;
   domains: DomainRecord[];

@@ -1,5 +1,6 @@
 import {
   type Deps,
+  purgeExpiredAuditLogs,
   purgeExpiredIdempotencyKeys,
   purgeExpiredRecords,
   purgeExpiredSessions,
@@ -13,13 +14,16 @@ import type { Worker } from './worker.ts';
  * One retention sweep: idempotency keys older than 24 h, sessions long past their expiry, shared
  * rate-limit counters an hour past their window (`rateLimitWindowMs`, the configured window),
  * the short-lived rows (portal links and sessions, console sessions, session challenges) a
- * day past their expiry, and the SSO rows (routers/src/sso/service.ts `sweepSso`). Logs and returns how many of each went.
+ * day past their expiry, the SSO rows (routers/src/sso/service.ts `sweepSso`), and audit log
+ * events older than their organization's retention (365 days unless set). Logs and returns how
+ * many of each went.
  */
 export async function retentionSweep(deps: Deps, rateLimitWindowMs = 60_000): Promise<Record<string, number>> {
   const purged: Record<string, number> = {
     idempotency_keys: await purgeExpiredIdempotencyKeys(deps),
     sessions: await purgeExpiredSessions(deps.db, deps.now()),
     rate_limit_windows: await purgeIdleRateLimitWindows(deps, rateLimitWindowMs),
+    audit_log_events: await purgeExpiredAuditLogs(deps),
   };
   Object.assign(purged, await purgeExpiredRecords(deps));
   // Single sign-on: expired authorizations time out (authentication.sso_timed_out); codes,

@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import {
   agentRegistrations,
   apiKeys,
+  auditLogActions,
+  auditLogSchemas,
   connections,
   events,
   groups,
@@ -44,6 +46,8 @@ const QUOTAS: Quotas = {
   rolesPerEnvironment: 4,
   rolesPerOrganization: 2,
   permissionsPerEnvironment: 2,
+  auditLogActionsPerEnvironment: 2,
+  auditLogSchemaVersionsPerAction: 2,
   // Daily mail rates (429), not quotas: left at their defaults here.
   invitationResendsPerDay: DEFAULT_QUOTAS.invitationResendsPerDay,
   invitationMailsPerOrganizationPerDay: DEFAULT_QUOTAS.invitationMailsPerOrganizationPerDay,
@@ -454,6 +458,26 @@ describe('roles and permissions', () => {
     // The environment's own: its system permissions (the widgets' scopes) do not count.
     const own = and(eq(permissions.environmentId, env.environmentId), eq(permissions.system, false));
     expect(await rows(permissions, own)).toBe(2);
+  });
+});
+
+describe('audit log actions and schema versions', () => {
+  it('refuses a third action and a third version of an action, storing nothing', async () => {
+    const { env, http } = await tenant();
+    const schema = { targets: [{ type: 'team' }] };
+    for (const action of ['a.one', 'a.two']) {
+      expect((await http.post(`/audit_logs/actions/${action}/schemas`, schema)).status).toBe(201);
+    }
+    const action = await http.post('/audit_logs/actions/a.three/schemas', schema);
+    expect(action.status).toBe(422);
+    expect(action.body).toEqual(quotaBody('audit_log_actions_per_environment', 2));
+    expect(await rows(auditLogActions, eq(auditLogActions.environmentId, env.environmentId))).toBe(2);
+    // A new version of an existing action is not a new action.
+    expect((await http.post('/audit_logs/actions/a.one/schemas', schema)).body.version).toBe(2);
+    const version = await http.post('/audit_logs/actions/a.one/schemas', schema);
+    expect(version.status).toBe(422);
+    expect(version.body).toEqual(quotaBody('audit_log_schema_versions_per_action', 2));
+    expect(await rows(auditLogSchemas, eq(auditLogSchemas.environmentId, env.environmentId))).toBe(3);
   });
 });
 

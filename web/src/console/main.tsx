@@ -2,6 +2,7 @@ import { QueryClientProvider, useMutation, useQuery } from '@tanstack/react-quer
 import { type FormEvent, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { queryClient, resumeSession, SESSION_KEY, signIn, signOut, trpc } from './api.ts';
+import { AuditLogsPage } from './audit-logs.tsx';
 import { ConnectionsPage } from './connections.tsx';
 import { DirectoriesPage } from './directories.tsx';
 import { EnvironmentsPage } from './environments.tsx';
@@ -17,6 +18,7 @@ const PAGES = {
   invitations: 'Invitations',
   connections: 'Connections',
   directories: 'Directories',
+  auditLogs: 'Audit logs',
   webhooks: 'Webhooks',
   events: 'Events',
   keys: 'Signing keys',
@@ -76,6 +78,7 @@ function Console() {
         invitations: <InvitationsPage env={env} />,
         connections: <ConnectionsPage env={env} />,
         directories: <DirectoriesPage env={env} />,
+        auditLogs: <AuditLogsPage env={env} />,
         webhooks: <WebhooksPage env={env} />,
         events: <EventsPage env={env} />,
         keys: <SigningKeysPage env={env} />,

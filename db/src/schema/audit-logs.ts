@@ -1,0 +1,90 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { idText, timestamps, ts } from './columns.ts';
+import { environmentIdColumn } from './environments.ts';
+
+/** An event's actor or one of its targets, as the caller sent it (upstream's shape). */
+export interface AuditLogEntity {
+  id: string;
+  type: string;
+  name?: string;
+  metadata?: Record<string, string | number | boolean>;
+}
+
+/** Where the action happened: `location` (an IP address or a place) and the user agent. */
+export interface AuditLogContext {
+  location: string;
+  user_agent?: string;
+}
+
+/** A JSON schema of metadata as upstream writes it: `{type: 'object', properties: {key: {type}}}`. */
+export type AuditLogMetadataSchema = Record<string, unknown>;
+
+/**
+ * The audit log events an application records for an organization (`POST /audit_logs/events`).
+ * Append-only: no statement of the API updates or deletes a row; the retention sweep deletes a
+ * row once it is older than its organization's retention (routers/src/audit-logs/).
+ *
+ * No foreign key to the organization: a create stays one INSERT that locks no other row (a
+ * foreign key takes KEY SHARE on the organization's row), and deleting an organization does not
+ * delete its trail before its retention ends (the sweep then applies the default retention).
+ */
+export const auditLogEvents = pgTable(
+  'audit_log_events',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: environmentIdColumn(),
+    organizationId: idText('organization_id').notNull(),
+    action: text('action').notNull(),
+    occurredAt: ts('occurred_at').notNull(),
+    actor: jsonb('actor').$type<AuditLogEntity>().notNull(),
+    targets: jsonb('targets').$type<AuditLogEntity[]>().notNull(),
+    context: jsonb('context').$type<AuditLogContext>().notNull(),
+    metadata: jsonb('metadata').$type<Record<string, string | number | boolean>>(),
+    /** The schema version the event names (1 when it names none). */
+    version: integer('version').notNull().default(1),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('audit_log_events_organization_idx').on(t.environmentId, t.organizationId, t.occurredAt, t.id),
+    index('audit_log_events_organization_id_idx').on(t.environmentId, t.organizationId, t.id),
+    index('audit_log_events_action_idx').on(t.environmentId, t.action),
+    index('audit_log_events_occurred_at_idx').on(t.occurredAt),
+  ],
+);
+
+/** The actions of an environment that have schemas (`POST /audit_logs/actions/{action}/schemas`). */
+export const auditLogActions = pgTable(
+  'audit_log_actions',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: environmentIdColumn(),
+    name: text('name').notNull(),
+    /** The newest schema's version: bumped by each schema create, under this row's lock. */
+    latestVersion: integer('latest_version').notNull().default(0),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex('audit_log_actions_environment_name_unique').on(t.environmentId, t.name)],
+);
+
+/** The versions of an action's schema (1, 2, ...): JSON schemas of its targets, actor and metadata. */
+export const auditLogSchemas = pgTable(
+  'audit_log_schemas',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: environmentIdColumn(),
+    actionId: idText('action_id')
+      .notNull()
+      .references(() => auditLogActions.id, { onDelete: 'cascade' }),
+    version: integer('version').notNull(),
+    /** `{metadata: <schema>}` or null when the schema says nothing of the actor. */
+    actor: jsonb('actor').$type<{ metadata: AuditLogMetadataSchema }>(),
+    targets: jsonb('targets')
+      .$type<{ type: string; metadata?: AuditLogMetadataSchema }[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
+    metadata: jsonb('metadata').$type<AuditLogMetadataSchema>(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('audit_log_schemas_action_version_unique').on(t.actionId, t.version)],
+);
