@@ -122,9 +122,6 @@ export function pagesApp(
   return app;
 }
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] as string);
-
 /**
  * A small HTML page for a browser that cannot be sent back to an app (a failed sign-in with no
  * known redirect URI, an invalid logout link): the title, the reason code and its message,
@@ -137,12 +134,15 @@ export function writeErrorPage(
 ): void {
   applyHeaders(res, PAGE_SECURITY_HEADERS);
   res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
-  const body = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(page.title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:0 .25rem}</style>
-</head><body><h1>${escapeHtml(page.title)}</h1><p>${escapeHtml(page.message)}</p>
-<p>Reason: <code>${escapeHtml(page.reason)}</code></p></body></html>
-`;
+  const body = renderPage({
+    title: page.title,
+    lang: 'en',
+    body: [
+      `    <h1>${escapeHtml(page.title)}</h1>`,
+      `    <p>${escapeHtml(page.message)}</p>`,
+      `    <p>Reason: <code>${escapeHtml(page.reason)}</code></p>`,
+    ].join('\n'),
+  });
   res.statusCode = status;
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));
