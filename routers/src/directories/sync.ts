@@ -6,6 +6,7 @@ import { type EventToRecord, recordEvent, recordEvents, withEventsBatched } from
 import { ApiError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { deprovisionUsers, provisionDirectoryUsers, syncDirectoryRoles } from './provisioning.ts';
+import { freeDirectoryPlace, takeDirectoryPlace } from './quota.ts';
 import { toDirectoryEvent, toDirectoryGroup, toDirectoryUser } from './service.ts';
 import {
   addDirectoryGroupMembers,
@@ -62,11 +63,6 @@ function checkVersion(row: { version: number }, expected: ExpectedVersion): void
   if (expected !== undefined && row.version !== expected) throw preconditionFailed();
 }
 
-/** One write's transaction, its events written in one statement at its end (most writes record several). */
-function inTransaction<T>(scope: Scope, fn: (tx: Scope['db']) => Promise<T>): Promise<T> {
-  return scope.db.transaction((tx) => withEventsBatched(tx, () => fn(tx)));
-}
-
 /** `last_sync_at` moves at most once a second: concurrent writes of a bulk sync need not all update the row. */
 const SYNC_RESOLUTION_MS = 1_000;
 
@@ -87,9 +83,32 @@ async function touchDirectory(tx: Scope['db'], scope: Scope, directory: Director
   await noteDirectorySync(tx, scope.env.id, directory.id, now, SYNC_RESOLUTION_MS);
 }
 
-/** A directory being deleted takes no more writes (its token no longer authenticates either). */
-function assertWritable(directory: DirectoryRow): void {
-  if (directory.state === 'deleting') throw notFound('directory', directory.id);
+/**
+ * One SCIM write of the directory: refused (404) once the directory is being deleted (its token no
+ * longer authenticates either), else `fn` in one transaction whose events are written in one
+ * statement at its end (most writes record several), the directory then marked as written to.
+ */
+function directoryWrite<T>(scope: Scope, directory: DirectoryRow, fn: (tx: Scope['db']) => Promise<T>): Promise<T> {
+  if (directory.state === 'deleting') return Promise.reject(notFound('directory', directory.id));
+  return scope.db.transaction((tx) =>
+    withEventsBatched(tx, async () => {
+      const result = await fn(tx);
+      await touchDirectory(tx, scope, directory);
+      return result;
+    }),
+  );
+}
+
+/** The row a write changes, locked, or 404; 412 when it changed since the version `If-Match` names. */
+function lockedForWrite<R extends { version: number }>(
+  row: R | undefined,
+  what: 'directory_user' | 'directory_group',
+  id: string,
+  expected: ExpectedVersion,
+): R {
+  const found = orNotFound(row, what, id);
+  checkVersion(found, expected);
+  return found;
 }
 
 /** A directory user as upstream's `dsync.user.*` events carry it: the `DirectoryUser`, without `groups`. */
@@ -120,8 +139,8 @@ export async function createDirectoryUser(
   directory: DirectoryRow,
   fields: DirectoryUserFields,
 ): Promise<DirectoryUserRow> {
-  assertWritable(directory);
-  return inTransaction(scope, async (tx) => {
+  return directoryWrite(scope, directory, async (tx) => {
+    await takeDirectoryPlace(tx, scope, directory, 'users');
     const id = newId('directoryUser');
     const linked = fields.active
       ? await provisionDirectoryUsers(
@@ -159,7 +178,6 @@ export async function createDirectoryUser(
       updatedAt: now,
     });
     await recordEvent(tx, scope, 'dsync.user.created', userEventData(row));
-    await touchDirectory(tx, scope, directory);
     return row;
   });
 }
@@ -177,10 +195,13 @@ export async function replaceDirectoryUser(
   fields: DirectoryUserFields,
   expected?: ExpectedVersion,
 ): Promise<DirectoryUserRow> {
-  assertWritable(directory);
-  return inTransaction(scope, async (tx) => {
-    const current = orNotFound(await findDirectoryUser(tx, directory.id, id, 'update'), 'directory_user', id);
-    checkVersion(current, expected);
+  return directoryWrite(scope, directory, async (tx) => {
+    const current = lockedForWrite(
+      await findDirectoryUser(tx, directory.id, id, 'update'),
+      'directory_user',
+      id,
+      expected,
+    );
     let userId = current.userId;
     if (fields.active) {
       const linked = await provisionDirectoryUsers(
@@ -215,7 +236,6 @@ export async function replaceDirectoryUser(
     if (Object.keys(previous).length > 0 || current.state !== row.state) {
       await recordEvent(tx, scope, 'dsync.user.updated', { ...userEventData(row), previous_attributes: previous });
     }
-    await touchDirectory(tx, scope, directory);
     return row;
   });
 }
@@ -231,14 +251,17 @@ export async function deleteDirectoryUser(
   id: string,
   expected?: ExpectedVersion,
 ): Promise<void> {
-  assertWritable(directory);
-  await inTransaction(scope, async (tx) => {
-    const current = orNotFound(await findDirectoryUser(tx, directory.id, id, 'update'), 'directory_user', id);
-    checkVersion(current, expected);
+  await directoryWrite(scope, directory, async (tx) => {
+    const current = lockedForWrite(
+      await findDirectoryUser(tx, directory.id, id, 'update'),
+      'directory_user',
+      id,
+      expected,
+    );
     await deleteDirectoryUserRow(tx, directory.id, id);
+    await freeDirectoryPlace(tx, directory, 'users');
     if (current.userId) await deprovisionUsers(tx, scope, directory.organizationId, [current.userId]);
     await recordEvent(tx, scope, 'dsync.user.deleted', userEventData(current));
-    await touchDirectory(tx, scope, directory);
   });
 }
 
@@ -336,8 +359,8 @@ export async function createDirectoryGroup(
   fields: DirectoryGroupFields,
   memberIds: string[],
 ): Promise<DirectoryGroupRow> {
-  assertWritable(directory);
-  return inTransaction(scope, async (tx) => {
+  return directoryWrite(scope, directory, async (tx) => {
+    await takeDirectoryPlace(tx, scope, directory, 'groups');
     const now = scope.now();
     const group = await insertDirectoryGroup(tx, {
       id: newId('directoryGroup'),
@@ -353,7 +376,6 @@ export async function createDirectoryGroup(
     const change = await applyMembers(tx, scope, directory, group, { replace: memberIds });
     await recordEvent(tx, scope, 'dsync.group.created', toDirectoryGroup(group));
     await membersChanged(tx, scope, directory, group, change, []);
-    await touchDirectory(tx, scope, directory);
     return group;
   });
 }
@@ -372,10 +394,13 @@ export async function writeDirectoryGroup(
   members: MemberChange | undefined,
   expected?: ExpectedVersion,
 ): Promise<DirectoryGroupRow> {
-  assertWritable(directory);
-  return inTransaction(scope, async (tx) => {
-    const current = orNotFound(await findDirectoryGroup(tx, directory.id, id, 'update'), 'directory_group', id);
-    checkVersion(current, expected);
+  return directoryWrite(scope, directory, async (tx) => {
+    const current = lockedForWrite(
+      await findDirectoryGroup(tx, directory.id, id, 'update'),
+      'directory_group',
+      id,
+      expected,
+    );
     const removing = members ? await membersLeaving(tx, directory, current, members) : [];
     const change = members ? await applyMembers(tx, scope, directory, current, members) : { added: [], removed: [] };
     const row = orNotFound(
@@ -395,7 +420,6 @@ export async function writeDirectoryGroup(
     const removedIds = new Set(change.removed);
     const removedRows = removing.filter((user) => removedIds.has(user.id));
     await membersChanged(tx, scope, directory, row, change, removedRows);
-    await touchDirectory(tx, scope, directory);
     return row;
   });
 }
@@ -429,14 +453,17 @@ export async function deleteDirectoryGroup(
   id: string,
   expected?: ExpectedVersion,
 ): Promise<void> {
-  assertWritable(directory);
-  await inTransaction(scope, async (tx) => {
-    const current = orNotFound(await findDirectoryGroup(tx, directory.id, id, 'update'), 'directory_group', id);
-    checkVersion(current, expected);
+  await directoryWrite(scope, directory, async (tx) => {
+    const current = lockedForWrite(
+      await findDirectoryGroup(tx, directory.id, id, 'update'),
+      'directory_group',
+      id,
+      expected,
+    );
     const users = current.roleId === null ? [] : await provisionedUsersOfGroup(tx, current.id);
     await deleteDirectoryGroupRow(tx, directory.id, id);
+    await freeDirectoryPlace(tx, directory, 'groups');
     await syncDirectoryRoles(tx, scope, directory.organizationId, users, true);
     await recordEvent(tx, scope, 'dsync.group.deleted', toDirectoryGroup(current));
-    await touchDirectory(tx, scope, directory);
   });
 }
