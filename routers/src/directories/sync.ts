@@ -5,7 +5,8 @@ import { orNotFound } from '../common/store.ts';
 import { type EventToRecord, recordEvent, recordEvents, withEventsBatched } from '../events/record.ts';
 import { ApiError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
-import { deprovisionUsers, provisionDirectoryUsers, syncDirectoryRoles } from './provisioning.ts';
+import { type DirectoryPersonChange, followDirectoryPerson } from '../users/service.ts';
+import { deprovisionUsers, provisionableEmail, provisionDirectoryUsers, syncDirectoryRoles } from './provisioning.ts';
 import { freeDirectoryPlace, takeDirectoryPlace } from './quota.ts';
 import { toDirectoryEvent, toDirectoryGroup, toDirectoryUser } from './service.ts';
 import {
@@ -229,6 +230,9 @@ export async function replaceDirectoryUser(
       'directory_user',
       id,
     );
+    if (current.userId && userId === current.userId) {
+      await followIdentityProvider(tx, scope, current, current.userId, fields);
+    }
     if (!fields.active && current.userId) {
       await deprovisionUsers(tx, scope, directory.organizationId, [current.userId]);
     }
@@ -238,6 +242,27 @@ export async function replaceDirectoryUser(
     }
     return row;
   });
+}
+
+/**
+ * The Atrium user a directory user provisioned follows what the identity provider changed of its
+ * names and e-mail (not what it left as it was: a name an administrator edited in Atrium stays
+ * until the identity provider changes it). An e-mail that is not one a user may have is not taken.
+ */
+async function followIdentityProvider(
+  tx: Scope['db'],
+  scope: Scope,
+  current: DirectoryUserRow,
+  userId: string,
+  fields: DirectoryUserFields,
+): Promise<void> {
+  const change: DirectoryPersonChange = {};
+  if (fields.firstName !== current.firstName) change.firstName = fields.firstName;
+  if (fields.lastName !== current.lastName) change.lastName = fields.lastName;
+  const email = provisionableEmail(fields.email);
+  if (email !== null && fields.email !== current.email) change.email = email;
+  if (Object.keys(change).length === 0) return;
+  await followDirectoryPerson(tx, scope, userId, change, { directoryUserId: current.id });
 }
 
 /**
