@@ -397,6 +397,29 @@ export async function mappedRolesOfUsers(
 }
 
 /**
+ * The slugs of the roles each of these directory users gets from its groups that map to one
+ * (upstream's `DirectoryUser.roles`), each once, ordered by slug; a user in no mapped group is absent.
+ */
+export async function roleSlugsOfDirectoryUsers(db: Db, directoryUserIds: string[]): Promise<Map<string, string[]>> {
+  const byUser = new Map<string, string[]>();
+  if (directoryUserIds.length === 0) return byUser;
+  const rows = await db
+    .selectDistinct({ id: directoryGroupMembers.directoryUserId, slug: roles.slug })
+    .from(directoryGroupMembers)
+    .innerJoin(directoryGroups, eq(directoryGroups.id, directoryGroupMembers.groupId))
+    .innerJoin(roles, eq(roles.id, directoryGroups.roleId))
+    .where(inArray(directoryGroupMembers.directoryUserId, directoryUserIds));
+  for (const row of rows) {
+    const list = byUser.get(row.id) ?? [];
+    list.push(row.slug);
+    byUser.set(row.id, list);
+  }
+  // Ordered as mappedRolesOfUsers orders a membership's roles, so `role` is the membership's too.
+  for (const list of byUser.values()) list.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return byUser;
+}
+
+/**
  * Of these Atrium users, those an active directory user of the organization still provisions
  * (in a directory that is not being deleted): their membership stays when another goes.
  */

@@ -27,6 +27,7 @@ import {
   noteDirectorySync,
   provisionedUsersOfGroup,
   removeDirectoryGroupMembers,
+  roleSlugsOfDirectoryUsers,
   updateDirectoryGroup,
   updateDirectoryUser,
   verifiedDomainsOfOrganization,
@@ -112,9 +113,17 @@ function lockedForWrite<R extends { version: number }>(
   return found;
 }
 
-/** A directory user as upstream's `dsync.user.*` events carry it: the `DirectoryUser`, without `groups`. */
-function userEventData(row: DirectoryUserRow): Record<string, unknown> {
-  const { groups: _groups, ...user } = toDirectoryUser(row, []);
+/**
+ * A directory user as upstream's `dsync.user.*` events carry it: the `DirectoryUser`, without
+ * `groups`, with `role` (the first by slug) and `roles` when groups of the directory that map to
+ * roles hold it (absent, never null, when none do).
+ */
+function userEventData(row: DirectoryUserRow, roleSlugs: string[] = []): Record<string, unknown> {
+  const { groups: _groups, ...user } = toDirectoryUser(
+    row,
+    [],
+    roleSlugs.map((slug) => ({ slug })),
+  );
   return user;
 }
 
@@ -238,7 +247,11 @@ export async function replaceDirectoryUser(
     }
     const previous = previousAttributes(current.attributes, row.attributes);
     if (Object.keys(previous).length > 0 || current.state !== row.state) {
-      await recordEvent(tx, scope, 'dsync.user.updated', { ...userEventData(row), previous_attributes: previous });
+      const roleSlugs = await roleSlugsOfDirectoryUsers(tx, [id]);
+      await recordEvent(tx, scope, 'dsync.user.updated', {
+        ...userEventData(row, roleSlugs.get(id)),
+        previous_attributes: previous,
+      });
     }
     return row;
   });
@@ -283,10 +296,11 @@ export async function deleteDirectoryUser(
       id,
       expected,
     );
+    const roleSlugs = await roleSlugsOfDirectoryUsers(tx, [id]);
     await deleteDirectoryUserRow(tx, directory.id, id);
     await freeDirectoryPlace(tx, directory, 'users');
     if (current.userId) await deprovisionUsers(tx, scope, directory.organizationId, [current.userId]);
-    await recordEvent(tx, scope, 'dsync.user.deleted', userEventData(current));
+    await recordEvent(tx, scope, 'dsync.user.deleted', userEventData(current, roleSlugs.get(id)));
   });
 }
 
@@ -359,15 +373,17 @@ async function membersChanged(
   if (change.added.length === 0 && change.removed.length === 0) return;
   const groupData = toDirectoryGroup(group);
   const addedRows = await directoryUsersWithIds(tx, directory.id, change.added);
+  // Their roles as the change leaves them (a user removed from a mapped group loses its role).
+  const roleSlugs = await roleSlugsOfDirectoryUsers(tx, [...change.added, ...change.removed]);
   const events: EventToRecord[] = [
     ...addedRows.map((row) => ({
       event: 'dsync.group.user_added',
-      data: { directory_id: directory.id, user: userEventData(row), group: groupData },
+      data: { directory_id: directory.id, user: userEventData(row, roleSlugs.get(row.id)), group: groupData },
       organizationId: directory.organizationId,
     })),
     ...removedRows.map((row) => ({
       event: 'dsync.group.user_removed',
-      data: { directory_id: directory.id, user: userEventData(row), group: groupData },
+      data: { directory_id: directory.id, user: userEventData(row, roleSlugs.get(row.id)), group: groupData },
       organizationId: directory.organizationId,
     })),
   ];
