@@ -212,3 +212,28 @@ export async function membersOfGroups(
   for (const row of rows) byGroup.get(row.groupId)?.push({ id: row.id, userName: row.userName });
   return byGroup;
 }
+
+/** The groups of these users (id and displayName), by user, in group id order (a User's read-only `groups`). */
+export async function groupsOfUsers(
+  db: Db,
+  userIds: string[],
+): Promise<Map<string, Array<{ id: string; displayName: string }>>> {
+  const byUser = new Map<string, Array<{ id: string; displayName: string }>>();
+  if (userIds.length === 0) return byUser;
+  const rows = await db
+    .select({
+      userId: directoryGroupMembers.directoryUserId,
+      id: directoryGroups.id,
+      displayName: directoryGroups.displayName,
+    })
+    .from(directoryGroupMembers)
+    .innerJoin(directoryGroups, eq(directoryGroups.id, directoryGroupMembers.groupId))
+    .where(inArray(directoryGroupMembers.directoryUserId, userIds))
+    .orderBy(asc(directoryGroupMembers.directoryUserId), asc(directoryGroups.id));
+  for (const row of rows) {
+    const list = byUser.get(row.userId) ?? [];
+    list.push({ id: row.id, displayName: row.displayName });
+    byUser.set(row.userId, list);
+  }
+  return byUser;
+}
