@@ -101,16 +101,32 @@ function directoryWrite<T>(scope: Scope, directory: DirectoryRow, fn: (tx: Scope
   );
 }
 
-/** The row a write changes, locked, or 404; 412 when it changed since the version `If-Match` names. */
-function lockedForWrite<R extends { version: number }>(
-  row: R | undefined,
-  what: 'directory_user' | 'directory_group',
+/** How a write finds the row it changes: its finder (locking it) and its name in a 404. */
+interface Target<R> {
+  find: (tx: Scope['db'], directoryId: string, id: string, lock: 'update') => Promise<R | undefined>;
+  what: 'directory_user' | 'directory_group';
+}
+
+const USER: Target<DirectoryUserRow> = { find: findDirectoryUser, what: 'directory_user' };
+const GROUP: Target<DirectoryGroupRow> = { find: findDirectoryGroup, what: 'directory_group' };
+
+/**
+ * A write of one existing user or group (`directoryWrite`): its row locked first (404 when it is
+ * not the directory's; 412 when it changed since the version `If-Match` names), then `fn`.
+ */
+function lockedWrite<R extends { version: number }, T>(
+  scope: Scope,
+  directory: DirectoryRow,
+  target: Target<R>,
   id: string,
   expected: ExpectedVersion,
-): R {
-  const found = orNotFound(row, what, id);
-  checkVersion(found, expected);
-  return found;
+  fn: (tx: Scope['db'], current: R) => Promise<T>,
+): Promise<T> {
+  return directoryWrite(scope, directory, async (tx) => {
+    const current = orNotFound(await target.find(tx, directory.id, id, 'update'), target.what, id);
+    checkVersion(current, expected);
+    return fn(tx, current);
+  });
 }
 
 /**
@@ -205,13 +221,7 @@ export async function replaceDirectoryUser(
   fields: DirectoryUserFields,
   expected?: ExpectedVersion,
 ): Promise<DirectoryUserRow> {
-  return directoryWrite(scope, directory, async (tx) => {
-    const current = lockedForWrite(
-      await findDirectoryUser(tx, directory.id, id, 'update'),
-      'directory_user',
-      id,
-      expected,
-    );
+  return lockedWrite(scope, directory, USER, id, expected, async (tx, current) => {
     let userId = current.userId;
     if (fields.active) {
       const linked = await provisionDirectoryUsers(
@@ -289,13 +299,7 @@ export async function deleteDirectoryUser(
   id: string,
   expected?: ExpectedVersion,
 ): Promise<void> {
-  await directoryWrite(scope, directory, async (tx) => {
-    const current = lockedForWrite(
-      await findDirectoryUser(tx, directory.id, id, 'update'),
-      'directory_user',
-      id,
-      expected,
-    );
+  await lockedWrite(scope, directory, USER, id, expected, async (tx, current) => {
     const roleSlugs = await roleSlugsOfDirectoryUsers(tx, [id]);
     await deleteDirectoryUserRow(tx, directory.id, id);
     await freeDirectoryPlace(tx, directory, 'users');
@@ -435,13 +439,7 @@ export async function writeDirectoryGroup(
   members: MemberChange | undefined,
   expected?: ExpectedVersion,
 ): Promise<DirectoryGroupRow> {
-  return directoryWrite(scope, directory, async (tx) => {
-    const current = lockedForWrite(
-      await findDirectoryGroup(tx, directory.id, id, 'update'),
-      'directory_group',
-      id,
-      expected,
-    );
+  return lockedWrite(scope, directory, GROUP, id, expected, async (tx, current) => {
     const removing = members ? await membersLeaving(tx, directory, current, members) : [];
     const change = members ? await applyMembers(tx, scope, directory, current, members) : { added: [], removed: [] };
     const row = orNotFound(
@@ -494,13 +492,7 @@ export async function deleteDirectoryGroup(
   id: string,
   expected?: ExpectedVersion,
 ): Promise<void> {
-  await directoryWrite(scope, directory, async (tx) => {
-    const current = lockedForWrite(
-      await findDirectoryGroup(tx, directory.id, id, 'update'),
-      'directory_group',
-      id,
-      expected,
-    );
+  await lockedWrite(scope, directory, GROUP, id, expected, async (tx, current) => {
     const users = current.roleId === null ? [] : await provisionedUsersOfGroup(tx, current.id);
     await deleteDirectoryGroupRow(tx, directory.id, id);
     await freeDirectoryPlace(tx, directory, 'groups');

@@ -26,7 +26,7 @@ import { groupFieldsOf, patchGroup, type ScimMember, toScimGroup } from './group
 import { operationsOf, patchUser } from './patch.ts';
 import { attributeList, excludes, project } from './projection.ts';
 import { etagOf, expectedVersionOf, invalidValue, isRecord, LIST_SCHEMA, scimError } from './protocol.ts';
-import { groupsOfUsers, membersOfGroups, pageOfScimGroups, pageOfScimUsers } from './store.ts';
+import { groupsOfUsers, membersOfGroups, pageOfScimGroups, pageOfScimUsers, type ScimSort, SORTABLE } from './store.ts';
 import { refuseOtherId, toScimUser, userFieldsOf } from './users.ts';
 
 /** One SCIM call as the codec decodes it: the path's directory and id, the query, the body, the preconditions. */
@@ -70,6 +70,7 @@ interface ListParams {
   filter: Condition | undefined;
   attributes: string[][] | undefined;
   excluded: string[][] | undefined;
+  sort: ScimSort | undefined;
 }
 
 function integerParam(query: Record<string, string>, name: string): number | undefined {
@@ -92,9 +93,7 @@ function listParams(call: ScimCall, resource: 'User' | 'Group'): ListParams {
   const startIndex = Math.max(1, integerParam(query, 'startindex') ?? 1);
   const count = Math.min(MAX_RESULTS, Math.max(0, integerParam(query, 'count') ?? DEFAULT_COUNT));
   const text = query.filter;
-  if (query.sortby !== undefined && query.sortby !== '') {
-    throw scimError(400, 'invalidValue', 'Sorting is not supported (ServiceProviderConfig sort.supported is false).');
-  }
+
   return {
     offset: startIndex - 1,
     count,
@@ -102,7 +101,27 @@ function listParams(call: ScimCall, resource: 'User' | 'Group'): ListParams {
     filter: text === undefined || text.trim() === '' ? undefined : compileFilter(text, resource),
     attributes: attributeList(query.attributes),
     excluded: attributeList(query.excludedattributes),
+    sort: sortOf(query, resource),
   };
+}
+
+/**
+ * `sortBy` (one of `SORTABLE`'s attributes, any case; another is 400 `invalidValue`) and
+ * `sortOrder` (`ascending`, the default, or `descending`; any case). Without `sortBy`, creation order.
+ */
+function sortOf(query: Record<string, string>, resource: 'User' | 'Group'): ScimSort | undefined {
+  const by = query.sortby?.trim() ?? '';
+  const order = query.sortorder?.trim().toLowerCase() ?? '';
+  if (order !== '' && order !== 'ascending' && order !== 'descending') {
+    throw invalidValue("'sortOrder' must be 'ascending' or 'descending'.");
+  }
+  if (by === '') return undefined;
+  const attribute = SORTABLE[resource][by.toLowerCase()];
+  if (!attribute) {
+    const names = Object.values(SORTABLE[resource]).join(', ');
+    throw invalidValue(`A ${resource} list sorts by ${names} only.`);
+  }
+  return { by: attribute, descending: order === 'descending' };
 }
 
 function listResponse(total: number, startIndex: number, resources: Record<string, unknown>[]) {
@@ -151,6 +170,7 @@ async function listOf<Row>(
     params.filter,
     params.offset,
     params.count,
+    params.sort,
   );
   const resources = await toResources(scope, found.rows as Row[], params);
   return { resource: listResponse(found.total, params.startIndex, resources) };
@@ -172,20 +192,43 @@ async function oneOf<Row extends { version: number }>(
 const userLocation = (scope: DirectoryScope, id: string) => `${baseOf(scope)}/Users/${id}`;
 const groupLocation = (scope: DirectoryScope, id: string) => `${baseOf(scope)}/Groups/${id}`;
 
-/** User resources, with their read-only `groups` unless the projection leaves them out. */
-const userResources: ToResources<DirectoryUserRow> = async (scope, rows, projection) => {
-  const groups = excludes('groups', projection.attributes, projection.excluded)
-    ? undefined
-    : await groupsOfUsers(
-        scope.db,
-        rows.map((row) => row.id),
-      );
-  return rows.map((row) => {
-    const of = groups?.get(row.id) ?? [];
-    const refs = of.map((g) => ({ value: g.id, $ref: groupLocation(scope, g.id), display: g.displayName }));
-    return project(toScimUser(row, userLocation(scope, row.id), refs), projection.attributes, projection.excluded);
-  });
-};
+/**
+ * Resources of rows, with one attribute read apart for all of them at once (a User's `groups`, a
+ * Group's `members`), unless the projection leaves it out (then it is not read).
+ */
+function resourcesWith<Row extends { id: string }, Related>(
+  attribute: string,
+  read: (db: DirectoryScope['db'], ids: string[]) => Promise<Map<string, Related[]>>,
+  toResource: (scope: DirectoryScope, row: Row, related: Related[] | undefined) => Record<string, unknown>,
+): ToResources<Row> {
+  return async (scope, rows, projection) => {
+    const related = excludes(attribute, projection.attributes, projection.excluded)
+      ? undefined
+      : await read(
+          scope.db,
+          rows.map((row) => row.id),
+        );
+    return rows.map((row) =>
+      project(
+        toResource(scope, row, related && (related.get(row.id) ?? [])),
+        projection.attributes,
+        projection.excluded,
+      ),
+    );
+  };
+}
+
+/** User resources, with their read-only `groups`. */
+const userResources = resourcesWith<DirectoryUserRow, { id: string; displayName: string }>(
+  'groups',
+  groupsOfUsers,
+  (scope, row, groups) =>
+    toScimUser(
+      row,
+      userLocation(scope, row.id),
+      groups?.map((g) => ({ value: g.id, $ref: groupLocation(scope, g.id), display: g.displayName })),
+    ),
+);
 
 export function listUsers(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   return listOf(scope, call, 'User', pageOfScimUsers, userResources);
@@ -282,19 +325,12 @@ export async function deleteUser(scope: DirectoryScope, call: ScimCall): Promise
 
 // ---- groups ----
 
-/** Group resources, with their `members` unless the projection leaves them out. */
-const groupResources: ToResources<DirectoryGroupRow> = async (scope, rows, projection) => {
-  const members = excludes('members', projection.attributes, projection.excluded)
-    ? undefined
-    : await membersOfGroups(
-        scope.db,
-        rows.map((row) => row.id),
-      );
-  return rows.map((row) => {
-    const of = members && scimMembers(scope, members.get(row.id) ?? []);
-    return project(toScimGroup(row, groupLocation(scope, row.id), of), projection.attributes, projection.excluded);
-  });
-};
+/** Group resources, with their `members`. */
+const groupResources = resourcesWith<DirectoryGroupRow, { id: string; userName: string }>(
+  'members',
+  membersOfGroups,
+  (scope, row, members) => toScimGroup(row, groupLocation(scope, row.id), members && scimMembers(scope, members)),
+);
 
 function scimMembers(scope: DirectoryScope, members: Array<{ id: string; userName: string }>): ScimMember[] {
   return members.map((m) => ({ value: m.id, display: m.userName, $ref: userLocation(scope, m.id) }));
