@@ -137,6 +137,14 @@ export async function seedDirectoryUsers(
       [environmentId, directory.directoryId, directory.organizationId, start, end],
     );
   }
+  // The directory's quota counter (routers/src/directories/quota.ts): the users, spread over its 16 shards.
+  await exec(
+    `insert into directory_quota_shards (environment_id, directory_id, kind, shard, count)
+     select $1, $2, 'users', s, ($3::int / 16) + case when s < $3::int % 16 then 1 else 0 end
+     from generate_series(0, 15) as s
+     on conflict (directory_id, kind, shard) do update set count = directory_quota_shards.count + excluded.count`,
+    [environmentId, directory.directoryId, count],
+  );
 }
 
 /** Starts bench/scim-load.ts with a spec; resolves its result line. */

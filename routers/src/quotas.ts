@@ -17,6 +17,8 @@ const WHAT: Record<QuotaName, string> = {
   connectionsPerOrganization: 'an organization may have connections',
   agentRegistrationsPerOrganization: 'an organization may have agent registrations',
   directoriesPerOrganization: 'an organization may have directories',
+  directoryUsersPerDirectory: 'a directory may hold users',
+  directoryGroupsPerDirectory: 'a directory may hold groups',
   membershipsPerUser: 'a user may have organization memberships',
   pendingInvitationsPerOrganization: 'an organization may have pending invitations',
   itContactsPerOrganization: 'an organization may have IT contacts',

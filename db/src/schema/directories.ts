@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, primaryKey, smallint, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { idText, timestamps, ts } from './columns.ts';
 import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
@@ -157,4 +157,28 @@ export const directoryGroupMembers = pgTable(
     primaryKey({ name: 'directory_group_members_pkey', columns: [t.groupId, t.directoryUserId] }),
     index('directory_group_members_user_idx').on(t.directoryUserId, t.groupId),
   ],
+);
+
+/** What a directory's quota shards count: its users or its groups. */
+export const DIRECTORY_QUOTA_KINDS = ['users', 'groups'] as const;
+export type DirectoryQuotaKind = (typeof DIRECTORY_QUOTA_KINDS)[number];
+
+/**
+ * How many users (or groups) a directory holds, as a counter split over a few rows (`shard`), so
+ * that concurrent SCIM creates of one directory seldom wait on one another: a create adds one to
+ * a shard below its share of the quota, a delete takes one from a shard above zero, and the sum
+ * of a directory's shards is the number of its users (groups). See routers/src/directories/quota.ts.
+ */
+export const directoryQuotaShards = pgTable(
+  'directory_quota_shards',
+  {
+    environmentId: environmentIdColumn(),
+    directoryId: idText('directory_id')
+      .notNull()
+      .references(() => directories.id, { onDelete: 'cascade' }),
+    kind: text('kind').$type<DirectoryQuotaKind>().notNull(),
+    shard: smallint('shard').notNull(),
+    count: integer('count').notNull().default(0),
+  },
+  (t) => [primaryKey({ name: 'directory_quota_shards_pkey', columns: [t.directoryId, t.kind, t.shard] })],
 );

@@ -38,6 +38,7 @@ import {
   pageOfDirectories,
   pageOfDirectoryGroups,
   pageOfDirectoryUsers,
+  roleSlugsOfDirectoryUsers,
   updateDirectory,
   verifiedDomainsOfOrganization,
 } from './store.ts';
@@ -298,12 +299,18 @@ export async function deactivateDirectory(scope: Scope, id: string): Promise<Dir
 
 // ---- directory users and groups, as the REST API reads them ----
 
+/** Directory users with their groups, and the roles of those that map to one (as the events carry them). */
 async function withGroups(db: Db, rows: DirectoryUserRow[]): Promise<DirectoryUser[]> {
-  const groups = await groupsOfDirectoryUsers(
-    db,
-    rows.map((row) => row.id),
+  const ids = rows.map((row) => row.id);
+  const groups = await groupsOfDirectoryUsers(db, ids);
+  const roleSlugs = await roleSlugsOfDirectoryUsers(db, ids);
+  return rows.map((row) =>
+    toDirectoryUser(
+      row,
+      groups.get(row.id) ?? [],
+      (roleSlugs.get(row.id) ?? []).map((slug) => ({ slug })),
+    ),
   );
-  return rows.map((row) => toDirectoryUser(row, groups.get(row.id) ?? []));
 }
 
 export async function getDirectoryUser(scope: Scope, id: string): Promise<DirectoryUser> {

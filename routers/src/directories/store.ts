@@ -1,8 +1,10 @@
 import {
   type Db,
+  type DirectoryQuotaKind,
   directories,
   directoryGroupMembers,
   directoryGroups,
+  directoryQuotaShards,
   directoryUsers,
   organizationDomains,
   type PageParams,
@@ -395,6 +397,29 @@ export async function mappedRolesOfUsers(
 }
 
 /**
+ * The slugs of the roles each of these directory users gets from its groups that map to one
+ * (upstream's `DirectoryUser.roles`), each once, ordered by slug; a user in no mapped group is absent.
+ */
+export async function roleSlugsOfDirectoryUsers(db: Db, directoryUserIds: string[]): Promise<Map<string, string[]>> {
+  const byUser = new Map<string, string[]>();
+  if (directoryUserIds.length === 0) return byUser;
+  const rows = await db
+    .selectDistinct({ id: directoryGroupMembers.directoryUserId, slug: roles.slug })
+    .from(directoryGroupMembers)
+    .innerJoin(directoryGroups, eq(directoryGroups.id, directoryGroupMembers.groupId))
+    .innerJoin(roles, eq(roles.id, directoryGroups.roleId))
+    .where(inArray(directoryGroupMembers.directoryUserId, directoryUserIds));
+  for (const row of rows) {
+    const list = byUser.get(row.id) ?? [];
+    list.push(row.slug);
+    byUser.set(row.id, list);
+  }
+  // Ordered as mappedRolesOfUsers orders a membership's roles, so `role` is the membership's too.
+  for (const list of byUser.values()) list.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return byUser;
+}
+
+/**
  * Of these Atrium users, those an active directory user of the organization still provisions
  * (in a directory that is not being deleted): their membership stays when another goes.
  */
@@ -546,4 +571,68 @@ export async function roleSlugsOfDirectoryGroups(db: Db, groupIds: string[]): Pr
     .where(inArray(directoryGroups.id, groupIds));
   for (const row of rows) slugs.set(row.groupId, row.slug);
   return slugs;
+}
+
+// ---- quota shards (quota.ts) ----
+
+/**
+ * Adds one to a shard of the directory's counter when it holds fewer than `cap` (creating it at
+ * one); false when it is full. Only the shard it adds to is locked (until the caller's
+ * transaction ends): a full shard is passed over without a lock, so a create holds at most one
+ * shard and creates cannot deadlock on them.
+ */
+export async function takeQuotaShard(
+  tx: Db,
+  environmentId: string,
+  directoryId: string,
+  kind: DirectoryQuotaKind,
+  shard: number,
+  cap: number,
+): Promise<boolean> {
+  const add = async () => {
+    const rows = await tx
+      .update(directoryQuotaShards)
+      .set({ count: sql`${directoryQuotaShards.count} + 1` })
+      .where(
+        and(
+          eq(directoryQuotaShards.directoryId, directoryId),
+          eq(directoryQuotaShards.kind, kind),
+          eq(directoryQuotaShards.shard, shard),
+          lt(directoryQuotaShards.count, cap),
+        ),
+      )
+      .returning({ count: directoryQuotaShards.count });
+    return rows.length > 0;
+  };
+  if (await add()) return true;
+  const created = await tx
+    .insert(directoryQuotaShards)
+    .values({ environmentId, directoryId, kind, shard, count: 1 })
+    .onConflictDoNothing()
+    .returning({ count: directoryQuotaShards.count });
+  if (created.length > 0) return true;
+  // Absent at the update, created by a concurrent create (committed now: the insert waited for it).
+  return add();
+}
+
+/** Takes one from a shard of the directory's counter that is above zero; false when it is at zero (or absent). */
+export async function releaseQuotaShard(
+  tx: Db,
+  directoryId: string,
+  kind: DirectoryQuotaKind,
+  shard: number,
+): Promise<boolean> {
+  const rows = await tx
+    .update(directoryQuotaShards)
+    .set({ count: sql`${directoryQuotaShards.count} - 1` })
+    .where(
+      and(
+        eq(directoryQuotaShards.directoryId, directoryId),
+        eq(directoryQuotaShards.kind, kind),
+        eq(directoryQuotaShards.shard, shard),
+        sql`${directoryQuotaShards.count} > 0`,
+      ),
+    )
+    .returning({ count: directoryQuotaShards.count });
+  return rows.length > 0;
 }

@@ -5,7 +5,9 @@ import { orNotFound } from '../common/store.ts';
 import { type EventToRecord, recordEvent, recordEvents, withEventsBatched } from '../events/record.ts';
 import { ApiError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
-import { deprovisionUsers, provisionDirectoryUsers, syncDirectoryRoles } from './provisioning.ts';
+import { type DirectoryPersonChange, followDirectoryPerson } from '../users/service.ts';
+import { deprovisionUsers, provisionableEmail, provisionDirectoryUsers, syncDirectoryRoles } from './provisioning.ts';
+import { freeDirectoryPlace, takeDirectoryPlace } from './quota.ts';
 import { toDirectoryEvent, toDirectoryGroup, toDirectoryUser } from './service.ts';
 import {
   addDirectoryGroupMembers,
@@ -25,6 +27,7 @@ import {
   noteDirectorySync,
   provisionedUsersOfGroup,
   removeDirectoryGroupMembers,
+  roleSlugsOfDirectoryUsers,
   updateDirectoryGroup,
   updateDirectoryUser,
   verifiedDomainsOfOrganization,
@@ -62,11 +65,6 @@ function checkVersion(row: { version: number }, expected: ExpectedVersion): void
   if (expected !== undefined && row.version !== expected) throw preconditionFailed();
 }
 
-/** One write's transaction, its events written in one statement at its end (most writes record several). */
-function inTransaction<T>(scope: Scope, fn: (tx: Scope['db']) => Promise<T>): Promise<T> {
-  return scope.db.transaction((tx) => withEventsBatched(tx, () => fn(tx)));
-}
-
 /** `last_sync_at` moves at most once a second: concurrent writes of a bulk sync need not all update the row. */
 const SYNC_RESOLUTION_MS = 1_000;
 
@@ -87,14 +85,61 @@ async function touchDirectory(tx: Scope['db'], scope: Scope, directory: Director
   await noteDirectorySync(tx, scope.env.id, directory.id, now, SYNC_RESOLUTION_MS);
 }
 
-/** A directory being deleted takes no more writes (its token no longer authenticates either). */
-function assertWritable(directory: DirectoryRow): void {
-  if (directory.state === 'deleting') throw notFound('directory', directory.id);
+/**
+ * One SCIM write of the directory: refused (404) once the directory is being deleted (its token no
+ * longer authenticates either), else `fn` in one transaction whose events are written in one
+ * statement at its end (most writes record several), the directory then marked as written to.
+ */
+function directoryWrite<T>(scope: Scope, directory: DirectoryRow, fn: (tx: Scope['db']) => Promise<T>): Promise<T> {
+  if (directory.state === 'deleting') return Promise.reject(notFound('directory', directory.id));
+  return scope.db.transaction((tx) =>
+    withEventsBatched(tx, async () => {
+      const result = await fn(tx);
+      await touchDirectory(tx, scope, directory);
+      return result;
+    }),
+  );
 }
 
-/** A directory user as upstream's `dsync.user.*` events carry it: the `DirectoryUser`, without `groups`. */
-function userEventData(row: DirectoryUserRow): Record<string, unknown> {
-  const { groups: _groups, ...user } = toDirectoryUser(row, []);
+/** How a write finds the row it changes: its finder (locking it) and its name in a 404. */
+interface Target<R> {
+  find: (tx: Scope['db'], directoryId: string, id: string, lock: 'update') => Promise<R | undefined>;
+  what: 'directory_user' | 'directory_group';
+}
+
+const USER: Target<DirectoryUserRow> = { find: findDirectoryUser, what: 'directory_user' };
+const GROUP: Target<DirectoryGroupRow> = { find: findDirectoryGroup, what: 'directory_group' };
+
+/**
+ * A write of one existing user or group (`directoryWrite`): its row locked first (404 when it is
+ * not the directory's; 412 when it changed since the version `If-Match` names), then `fn`.
+ */
+function lockedWrite<R extends { version: number }, T>(
+  scope: Scope,
+  directory: DirectoryRow,
+  target: Target<R>,
+  id: string,
+  expected: ExpectedVersion,
+  fn: (tx: Scope['db'], current: R) => Promise<T>,
+): Promise<T> {
+  return directoryWrite(scope, directory, async (tx) => {
+    const current = orNotFound(await target.find(tx, directory.id, id, 'update'), target.what, id);
+    checkVersion(current, expected);
+    return fn(tx, current);
+  });
+}
+
+/**
+ * A directory user as upstream's `dsync.user.*` events carry it: the `DirectoryUser`, without
+ * `groups`, with `role` (the first by slug) and `roles` when groups of the directory that map to
+ * roles hold it (absent, never null, when none do).
+ */
+function userEventData(row: DirectoryUserRow, roleSlugs: string[] = []): Record<string, unknown> {
+  const { groups: _groups, ...user } = toDirectoryUser(
+    row,
+    [],
+    roleSlugs.map((slug) => ({ slug })),
+  );
   return user;
 }
 
@@ -120,8 +165,8 @@ export async function createDirectoryUser(
   directory: DirectoryRow,
   fields: DirectoryUserFields,
 ): Promise<DirectoryUserRow> {
-  assertWritable(directory);
-  return inTransaction(scope, async (tx) => {
+  return directoryWrite(scope, directory, async (tx) => {
+    await takeDirectoryPlace(tx, scope, directory, 'users');
     const id = newId('directoryUser');
     const linked = fields.active
       ? await provisionDirectoryUsers(
@@ -159,7 +204,6 @@ export async function createDirectoryUser(
       updatedAt: now,
     });
     await recordEvent(tx, scope, 'dsync.user.created', userEventData(row));
-    await touchDirectory(tx, scope, directory);
     return row;
   });
 }
@@ -177,10 +221,7 @@ export async function replaceDirectoryUser(
   fields: DirectoryUserFields,
   expected?: ExpectedVersion,
 ): Promise<DirectoryUserRow> {
-  assertWritable(directory);
-  return inTransaction(scope, async (tx) => {
-    const current = orNotFound(await findDirectoryUser(tx, directory.id, id, 'update'), 'directory_user', id);
-    checkVersion(current, expected);
+  return lockedWrite(scope, directory, USER, id, expected, async (tx, current) => {
     let userId = current.userId;
     if (fields.active) {
       const linked = await provisionDirectoryUsers(
@@ -208,16 +249,43 @@ export async function replaceDirectoryUser(
       'directory_user',
       id,
     );
+    if (current.userId && userId === current.userId) {
+      await followIdentityProvider(tx, scope, current, current.userId, fields);
+    }
     if (!fields.active && current.userId) {
       await deprovisionUsers(tx, scope, directory.organizationId, [current.userId]);
     }
     const previous = previousAttributes(current.attributes, row.attributes);
     if (Object.keys(previous).length > 0 || current.state !== row.state) {
-      await recordEvent(tx, scope, 'dsync.user.updated', { ...userEventData(row), previous_attributes: previous });
+      const roleSlugs = await roleSlugsOfDirectoryUsers(tx, [id]);
+      await recordEvent(tx, scope, 'dsync.user.updated', {
+        ...userEventData(row, roleSlugs.get(id)),
+        previous_attributes: previous,
+      });
     }
-    await touchDirectory(tx, scope, directory);
     return row;
   });
+}
+
+/**
+ * The Atrium user a directory user provisioned follows what the identity provider changed of its
+ * names and e-mail (not what it left as it was: a name an administrator edited in Atrium stays
+ * until the identity provider changes it). An e-mail that is not one a user may have is not taken.
+ */
+async function followIdentityProvider(
+  tx: Scope['db'],
+  scope: Scope,
+  current: DirectoryUserRow,
+  userId: string,
+  fields: DirectoryUserFields,
+): Promise<void> {
+  const change: DirectoryPersonChange = {};
+  if (fields.firstName !== current.firstName) change.firstName = fields.firstName;
+  if (fields.lastName !== current.lastName) change.lastName = fields.lastName;
+  const email = provisionableEmail(fields.email);
+  if (email !== null && fields.email !== current.email) change.email = email;
+  if (Object.keys(change).length === 0) return;
+  await followDirectoryPerson(tx, scope, userId, change, { directoryUserId: current.id });
 }
 
 /**
@@ -231,14 +299,12 @@ export async function deleteDirectoryUser(
   id: string,
   expected?: ExpectedVersion,
 ): Promise<void> {
-  assertWritable(directory);
-  await inTransaction(scope, async (tx) => {
-    const current = orNotFound(await findDirectoryUser(tx, directory.id, id, 'update'), 'directory_user', id);
-    checkVersion(current, expected);
+  await lockedWrite(scope, directory, USER, id, expected, async (tx, current) => {
+    const roleSlugs = await roleSlugsOfDirectoryUsers(tx, [id]);
     await deleteDirectoryUserRow(tx, directory.id, id);
+    await freeDirectoryPlace(tx, directory, 'users');
     if (current.userId) await deprovisionUsers(tx, scope, directory.organizationId, [current.userId]);
-    await recordEvent(tx, scope, 'dsync.user.deleted', userEventData(current));
-    await touchDirectory(tx, scope, directory);
+    await recordEvent(tx, scope, 'dsync.user.deleted', userEventData(current, roleSlugs.get(id)));
   });
 }
 
@@ -311,15 +377,17 @@ async function membersChanged(
   if (change.added.length === 0 && change.removed.length === 0) return;
   const groupData = toDirectoryGroup(group);
   const addedRows = await directoryUsersWithIds(tx, directory.id, change.added);
+  // Their roles as the change leaves them (a user removed from a mapped group loses its role).
+  const roleSlugs = await roleSlugsOfDirectoryUsers(tx, [...change.added, ...change.removed]);
   const events: EventToRecord[] = [
     ...addedRows.map((row) => ({
       event: 'dsync.group.user_added',
-      data: { directory_id: directory.id, user: userEventData(row), group: groupData },
+      data: { directory_id: directory.id, user: userEventData(row, roleSlugs.get(row.id)), group: groupData },
       organizationId: directory.organizationId,
     })),
     ...removedRows.map((row) => ({
       event: 'dsync.group.user_removed',
-      data: { directory_id: directory.id, user: userEventData(row), group: groupData },
+      data: { directory_id: directory.id, user: userEventData(row, roleSlugs.get(row.id)), group: groupData },
       organizationId: directory.organizationId,
     })),
   ];
@@ -336,8 +404,8 @@ export async function createDirectoryGroup(
   fields: DirectoryGroupFields,
   memberIds: string[],
 ): Promise<DirectoryGroupRow> {
-  assertWritable(directory);
-  return inTransaction(scope, async (tx) => {
+  return directoryWrite(scope, directory, async (tx) => {
+    await takeDirectoryPlace(tx, scope, directory, 'groups');
     const now = scope.now();
     const group = await insertDirectoryGroup(tx, {
       id: newId('directoryGroup'),
@@ -353,7 +421,6 @@ export async function createDirectoryGroup(
     const change = await applyMembers(tx, scope, directory, group, { replace: memberIds });
     await recordEvent(tx, scope, 'dsync.group.created', toDirectoryGroup(group));
     await membersChanged(tx, scope, directory, group, change, []);
-    await touchDirectory(tx, scope, directory);
     return group;
   });
 }
@@ -372,10 +439,7 @@ export async function writeDirectoryGroup(
   members: MemberChange | undefined,
   expected?: ExpectedVersion,
 ): Promise<DirectoryGroupRow> {
-  assertWritable(directory);
-  return inTransaction(scope, async (tx) => {
-    const current = orNotFound(await findDirectoryGroup(tx, directory.id, id, 'update'), 'directory_group', id);
-    checkVersion(current, expected);
+  return lockedWrite(scope, directory, GROUP, id, expected, async (tx, current) => {
     const removing = members ? await membersLeaving(tx, directory, current, members) : [];
     const change = members ? await applyMembers(tx, scope, directory, current, members) : { added: [], removed: [] };
     const row = orNotFound(
@@ -395,7 +459,6 @@ export async function writeDirectoryGroup(
     const removedIds = new Set(change.removed);
     const removedRows = removing.filter((user) => removedIds.has(user.id));
     await membersChanged(tx, scope, directory, row, change, removedRows);
-    await touchDirectory(tx, scope, directory);
     return row;
   });
 }
@@ -429,14 +492,11 @@ export async function deleteDirectoryGroup(
   id: string,
   expected?: ExpectedVersion,
 ): Promise<void> {
-  assertWritable(directory);
-  await inTransaction(scope, async (tx) => {
-    const current = orNotFound(await findDirectoryGroup(tx, directory.id, id, 'update'), 'directory_group', id);
-    checkVersion(current, expected);
+  await lockedWrite(scope, directory, GROUP, id, expected, async (tx, current) => {
     const users = current.roleId === null ? [] : await provisionedUsersOfGroup(tx, current.id);
     await deleteDirectoryGroupRow(tx, directory.id, id);
+    await freeDirectoryPlace(tx, directory, 'groups');
     await syncDirectoryRoles(tx, scope, directory.organizationId, users, true);
     await recordEvent(tx, scope, 'dsync.group.deleted', toDirectoryGroup(current));
-    await touchDirectory(tx, scope, directory);
   });
 }

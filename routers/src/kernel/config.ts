@@ -51,6 +51,10 @@ export interface Quotas {
   agentRegistrationsPerOrganization: number;
   /** Directories of one organization (issue #36): its IT admin creates them from the admin portal. */
   directoriesPerOrganization: number;
+  /** Users of one directory (issue #36): its identity provider creates them over SCIM. */
+  directoryUsersPerDirectory: number;
+  /** Groups of one directory: likewise. */
+  directoryGroupsPerDirectory: number;
   /** Organization memberships of one user: deleted with the user in one transaction. */
   membershipsPerUser: number;
   /** Pending invitations into one organization: each is an e-mail sent on the tenant's behalf. */
@@ -87,6 +91,8 @@ export const DEFAULT_QUOTAS: Quotas = {
   connectionsPerOrganization: 50,
   agentRegistrationsPerOrganization: 10_000,
   directoriesPerOrganization: 10,
+  directoryUsersPerDirectory: 100_000,
+  directoryGroupsPerDirectory: 10_000,
   membershipsPerUser: 1_000,
   pendingInvitationsPerOrganization: 1_000,
   itContactsPerOrganization: 100,

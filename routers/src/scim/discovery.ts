@@ -22,7 +22,7 @@ export function serviceProviderConfig(base: string): Record<string, unknown> {
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
     filter: { supported: true, maxResults: MAX_RESULTS },
     changePassword: { supported: false },
-    sort: { supported: false },
+    sort: { supported: true },
     etag: { supported: true },
     authenticationSchemes: [
       {
@@ -123,10 +123,17 @@ const USER_ATTRIBUTES: Attribute[] = [
     ],
     { multiValued: true },
   ),
-  complex('groups', [attr('value', { mutability: 'readOnly' }), attr('display', { mutability: 'readOnly' })], {
-    multiValued: true,
-    mutability: 'readOnly',
-  }),
+  // Read-only (RFC 7643 section 4.1.2): the groups of the directory the user is a member of, as
+  // the groups' `members` say it; ignored in a POST, PUT or PATCH.
+  complex(
+    'groups',
+    [
+      attr('value', { mutability: 'readOnly' }),
+      attr('$ref', { type: 'reference', referenceTypes: ['Group'], mutability: 'readOnly' }),
+      attr('display', { mutability: 'readOnly' }),
+    ],
+    { multiValued: true, mutability: 'readOnly' },
+  ),
   multiValued('entitlements'),
   multiValued('roles'),
 ];

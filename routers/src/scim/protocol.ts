@@ -45,12 +45,20 @@ export function scimTypeOf(error: ApiError): ScimType | undefined {
   if (typeof own === 'string') return own as ScimType;
   if (error.status === 409) return 'uniqueness';
   if (error.apiCode === 'invalid_json') return 'invalidSyntax';
+  if (error.apiCode === 'quota_exceeded') return undefined;
   if (error.status === 422) return 'invalidValue';
   return undefined;
 }
 
-/** The status SCIM answers for a refusal (a validation failure is 400 in SCIM, 422 in the JSON API). */
+/**
+ * The status SCIM answers for a refusal (a validation failure is 400 in SCIM, 422 in the JSON API).
+ * A directory over its quota of users or groups (`quota_exceeded`) is 403 without a `scimType`:
+ * RFC 7644 section 3.12 keeps 409 for a conflict with an existing resource (`uniqueness`), and
+ * Entra ID and Okta read a 409 on a create as "the user exists" and go on to match or update it,
+ * while a 403 ("operation not permitted") is logged as a failed create, retried by the next cycle.
+ */
 export function scimStatusOf(error: ApiError): number {
+  if (error.apiCode === 'quota_exceeded') return 403;
   return error.status === 422 ? 400 : error.status;
 }
 

@@ -2,7 +2,14 @@
 // through the directories resource's protocol-free writes (directories/sync.ts), which provision
 // and record events. Every function works in a DirectoryScope: the token's directory only.
 import { scimBaseUrl } from '../directories/service.ts';
-import { type DirectoryRow, findDirectoryGroup, findDirectoryUser, loadDirectory } from '../directories/store.ts';
+import {
+  type DirectoryGroupRow,
+  type DirectoryRow,
+  type DirectoryUserRow,
+  findDirectoryGroup,
+  findDirectoryUser,
+  loadDirectory,
+} from '../directories/store.ts';
 import {
   createDirectoryGroup,
   createDirectoryUser,
@@ -19,7 +26,7 @@ import { groupFieldsOf, patchGroup, type ScimMember, toScimGroup } from './group
 import { operationsOf, patchUser } from './patch.ts';
 import { attributeList, excludes, project } from './projection.ts';
 import { etagOf, expectedVersionOf, invalidValue, isRecord, LIST_SCHEMA, scimError } from './protocol.ts';
-import { membersOfGroups, pageOfScimGroups, pageOfScimUsers } from './store.ts';
+import { groupsOfUsers, membersOfGroups, pageOfScimGroups, pageOfScimUsers, type ScimSort, SORTABLE } from './store.ts';
 import { refuseOtherId, toScimUser, userFieldsOf } from './users.ts';
 
 /** One SCIM call as the codec decodes it: the path's directory and id, the query, the body, the preconditions. */
@@ -63,6 +70,7 @@ interface ListParams {
   filter: Condition | undefined;
   attributes: string[][] | undefined;
   excluded: string[][] | undefined;
+  sort: ScimSort | undefined;
 }
 
 function integerParam(query: Record<string, string>, name: string): number | undefined {
@@ -85,9 +93,7 @@ function listParams(call: ScimCall, resource: 'User' | 'Group'): ListParams {
   const startIndex = Math.max(1, integerParam(query, 'startindex') ?? 1);
   const count = Math.min(MAX_RESULTS, Math.max(0, integerParam(query, 'count') ?? DEFAULT_COUNT));
   const text = query.filter;
-  if (query.sortby !== undefined && query.sortby !== '') {
-    throw scimError(400, 'invalidValue', 'Sorting is not supported (ServiceProviderConfig sort.supported is false).');
-  }
+
   return {
     offset: startIndex - 1,
     count,
@@ -95,7 +101,27 @@ function listParams(call: ScimCall, resource: 'User' | 'Group'): ListParams {
     filter: text === undefined || text.trim() === '' ? undefined : compileFilter(text, resource),
     attributes: attributeList(query.attributes),
     excluded: attributeList(query.excludedattributes),
+    sort: sortOf(query, resource),
   };
+}
+
+/**
+ * `sortBy` (one of `SORTABLE`'s attributes, any case; another is 400 `invalidValue`) and
+ * `sortOrder` (`ascending`, the default, or `descending`; any case). Without `sortBy`, creation order.
+ */
+function sortOf(query: Record<string, string>, resource: 'User' | 'Group'): ScimSort | undefined {
+  const by = query.sortby?.trim() ?? '';
+  const order = query.sortorder?.trim().toLowerCase() ?? '';
+  if (order !== '' && order !== 'ascending' && order !== 'descending') {
+    throw invalidValue("'sortOrder' must be 'ascending' or 'descending'.");
+  }
+  if (by === '') return undefined;
+  const attribute = SORTABLE[resource][by.toLowerCase()];
+  if (!attribute) {
+    const names = Object.values(SORTABLE[resource]).join(', ');
+    throw invalidValue(`A ${resource} list sorts by ${names} only.`);
+  }
+  return { by: attribute, descending: order === 'descending' };
 }
 
 function listResponse(total: number, startIndex: number, resources: Record<string, unknown>[]) {
@@ -108,45 +134,117 @@ function listResponse(total: number, startIndex: number, resources: Record<strin
   };
 }
 
-// ---- users ----
+/** Which attributes a response returns (`attributes`, `excludedAttributes`). */
+interface Projection {
+  attributes: string[][] | undefined;
+  excluded: string[][] | undefined;
+}
 
-const userLocation = (scope: DirectoryScope, id: string) => `${baseOf(scope)}/Users/${id}`;
+const ALL: Projection = { attributes: undefined, excluded: undefined };
 
-export async function listUsers(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
-  const params = listParams(call, 'User');
-  const page = await pageOfScimUsers(
+function projectionOf(call: ScimCall): Projection {
+  const query = caseless(call.query);
+  return { attributes: attributeList(query.attributes), excluded: attributeList(query.excludedattributes) };
+}
+
+/** Turns rows into their resources as the projection returns them (reading what it does not leave out). */
+type ToResources<Row> = (
+  scope: DirectoryScope,
+  rows: Row[],
+  projection: Projection,
+) => Promise<Record<string, unknown>[]>;
+
+/** A page of one resource type (users or groups) as a ListResponse. */
+async function listOf<Row>(
+  scope: DirectoryScope,
+  call: ScimCall,
+  resource: 'User' | 'Group',
+  page: typeof pageOfScimUsers | typeof pageOfScimGroups,
+  toResources: ToResources<Row>,
+): Promise<ScimResult> {
+  const params = listParams(call, resource);
+  const found = await page(
     scope.db,
     scope.env.id,
     scope.directory.directoryId,
     params.filter,
     params.offset,
     params.count,
+    params.sort,
   );
-  const resources = page.rows.map((row) =>
-    project(toScimUser(row, userLocation(scope, row.id)), params.attributes, params.excluded),
-  );
-  return { resource: listResponse(page.total, params.startIndex, resources) };
+  const resources = await toResources(scope, found.rows as Row[], params);
+  return { resource: listResponse(found.total, params.startIndex, resources) };
 }
 
-function projectionOf(call: ScimCall) {
-  const query = caseless(call.query);
-  return { attributes: attributeList(query.attributes), excluded: attributeList(query.excludedattributes) };
+/** One resource with its ETag. */
+async function oneOf<Row extends { version: number }>(
+  scope: DirectoryScope,
+  row: Row,
+  projection: Projection,
+  toResources: ToResources<Row>,
+): Promise<ScimResult> {
+  const [resource] = await toResources(scope, [row], projection);
+  return { resource, etag: etagOf(row.version) };
+}
+
+// ---- users ----
+
+const userLocation = (scope: DirectoryScope, id: string) => `${baseOf(scope)}/Users/${id}`;
+const groupLocation = (scope: DirectoryScope, id: string) => `${baseOf(scope)}/Groups/${id}`;
+
+/**
+ * Resources of rows, with one attribute read apart for all of them at once (a User's `groups`, a
+ * Group's `members`), unless the projection leaves it out (then it is not read).
+ */
+function resourcesWith<Row extends { id: string }, Related>(
+  attribute: string,
+  read: (db: DirectoryScope['db'], ids: string[]) => Promise<Map<string, Related[]>>,
+  toResource: (scope: DirectoryScope, row: Row, related: Related[] | undefined) => Record<string, unknown>,
+): ToResources<Row> {
+  return async (scope, rows, projection) => {
+    const related = excludes(attribute, projection.attributes, projection.excluded)
+      ? undefined
+      : await read(
+          scope.db,
+          rows.map((row) => row.id),
+        );
+    return rows.map((row) =>
+      project(
+        toResource(scope, row, related && (related.get(row.id) ?? [])),
+        projection.attributes,
+        projection.excluded,
+      ),
+    );
+  };
+}
+
+/** User resources, with their read-only `groups`. */
+const userResources = resourcesWith<DirectoryUserRow, { id: string; displayName: string }>(
+  'groups',
+  groupsOfUsers,
+  (scope, row, groups) =>
+    toScimUser(
+      row,
+      userLocation(scope, row.id),
+      groups?.map((g) => ({ value: g.id, $ref: groupLocation(scope, g.id), display: g.displayName })),
+    ),
+);
+
+export function listUsers(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
+  return listOf(scope, call, 'User', pageOfScimUsers, userResources);
 }
 
 export async function getUser(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   const id = call.id as string;
   const row = await findDirectoryUser(scope.db, scope.directory.directoryId, id);
   if (!row) throw notFound('User', id);
-  const { attributes, excluded } = projectionOf(call);
-  return {
-    resource: project(toScimUser(row, userLocation(scope, id)), attributes, excluded),
-    etag: etagOf(row.version),
-  };
+  return oneOf(scope, row, projectionOf(call), userResources);
 }
 
 export async function createUser(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   const fields = userFieldsOf(bodyOf(call));
   const row = await createDirectoryUser(scope, await directoryOf(scope), fields);
+  // A user just created belongs to no group: nothing to read.
   return { resource: toScimUser(row, userLocation(scope, row.id)), etag: etagOf(row.version) };
 }
 
@@ -161,106 +259,101 @@ export async function replaceUser(scope: DirectoryScope, call: ScimCall): Promis
     id,
     fields,
     expectedVersionOf(call.ifMatch),
-  ).catch(userNotFound(id));
-  return { resource: toScimUser(row, userLocation(scope, id)), etag: etagOf(row.version) };
+  ).catch(resourceNotFound('User', id));
+  return oneOf(scope, row, ALL, userResources);
 }
 
 /** The directories resource's 404 as SCIM's (its detail names the SCIM resource type). */
-const userNotFound = (id: string) => (error: unknown) => {
-  if (error instanceof ApiError && error.status === 404) throw notFound('User', id);
-  throw error;
-};
-const groupNotFound = (id: string) => (error: unknown) => {
-  if (error instanceof ApiError && error.status === 404) throw notFound('Group', id);
+const resourceNotFound = (what: 'User' | 'Group', id: string) => (error: unknown) => {
+  if (error instanceof ApiError && error.status === 404) throw notFound(what, id);
   throw error;
 };
 
 /**
- * A User PATCH: read, apply, write, under the user's row lock (the write, sync.ts's own
- * transaction, runs inside this one as a savepoint), so concurrent PATCHes of one user serialise
- * and none is lost. `If-Match` is checked against the locked row.
+ * A PATCH: read, apply, write, under the resource's row lock (the write, sync.ts's own
+ * transaction, runs inside this one as a savepoint), so concurrent PATCHes of one resource
+ * serialise and none is lost. `If-Match` is checked against the locked row.
  */
-export async function patchUserResource(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
+async function patched<Row extends { version: number }>(
+  scope: DirectoryScope,
+  call: ScimCall,
+  what: 'User' | 'Group',
+  find: (tx: DirectoryScope['db'], directoryId: string, id: string) => Promise<Row | undefined>,
+  write: (scope: DirectoryScope, directory: DirectoryRow, current: Row, operations: ScimOperations) => Promise<Row>,
+): Promise<Row> {
   const id = call.id as string;
   const operations = operationsOf(bodyOf(call));
   const expected = expectedVersionOf(call.ifMatch);
   const directory = await directoryOf(scope);
-  const row = await scope.db.transaction(async (tx) => {
-    const current = await findDirectoryUser(tx, directory.id, id, 'update');
-    if (!current) throw notFound('User', id);
+  return scope.db.transaction(async (tx) => {
+    const current = await find(tx, directory.id, id);
+    if (!current) throw notFound(what, id);
     if (expected !== undefined && current.version !== expected) throw preconditionFailed();
-    const resource: Record<string, unknown> = {
-      ...current.attributes,
-      userName: current.userName,
-      active: current.state === 'active',
-    };
-    if (current.externalId !== null) resource.externalId = current.externalId;
-    const fields = userFieldsOf(patchUser(resource, operations));
-    return replaceDirectoryUser({ ...scope, db: tx }, directory, id, fields, current.version);
+    return write({ ...scope, db: tx }, directory, current, operations);
   });
-  return { resource: toScimUser(row, userLocation(scope, id)), etag: etagOf(row.version) };
+}
+
+type ScimOperations = ReturnType<typeof operationsOf>;
+
+export async function patchUserResource(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
+  const row = await patched(
+    scope,
+    call,
+    'User',
+    (tx, directoryId, id) => findDirectoryUser(tx, directoryId, id, 'update'),
+    (inTx, directory, current, operations) => {
+      const resource: Record<string, unknown> = {
+        ...current.attributes,
+        userName: current.userName,
+        active: current.state === 'active',
+      };
+      if (current.externalId !== null) resource.externalId = current.externalId;
+      const fields = userFieldsOf(patchUser(resource, operations));
+      return replaceDirectoryUser(inTx, directory, current.id, fields, current.version);
+    },
+  );
+  return oneOf(scope, row, ALL, userResources);
 }
 
 export async function deleteUser(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   const id = call.id as string;
   await deleteDirectoryUser(scope, await directoryOf(scope), id, expectedVersionOf(call.ifMatch)).catch(
-    userNotFound(id),
+    resourceNotFound('User', id),
   );
   return { resource: undefined };
 }
 
 // ---- groups ----
 
-const groupLocation = (scope: DirectoryScope, id: string) => `${baseOf(scope)}/Groups/${id}`;
+/** Group resources, with their `members`. */
+const groupResources = resourcesWith<DirectoryGroupRow, { id: string; userName: string }>(
+  'members',
+  membersOfGroups,
+  (scope, row, members) => toScimGroup(row, groupLocation(scope, row.id), members && scimMembers(scope, members)),
+);
 
 function scimMembers(scope: DirectoryScope, members: Array<{ id: string; userName: string }>): ScimMember[] {
   return members.map((m) => ({ value: m.id, display: m.userName, $ref: userLocation(scope, m.id) }));
 }
 
-export async function listGroups(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
-  const params = listParams(call, 'Group');
-  const page = await pageOfScimGroups(
-    scope.db,
-    scope.env.id,
-    scope.directory.directoryId,
-    params.filter,
-    params.offset,
-    params.count,
-  );
-  const withMembers = !excludes('members', params.attributes, params.excluded);
-  const members = withMembers
-    ? await membersOfGroups(
-        scope.db,
-        page.rows.map((row) => row.id),
-      )
-    : undefined;
-  const resources = page.rows.map((row) =>
-    project(
-      toScimGroup(row, groupLocation(scope, row.id), members && scimMembers(scope, members.get(row.id) ?? [])),
-      params.attributes,
-      params.excluded,
-    ),
-  );
-  return { resource: listResponse(page.total, params.startIndex, resources) };
+export function listGroups(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
+  return listOf(scope, call, 'Group', pageOfScimGroups, groupResources);
 }
 
-async function groupResource(scope: DirectoryScope, call: ScimCall, id: string): Promise<ScimResult> {
+async function groupResource(scope: DirectoryScope, projection: Projection, id: string): Promise<ScimResult> {
   const row = await findDirectoryGroup(scope.db, scope.directory.directoryId, id);
   if (!row) throw notFound('Group', id);
-  const { attributes, excluded } = projectionOf(call);
-  const members = excludes('members', attributes, excluded) ? undefined : await membersOfGroups(scope.db, [id]);
-  const resource = toScimGroup(row, groupLocation(scope, id), members && scimMembers(scope, members.get(id) ?? []));
-  return { resource: project(resource, attributes, excluded), etag: etagOf(row.version) };
+  return oneOf(scope, row, projection, groupResources);
 }
 
 export function getGroup(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
-  return groupResource(scope, call, call.id as string);
+  return groupResource(scope, projectionOf(call), call.id as string);
 }
 
 export async function createGroup(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   const { fields, members } = groupFieldsOf(bodyOf(call));
   const row = await createDirectoryGroup(scope, await directoryOf(scope), fields, members);
-  return groupResource(scope, { directoryId: call.directoryId }, row.id);
+  return groupResource(scope, ALL, row.id);
 }
 
 export async function replaceGroup(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
@@ -271,34 +364,33 @@ export async function replaceGroup(scope: DirectoryScope, call: ScimCall): Promi
   // Okta's PUT carries the whole member list: it replaces the members. Without `members`, they stay.
   const change = body.members === undefined ? undefined : { replace: members };
   await writeDirectoryGroup(scope, await directoryOf(scope), id, fields, change, expectedVersionOf(call.ifMatch)).catch(
-    groupNotFound(id),
+    resourceNotFound('Group', id),
   );
-  return groupResource(scope, { directoryId: call.directoryId }, id);
+  return groupResource(scope, ALL, id);
 }
 
 /**
- * A Group PATCH answers 204 (RFC 7644 §3.5.2 allows it): a group of 10,000 members is not sent
- * back each time. Read, apply and write under the group's row lock, as a User PATCH.
+ * A Group PATCH answers 204 (RFC 7644 section 3.5.2 allows it): a group of 10,000 members is not
+ * sent back each time.
  */
 export async function patchGroupResource(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
-  const id = call.id as string;
-  const operations = operationsOf(bodyOf(call));
-  const expected = expectedVersionOf(call.ifMatch);
-  const directory = await directoryOf(scope);
-  const row = await scope.db.transaction(async (tx) => {
-    const current = await findDirectoryGroup(tx, directory.id, id, 'update');
-    if (!current) throw notFound('Group', id);
-    if (expected !== undefined && current.version !== expected) throw preconditionFailed();
-    const { fields, members } = patchGroup(current, operations);
-    return writeDirectoryGroup({ ...scope, db: tx }, directory, id, fields, members, current.version);
-  });
+  const row = await patched(
+    scope,
+    call,
+    'Group',
+    (tx, directoryId, id) => findDirectoryGroup(tx, directoryId, id, 'update'),
+    (inTx, directory, current, operations) => {
+      const { fields, members } = patchGroup(current, operations);
+      return writeDirectoryGroup(inTx, directory, current.id, fields, members, current.version);
+    },
+  );
   return { resource: undefined, etag: etagOf(row.version) };
 }
 
 export async function deleteGroup(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   const id = call.id as string;
   await deleteDirectoryGroup(scope, await directoryOf(scope), id, expectedVersionOf(call.ifMatch)).catch(
-    groupNotFound(id),
+    resourceNotFound('Group', id),
   );
   return { resource: undefined };
 }

@@ -2,7 +2,7 @@
 // stay cheap deep in a directory: the page's ids are found first on the (environment_id,
 // directory_id, id) index, then only those rows are read.
 import { type Db, directoryGroupMembers, directoryGroups, directoryUsers } from '@atrium/db';
-import { and, asc, count, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { DirectoryGroupRow, DirectoryUserRow } from '../directories/store.ts';
 import type { CompareOp, Condition, ElementTest } from './filter.ts';
@@ -147,6 +147,7 @@ export async function pageOfScimUsers(
   filter: Condition | undefined,
   offset: number,
   limit: number,
+  sort?: ScimSort,
 ): Promise<OffsetPage<DirectoryUserRow>> {
   const u = directoryUsers;
   const where = and(
@@ -154,7 +155,7 @@ export async function pageOfScimUsers(
     eq(u.directoryId, directoryId),
     filter && userCondition(filter),
   );
-  return offsetPage(db, u, where, offset, limit) as Promise<OffsetPage<DirectoryUserRow>>;
+  return offsetPage(db, u, where, offset, limit, sort && userSortKey(sort)) as Promise<OffsetPage<DirectoryUserRow>>;
 }
 
 /** One SCIM page of a directory's groups, as `pageOfScimUsers`. */
@@ -165,6 +166,7 @@ export async function pageOfScimGroups(
   filter: Condition | undefined,
   offset: number,
   limit: number,
+  sort?: ScimSort,
 ): Promise<OffsetPage<DirectoryGroupRow>> {
   const g = directoryGroups;
   const where = and(
@@ -172,7 +174,7 @@ export async function pageOfScimGroups(
     eq(g.directoryId, directoryId),
     filter && groupCondition(filter),
   );
-  return offsetPage(db, g, where, offset, limit) as Promise<OffsetPage<DirectoryGroupRow>>;
+  return offsetPage(db, g, where, offset, limit, sort && groupSortKey(sort)) as Promise<OffsetPage<DirectoryGroupRow>>;
 }
 
 /**
@@ -185,14 +187,57 @@ async function offsetPage(
   where: SQL | undefined,
   offset: number,
   limit: number,
+  sort?: { key: SQL; descending: boolean } | undefined,
 ): Promise<OffsetPage<DirectoryUserRow | DirectoryGroupRow>> {
   const t = table as typeof directoryUsers;
   const [counted] = await db.select({ total: count() }).from(t).where(where);
   const total = counted?.total ?? 0;
   if (limit === 0 || offset >= total) return { total, rows: [] };
-  const ids = db.select({ id: t.id }).from(t).where(where).orderBy(asc(t.id)).offset(offset).limit(limit);
-  const rows = await db.select().from(t).where(inArray(t.id, ids)).orderBy(asc(t.id));
+  // Sorted: by the key (PostgreSQL's default: nulls last ascending, first descending), ties by id.
+  const order = sort ? (sort.descending ? [desc(sort.key), desc(t.id)] : [asc(sort.key), asc(t.id)]) : [asc(t.id)];
+  const ids = db
+    .select({ id: t.id })
+    .from(t)
+    .where(where)
+    .orderBy(...order)
+    .offset(offset)
+    .limit(limit);
+  const rows = await db
+    .select()
+    .from(t)
+    .where(inArray(t.id, ids))
+    .orderBy(...order);
   return { total, rows };
+}
+
+/** A list's `sortBy` and `sortOrder` (RFC 7644 section 3.4.2.3), of the attributes sorting supports. */
+export interface ScimSort {
+  by: 'userName' | 'displayName' | 'meta.created';
+  descending: boolean;
+}
+
+/** The attributes sorting supports, as their names are compared (any case). */
+export const SORTABLE: Record<'User' | 'Group', Record<string, ScimSort['by']>> = {
+  User: { username: 'userName', displayname: 'displayName', 'meta.created': 'meta.created' },
+  Group: { displayname: 'displayName', 'meta.created': 'meta.created' },
+};
+
+/** Case-insensitive strings (their caseExact is false) compare lower-cased. */
+function userSortKey(sort: ScimSort): { key: SQL; descending: boolean } {
+  const u = directoryUsers;
+  const key =
+    sort.by === 'userName'
+      ? sql`lower(${u.userName})`
+      : sort.by === 'displayName'
+        ? sql`lower(${u.attributes} ->> 'displayName')`
+        : sql`${u.createdAt}`;
+  return { key, descending: sort.descending };
+}
+
+function groupSortKey(sort: ScimSort): { key: SQL; descending: boolean } {
+  const g = directoryGroups;
+  const key = sort.by === 'meta.created' ? sql`${g.createdAt}` : sql`lower(${g.displayName})`;
+  return { key, descending: sort.descending };
 }
 
 /** The members of these groups (id and userName), by group, in id order. */
@@ -211,4 +256,29 @@ export async function membersOfGroups(
     .orderBy(asc(directoryGroupMembers.groupId), asc(directoryUsers.id));
   for (const row of rows) byGroup.get(row.groupId)?.push({ id: row.id, userName: row.userName });
   return byGroup;
+}
+
+/** The groups of these users (id and displayName), by user, in group id order (a User's read-only `groups`). */
+export async function groupsOfUsers(
+  db: Db,
+  userIds: string[],
+): Promise<Map<string, Array<{ id: string; displayName: string }>>> {
+  const byUser = new Map<string, Array<{ id: string; displayName: string }>>();
+  if (userIds.length === 0) return byUser;
+  const rows = await db
+    .select({
+      userId: directoryGroupMembers.directoryUserId,
+      id: directoryGroups.id,
+      displayName: directoryGroups.displayName,
+    })
+    .from(directoryGroupMembers)
+    .innerJoin(directoryGroups, eq(directoryGroups.id, directoryGroupMembers.groupId))
+    .where(inArray(directoryGroupMembers.directoryUserId, userIds))
+    .orderBy(asc(directoryGroupMembers.directoryUserId), asc(directoryGroups.id));
+  for (const row of rows) {
+    const list = byUser.get(row.userId) ?? [];
+    list.push({ id: row.id, displayName: row.displayName });
+    byUser.set(row.userId, list);
+  }
+  return byUser;
 }

@@ -13,9 +13,10 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /**
  * Never stored from what the client sent: the attributes the service owns, `password` (RFC 7643
  * §4.1.1: writeOnly, never returned; Okta sends it when password sync is on, and Atrium signs
- * directory users in through their identity provider), and `__proto__`, which names no attribute.
+ * directory users in through their identity provider), `groups` (readOnly, RFC 7643 section
+ * 4.1.2: the groups' own members say it), and `__proto__`, which names no attribute.
  */
-const SERVER_OWNED = ['id', 'meta', 'password', '__proto__'];
+const SERVER_OWNED = ['id', 'meta', 'password', 'groups', '__proto__'];
 
 function optionalString(value: unknown, name: string): string | null {
   if (value === undefined || value === null) return null;
@@ -136,9 +137,24 @@ export function refuseOtherId(resource: Record<string, unknown>, id: string): vo
   if (resource.id !== undefined && resource.id !== id) throw mutability("'id' cannot be changed.");
 }
 
-/** The User resource of a directory user: what was stored, with the attributes the server owns. */
-export function toScimUser(row: DirectoryUserRow, location: string): Record<string, unknown> {
-  const { id: _id, meta: _meta, ...attributes } = row.attributes;
+/** One of a User's read-only `groups` (RFC 7643 section 4.1.2). */
+export interface ScimUserGroup {
+  value: string;
+  $ref: string;
+  display: string;
+}
+
+/**
+ * The User resource of a directory user: what was stored, with the attributes the server owns;
+ * `groups` when they were read and it has some (a multi-valued attribute without values is
+ * unassigned, so absent).
+ */
+export function toScimUser(
+  row: DirectoryUserRow,
+  location: string,
+  groups?: ScimUserGroup[] | undefined,
+): Record<string, unknown> {
+  const { id: _id, meta: _meta, groups: _groups, ...attributes } = row.attributes;
   const user: Record<string, unknown> = {
     ...attributes,
     schemas: Array.isArray(attributes.schemas) ? attributes.schemas : [USER_SCHEMA],
@@ -156,5 +172,6 @@ export function toScimUser(row: DirectoryUserRow, location: string): Record<stri
   };
   // Absent, not null, when unset (deleted, not spread: tests/src/patches/v8-promotion.test.ts).
   if (row.externalId === null) delete user.externalId;
+  if (groups && groups.length > 0) user.groups = groups;
   return user;
 }

@@ -2,7 +2,7 @@ import { type Db, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, pageParams } from '../common/schemas.ts';
 import { recordEvent, recordEvents } from '../events/record.ts';
-import { type FieldError, invalid } from '../kernel/errors.ts';
+import { ApiError, type FieldError, fromDatabaseError, invalid } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { hashPassword, importedHashProblem } from '../lib/password.ts';
 import { toMembershipEvent } from '../organization-memberships/service.ts';
@@ -233,4 +233,65 @@ export async function provisionUsers(
     inserted.map((user) => ({ event: 'user.created', data: toUser(user) })),
   );
   return found;
+}
+
+/** What an identity provider changed of a provisioned person: each field present changed (null: removed). */
+export interface DirectoryPersonChange {
+  /** The new e-mail, already checked usable (provisioning.ts), or undefined when it did not change. */
+  email?: string | undefined;
+  firstName?: string | null | undefined;
+  lastName?: string | null | undefined;
+}
+
+/**
+ * A provisioned user follows its directory user (directory sync, issue #36), in the caller's
+ * transaction: the names the identity provider changed, and its new e-mail unless another user of
+ * the environment has it (then the user keeps its e-mail, and the log says why: two people of one
+ * environment never share an e-mail, and the other may not be the directory's). `user.updated`
+ * when anything changed. `context` names the directory user in the log line.
+ */
+export async function followDirectoryPerson(
+  tx: Db,
+  scope: Scope,
+  userId: string,
+  change: DirectoryPersonChange,
+  context: { directoryUserId: string },
+): Promise<void> {
+  const current = await findUser(tx, scope.env.id, userId, 'update');
+  const changes: UserChanges = {};
+  if (change.firstName !== undefined && change.firstName !== current.firstName) changes.firstName = change.firstName;
+  if (change.lastName !== undefined && change.lastName !== current.lastName) changes.lastName = change.lastName;
+  let email = change.email;
+  if (email !== undefined && email.toLowerCase() === current.email.toLowerCase()) email = undefined;
+  if (email !== undefined) {
+    const holders = await usersWithEmails(tx, scope.env.id, [email.toLowerCase()]);
+    if (holders.some((user) => user.id !== userId)) {
+      keptEmail(scope, userId, context);
+      email = undefined;
+    }
+  }
+  if (email === undefined && Object.keys(changes).length === 0) return;
+  changes.updatedAt = scope.now();
+  let row: UserRow | undefined;
+  if (email !== undefined) {
+    const withEmail: UserChanges = { ...changes, email };
+    try {
+      // A savepoint: a user created with the e-mail since the check leaves the transaction usable.
+      row = await tx.transaction((sp) => updateUserRow(sp as unknown as Db, userId, withEmail));
+    } catch (error) {
+      const taken = error instanceof ApiError ? error : fromDatabaseError(error);
+      if (taken?.apiCode !== 'email_not_available') throw error;
+      keptEmail(scope, userId, context);
+      if (Object.keys(changes).length === 1) return;
+    }
+  }
+  row ??= await updateUserRow(tx, userId, changes);
+  await recordEvent(tx, scope, 'user.updated', toUser(row));
+}
+
+function keptEmail(scope: Scope, userId: string, context: { directoryUserId: string }): void {
+  scope.deps.log.warn(
+    { userId, directoryUserId: context.directoryUserId, environmentId: scope.env.id },
+    'directory sync: the e-mail of a provisioned user was not changed: another user of the environment has it',
+  );
 }

@@ -39,6 +39,8 @@ const QUOTAS: Quotas = {
   connectionsPerOrganization: 2,
   agentRegistrationsPerOrganization: 2,
   directoriesPerOrganization: 2,
+  directoryUsersPerDirectory: 2,
+  directoryGroupsPerDirectory: 2,
   membershipsPerUser: 2,
   pendingInvitationsPerOrganization: 2,
   itContactsPerOrganization: 2,

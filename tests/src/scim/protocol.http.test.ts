@@ -33,7 +33,7 @@ describe('SCIM discovery', () => {
       bulk: { supported: false },
       filter: { supported: true, maxResults: 100 },
       changePassword: { supported: false },
-      sort: { supported: false },
+      sort: { supported: true },
       etag: { supported: true },
     });
   });

@@ -327,9 +327,9 @@ describe('SCIM /Users filters and projection', () => {
     }
   });
 
-  it('sortBy is refused (not supported), bad startIndex or count is 400 invalidValue', async () => {
+  it('an unsupported sortBy, bad startIndex or count is 400 invalidValue (sorting: sort.http.test.ts)', async () => {
     const { d } = await seeded();
-    expect((await d.scim.get(`${d.base}/Users?sortBy=userName`)).status).toBe(400);
+    expect((await d.scim.get(`${d.base}/Users?sortBy=nickName`)).status).toBe(400);
     const bad = await d.scim.get(`${d.base}/Users?count=ten`);
     expect(bad.status).toBe(400);
     expect(bad.body.scimType).toBe('invalidValue');
