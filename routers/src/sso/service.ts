@@ -266,9 +266,7 @@ export async function completeSignIn(
           'The sign-in does not match an authorization of this connection.',
         );
       }
-      if (authorization.state === 'timed_out' || authorization.expiresAt.getTime() <= now.getTime()) {
-        throw new SsoFailure('authorization_expired', 'The sign-in took longer than 10 minutes.');
-      }
+      if (isExpired(authorization, now)) throw expiredFailure();
       if (authorization.state !== 'started') {
         throw new SsoFailure('authorization_already_used', 'This sign-in was already completed or refused.');
       }
@@ -366,6 +364,8 @@ export async function failSignIn(
   authorizationId: string | null,
   failure: SsoFailure,
 ): Promise<{ redirectUrl?: string }> {
+  // An answer after the 10 minutes ends the authorization as the retention sweep would: timed out.
+  const timedOut = failure.reason === EXPIRED;
   return scope.db.transaction(async (tx) => {
     const now = scope.now();
     let redirectUrl: string | undefined;
@@ -375,7 +375,7 @@ export async function failSignIn(
       // completed or refused already stays as it is (a replayed response lands on the error page).
       const finished =
         authorization && authorization.connectionId === connection.id
-          ? await finishAuthorization(tx, authorization.id, 'failed', failure.reason, now)
+          ? await finishAuthorization(tx, authorization.id, timedOut ? 'timed_out' : 'failed', failure.reason, now)
           : undefined;
       if (authorization && finished) {
         redirectUrl = withParams(authorization.redirectUri, {
@@ -388,8 +388,10 @@ export async function failSignIn(
     await recordEvent(
       tx,
       scope,
-      'authentication.sso_failed',
-      ssoEventData(connection, 'failed', {}, { code: failure.reason, message: failure.message }),
+      timedOut ? 'authentication.sso_timed_out' : 'authentication.sso_failed',
+      timedOut
+        ? ssoEventData(connection, 'timed_out', {})
+        : ssoEventData(connection, 'failed', {}, { code: failure.reason, message: failure.message }),
     );
     return redirectUrl === undefined ? {} : { redirectUrl };
   });
@@ -604,6 +606,23 @@ async function settle(
   return { error: { reason: failure.reason, message: failure.message } };
 }
 
+const EXPIRED = 'authorization_expired';
+const expiredFailure = () => new SsoFailure(EXPIRED, 'The sign-in took longer than 10 minutes.');
+const isExpired = (authorization: { state: string; expiresAt: Date }, now: Date) =>
+  authorization.state === 'timed_out' || authorization.expiresAt.getTime() <= now.getTime();
+
+/**
+ * The IdP's answer to an authorization past its 10 minutes is not verified at all (an OIDC code is
+ * not exchanged): the authorization times out instead.
+ */
+function verifyUnlessExpired(
+  scope: Scope,
+  authorization: { state: string; expiresAt: Date } | undefined,
+  verify: () => Promise<SsoIdentity>,
+): () => Promise<SsoIdentity> {
+  return () => (authorization && isExpired(authorization, scope.now()) ? Promise.reject(expiredFailure()) : verify());
+}
+
 /**
  * `POST /sso/saml/acs/:connection_id`: the IdP's response. `RelayState` names the authorization
  * (looked up within the connection's environment); without one it is IdP-initiated, which the
@@ -618,7 +637,12 @@ export async function receiveSamlResponse(
   const form: { SAMLResponse: string; RelayState?: string } = { SAMLResponse: input.SAMLResponse };
   if (input.RelayState !== undefined) form.RelayState = input.RelayState;
   const expected = authorization?.samlRequestId ? { samlRequestId: authorization.samlRequestId } : null;
-  return settle(scope, connection, authorization?.id ?? null, () => consumeSaml(scope, connection, form, expected));
+  return settle(
+    scope,
+    connection,
+    authorization?.id ?? null,
+    verifyUnlessExpired(scope, authorization, () => consumeSaml(scope, connection, form, expected)),
+  );
 }
 
 /** `GET /sso/oidc/callback/:connection_id`: the OpenID provider's answer (`state` = authorization id). */
@@ -647,7 +671,12 @@ export async function receiveOidcCallback(
     oidcNonce: authorization.oidcNonce ?? '',
     oidcCodeVerifierSealed: authorization.oidcCodeVerifierSealed ?? '',
   };
-  return settle(scope, connection, authorization.id, () => consumeOidc(scope, connection, url, expected));
+  return settle(
+    scope,
+    connection,
+    authorization.id,
+    verifyUnlessExpired(scope, authorization, () => consumeOidc(scope, connection, url, expected)),
+  );
 }
 
 /** `GET /sso/saml/metadata/:connection_id`: the SP metadata document of a SAML connection. */

@@ -169,16 +169,19 @@ describe('OIDC sign-in over HTTP, end to end', () => {
       .set({ expiresAt: new Date(Date.now() - 1_000) })
       .where(eq(ssoAuthorizations.id, authorizationId));
     const answered = await fetch(onServer(env, callback), { redirect: 'manual' });
-    const refusedAt = answered.headers.get('location');
-    if (refusedAt) {
-      expect(new URL(refusedAt).searchParams.get('code')).toBeNull();
-      expect(new URL(refusedAt).searchParams.get('error')).toMatch(/expired|timed_out/);
-    } else expect(answered.status).toBeGreaterThanOrEqual(400);
+    // Back to the app with the refusal, the code never exchanged at the provider.
+    expect(answered.status).toBe(302);
+    const refusedAt = new URL(answered.headers.get('location') ?? '');
+    expect(refusedAt.searchParams.get('code')).toBeNull();
+    expect(refusedAt.searchParams.get('error')).toBe('authorization_expired');
+    expect(refusedAt.searchParams.get('state')).toBe('app-state-3');
     const [authorization] = await env.deps.db
       .select()
       .from(ssoAuthorizations)
       .where(eq(ssoAuthorizations.id, authorizationId));
-    expect(authorization?.state).not.toBe('successful');
-    expect(authorization?.state === 'timed_out' || authorization?.failureReason === 'authorization_expired').toBe(true);
+    expect(authorization).toMatchObject({ state: 'timed_out', failureReason: 'authorization_expired' });
+    const stored = await env.deps.db.select().from(events).where(eq(events.environmentId, env.id));
+    expect(stored.map((e) => e.event)).toContain('authentication.sso_timed_out');
+    expect(stored.map((e) => e.event)).not.toContain('authentication.sso_failed');
   });
 });
