@@ -256,7 +256,7 @@ export async function findAuthorization(
 export async function finishAuthorization(
   tx: Db,
   id: string,
-  state: 'successful' | 'failed',
+  state: 'successful' | 'failed' | 'timed_out',
   failureReason: string | null,
   now: Date,
 ): Promise<SsoAuthorizationRow | undefined> {

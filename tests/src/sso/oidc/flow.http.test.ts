@@ -180,7 +180,7 @@ describe('OIDC sign-in over HTTP, end to end', () => {
       .from(ssoAuthorizations)
       .where(eq(ssoAuthorizations.id, authorizationId));
     expect(authorization).toMatchObject({ state: 'timed_out', failureReason: 'authorization_expired' });
-    const stored = await env.deps.db.select().from(events).where(eq(events.environmentId, env.id));
+    const stored = await env.deps.db.select().from(events).where(eq(events.environmentId, env.environmentId));
     expect(stored.map((e) => e.event)).toContain('authentication.sso_timed_out');
     expect(stored.map((e) => e.event)).not.toContain('authentication.sso_failed');
   });
