@@ -321,4 +321,20 @@ describe('README walk-throughs, as written', () => {
       'Engines Okta okta scim v2.0 active\nada@example.com Ada Lovelace active\nada@example.com active true\n',
     );
   }, 90_000);
+
+  it('8. single sign-on: a SAML connection to the loopback IdP, signed in with curl, the profile with the SDK', async () => {
+    const run = await runSection(section('8'), shellEnv, cwd);
+    expect(run.failures).toEqual([]);
+    const [flow, demo] = run.blocks as [string, string];
+    expect(flow).toMatch(
+      new RegExp(
+        `^\\{"state":"inactive","saml_acs_url":"http://127\\.0\\.0\\.1:${ports.server}/sso/saml/acs/conn_\\w+"\\}$`,
+        'm',
+      ),
+    );
+    expect(flow).toMatch(/^\{"uri":"http:\/\/127\.0\.0\.1:3000\/callback","default":true\}$/m);
+    expect(flow).toMatch(/^http:\/\/127\.0\.0\.1:3000\/callback\?code=…&state=app-state-1$/m);
+    expect(flow).toMatch(/^Reason: <code>replayed_assertion$/m);
+    expect(demo).toBe('ada@engines.dev Ada Lovelace GenericSAML\ntrue\nactive\n400\n');
+  }, 120_000);
 });
