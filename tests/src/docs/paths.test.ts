@@ -27,6 +27,7 @@ const NOT_IN_REPOSITORY: Record<string, string> = {
   'demo.mjs': 'README walk-through: the reader saves it',
   'accept.mjs': 'README walk-through: the reader saves it',
   'dsync.mjs': 'README walk-through 7: the reader saves it',
+  'sso.mjs': 'README walk-through 8: the reader saves it',
   'directory.json': 'README walk-through 7: the CLI writes it',
   'ipaddr.js': 'an npm package, not a file',
   'server/dist/main.mjs': 'built by `npm start`',
