@@ -4,6 +4,9 @@ import {
   agentApiKeys,
   agentIdentities,
   agentRegistrations,
+  auditLogActions,
+  auditLogEvents,
+  auditLogSchemas,
   connections,
   directories,
   directoryGroupMembers,
@@ -74,6 +77,10 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
   { name: 'agent_api_keys', table: agentApiKeys, environmentId: agentApiKeys.environmentId },
   { name: 'agent_access_tokens', table: agentAccessTokens, environmentId: agentAccessTokens.environmentId },
   { name: 'connections', table: connections, environmentId: connections.environmentId },
+  // Audit logs (issue #38).
+  { name: 'audit_log_events', table: auditLogEvents, environmentId: auditLogEvents.environmentId },
+  { name: 'audit_log_actions', table: auditLogActions, environmentId: auditLogActions.environmentId },
+  { name: 'audit_log_schemas', table: auditLogSchemas, environmentId: auditLogSchemas.environmentId },
   // Single sign-on (issue #37).
   { name: 'redirect_uris', table: redirectUrisTable, environmentId: redirectUrisTable.environmentId },
   { name: 'sso_authorizations', table: ssoAuthorizations, environmentId: ssoAuthorizations.environmentId },
@@ -1188,6 +1195,75 @@ export const OPERATIONS: Operation[] = [
     name: 'get JWKS',
     method: 'GET',
     path: (f, param) => `/sso/jwks/${p(param, f.clientId)}`,
+    hasParam: true,
+  },
+  // Audit logs (issue #38). An event is append-only and not unique (a retry without its
+  // Idempotency-Key records another), so the create is exercised by tests/src/audit-logs, not as
+  // a `creates` row here; these rows bring the fuzz, dispatch and isolation suites.
+  {
+    name: 'create audit log event',
+    method: 'POST',
+    path: () => '/audit_logs/events',
+    hasParam: false,
+    body: (f) => ({
+      organization_id: fc.oneof(fc.constant(f.organizationId), hostileString, anyJson),
+      event: fc.oneof(
+        fc.constant({
+          action: 'user.signed_in',
+          occurred_at: new Date().toISOString(),
+          actor: { type: 'user', id: 'user_1' },
+          targets: [{ type: 'team', id: 'team_1' }],
+          context: { location: '203.0.113.7' },
+        }),
+        anyJson,
+        hostileString,
+      ),
+    }),
+  },
+  {
+    name: 'list audit log actions',
+    method: 'GET',
+    path: () => '/audit_logs/actions',
+    hasParam: false,
+    query: listQuery,
+  },
+  {
+    name: 'create audit log schema',
+    method: 'POST',
+    path: (_f, param) => `/audit_logs/actions/${p(param, 'document.updated')}/schemas`,
+    hasParam: true,
+    body: () => ({
+      targets: fc.oneof(fc.constant([{ type: 'document' }]), anyJson, hostileString),
+      actor: anyJson,
+      metadata: anyJson,
+    }),
+  },
+  {
+    name: 'list audit log schemas',
+    method: 'GET',
+    path: (_f, param) => `/audit_logs/actions/${p(param, 'document.updated')}/schemas`,
+    hasParam: true,
+    query: listQuery,
+  },
+  {
+    name: 'get audit log retention',
+    method: 'GET',
+    path: (f, param) => `/organizations/${p(param, f.organizationId)}/audit_logs_retention`,
+    hasParam: true,
+  },
+  {
+    name: 'set audit log retention',
+    method: 'PUT',
+    path: (f, param) => `/organizations/${p(param, f.organizationId)}/audit_logs_retention`,
+    hasParam: true,
+    body: () => ({
+      retention_period_in_days: fc.oneof(fc.constantFrom(30, 365, 31, 0, -1, 4000), hostileString, anyJson),
+    }),
+  },
+  {
+    name: 'get audit log configuration',
+    method: 'GET',
+    path: (f, param) => `/organizations/${p(param, f.organizationId)}/audit_log_configuration`,
     hasParam: true,
   },
   // Single sign-on (issue #37): the REST operations; the browser's steps are the SSO codec's
