@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Id, ListParams, listOf, Timestamp } from '../common/schemas.ts';
+import { Id, ListParams, listOf, StrictBoolean, Timestamp } from '../common/schemas.ts';
 
 // The wire shapes of single sign-on: redirect URIs, the profile and token, logout.
 
@@ -19,7 +19,7 @@ export const RedirectUriList = listOf(RedirectUri);
 
 export const CreateRedirectUriInput = z.object({
   uri: z.string().min(1).max(2048),
-  default: z.boolean().optional(),
+  default: StrictBoolean.optional(),
 });
 export const ListRedirectUrisInput = ListParams;
 
