@@ -50,6 +50,8 @@ export const ID_PREFIXES = {
   auditLogAction: 'ala_',
   auditLogSchema: 'als_',
   auditLogEvent: 'audit_log_event_',
+  auditLogExport: 'audit_log_export_',
+  auditLogStream: 'audit_log_stream_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

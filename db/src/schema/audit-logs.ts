@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { idText, timestamps, ts } from './columns.ts';
 import { environmentIdColumn } from './environments.ts';
+import { organizations } from './organizations.ts';
 
 /** An event's actor or one of its targets, as the caller sent it (upstream's shape). */
 export interface AuditLogEntity {
@@ -87,4 +88,55 @@ export const auditLogSchemas = pgTable(
     createdAt: ts('created_at').notNull().defaultNow(),
   },
   (t) => [uniqueIndex('audit_log_schemas_action_version_unique').on(t.actionId, t.version)],
+);
+
+/** Upstream's log stream destinations (the `AdminPortalAuditLogStreaming` widget's `type`). */
+export const AUDIT_LOG_STREAM_TYPES = [
+  'GenericHttps',
+  'Datadog',
+  'Splunk',
+  'S3',
+  'GoogleCloudStorage',
+  'AzureSentinel',
+] as const;
+export type AuditLogStreamType = (typeof AUDIT_LOG_STREAM_TYPES)[number];
+
+/** `active` delivers; `inactive` is paused by the IT admin; `error` failed past its retries; `invalid` was refused by the destination (credentials). */
+export const AUDIT_LOG_STREAM_STATES = ['active', 'inactive', 'error', 'invalid'] as const;
+export type AuditLogStreamState = (typeof AUDIT_LOG_STREAM_STATES)[number];
+
+/**
+ * An organization's one log stream (issue #38): where its audit log events are delivered, set up
+ * by its IT admin in the portal's `log_streams` intent. `config` holds the destination's public
+ * settings (URL, region, bucket…), `credentials` its secrets as sealed JSON under the master key.
+ * The delivery worker keeps its place in `delivered_through` and its attempt state beside it,
+ * as the webhook deliveries do (`next_attempt_at` doubles as the lease of an attempt in flight).
+ */
+export const auditLogStreams = pgTable(
+  'audit_log_streams',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: environmentIdColumn(),
+    organizationId: idText('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    type: text('type').$type<AuditLogStreamType>().notNull(),
+    state: text('state').$type<AuditLogStreamState>().notNull().default('active'),
+    config: jsonb('config').$type<Record<string, unknown>>().notNull(),
+    /** Sealed JSON of the destination's secrets (`v1.<iv>.<tag>.<ciphertext>`), null when it has none. */
+    credentials: text('credentials'),
+    /** The id of the last audit log event delivered (the cursor), null before the first. */
+    deliveredThrough: idText('delivered_through'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at'),
+    lastAttemptAt: ts('last_attempt_at'),
+    lastStatusCode: integer('last_status_code'),
+    /** What the widget shows as `errorMessage`: the last failure, without any secret. */
+    lastError: text('last_error'),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex('audit_log_streams_organization_unique').on(t.environmentId, t.organizationId),
+    index('audit_log_streams_due_idx').on(t.environmentId, t.nextAttemptAt, t.id).where(sql`${t.state} = 'active'`),
+  ],
 );

@@ -7,6 +7,7 @@ import {
   auditLogActions,
   auditLogEvents,
   auditLogSchemas,
+  auditLogStreams,
   connections,
   directories,
   directoryGroupMembers,
@@ -81,6 +82,7 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
   { name: 'audit_log_events', table: auditLogEvents, environmentId: auditLogEvents.environmentId },
   { name: 'audit_log_actions', table: auditLogActions, environmentId: auditLogActions.environmentId },
   { name: 'audit_log_schemas', table: auditLogSchemas, environmentId: auditLogSchemas.environmentId },
+  { name: 'audit_log_streams', table: auditLogStreams, environmentId: auditLogStreams.environmentId },
   // Single sign-on (issue #37).
   { name: 'redirect_uris', table: redirectUrisTable, environmentId: redirectUrisTable.environmentId },
   { name: 'sso_authorizations', table: ssoAuthorizations, environmentId: ssoAuthorizations.environmentId },
@@ -294,6 +296,11 @@ export async function makeFixture(
     'organization role permission',
     200,
   );
+  // The audit-log schema rows read the action `document.updated`: it exists once a schema does.
+  await created(
+    env.http.post('/audit_logs/actions/document.updated/schemas', { targets: [{ type: 'document' }] }),
+    'audit log schema',
+  );
   const widgetToken = await widgetTokenOf(env, org.id, user.id);
   const directory = await admin.directories.create({
     environment: env.environmentId,
@@ -466,8 +473,9 @@ export interface Operation {
   /**
    * `client`: an operation of the client surfaces (`/_widgets/…`); the suites run it with the
    * fixture's widget token (`httpOf`), and the client isolation suite with another organization's.
+   * `sso`: it takes an SSO access token from a code exchange, so the suites' API key is a 401.
    */
-  auth?: 'client';
+  auth?: 'client' | 'sso';
   /** A valid body aimed at the fixture's ids (client isolation sends it with another organization's token). */
   sample?: (f: Fixture) => Record<string, unknown>;
 }
@@ -1292,6 +1300,7 @@ export const OPERATIONS: Operation[] = [
     method: 'GET',
     path: () => '/sso/profile',
     hasParam: false,
+    auth: 'sso',
   },
   {
     name: 'authorize SSO logout',
