@@ -13,8 +13,11 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDb } from '@atrium/db';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { freePort, killSpawnedServers, type SpawnedServer, spawnServer } from '../helpers/spawn-server.ts';
+
+/** These start the server on embedded storage whatever the run's database: once, in the PGlite run. */
+const onPostgres = Boolean(inject('databaseUrl'));
 
 /**
  * The embedded data directory of the real server process: one process owns it (a lock file
@@ -58,7 +61,7 @@ async function deadPid(): Promise<number> {
   return child.pid as number;
 }
 
-describe('one process per data directory', () => {
+describe.skipIf(onPostgres)('one process per data directory', () => {
   const dataDir = join(root, 'locked');
 
   it('a second server on the same directory stops before opening it, naming the first one pid; the first keeps serving', async () => {
@@ -124,7 +127,7 @@ describe('one process per data directory', () => {
   }, 60_000);
 });
 
-describe('a private data directory', () => {
+describe.skipIf(onPostgres)('a private data directory', () => {
   it('a first start makes the directory and the parents it creates 0700, and no file under it readable by others', async () => {
     const parent = join(root, 'fresh');
     const dataDir = join(parent, 'data');

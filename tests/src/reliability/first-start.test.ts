@@ -2,8 +2,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { freePort, killSpawnedServers, spawnEntry } from '../helpers/spawn-server.ts';
+
+/** These start the server on embedded storage whatever the run's database: once, in the PGlite run. */
+const onPostgres = Boolean(inject('databaseUrl'));
 
 /**
  * What a newcomer meets on the first `npm start` (the real server process, on PGlite): a port
@@ -39,7 +42,7 @@ async function runToExit(entry: string, env: Record<string, string>) {
 /** A stack frame as Node prints one. */
 const STACK_FRAME = /^\s+at .+\(?.*:\d+:\d+\)?$/m;
 
-describe('a first start on a port in use', () => {
+describe.skipIf(onPostgres)('a first start on a port in use', () => {
   it('exits with one line suggesting PORT=, burns no secret, and the next start prints both', async () => {
     const dataDir = join(root, 'busy');
     const port = await freePort();
@@ -70,7 +73,7 @@ describe('a first start on a port in use', () => {
   }, 120_000);
 });
 
-describe('the banner when ATRIUM_PUBLIC_URL differs from PORT, and readable logs', () => {
+describe.skipIf(onPostgres)('the banner when ATRIUM_PUBLIC_URL differs from PORT, and readable logs', () => {
   it('names the port it listens on, the public URL apart, and the two exports the CLI reads', async () => {
     const port = await freePort();
     const started = await spawnEntry(
@@ -100,7 +103,7 @@ describe('the banner when ATRIUM_PUBLIC_URL differs from PORT, and readable logs
   }, 120_000);
 });
 
-describe('bad configuration', () => {
+describe.skipIf(onPostgres)('bad configuration', () => {
   const cases: [string, Record<string, string>, string[]][] = [
     [
       'a short master key',
