@@ -5,7 +5,10 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
+
+/** Static code and plain node runs, the same whatever the run's database: once, in the PGlite run. */
+const onPostgres = Boolean(inject('databaseUrl'));
 
 /**
  * Shapes of code after which V8 (Node 20's 11.3) keeps a request's objects alive across its
@@ -67,7 +70,7 @@ const patchedQueries = () => {
   return patched;
 };
 
-describe('what V8 promotes', () => {
+describe.skipIf(onPostgres)('what V8 promotes', () => {
   it('promotes next to nothing for awaited postgres.js queries (ESM and CommonJS copies)', async () => {
     const { esm, cjs } = await patchedQueries();
     expect(esm).toBeLessThan(20_000);
