@@ -14,7 +14,7 @@ import {
   ssoProfiles,
   users,
 } from '@atrium/db';
-import { and, eq, inArray, isNull, lt, lte, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
 import { environmentsOfClientIds } from '../auth/store.ts';
 import { loadScoped, scopedId } from '../common/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
@@ -211,14 +211,28 @@ export async function organizationVerifiedDomain(
   return row !== undefined;
 }
 
-/** Marks a sign-in on the connection; activates it if it was inactive. The row after. */
-export async function markConnectionSignIn(tx: Db, id: string, now: Date): Promise<SsoConnectionRow> {
-  const [row] = await tx
+/**
+ * Marks a sign-in on the connection and activates it if it was not active: the row it activated,
+ * or undefined when it was active already (the steady state, one statement). Plain UPDATEs only:
+ * their row lock does not wait for the KEY SHARE locks that concurrent sign-ins hold on the
+ * connection (their inserts reference it), where a `SELECT ... FOR UPDATE` did and deadlocked.
+ */
+export async function markConnectionSignIn(tx: Db, id: string, now: Date): Promise<SsoConnectionRow | undefined> {
+  const touch = () =>
+    tx
+      .update(connections)
+      .set({ lastSignInAt: now, updatedAt: now })
+      .where(and(eq(connections.id, id), eq(connections.state, 'active')))
+      .returning({ id: connections.id });
+  if ((await touch()).length > 0) return undefined;
+  const [activated] = await tx
     .update(connections)
     .set({ lastSignInAt: now, state: 'active', updatedAt: now })
-    .where(eq(connections.id, id))
+    .where(and(eq(connections.id, id), ne(connections.state, 'active')))
     .returning();
-  return row as SsoConnectionRow;
+  // None: a concurrent sign-in activated it between the two statements (it records the event).
+  if (!activated) await touch();
+  return activated;
 }
 
 // Authorizations -----------------------------------------------------------------------------
