@@ -27,7 +27,6 @@ import {
   findProfile,
   findRedirectUri,
   finishAuthorization,
-  insertAccessToken,
   insertAuthorization,
   insertCode,
   loadSsoConnection,
@@ -43,7 +42,7 @@ import {
   type SsoConnectionRow,
   type SsoProfileRow,
   setAuthorizationProtocolState,
-  spendCode,
+  spendCodeForAccessToken,
   upsertProfile,
   userByEmail,
   userById,
@@ -431,12 +430,12 @@ export function toProfile(row: SsoProfileRow, connectionType: string, roleSlugs:
 
 /** The profile with the connection's type and the user's roles in the organization. */
 async function profileOf(db: Db, environmentId: string, row: SsoProfileRow): Promise<Profile> {
-  const connection = await loadSsoConnection(db, environmentId, row.connectionId);
-  let roles: string[] | undefined;
-  if (row.userId && row.organizationId) {
-    const memberships = await membershipsOfUser(db, environmentId, row.userId);
-    roles = memberships.find((m) => m.organizationId === row.organizationId)?.roleSlugs;
-  }
+  // Two independent reads, sent together.
+  const [connection, memberships] = await Promise.all([
+    loadSsoConnection(db, environmentId, row.connectionId),
+    row.userId && row.organizationId ? membershipsOfUser(db, environmentId, row.userId) : undefined,
+  ]);
+  const roles = memberships?.find((m) => m.organizationId === row.organizationId)?.roleSlugs;
   return toProfile(row, connection.connectionType, roles);
 }
 
@@ -473,28 +472,22 @@ export async function exchangeCode(
   if (!input.code) throw oauthError('invalid_request', 'code is required.');
   const code = input.code;
   const now = deps.now();
-  return deps.db.transaction(async (tx) => {
-    const spent = await spendCode(tx, env.id, sha256Hex(code), now);
-    if (!spent || spent.expiresAt.getTime() <= now.getTime()) {
-      throw oauthError('invalid_grant', 'The code has expired or has already been used.');
-    }
-    const row = await profileById(tx, env.id, spent.profileId);
-    if (!row) throw oauthError('invalid_grant', 'The code has expired or has already been used.');
-    const accessToken = randomBase62(48);
-    await insertAccessToken(tx, {
-      tokenHash: sha256Hex(accessToken),
-      environmentId: env.id,
-      profileId: row.id,
-      expiresAt: new Date(now.getTime() + ACCESS_TOKEN_TTL_MS),
-      createdAt: now,
-    });
-    return {
-      token_type: 'Bearer' as const,
-      access_token: accessToken,
-      expires_in: ACCESS_TOKEN_TTL_MS / 1000,
-      profile: await profileOf(tx, env.id, row),
-    };
+  const accessToken = randomBase62(48);
+  const profileId = await spendCodeForAccessToken(deps.db, {
+    environmentId: env.id,
+    codeHash: sha256Hex(code),
+    tokenHash: sha256Hex(accessToken),
+    now,
+    tokenExpiresAt: new Date(now.getTime() + ACCESS_TOKEN_TTL_MS),
   });
+  const row = profileId ? await profileById(deps.db, env.id, profileId) : undefined;
+  if (!row) throw oauthError('invalid_grant', 'The code has expired or has already been used.');
+  return {
+    token_type: 'Bearer' as const,
+    access_token: accessToken,
+    expires_in: ACCESS_TOKEN_TTL_MS / 1000,
+    profile: await profileOf(deps.db, env.id, row),
+  };
 }
 
 /** `GET /sso/profile` with `Authorization: Bearer <access_token>` (not an API key). */
