@@ -188,7 +188,9 @@ const codesIssued = await deps.db
   .select({ n: sql<number>`count(*)::int` })
   .from(ssoCodes)
   .where(eq(ssoCodes.environmentId, env.environment_id));
-log(`  ${signedIn} redirects, ${codesIssued[0]?.n ?? 0} codes issued (one per sign-in; a POST in flight when the run stopped counts here, not above)`);
+log(
+  `  ${signedIn} redirects, ${codesIssued[0]?.n ?? 0} codes issued (one per sign-in; a POST in flight when the run stopped counts here, not above)`,
+);
 
 // ---- sso_token: one-use codes minted beforehand through the SSO service (IdP-initiated sign-ins).
 const codeCount = Number(args.codes);
