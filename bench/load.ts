@@ -15,6 +15,11 @@ export interface LoadSpec {
   /** Body text; `{n}` becomes a per-request counter, `{pick}` the next entry of `picks`. */
   body?: string;
   picks?: string[];
+  /**
+   * Each pick is spent once (a one-use code, a SAML response): the run ends when every pick was
+   * sent or after `durationSeconds`, whichever comes first, and the rate is over the time it took.
+   */
+  oneUse?: boolean;
   connections: number;
   warmupSeconds: number;
   durationSeconds: number;
@@ -28,12 +33,14 @@ export interface LoadResult {
   errors: number;
   timeouts: number;
   statusCodes: Record<string, number>;
+  /** How long the measured run took (seconds). */
+  seconds: number;
 }
 
 function drive(spec: LoadSpec, seconds: number, tag: string): Promise<autocannon.Result> {
   let n = 0;
   const picks = spec.picks ?? [];
-  return autocannon({
+  const options: autocannon.Options = {
     url: spec.url,
     connections: spec.connections,
     duration: seconds,
@@ -56,6 +63,16 @@ function drive(spec: LoadSpec, seconds: number, tag: string): Promise<autocannon
         },
       },
     ],
+  };
+  if (!spec.oneUse) return autocannon(options);
+  // `amount` makes autocannon ignore `duration`: the timer stops it at the duration instead.
+  return new Promise((resolve, reject) => {
+    const instance = autocannon({ ...options, amount: picks.length }, (error, result) => {
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(result);
+    });
+    const timer = setTimeout(() => instance.stop(), seconds * 1000);
   });
 }
 
@@ -71,7 +88,7 @@ async function main(): Promise<void> {
   }
   const out: LoadResult = {
     requests: result.requests.total,
-    rps: result.requests.total / spec.durationSeconds,
+    rps: result.requests.total / (spec.oneUse ? Math.max(0.001, result.duration) : spec.durationSeconds),
     latency: {
       average: result.latency.average,
       p50: result.latency.p50,
@@ -83,6 +100,7 @@ async function main(): Promise<void> {
     errors: result.errors,
     timeouts: result.timeouts,
     statusCodes,
+    seconds: spec.oneUse ? result.duration : spec.durationSeconds,
   };
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }

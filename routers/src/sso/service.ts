@@ -1,7 +1,7 @@
 import { type Db, newId } from '@atrium/db';
 import { authenticateApiKey } from '../auth/api-key.ts';
 import { toConnection } from '../connections/service.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvent, withEventsBatched } from '../events/record.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { ApiError, type FieldError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
@@ -27,7 +27,6 @@ import {
   findProfile,
   findRedirectUri,
   finishAuthorization,
-  insertAccessToken,
   insertAuthorization,
   insertCode,
   loadSsoConnection,
@@ -43,7 +42,7 @@ import {
   type SsoConnectionRow,
   type SsoProfileRow,
   setAuthorizationProtocolState,
-  spendCode,
+  spendCodeForAccessToken,
   upsertProfile,
   userByEmail,
   userById,
@@ -254,103 +253,104 @@ export async function completeSignIn(
   if (!email.includes('@') || !identity.idpId) {
     throw new SsoFailure('invalid_profile', 'The identity provider sent no usable e-mail address or user id.');
   }
-  return scope.db.transaction(async (tx) => {
-    const now = scope.now();
-    let redirectUri: string;
-    let appState: string | null = null;
-    if (authorizationId !== null) {
-      const authorization = await findAuthorization(tx, scope.env.id, authorizationId, true);
-      if (!authorization || authorization.connectionId !== connection.id) {
+  // Its events (user, membership, activation, success) are written in one statement at the end.
+  return scope.db.transaction((tx) =>
+    withEventsBatched(tx, async () => {
+      const now = scope.now();
+      let redirectUri: string;
+      let appState: string | null = null;
+      if (authorizationId !== null) {
+        const authorization = await findAuthorization(tx, scope.env.id, authorizationId, true);
+        if (!authorization || authorization.connectionId !== connection.id) {
+          throw new SsoFailure(
+            'unknown_authorization',
+            'The sign-in does not match an authorization of this connection.',
+          );
+        }
+        if (isExpired(authorization, now)) throw expiredFailure();
+        if (authorization.state !== 'started') {
+          throw new SsoFailure('authorization_already_used', 'This sign-in was already completed or refused.');
+        }
+        await finishAuthorization(tx, authorization.id, 'successful', null, now);
+        redirectUri = authorization.redirectUri;
+        appState = authorization.appState;
+      } else {
+        redirectUri = await idpInitiatedRedirect(tx, scope.env.id);
+      }
+
+      // The organization's domain policy: a verified domain vouches for the address; otherwise the
+      // organization must allow profiles outside its domains.
+      const organization = await loadOrganization(tx, scope.env.id, connection.organizationId, 'share');
+      const verified = await organizationVerifiedDomain(tx, scope.env.id, organization.id, domainOf(email));
+      if (!verified && !organization.allowProfilesOutsideOrganization) {
         throw new SsoFailure(
-          'unknown_authorization',
-          'The sign-in does not match an authorization of this connection.',
+          'domain_not_allowed',
+          `The domain of the signed-in address is not a verified domain of the organization, which allows no profiles outside its domains.`,
         );
       }
-      if (isExpired(authorization, now)) throw expiredFailure();
-      if (authorization.state !== 'started') {
-        throw new SsoFailure('authorization_already_used', 'This sign-in was already completed or refused.');
+
+      const existing = await findProfile(tx, connection.id, identity.idpId);
+      let user = existing?.userId ? await userById(tx, scope.env.id, existing.userId) : undefined;
+      user ??= await userByEmail(tx, scope.env.id, email);
+      if (!user) {
+        user = await insertUser(tx, {
+          id: newId('user'),
+          environmentId: scope.env.id,
+          email,
+          emailVerified: verified,
+          firstName: identity.firstName ?? null,
+          lastName: identity.lastName ?? null,
+          metadata: {},
+          createdAt: now,
+          updatedAt: now,
+        });
+        await recordEvent(tx, scope, 'user.created', toUser(user));
       }
-      await finishAuthorization(tx, authorization.id, 'successful', null, now);
-      redirectUri = authorization.redirectUri;
-      appState = authorization.appState;
-    } else {
-      redirectUri = await idpInitiatedRedirect(tx, scope.env.id);
-    }
+      await markSignedIn(tx, scope.env.id, user.id, now);
+      if (!(await membershipOf(tx, scope.env.id, user.id, organization.id))) {
+        await addMembership(tx, scope, { userId: user.id, organizationId: organization.id });
+      }
 
-    // The organization's domain policy: a verified domain vouches for the address; otherwise the
-    // organization must allow profiles outside its domains.
-    const organization = await loadOrganization(tx, scope.env.id, connection.organizationId, 'share');
-    const verified = await organizationVerifiedDomain(tx, scope.env.id, organization.id, domainOf(email));
-    if (!verified && !organization.allowProfilesOutsideOrganization) {
-      throw new SsoFailure(
-        'domain_not_allowed',
-        `The domain of the signed-in address is not a verified domain of the organization, which allows no profiles outside its domains.`,
-      );
-    }
-
-    const existing = await findProfile(tx, connection.id, identity.idpId);
-    let user = existing?.userId ? await userById(tx, scope.env.id, existing.userId) : undefined;
-    user ??= await userByEmail(tx, scope.env.id, email);
-    if (!user) {
-      user = await insertUser(tx, {
-        id: newId('user'),
+      const profile = await upsertProfile(tx, {
+        id: existing?.id ?? newId('ssoProfile'),
         environmentId: scope.env.id,
+        connectionId: connection.id,
+        organizationId: organization.id,
+        userId: user.id,
+        idpId: identity.idpId,
         email,
-        emailVerified: verified,
         firstName: identity.firstName ?? null,
         lastName: identity.lastName ?? null,
-        metadata: {},
+        name: identity.name ?? null,
+        groups: identity.groups ?? null,
+        customAttributes: identity.customAttributes,
+        rawAttributes: identity.rawAttributes,
         createdAt: now,
         updatedAt: now,
       });
-      await recordEvent(tx, scope, 'user.created', toUser(user));
-    }
-    await markSignedIn(tx, scope.env.id, user.id, now);
-    if (!(await membershipOf(tx, scope.env.id, user.id, organization.id))) {
-      await addMembership(tx, scope, { userId: user.id, organizationId: organization.id });
-    }
 
-    const profile = await upsertProfile(tx, {
-      id: existing?.id ?? newId('ssoProfile'),
-      environmentId: scope.env.id,
-      connectionId: connection.id,
-      organizationId: organization.id,
-      userId: user.id,
-      idpId: identity.idpId,
-      email,
-      firstName: identity.firstName ?? null,
-      lastName: identity.lastName ?? null,
-      name: identity.name ?? null,
-      groups: identity.groups ?? null,
-      customAttributes: identity.customAttributes,
-      rawAttributes: identity.rawAttributes,
-      createdAt: now,
-      updatedAt: now,
-    });
+      const code = randomBase62(43);
+      await insertCode(tx, {
+        codeHash: sha256Hex(code),
+        environmentId: scope.env.id,
+        profileId: profile.id,
+        redirectUri,
+        expiresAt: new Date(now.getTime() + CODE_TTL_MS),
+        createdAt: now,
+      });
 
-    const code = randomBase62(43);
-    await insertCode(tx, {
-      codeHash: sha256Hex(code),
-      environmentId: scope.env.id,
-      profileId: profile.id,
-      redirectUri,
-      expiresAt: new Date(now.getTime() + CODE_TTL_MS),
-      createdAt: now,
-    });
-
-    const wasActive = (await loadSsoConnection(tx, scope.env.id, connection.id, 'update')).state === 'active';
-    const after = await markConnectionSignIn(tx, connection.id, now);
-    if (!wasActive) {
-      await recordEvent(tx, scope, 'connection.activated', toConnection(after));
-    }
-    await recordEvent(
-      tx,
-      scope,
-      'authentication.sso_succeeded',
-      ssoEventData(connection, 'succeeded', { userId: user.id, email }),
-    );
-    return { redirectUrl: withParams(redirectUri, { code, state: appState }) };
-  });
+      // Last: the connection's row lock serialises concurrent sign-ins of the connection until commit.
+      const activated = await markConnectionSignIn(tx, connection.id, now);
+      if (activated) await recordEvent(tx, scope, 'connection.activated', toConnection(activated));
+      await recordEvent(
+        tx,
+        scope,
+        'authentication.sso_succeeded',
+        ssoEventData(connection, 'succeeded', { userId: user.id, email }),
+      );
+      return { redirectUrl: withParams(redirectUri, { code, state: appState }) };
+    }),
+  );
 }
 
 /**
@@ -430,12 +430,12 @@ export function toProfile(row: SsoProfileRow, connectionType: string, roleSlugs:
 
 /** The profile with the connection's type and the user's roles in the organization. */
 async function profileOf(db: Db, environmentId: string, row: SsoProfileRow): Promise<Profile> {
-  const connection = await loadSsoConnection(db, environmentId, row.connectionId);
-  let roles: string[] | undefined;
-  if (row.userId && row.organizationId) {
-    const memberships = await membershipsOfUser(db, environmentId, row.userId);
-    roles = memberships.find((m) => m.organizationId === row.organizationId)?.roleSlugs;
-  }
+  // Two independent reads, sent together.
+  const [connection, memberships] = await Promise.all([
+    loadSsoConnection(db, environmentId, row.connectionId),
+    row.userId && row.organizationId ? membershipsOfUser(db, environmentId, row.userId) : undefined,
+  ]);
+  const roles = memberships?.find((m) => m.organizationId === row.organizationId)?.roleSlugs;
   return toProfile(row, connection.connectionType, roles);
 }
 
@@ -472,28 +472,22 @@ export async function exchangeCode(
   if (!input.code) throw oauthError('invalid_request', 'code is required.');
   const code = input.code;
   const now = deps.now();
-  return deps.db.transaction(async (tx) => {
-    const spent = await spendCode(tx, env.id, sha256Hex(code), now);
-    if (!spent || spent.expiresAt.getTime() <= now.getTime()) {
-      throw oauthError('invalid_grant', 'The code has expired or has already been used.');
-    }
-    const row = await profileById(tx, env.id, spent.profileId);
-    if (!row) throw oauthError('invalid_grant', 'The code has expired or has already been used.');
-    const accessToken = randomBase62(48);
-    await insertAccessToken(tx, {
-      tokenHash: sha256Hex(accessToken),
-      environmentId: env.id,
-      profileId: row.id,
-      expiresAt: new Date(now.getTime() + ACCESS_TOKEN_TTL_MS),
-      createdAt: now,
-    });
-    return {
-      token_type: 'Bearer' as const,
-      access_token: accessToken,
-      expires_in: ACCESS_TOKEN_TTL_MS / 1000,
-      profile: await profileOf(tx, env.id, row),
-    };
+  const accessToken = randomBase62(48);
+  const profileId = await spendCodeForAccessToken(deps.db, {
+    environmentId: env.id,
+    codeHash: sha256Hex(code),
+    tokenHash: sha256Hex(accessToken),
+    now,
+    tokenExpiresAt: new Date(now.getTime() + ACCESS_TOKEN_TTL_MS),
   });
+  const row = profileId ? await profileById(deps.db, env.id, profileId) : undefined;
+  if (!row) throw oauthError('invalid_grant', 'The code has expired or has already been used.');
+  return {
+    token_type: 'Bearer' as const,
+    access_token: accessToken,
+    expires_in: ACCESS_TOKEN_TTL_MS / 1000,
+    profile: await profileOf(deps.db, env.id, row),
+  };
 }
 
 /** `GET /sso/profile` with `Authorization: Bearer <access_token>` (not an API key). */

@@ -6,6 +6,7 @@ import {
   organizationMemberships,
   type PageParams,
   paginate,
+  rawRows,
   redirectUris,
   samlAssertionIds,
   ssoAccessTokens,
@@ -14,7 +15,7 @@ import {
   ssoProfiles,
   users,
 } from '@atrium/db';
-import { and, eq, inArray, isNull, lt, lte, sql } from 'drizzle-orm';
+import { and, eq, inArray, lt, lte, ne, sql } from 'drizzle-orm';
 import { environmentsOfClientIds } from '../auth/store.ts';
 import { loadScoped, scopedId } from '../common/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
@@ -211,14 +212,28 @@ export async function organizationVerifiedDomain(
   return row !== undefined;
 }
 
-/** Marks a sign-in on the connection; activates it if it was inactive. The row after. */
-export async function markConnectionSignIn(tx: Db, id: string, now: Date): Promise<SsoConnectionRow> {
-  const [row] = await tx
+/**
+ * Marks a sign-in on the connection and activates it if it was not active: the row it activated,
+ * or undefined when it was active already (the steady state, one statement). Plain UPDATEs only:
+ * their row lock does not wait for the KEY SHARE locks that concurrent sign-ins hold on the
+ * connection (their inserts reference it), where a `SELECT ... FOR UPDATE` did and deadlocked.
+ */
+export async function markConnectionSignIn(tx: Db, id: string, now: Date): Promise<SsoConnectionRow | undefined> {
+  const touch = () =>
+    tx
+      .update(connections)
+      .set({ lastSignInAt: now, updatedAt: now })
+      .where(and(eq(connections.id, id), eq(connections.state, 'active')))
+      .returning({ id: connections.id });
+  if ((await touch()).length > 0) return undefined;
+  const [activated] = await tx
     .update(connections)
     .set({ lastSignInAt: now, state: 'active', updatedAt: now })
-    .where(eq(connections.id, id))
+    .where(and(eq(connections.id, id), ne(connections.state, 'active')))
     .returning();
-  return row as SsoConnectionRow;
+  // None: a concurrent sign-in activated it between the two statements (it records the event).
+  if (!activated) await touch();
+  return activated;
 }
 
 // Authorizations -----------------------------------------------------------------------------
@@ -352,25 +367,35 @@ export async function insertCode(tx: Db, values: typeof ssoCodes.$inferInsert): 
 }
 
 /**
- * Spends a code once: marks it used if it was unused, and returns it as it was (undefined: no
- * such code). A code already used comes back with its `usedAt`.
+ * `POST /sso/token`'s write, in one statement (no transaction): spends the code if it is unused
+ * and unexpired, and stores the access token for its profile. The profile id, or undefined when
+ * the code is unknown in the environment, spent already or expired (then nothing is written).
+ * Two exchanges of one code at once: the second UPDATE waits for the first and then finds it used.
  */
-export async function spendCode(tx: Db, environmentId: string, codeHash: string, now: Date) {
-  const [spent] = await tx
-    .update(ssoCodes)
-    .set({ usedAt: now })
-    .where(and(eq(ssoCodes.codeHash, codeHash), eq(ssoCodes.environmentId, environmentId), isNull(ssoCodes.usedAt)))
-    .returning();
-  return spent;
+export async function spendCodeForAccessToken(
+  db: Db,
+  input: { environmentId: string; codeHash: string; tokenHash: string; now: Date; tokenExpiresAt: Date },
+): Promise<string | undefined> {
+  const now = input.now.toISOString();
+  const rows = await rawRows<{ profile_id: string }>(
+    db,
+    sql`with spent as (
+      update ${ssoCodes} set used_at = ${now}::timestamptz
+      where code_hash = ${input.codeHash} and environment_id = ${input.environmentId}
+        and used_at is null and expires_at > ${now}::timestamptz
+      returning profile_id
+    )
+    insert into ${ssoAccessTokens} (token_hash, environment_id, profile_id, expires_at, created_at)
+    select ${input.tokenHash}, ${input.environmentId}, profile_id, ${input.tokenExpiresAt.toISOString()}::timestamptz, ${now}::timestamptz
+    from spent
+    returning profile_id`,
+  );
+  return rows[0]?.profile_id;
 }
 
 /** Forgets every access token of a profile (its sign-out). */
 export async function deleteAccessTokensOfProfile(tx: Db, profileId: string): Promise<void> {
   await tx.delete(ssoAccessTokens).where(eq(ssoAccessTokens.profileId, profileId));
-}
-
-export async function insertAccessToken(tx: Db, values: typeof ssoAccessTokens.$inferInsert): Promise<void> {
-  await tx.insert(ssoAccessTokens).values(values);
 }
 
 export async function findAccessToken(db: Db, tokenHash: string) {

@@ -325,6 +325,54 @@ describe('the SAML sign-in through the ACS, then POST /sso/token and GET /sso/pr
     expect(withKey.status).toBe(401);
   });
 
+  // POST /sso/token spends the code and stores the token in one statement (issue #37's bench).
+  it('a code is spent once under concurrent exchanges, never past its expiry, never by another environment', async () => {
+    const { env, acs } = await signIn();
+    const code = new URL(acs.headers.get('location') ?? '').searchParams.get('code') ?? '';
+    const http = anonymous(env);
+    const exchange = (client: { clientId: string; apiKey: string }, value = code) =>
+      http.request('POST', '/sso/token', {
+        raw: form({
+          client_id: client.clientId,
+          client_secret: client.apiKey,
+          grant_type: 'authorization_code',
+          code: value,
+        }),
+        headers: FORM,
+      });
+    const tokensOf = (environmentId: string) =>
+      env.deps.db.select().from(ssoAccessTokens).where(eq(ssoAccessTokens.environmentId, environmentId));
+
+    const other = await newEnvironment();
+    const foreign = await exchange(other);
+    expect(foreign.status).toBe(400);
+    expect(foreign.body).toMatchObject({ error: 'invalid_grant' });
+    expect(await tokensOf(other.environmentId)).toHaveLength(0);
+
+    const [expiring] = await env.deps.db.select().from(ssoCodes).where(eq(ssoCodes.environmentId, env.environmentId));
+    await env.deps.db
+      .update(ssoCodes)
+      .set({ expiresAt: new Date(Date.now() - 1_000) })
+      .where(eq(ssoCodes.codeHash, expiring?.codeHash ?? ''));
+    const late = await exchange(env);
+    expect(late.status).toBe(400);
+    expect(late.body).toMatchObject({ error: 'invalid_grant' });
+    const [after] = await env.deps.db
+      .select()
+      .from(ssoCodes)
+      .where(eq(ssoCodes.codeHash, expiring?.codeHash ?? ''));
+    expect(after?.usedAt).toBeNull();
+    expect(await tokensOf(env.environmentId)).toHaveLength(0);
+
+    await env.deps.db
+      .update(ssoCodes)
+      .set({ expiresAt: new Date(Date.now() + 60_000) })
+      .where(eq(ssoCodes.codeHash, expiring?.codeHash ?? ''));
+    const all = await Promise.all(Array.from({ length: 5 }, () => exchange(env)));
+    expect(all.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400]);
+    expect(await tokensOf(env.environmentId)).toHaveLength(1);
+  });
+
   it('refuses the same SAML response twice (the replay lands on the error page, no second code)', async () => {
     const { env, setup, xml, relayState } = await signIn();
     const replay = await noFollow(`${env.world.url}/sso/saml/acs/${setup.connectionId}`, {

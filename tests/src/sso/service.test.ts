@@ -97,6 +97,30 @@ describe('completeSignIn (Just-in-time)', () => {
     expect(await storedEventData(env, 'organization_membership.created')).toHaveLength(1);
   });
 
+  // Issue #37's bench: concurrent sign-ins through one connection deadlocked on PostgreSQL (each
+  // had inserted rows referencing the connection, a KEY SHARE lock, before reading it FOR UPDATE),
+  // and all but one answered 409 after the 1 s deadlock timeout.
+  it('signs in several people at once through one connection: every one succeeds, the connection activates once', async () => {
+    const env = await newEnvironment();
+    const { domain, connection, scope } = await ssoSetup(env);
+    const people = Array.from({ length: 6 }, (_, i) => `parallel${i}@${domain}`);
+    const authorizations = await Promise.all(people.map(() => startedAuthorization(env, connection)));
+
+    const results = await Promise.allSettled(
+      people.map((email, i) => completeSignIn(scope, connection, authorizations[i] ?? '', identity(email))),
+    );
+
+    expect(results.map((r) => r.status)).toEqual(people.map(() => 'fulfilled'));
+    const codes = await env.deps.db.select().from(ssoCodes).where(eq(ssoCodes.environmentId, env.environmentId));
+    expect(codes).toHaveLength(people.length);
+    expect((await usersOf(env)).map((u) => u.email).sort()).toEqual([...people].sort());
+    for (const id of authorizations) expect(await authorizationRow(env, id)).toMatchObject({ state: 'successful' });
+    expect(await storedEventData(env, 'connection.activated')).toHaveLength(1);
+    expect(await storedEventData(env, 'authentication.sso_succeeded')).toHaveLength(people.length);
+    const [after] = await env.deps.db.select().from(connections).where(eq(connections.id, connection.id));
+    expect(after).toMatchObject({ state: 'active', lastSignInAt: expect.any(Date) });
+  });
+
   it('refuses an address outside the verified domains when the organization allows none, storing nothing', async () => {
     const env = await newEnvironment();
     const { connection, scope } = await ssoSetup(env);
