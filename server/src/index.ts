@@ -24,4 +24,6 @@ export { createDeps, createLogger, type Runtime, startRuntime } from './runtime.
 export { retentionSweep, retentionWorker } from './workers/retention.ts';
 export { statisticsCheck, statisticsWorker } from './workers/statistics.ts';
 export { createDnsResolver, type DnsResolver, VerificationWorker } from './workers/verification.ts';
+export { type GuardedRequest, type GuardOptions, sendGuarded } from './workers/guarded-http.ts';
+export { LogStreamWorker, type LogStreamWorkerOptions } from './workers/log-streams.ts';
 export { postSigned, WebhookWorker, type WebhookWorkerOptions } from './workers/webhooks.ts';
