@@ -24,11 +24,11 @@ import { ConfigError, resolveMasterKey, type ServerConfig } from './config.ts';
 import { capConnectionsPerAddress, SOCKET_IDLE_TIMEOUT_MS, serverOptions } from './connections.ts';
 import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
+import { LogStreamWorker } from './workers/log-streams.ts';
 import { retentionWorker } from './workers/retention.ts';
 import { samlCertificatesWorker } from './workers/saml-certificates.ts';
 import { statisticsWorker } from './workers/statistics.ts';
 import { VerificationWorker } from './workers/verification.ts';
-import { LogStreamWorker } from './workers/log-streams.ts';
 import { WebhookWorker } from './workers/webhooks.ts';
 import type { Worker } from './workers/worker.ts';
 

@@ -57,9 +57,7 @@ export const auditLogEvents = pgTable(
     version: integer('version').notNull().default(1),
     createdAt: ts('created_at').notNull().defaultNow(),
     /** The writing transaction (`pg_current_xact_id()`): the log streams' commit-order watermark. */
-    txId: xid8('tx_id')
-      .notNull()
-      .default(sql`pg_current_xact_id()`),
+    txId: xid8('tx_id').notNull().default(sql`pg_current_xact_id()`),
   },
   (t) => [
     index('audit_log_events_stream_idx').on(t.environmentId, t.organizationId, t.txId, t.id),

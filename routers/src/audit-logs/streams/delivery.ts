@@ -9,8 +9,13 @@ import {
   recordStreamAttempt,
   releaseStream,
   type StreamEventRow,
-} from './delivery-store.ts';
-import { DESTINATIONS, type DestinationConfig, type DestinationCredentials, openStreamCredentials } from './destinations.ts';
+} from './delivery/store.ts';
+import {
+  DESTINATIONS,
+  type DestinationConfig,
+  type DestinationCredentials,
+  openStreamCredentials,
+} from './destinations.ts';
 import { azureSentinelRequest } from './senders/azure-sentinel.ts';
 import { datadogRequest } from './senders/datadog.ts';
 import { genericHttpsRequest } from './senders/generic-https.ts';
@@ -19,7 +24,7 @@ import type { Batch, OutgoingRequest } from './senders/request.ts';
 import { s3Request } from './senders/s3.ts';
 import { splunkRequest } from './senders/splunk.ts';
 
-export type { AuditLogStreamRow } from './delivery-store.ts';
+export type { AuditLogStreamRow } from './delivery/store.ts';
 export type { OutgoingRequest } from './senders/request.ts';
 
 type Sender<T extends AuditLogStreamType> = (

@@ -10,9 +10,9 @@ import {
   insertStream,
   recordEvent,
   recordEvents,
-  selfSignedCertificate,
   Sink,
   type SinkRequest,
+  selfSignedCertificate,
   sigV4Problem,
   startS3rver,
 } from './fixtures.ts';
@@ -117,7 +117,8 @@ const DESTINATIONS: Record<AuditLogStreamType, (forced: Forced) => Promise<Recei
       if (req.headers.authorization !== 'Splunk hec-token') return 401;
       const lines = req.body.split('\n').map((line) => JSON.parse(line));
       const wellFormed = lines.every(
-        (l) => typeof l.time === 'number' && l.event?.object === 'audit_log_event' && l.index === 'main' && l.sourcetype,
+        (l) =>
+          typeof l.time === 'number' && l.event?.object === 'audit_log_event' && l.index === 'main' && l.sourcetype,
       );
       return wellFormed ? null : 400;
     });
@@ -133,7 +134,10 @@ const DESTINATIONS: Record<AuditLogStreamType, (forced: Forced) => Promise<Recei
   async S3(forced) {
     const store = await objectStore(forced, BUCKET, 'us-east-1');
     const port = store.sink.url.split(':').at(-1);
-    return { ...store, config: { bucket: BUCKET, region: 'us-east-1', prefix: `atrium/${port}`, endpoint: store.sink.url } };
+    return {
+      ...store,
+      config: { bucket: BUCKET, region: 'us-east-1', prefix: `atrium/${port}`, endpoint: store.sink.url },
+    };
   },
   async GoogleCloudStorage(forced) {
     const store = await objectStore(forced, GCS_BUCKET, 'auto');

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -11,11 +11,14 @@ import {
   auditLogEvents,
   auditLogStreams,
   newId,
+  rawRows,
 } from '@atrium/db';
 import { sealStreamCredentials } from '@atrium/routers';
 import aws4 from 'aws4';
+import { sql } from 'drizzle-orm';
 import S3rver from 's3rver';
 import { generate } from 'selfsigned';
+import { expect, vi } from 'vitest';
 import type { TestEnvironment } from '../../helpers/world.ts';
 
 /**
@@ -68,7 +71,26 @@ export async function recordEvent(env: TestEnvironment, organizationId: string, 
     metadata: { seq: id },
     createdAt: at,
   });
+  await settled(env, id);
   return id;
+}
+
+/**
+ * Waits until the event's transaction is below every running transaction's (the worker delivers
+ * only those): at once on PGlite; on a PostgreSQL shared with other test runs, a transaction of
+ * another database of the cluster holds the watermark back for a moment.
+ */
+async function settled(env: TestEnvironment, id: string): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      const [row] = await rawRows<{ below: boolean }>(
+        env.deps.db,
+        sql`select tx_id < pg_snapshot_xmin(pg_current_snapshot()) as below from audit_log_events where id = ${id}`,
+      );
+      expect(row?.below).toBe(true);
+    },
+    { timeout: 30_000, interval: 20 },
+  );
 }
 
 export interface SinkRequest {
@@ -143,9 +165,10 @@ export async function selfSignedCertificate(): Promise<{ key: string; cert: stri
  */
 export function sigV4Problem(req: SinkRequest, accessKeyId: string, secretAccessKey: string): string | null {
   const auth = String(req.headers.authorization ?? '');
-  const match = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/\d{8}\/([^/]+)\/s3\/aws4_request, SignedHeaders=([^,]+), Signature=[0-9a-f]{64}$/.exec(
-    auth,
-  );
+  const match =
+    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/\d{8}\/([^/]+)\/s3\/aws4_request, SignedHeaders=([^,]+), Signature=[0-9a-f]{64}$/.exec(
+      auth,
+    );
   if (!match) return 'malformed Authorization';
   if (match[1] !== accessKeyId) return 'unknown access key';
   const sha = createHash('sha256').update(req.body).digest('hex');

@@ -9,10 +9,15 @@ import {
   interleaveByEnvironment,
   rawRows,
 } from '@atrium/db';
-import { and, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm';
 
 export type AuditLogStreamRow = typeof auditLogStreams.$inferSelect;
 export type StreamEventRow = typeof auditLogEvents.$inferSelect;
+
+/**
+ * The log-stream delivery's SQL (routers/src/audit-logs/streams/delivery.ts holds its rules),
+ * apart from the setup's store beside it.
+ */
 
 /**
  * Up to `limit` due active streams, round-robin by environment (at most `fair.perEnvironment` of
@@ -24,7 +29,7 @@ function claimDue(tx: Db, now: Date, limit: number, fair: FairTake) {
     equalsLiteral(s.state, 'active'),
     fair.environments ? inArray(s.environmentId, fair.environments) : undefined,
   ) as SQL;
-  const due = sql`(${s.nextAttemptAt} is null or ${s.nextAttemptAt} <= ${now})`;
+  const due = or(isNull(s.nextAttemptAt), lte(s.nextAttemptAt, now)) as SQL;
   const claim = (after: string, upto: string, n: number) =>
     rawRows<{ id: string; environmentId: string }>(
       tx,
@@ -123,9 +128,7 @@ export async function recordStreamAttempt(
         eq(s.environmentId, stream.environmentId),
         eq(s.id, stream.id),
         eq(s.state, 'active'),
-        stream.deliveredThrough === null
-          ? isNull(s.deliveredThrough)
-          : eq(s.deliveredThrough, stream.deliveredThrough),
+        stream.deliveredThrough === null ? isNull(s.deliveredThrough) : eq(s.deliveredThrough, stream.deliveredThrough),
       ),
     )
     .returning({ id: s.id });
