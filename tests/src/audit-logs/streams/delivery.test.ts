@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { type AuditLogStreamType, auditLogStreams, newId } from '@atrium/db';
+import { type AuditLogStreamType, auditLogEvents, auditLogStreams, newId } from '@atrium/db';
 import { sharedKeySignature } from '@atrium/routers';
 import { LogStreamWorker, type LogStreamWorkerOptions } from '@atrium/server';
 import { eq } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { getWorld, newEnvironment, type TestEnvironment } from '../../helpers/world.ts';
 import {
+  eventRow,
   forward,
   insertStream,
   recordEvent,
@@ -13,6 +14,7 @@ import {
   Sink,
   type SinkRequest,
   selfSignedCertificate,
+  settled,
   sigV4Problem,
   startS3rver,
 } from './fixtures.ts';
@@ -292,6 +294,43 @@ describe('log stream delivery rules', () => {
     expect(await receiving.delivered()).toEqual([late, early]);
     expect((await streamRow(env, stream.id)).deliveredThrough).toBe(early);
   });
+
+  // Two writers at once need two connections: PGlite has one.
+  it.runIf(Boolean(inject('databaseUrl')))(
+    'an event still being written holds back those committed after it began, then both go in commit order (PostgreSQL)',
+    async () => {
+      const { env, org, receiving, stream, clock, run } = await setUp('GenericHttps');
+      const early = newId('auditLogEvent');
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let begun = () => {};
+      const written = new Promise<void>((resolve) => {
+        begun = resolve;
+      });
+      const slow = env.deps.db.transaction(async (tx) => {
+        await tx.insert(auditLogEvents).values(eventRow(env, org.id, clock.now, early));
+        begun();
+        await gate;
+      });
+      await written;
+      const late = newId('auditLogEvent');
+      await env.deps.db.insert(auditLogEvents).values(eventRow(env, org.id, clock.now, late));
+
+      // The later event is committed, but an earlier writer is still open: nothing is sent.
+      expect(await run()).toBe(1);
+      expect(receiving.requests()).toBe(0);
+      expect((await streamRow(env, stream.id)).deliveredThrough).toBeNull();
+
+      release();
+      await slow;
+      await settled(env, late);
+      clock.now = new Date(clock.now.getTime() + 60_000);
+      expect(await run()).toBe(1);
+      expect(await receiving.delivered()).toEqual([early, late]);
+    },
+  );
 
   it('a host name that resolves to loopback is refused at connect time unless allowed', async () => {
     const { env, org, receiving, stream, clock, run } = await setUp('GenericHttps', () => null, {

@@ -57,9 +57,9 @@ export async function recordEvents(env: TestEnvironment, organizationId: string,
   return ids;
 }
 
-/** Records one event with the given id (a test may pass an id made earlier: the ordering hazard). */
-export async function recordEvent(env: TestEnvironment, organizationId: string, at: Date, id: string) {
-  await env.deps.db.insert(auditLogEvents).values({
+/** An event's row (the writer under test decides how and when to insert it). */
+export function eventRow(env: TestEnvironment, organizationId: string, at: Date, id: string) {
+  return {
     id,
     environmentId: env.environmentId,
     organizationId,
@@ -70,7 +70,12 @@ export async function recordEvent(env: TestEnvironment, organizationId: string, 
     context: { location: '203.0.113.7', user_agent: 'test' },
     metadata: { seq: id },
     createdAt: at,
-  });
+  };
+}
+
+/** Records one event with the given id (a test may pass an id made earlier: the ordering hazard). */
+export async function recordEvent(env: TestEnvironment, organizationId: string, at: Date, id: string) {
+  await env.deps.db.insert(auditLogEvents).values(eventRow(env, organizationId, at, id));
   await settled(env, id);
   return id;
 }
@@ -80,7 +85,7 @@ export async function recordEvent(env: TestEnvironment, organizationId: string, 
  * only those): at once on PGlite; on a PostgreSQL shared with other test runs, a transaction of
  * another database of the cluster holds the watermark back for a moment.
  */
-async function settled(env: TestEnvironment, id: string): Promise<void> {
+export async function settled(env: TestEnvironment, id: string): Promise<void> {
   await vi.waitFor(
     async () => {
       const [row] = await rawRows<{ below: boolean }>(
