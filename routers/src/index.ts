@@ -6,6 +6,19 @@ export {
   purgeExpiredAuditLogs,
 } from './audit-logs/service.ts';
 export {
+  type AuditLogStreamRow,
+  type OutgoingRequest,
+  type PreparedBatch,
+  prepareBatch,
+  type RetryPolicy,
+  requestFor,
+  type StreamAttemptResult,
+  settleBatch,
+  takeDueStreams,
+} from './audit-logs/streams/delivery.ts';
+export { openStreamCredentials, sealStreamCredentials } from './audit-logs/streams/destinations.ts';
+export { sharedKeySignature } from './audit-logs/streams/senders/azure-sentinel.ts';
+export {
   ADMIN_TOKEN,
   authenticateAdmin,
   configureAdminToken,
@@ -229,4 +242,4 @@ export {
 } from './webhooks/deliveries.ts';
 export { openWebhookSecret, sealLegacyWebhookSecrets } from './webhooks/service.ts';
 export { type BusyTargets, releaseDeliveries } from './webhooks/store.ts';
-export { hostOf, isPublicAddress, parseWebhookUrl } from './webhooks/url-policy.ts';
+export { hostOf, isPublicAddress, parseWebhookUrl, publicOnlyLookup } from './webhooks/url-policy.ts';

@@ -24,6 +24,7 @@ import { ConfigError, resolveMasterKey, type ServerConfig } from './config.ts';
 import { capConnectionsPerAddress, SOCKET_IDLE_TIMEOUT_MS, serverOptions } from './connections.ts';
 import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
+import { LogStreamWorker } from './workers/log-streams.ts';
 import { retentionWorker } from './workers/retention.ts';
 import { samlCertificatesWorker } from './workers/saml-certificates.ts';
 import { statisticsWorker } from './workers/statistics.ts';
@@ -49,7 +50,7 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** Starts the DNS verification and webhook delivery workers on the shared dependencies. */
+/** Starts the DNS verification, webhook and log-stream delivery workers on the shared dependencies. */
 export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
   const verification = new VerificationWorker(deps, {
     servers: config.dnsServers,
@@ -67,11 +68,19 @@ export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
     concurrency: config.webhookConcurrency,
     perEnvironment: config.webhookPerEnvironment,
   });
+  // Log streams share the webhooks' address rule and timeout (issue #38).
+  const logStreams = new LogStreamWorker(deps, {
+    allowPrivate: config.webhooksAllowPrivate,
+    timeoutMs: config.webhookTimeoutMs,
+    leaseGraceMs: config.webhookLeaseGraceMs,
+  });
   verification.start();
   webhooks.start();
+  logStreams.start();
   return [
     { name: 'dns-verification', stop: () => verification.stop() },
     { name: 'webhook-delivery', stop: () => webhooks.stop() },
+    { name: 'log-stream-delivery', stop: () => logStreams.stop() },
     samlCertificatesWorker(deps),
   ];
 }

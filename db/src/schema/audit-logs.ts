@@ -1,8 +1,19 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { customType, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { idText, timestamps, ts } from './columns.ts';
 import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
+
+/**
+ * A PostgreSQL 64-bit transaction id (`xid8`), read as its decimal text. Log streams deliver an
+ * event only once its transaction is older than every transaction still running, so a cursor
+ * on (tx_id, id) never passes an event that commits later (routers/src/audit-logs/streams/).
+ */
+const xid8 = customType<{ data: string; driverData: string }>({
+  dataType() {
+    return 'xid8';
+  },
+});
 
 /** An event's actor or one of its targets, as the caller sent it (upstream's shape). */
 export interface AuditLogEntity {
@@ -45,8 +56,11 @@ export const auditLogEvents = pgTable(
     /** The schema version the event names (1 when it names none). */
     version: integer('version').notNull().default(1),
     createdAt: ts('created_at').notNull().defaultNow(),
+    /** The writing transaction (`pg_current_xact_id()`): the log streams' commit-order watermark. */
+    txId: xid8('tx_id').notNull().default(sql`pg_current_xact_id()`),
   },
   (t) => [
+    index('audit_log_events_stream_idx').on(t.environmentId, t.organizationId, t.txId, t.id),
     index('audit_log_events_organization_idx').on(t.environmentId, t.organizationId, t.occurredAt, t.id),
     index('audit_log_events_organization_id_idx').on(t.environmentId, t.organizationId, t.id),
     index('audit_log_events_action_idx').on(t.environmentId, t.action),

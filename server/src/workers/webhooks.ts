@@ -1,23 +1,16 @@
 import { createHmac } from 'node:crypto';
-import type { LookupAddress } from 'node:dns';
-import { lookup } from 'node:dns';
-import http from 'node:http';
-import https from 'node:https';
-import { isIP } from 'node:net';
 import {
   type AttemptOutcome,
   type Deps,
   type DueDelivery,
   fanOutEvents,
-  hostOf,
-  isPublicAddress,
   openWebhookSecret,
-  parseWebhookUrl,
   purgeExpiredEvents,
   recordDeliveryAttempt,
   releaseDeliveries,
   takeDueDeliveries,
 } from '@atrium/routers';
+import { sendGuarded } from './guarded-http.ts';
 import { TickLoop } from './loop.ts';
 
 export interface WebhookWorkerOptions {
@@ -58,77 +51,26 @@ export function signatureHeader(secret: string, body: string, timestampMs: numbe
   return `t=${timestampMs}, v1=${digest}`;
 }
 
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/** A `lookup` for http.request that refuses private addresses at connect time (no DNS rebinding). */
-function publicOnlyLookup(hostname: string, options: object, callback: LookupCallback): void {
-  lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) return callback(error, []);
-    const list = addresses as LookupAddress[];
-    if (list.length === 0 || list.some((a) => !isPublicAddress(a.address))) {
-      const refused = Object.assign(new Error(`${hostname} resolves to a private address`), { code: 'EPRIVATE' });
-      return callback(refused, []);
-    }
-    if ((options as { all?: boolean }).all) return callback(null, list);
-    const first = list[0] as LookupAddress;
-    return callback(null, first.address, first.family);
-  });
-}
-
-/** Posts one signed body; resolves with the outcome, never rejects. */
+/** Posts one signed body through the guarded client; resolves with the outcome, never rejects. */
 export function postSigned(
   url: string,
   secret: string,
   body: string,
   options: { timeoutMs: number; allowPrivate: boolean; nowMs: number },
 ): Promise<AttemptOutcome> {
-  const started = performance.now();
-  const done = (statusCode: number | null, error: string | null): AttemptOutcome => ({
-    ok: statusCode !== null && statusCode >= 200 && statusCode < 300,
-    statusCode,
-    error,
-    durationMs: performance.now() - started,
-  });
-  const parsed = parseWebhookUrl(url);
-  if (!parsed.ok) return Promise.resolve(done(null, parsed.message));
-  const target = parsed.url;
-  const host = hostOf(target);
-  if (!options.allowPrivate && isIP(host) && !isPublicAddress(host)) {
-    return Promise.resolve(done(null, 'refused: private, loopback or link-local address'));
-  }
-  return new Promise((resolve) => {
-    const client = target.protocol === 'https:' ? https : http;
-    const request = client.request(
-      target,
-      {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(body),
-          'User-Agent': 'Atrium-Webhooks/1',
-          'WorkOS-Signature': signatureHeader(secret, body, options.nowMs),
-        },
-        agent: false,
-        ...(options.allowPrivate ? {} : { lookup: publicOnlyLookup as never }),
-        signal: AbortSignal.timeout(options.timeoutMs),
+  return sendGuarded(
+    {
+      method: 'POST',
+      url,
+      headers: {
+        'Content-Type': 'application/json',
+        'User-Agent': 'Atrium-Webhooks/1',
+        'WorkOS-Signature': signatureHeader(secret, body, options.nowMs),
       },
-      (response) => {
-        response.resume();
-        response.on('end', () => resolve(done(response.statusCode ?? null, null)));
-        response.on('error', (error) => resolve(done(response.statusCode ?? null, error.message)));
-      },
-    );
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      const message =
-        error.name === 'AbortError' || error.name === 'TimeoutError'
-          ? `timeout after ${options.timeoutMs} ms`
-          : error.code === 'EPRIVATE'
-            ? 'refused: private, loopback or link-local address'
-            : `${error.code ?? 'error'}: ${error.message}`;
-      resolve(done(null, message));
-    });
-    request.end(body);
-  });
+      body,
+    },
+    options,
+  );
 }
 
 /** Gives back one of `key`'s slots. */

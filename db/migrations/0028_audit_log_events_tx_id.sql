@@ -1,0 +1,2 @@
+ALTER TABLE "audit_log_events" ADD COLUMN "tx_id" "xid8" DEFAULT pg_current_xact_id() NOT NULL;--> statement-breakpoint
+CREATE INDEX "audit_log_events_stream_idx" ON "audit_log_events" USING btree ("environment_id","organization_id","tx_id","id");
