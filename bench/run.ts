@@ -306,7 +306,7 @@ let benchDatabase: string | undefined;
  * backends count, so another session's tests on the same server do not land in the bench's
  * figures; the server's own processes (WAL writer, checkpointer, …: no client address) count too.
  */
-function countsForBench(pid: string): boolean {
+function countsForBench(pid: number): boolean {
   if (benchDatabase === undefined) return true;
   let title: string;
   try {
