@@ -294,7 +294,34 @@ function serverTicks(pid: number): Map<number, number> {
   return ticks;
 }
 
-/** The CPU ticks of every PostgreSQL server process on this machine (backends, WAL writer, …). */
+/**
+ * The bench's database, once created: PostgreSQL's CPU is counted for its backends alone (and
+ * the server's own processes), not for those of other databases on the same server.
+ */
+let benchDatabase: string | undefined;
+
+/**
+ * Is this PostgreSQL process one to count? A backend shows `postgres: <cluster>: <user> <database>
+ * <client> <state>` as its command line (PostgreSQL's process title): only the bench database's
+ * backends count, so another session's tests on the same server do not land in the bench's
+ * figures; the server's own processes (WAL writer, checkpointer, …: no client address) count too.
+ */
+function countsForBench(pid: number): boolean {
+  if (benchDatabase === undefined) return true;
+  let title: string;
+  try {
+    title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return false;
+  }
+  const backend = /\(\d+\)|\[local\]/.test(title);
+  return !backend || title.includes(` ${benchDatabase} `);
+}
+
+/**
+ * The CPU ticks of the PostgreSQL server processes that serve the bench: its database's backends,
+ * the WAL writer and the other server processes (`countsForBench`).
+ */
 function postgresTicks(): Map<number, number> {
   const ticks = new Map<number, number>();
   for (const entry of processIds()) {
@@ -303,6 +330,7 @@ function postgresTicks(): Map<number, number> {
     } catch {
       continue;
     }
+    if (!countsForBench(entry)) continue;
     const t = ticksOf(Number(entry));
     if (t !== undefined) ticks.set(Number(entry), t);
   }
@@ -1039,6 +1067,7 @@ async function main(): Promise<void> {
   // The code under test is the tree at start: an edit made while the run goes on is not measured.
   const commit = gitCommit();
   const dbName = `atrium_bench_${startedAt.getTime()}`;
+  benchDatabase = dbName;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   const benchUrl = new URL(adminUrl);
   benchUrl.pathname = `/${dbName}`;

@@ -31,10 +31,12 @@ import {
   findByExternalId,
   findById,
   getById,
+  getSummaryById,
   listPage,
   loadOrganization,
   type NewClaim,
   type OrganizationRecord,
+  type OrganizationSummary,
   updateRow,
 } from './store.ts';
 
@@ -60,6 +62,16 @@ export async function getOrganization(scope: Scope, id: string): Promise<Organiz
   const found = await getById(scope.db, scope.env.id, id);
   if (!found) throw notFound('organization', id);
   return toOrganization(found);
+}
+
+/**
+ * The organization's own fields (no domains, no metadata), timestamps on the wire: what the
+ * client surfaces show of it, read without the domains.
+ */
+export async function getOrganizationSummary(scope: Scope, id: string): Promise<OrganizationSummary> {
+  const found = await getSummaryById(scope.db, scope.env.id, id);
+  if (!found) throw notFound('organization', id);
+  return { ...found, createdAt: wireTime(found.createdAt), updatedAt: wireTime(found.updatedAt) };
 }
 
 export async function getOrganizationByExternalId(scope: Scope, externalId: string): Promise<Organization> {

@@ -84,6 +84,46 @@ const organizationById = perHandle((db: Db) =>
     .prepare('organizations_get'),
 );
 
+/**
+ * An organization's own fields without its domains or metadata, as the client surfaces show it
+ * (GraphQL `organization`): timestamps in PostgreSQL's JSON encoding.
+ */
+export interface OrganizationSummary {
+  id: string;
+  name: string;
+  allowProfilesOutsideOrganization: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+type SummaryTuple = [id: string, name: string, allowProfiles: boolean, createdAt: string, updatedAt: string];
+
+/**
+ * The organization's summary by id: the row's five fields, without `organizations_get`'s domains
+ * subquery and metadata, which a client read shows none of (bench/README.md, "Floors (issue #35)").
+ */
+const organizationSummaryById = perHandle((db: Db) =>
+  db
+    .select({
+      o: sql<SummaryTuple>`json_build_array(${q(organizations.id)}, ${q(organizations.name)}, ${q(organizations.allowProfilesOutsideOrganization)}, ${q(organizations.createdAt)}, ${q(organizations.updatedAt)})`,
+    })
+    .from(organizations)
+    .where(and(eq(organizations.environmentId, sql.placeholder('env')), eq(organizations.id, sql.placeholder('id'))))
+    .prepare('organizations_get_summary'),
+);
+
+/** The summary of the organization with this id in the environment (`OrganizationSummary`). */
+export async function getSummaryById(
+  db: Db,
+  environmentId: string,
+  id: string,
+): Promise<OrganizationSummary | undefined> {
+  const [row] = await organizationSummaryById(db).execute({ env: environmentId, id });
+  if (!row) return undefined;
+  const [, name, allowProfilesOutsideOrganization, createdAt, updatedAt] = row.o;
+  return { id: row.o[0], name, allowProfilesOutsideOrganization, createdAt, updatedAt };
+}
+
 /** What decides a list page's statement text: direction, cursor comparison, the domains filter. */
 type ListShape = `${boolean}:${KeysetOp | 'first'}:${boolean}`;
 

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Organization } from '../../organizations/schemas.ts';
 
 /** GraphQL's Organization (WIDGETS-API.md §4), also `client.organization`. */
 export const ClientOrganization = z.object({
@@ -10,11 +9,3 @@ export const ClientOrganization = z.object({
   updatedAt: z.string(),
 });
 export type ClientOrganization = z.infer<typeof ClientOrganization>;
-
-export const toClientOrganization = (o: Organization): ClientOrganization => ({
-  id: o.id,
-  name: o.name,
-  allowProfilesOutsideOrganization: o.allow_profiles_outside_organization,
-  createdAt: o.created_at,
-  updatedAt: o.updated_at,
-});

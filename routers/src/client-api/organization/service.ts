@@ -1,13 +1,16 @@
 import { notFound } from '../../kernel/errors.ts';
 import type { ClientScope } from '../../kernel/principals.ts';
-import type { Organization } from '../../organizations/schemas.ts';
-import { getOrganization } from '../../organizations/service.ts';
+import { getOrganizationSummary } from '../../organizations/service.ts';
 import { PASSWORD_POLICY } from '../../users/schemas.ts';
+import type { ClientOrganization } from './schemas.ts';
 
-/** The token's organization by id: GraphQL `organization(id)`, `client.organization`; any other id is 404. */
-export async function getOwnOrganization(scope: ClientScope, id: string): Promise<Organization> {
+/**
+ * The token's organization by id: GraphQL `organization(id)`, `client.organization`; any other id
+ * is 404. Its own fields only (`ClientOrganization`), read without its domains.
+ */
+export async function getOwnOrganization(scope: ClientScope, id: string): Promise<ClientOrganization> {
   if (id !== scope.client.organizationId) throw notFound('organization', id);
-  return getOrganization(scope, id);
+  return getOrganizationSummary(scope, id);
 }
 
 /** What the widgets show of the deployment: the environment's name, the server's base URL (its tokens' issuer). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Id } from '../../common/schemas.ts';
 import { clientProcedure } from '../../trpc.ts';
-import { ClientOrganization, toClientOrganization } from '../organization/schemas.ts';
+import { ClientOrganization } from '../organization/schemas.ts';
 import { authenticationSettings, clientSettings, getOwnOrganization } from '../organization/service.ts';
 import { listUserOrganizations } from '../organizations/service.ts';
 
@@ -15,7 +15,7 @@ export const organizationsClientProcedures = {
   organization: clientProcedure
     .input(z.object({ id: Id }))
     .output(ClientOrganization)
-    .query(async ({ ctx, input }) => toClientOrganization(await getOwnOrganization(ctx.scope, input.id))),
+    .query(({ ctx, input }) => getOwnOrganization(ctx.scope, input.id)),
   branding: clientProcedure
     .output(z.object({ displayName: z.string() }))
     .query(({ ctx }) => ({ displayName: clientSettings(ctx.scope).teamName })),
