@@ -202,14 +202,16 @@ export async function provisionUsers(
     const key = person.email.toLowerCase();
     if (!wanted.has(key)) wanted.set(key, person);
   }
-  // Inserted first (the e-mails an environment holds already are skipped by the unique index),
-  // then only the others read: a directory's initial sync provisions people the environment does
-  // not have yet, so the usual case is one statement.
   const found = new Map<string, { user: UserRow; created: boolean }>();
+  for (const user of await usersWithEmails(tx, scope.env.id, [...wanted.keys()])) {
+    found.set(user.email.toLowerCase(), { user, created: false });
+  }
+  const missing = [...wanted].filter(([key]) => !found.has(key));
+  if (missing.length === 0) return found;
   const now = scope.now();
   const inserted = await insertUsersIfAbsent(
     tx,
-    [...wanted].map(([, person]) => ({
+    missing.map(([, person]) => ({
       id: newId('user'),
       environmentId: scope.env.id,
       email: person.email,
@@ -220,9 +222,9 @@ export async function provisionUsers(
     })),
   );
   for (const user of inserted) found.set(user.email.toLowerCase(), { user, created: true });
-  // Held already (or made by a concurrent transaction, which the insert waited for): read those.
-  const existing = [...wanted.keys()].filter((key) => !found.has(key));
-  for (const user of await usersWithEmails(tx, scope.env.id, existing)) {
+  // A concurrent transaction created some of them first (the insert waited for it): read those.
+  const raced = missing.filter(([key]) => !found.has(key)).map(([key]) => key);
+  for (const user of await usersWithEmails(tx, scope.env.id, raced)) {
     found.set(user.email.toLowerCase(), { user, created: false });
   }
   await recordEvents(
