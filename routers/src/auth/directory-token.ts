@@ -46,6 +46,11 @@ export async function authenticateDirectoryToken(
   if (!row || (directoryId !== undefined && row.directoryId !== directoryId)) throw directoryTokenRefused();
   return {
     env: { id: row.id, name: row.name, clientId: row.clientId, flags: row.flags },
-    principal: { kind: 'directory', directoryId: row.directoryId, organizationId: row.organizationId },
+    principal: {
+      kind: 'directory',
+      directoryId: row.directoryId,
+      organizationId: row.organizationId,
+      state: row.state,
+    },
   };
 }

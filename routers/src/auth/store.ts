@@ -41,6 +41,7 @@ export function directoriesByTokenHash(db: Db, tokenHashes: string[]) {
       tokenHash: directories.tokenHash,
       directoryId: directories.id,
       organizationId: directories.organizationId,
+      state: directories.state,
       id: environments.id,
       name: environments.name,
       clientId: environments.clientId,

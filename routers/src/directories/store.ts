@@ -467,7 +467,7 @@ export async function linkDirectory(
 
 /**
  * Records a SCIM write at `now` when the last one recorded is older than `resolutionMs`: a bulk
- * sync's writes do not all queue on the directory's row to say the same thing.
+ * sync's writes do not all queue on the directory's row to say the same thing. Answers whether it did.
  */
 export async function noteDirectorySync(
   tx: Db,
@@ -475,8 +475,8 @@ export async function noteDirectorySync(
   id: string,
   now: Date,
   resolutionMs: number,
-): Promise<void> {
-  await tx
+): Promise<boolean> {
+  const rows = await tx
     .update(directories)
     .set({ lastSyncAt: now })
     .where(
@@ -484,7 +484,9 @@ export async function noteDirectorySync(
         scopedId(directories, environmentId, id),
         or(isNull(directories.lastSyncAt), lt(directories.lastSyncAt, new Date(now.getTime() - resolutionMs))),
       ),
-    );
+    )
+    .returning({ id: directories.id });
+  return rows.length > 0;
 }
 
 /** The organization's verified domains (upstream's `domains` of a directory's events). */

@@ -51,6 +51,12 @@ export interface DirectoryGroupFields {
   attributes: Record<string, unknown>;
 }
 
+/**
+ * The directory a SCIM write goes to, as its token's lookup read it (auth/directory-token.ts):
+ * enough to write to it, so a write reads the directory row no more.
+ */
+export type DirectoryRef = Pick<DirectoryRow, 'id' | 'organizationId' | 'state'>;
+
 /** The change a write makes to a group's members. */
 export type MemberChange = { add: string[]; remove: string[] } | { replace: string[] };
 
@@ -69,20 +75,38 @@ function checkVersion(row: { version: number }, expected: ExpectedVersion): void
 const SYNC_RESOLUTION_MS = 1_000;
 
 /**
- * Marks the directory as written to now. Its first SCIM write links it (`unlinked` to `linked`)
- * and records `dsync.activated`, once however many first writes race.
+ * When this process last committed a directory's `last_sync_at` (by environment and directory):
+ * a write within SYNC_RESOLUTION_MS of it skips the statement, which would change nothing (the
+ * column is at most that old). Set only after the commit, so a write rolled back never stops the
+ * next one from marking. Bounded: emptied past MAX_NOTED directories.
  */
-async function touchDirectory(tx: Scope['db'], scope: Scope, directory: DirectoryRow): Promise<void> {
+const notedSyncs = new Map<string, number>();
+const MAX_NOTED = 10_000;
+
+/**
+ * Marks the directory as written to now (unless this process did within the resolution). Its first
+ * SCIM write links it (`unlinked` to `linked`) and records `dsync.activated`, once however many
+ * first writes race. Answers the time it stored, if it stored one.
+ */
+async function touchDirectory(
+  tx: Scope['db'],
+  scope: Scope,
+  directory: DirectoryRef,
+  key: string,
+): Promise<number | undefined> {
   const now = scope.now();
   if (directory.state === 'unlinked') {
     const linked = await linkDirectory(tx, scope.env.id, directory.id, now);
     if (linked) {
       const domains = await verifiedDomainsOfOrganization(tx, linked.organizationId);
       await recordEvent(tx, scope, 'dsync.activated', toDirectoryEvent(linked, domains));
-      return;
+      return now.getTime();
     }
   }
-  await noteDirectorySync(tx, scope.env.id, directory.id, now, SYNC_RESOLUTION_MS);
+  const noted = notedSyncs.get(key);
+  const elapsed = noted === undefined ? Number.POSITIVE_INFINITY : now.getTime() - noted;
+  if (elapsed >= 0 && elapsed < SYNC_RESOLUTION_MS) return undefined;
+  return (await noteDirectorySync(tx, scope.env.id, directory.id, now, SYNC_RESOLUTION_MS)) ? now.getTime() : undefined;
 }
 
 /**
@@ -90,15 +114,26 @@ async function touchDirectory(tx: Scope['db'], scope: Scope, directory: Director
  * longer authenticates either), else `fn` in one transaction whose events are written in one
  * statement at its end (most writes record several), the directory then marked as written to.
  */
-function directoryWrite<T>(scope: Scope, directory: DirectoryRow, fn: (tx: Scope['db']) => Promise<T>): Promise<T> {
-  if (directory.state === 'deleting') return Promise.reject(notFound('directory', directory.id));
-  return scope.db.transaction((tx) =>
+async function directoryWrite<T>(
+  scope: Scope,
+  directory: DirectoryRef,
+  fn: (tx: Scope['db']) => Promise<T>,
+): Promise<T> {
+  if (directory.state === 'deleting') throw notFound('directory', directory.id);
+  const key = `${scope.env.id}:${directory.id}`;
+  let noted: number | undefined;
+  const result = await scope.db.transaction((tx) =>
     withEventsBatched(tx, async () => {
       const result = await fn(tx);
-      await touchDirectory(tx, scope, directory);
+      noted = await touchDirectory(tx, scope, directory, key);
       return result;
     }),
   );
+  if (noted !== undefined) {
+    if (notedSyncs.size >= MAX_NOTED) notedSyncs.clear();
+    notedSyncs.set(key, noted);
+  }
+  return result;
 }
 
 /** How a write finds the row it changes: its finder (locking it) and its name in a 404. */
@@ -116,7 +151,7 @@ const GROUP: Target<DirectoryGroupRow> = { find: findDirectoryGroup, what: 'dire
  */
 function lockedWrite<R extends { version: number }, T>(
   scope: Scope,
-  directory: DirectoryRow,
+  directory: DirectoryRef,
   target: Target<R>,
   id: string,
   expected: ExpectedVersion,
@@ -162,7 +197,7 @@ export function previousAttributes(
  */
 export async function createDirectoryUser(
   scope: Scope,
-  directory: DirectoryRow,
+  directory: DirectoryRef,
   fields: DirectoryUserFields,
 ): Promise<DirectoryUserRow> {
   return directoryWrite(scope, directory, async (tx) => {
@@ -216,7 +251,7 @@ export async function createDirectoryUser(
  */
 export async function replaceDirectoryUser(
   scope: Scope,
-  directory: DirectoryRow,
+  directory: DirectoryRef,
   id: string,
   fields: DirectoryUserFields,
   expected?: ExpectedVersion,
@@ -295,7 +330,7 @@ async function followIdentityProvider(
  */
 export async function deleteDirectoryUser(
   scope: Scope,
-  directory: DirectoryRow,
+  directory: DirectoryRef,
   id: string,
   expected?: ExpectedVersion,
 ): Promise<void> {
@@ -309,7 +344,7 @@ export async function deleteDirectoryUser(
 }
 
 /** Only the directory's own users may be members; an unknown id is the caller's mistake. */
-async function requireMembers(tx: Scope['db'], directory: DirectoryRow, ids: string[]): Promise<string[]> {
+async function requireMembers(tx: Scope['db'], directory: DirectoryRef, ids: string[]): Promise<string[]> {
   const unique = [...new Set(ids)];
   const existing = await existingDirectoryUserIds(tx, directory.id, unique);
   const missing = unique.filter((id) => !existing.has(id));
@@ -332,7 +367,7 @@ async function requireMembers(tx: Scope['db'], directory: DirectoryRow, ids: str
 async function applyMembers(
   tx: Scope['db'],
   scope: Scope,
-  directory: DirectoryRow,
+  directory: DirectoryRef,
   group: DirectoryGroupRow,
   change: MemberChange,
 ): Promise<{ added: string[]; removed: string[] }> {
@@ -369,7 +404,7 @@ async function applyMembers(
 async function membersChanged(
   tx: Scope['db'],
   scope: Scope,
-  directory: DirectoryRow,
+  directory: DirectoryRef,
   group: DirectoryGroupRow,
   change: { added: string[]; removed: string[] },
   removedRows: DirectoryUserRow[],
@@ -400,7 +435,7 @@ async function membersChanged(
 /** SCIM `POST /Groups`: the group (`dsync.group.created`) and its members (`dsync.group.user_added` each). */
 export async function createDirectoryGroup(
   scope: Scope,
-  directory: DirectoryRow,
+  directory: DirectoryRef,
   fields: DirectoryGroupFields,
   memberIds: string[],
 ): Promise<DirectoryGroupRow> {
@@ -433,7 +468,7 @@ export async function createDirectoryGroup(
  */
 export async function writeDirectoryGroup(
   scope: Scope,
-  directory: DirectoryRow,
+  directory: DirectoryRef,
   id: string,
   fields: DirectoryGroupFields | undefined,
   members: MemberChange | undefined,
@@ -466,7 +501,7 @@ export async function writeDirectoryGroup(
 /** The rows of the members a change may remove (read before they go, for their events). */
 async function membersLeaving(
   tx: Scope['db'],
-  directory: DirectoryRow,
+  directory: DirectoryRef,
   group: DirectoryGroupRow,
   change: MemberChange,
 ): Promise<DirectoryUserRow[]> {
@@ -488,7 +523,7 @@ async function membersLeaving(
  */
 export async function deleteDirectoryGroup(
   scope: Scope,
-  directory: DirectoryRow,
+  directory: DirectoryRef,
   id: string,
   expected?: ExpectedVersion,
 ): Promise<void> {

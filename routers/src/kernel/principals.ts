@@ -1,4 +1,5 @@
 // Who calls: the principals a credential resolves to, and the checks services make of them.
+import type { DirectoryState } from '@atrium/db';
 import { ApiError, forbidden } from './errors.ts';
 import type { Scope } from './scope.ts';
 
@@ -77,6 +78,8 @@ export interface DirectoryPrincipal {
   kind: 'directory';
   directoryId: string;
   organizationId: string;
+  /** The directory's state when its token was looked up (a write to a `deleting` one is refused). */
+  state: DirectoryState;
 }
 
 /** What a SCIM service receives: a Scope of the directory's environment, and the directory. */

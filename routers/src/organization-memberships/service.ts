@@ -277,22 +277,27 @@ export async function provisionDirectoryMemberships(
     result.set(row.userId, { membershipId: row.id, startedNow: row.status !== 'active' });
     existing.push(row);
   }
-  await giveDefaultRole(
-    tx,
-    scope.env.id,
-    inserted.map((row) => row.id),
-  );
+  // New memberships' events are made from what was inserted and the role given: not read again.
+  if (inserted.length > 0) {
+    const given = await giveDefaultRole(
+      tx,
+      scope.env.id,
+      organizationId,
+      inserted.map((row) => row.id),
+    );
+    await recordEvents(
+      tx,
+      scope,
+      [...inserted]
+        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map((row) => ({ event: 'organization_membership.created', data: toMembershipEvent({ ...row, ...given }) })),
+    );
+  }
   const changed = await setMembershipsState(
     tx,
     existing.filter((row) => row.status !== 'active' || !row.directoryManaged).map((row) => row.id),
     { status: 'active', directoryManaged: true },
     now,
-  );
-  await recordMembershipEvents(
-    tx,
-    scope,
-    'created',
-    inserted.map((row) => row.id),
   );
   await recordMembershipEvents(tx, scope, 'updated', changed);
   return result;

@@ -10,6 +10,7 @@ import {
   paginate,
   perHandleAndKey,
   permissions,
+  rawRows,
   rolePermissions,
   roles,
   users,
@@ -300,17 +301,35 @@ export function insertMembershipsIfAbsent(
   return tx.insert(organizationMemberships).values(values).onConflictDoNothing().returning();
 }
 
-/** Gives each of these memberships the environment's default role (they hold none yet), in one statement. */
-export async function giveDefaultRole(tx: Db, environmentId: string, membershipIds: string[]): Promise<void> {
-  if (membershipIds.length === 0) return;
+/**
+ * Gives each of these memberships of one organization the environment's default role (they hold
+ * none yet), in one statement that also answers what their events show: the organization's name
+ * and the slug given (none when the environment has no default role), so new memberships need not
+ * be read again.
+ */
+export async function giveDefaultRole(
+  tx: Db,
+  environmentId: string,
+  organizationId: string,
+  membershipIds: string[],
+): Promise<{ organizationName: string; roleSlugs: string[] }> {
   const list = sql.join(
     membershipIds.map((id) => sql`${id}`),
     sql`, `,
   );
-  await tx.execute(sql`insert into ${membershipRoles} (environment_id, organization_membership_id, role_id, position)
-    select ${environmentId}, m.id, r.id, 0 from ${organizationMemberships} m
-    join ${roles} r on r.environment_id = ${environmentId} and r.organization_id is null and r.is_default
-    where m.id in (${list})`);
+  const [row] = await rawRows<{ organization_name: string; slug: string | null }>(
+    tx,
+    sql`with given as (
+      insert into ${membershipRoles} (environment_id, organization_membership_id, role_id, position)
+      select ${environmentId}, m.id, r.id, 0 from ${organizationMemberships} m
+      join ${roles} r on r.environment_id = ${environmentId} and r.organization_id is null and r.is_default
+      where m.id in (${list})
+      returning role_id)
+    select o.name as organization_name,
+      (select r.slug from given join ${roles} r on r.id = given.role_id limit 1) as slug
+    from ${organizations} o where o.id = ${organizationId}`,
+  );
+  return { organizationName: row?.organization_name ?? '', roleSlugs: row?.slug ? [row.slug] : [] };
 }
 
 /** Sets these memberships' status and directory management where either differs; the ids changed. */

@@ -4,15 +4,14 @@
 import { scimBaseUrl } from '../directories/service.ts';
 import {
   type DirectoryGroupRow,
-  type DirectoryRow,
   type DirectoryUserRow,
   findDirectoryGroup,
   findDirectoryUser,
-  loadDirectory,
 } from '../directories/store.ts';
 import {
   createDirectoryGroup,
   createDirectoryUser,
+  type DirectoryRef,
   deleteDirectoryGroup,
   deleteDirectoryUser,
   replaceDirectoryUser,
@@ -52,8 +51,10 @@ function baseOf(scope: DirectoryScope): string {
   return scimBaseUrl(scope.deps, scope.directory.directoryId);
 }
 
-async function directoryOf(scope: DirectoryScope): Promise<DirectoryRow> {
-  return loadDirectory(scope.db, scope.env.id, scope.directory.directoryId);
+/** The token's directory: its lookup read what a write needs (auth/directory-token.ts). */
+function directoryOf(scope: DirectoryScope): DirectoryRef {
+  const { directoryId, organizationId, state } = scope.directory;
+  return { id: directoryId, organizationId, state };
 }
 
 function bodyOf(call: ScimCall): Record<string, unknown> {
@@ -243,7 +244,7 @@ export async function getUser(scope: DirectoryScope, call: ScimCall): Promise<Sc
 
 export async function createUser(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   const fields = userFieldsOf(bodyOf(call));
-  const row = await createDirectoryUser(scope, await directoryOf(scope), fields);
+  const row = await createDirectoryUser(scope, directoryOf(scope), fields);
   // A user just created belongs to no group: nothing to read.
   return { resource: toScimUser(row, userLocation(scope, row.id)), etag: etagOf(row.version) };
 }
@@ -253,13 +254,9 @@ export async function replaceUser(scope: DirectoryScope, call: ScimCall): Promis
   const body = bodyOf(call);
   refuseOtherId(body, id);
   const fields = userFieldsOf(body);
-  const row = await replaceDirectoryUser(
-    scope,
-    await directoryOf(scope),
-    id,
-    fields,
-    expectedVersionOf(call.ifMatch),
-  ).catch(resourceNotFound('User', id));
+  const row = await replaceDirectoryUser(scope, directoryOf(scope), id, fields, expectedVersionOf(call.ifMatch)).catch(
+    resourceNotFound('User', id),
+  );
   return oneOf(scope, row, ALL, userResources);
 }
 
@@ -279,12 +276,12 @@ async function patched<Row extends { version: number }>(
   call: ScimCall,
   what: 'User' | 'Group',
   find: (tx: DirectoryScope['db'], directoryId: string, id: string) => Promise<Row | undefined>,
-  write: (scope: DirectoryScope, directory: DirectoryRow, current: Row, operations: ScimOperations) => Promise<Row>,
+  write: (scope: DirectoryScope, directory: DirectoryRef, current: Row, operations: ScimOperations) => Promise<Row>,
 ): Promise<Row> {
   const id = call.id as string;
   const operations = operationsOf(bodyOf(call));
   const expected = expectedVersionOf(call.ifMatch);
-  const directory = await directoryOf(scope);
+  const directory = directoryOf(scope);
   return scope.db.transaction(async (tx) => {
     const current = await find(tx, directory.id, id);
     if (!current) throw notFound(what, id);
@@ -317,7 +314,7 @@ export async function patchUserResource(scope: DirectoryScope, call: ScimCall): 
 
 export async function deleteUser(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   const id = call.id as string;
-  await deleteDirectoryUser(scope, await directoryOf(scope), id, expectedVersionOf(call.ifMatch)).catch(
+  await deleteDirectoryUser(scope, directoryOf(scope), id, expectedVersionOf(call.ifMatch)).catch(
     resourceNotFound('User', id),
   );
   return { resource: undefined };
@@ -352,7 +349,7 @@ export function getGroup(scope: DirectoryScope, call: ScimCall): Promise<ScimRes
 
 export async function createGroup(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   const { fields, members } = groupFieldsOf(bodyOf(call));
-  const row = await createDirectoryGroup(scope, await directoryOf(scope), fields, members);
+  const row = await createDirectoryGroup(scope, directoryOf(scope), fields, members);
   return groupResource(scope, ALL, row.id);
 }
 
@@ -363,7 +360,7 @@ export async function replaceGroup(scope: DirectoryScope, call: ScimCall): Promi
   const { fields, members } = groupFieldsOf(body);
   // Okta's PUT carries the whole member list: it replaces the members. Without `members`, they stay.
   const change = body.members === undefined ? undefined : { replace: members };
-  await writeDirectoryGroup(scope, await directoryOf(scope), id, fields, change, expectedVersionOf(call.ifMatch)).catch(
+  await writeDirectoryGroup(scope, directoryOf(scope), id, fields, change, expectedVersionOf(call.ifMatch)).catch(
     resourceNotFound('Group', id),
   );
   return groupResource(scope, ALL, id);
@@ -389,7 +386,7 @@ export async function patchGroupResource(scope: DirectoryScope, call: ScimCall):
 
 export async function deleteGroup(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
   const id = call.id as string;
-  await deleteDirectoryGroup(scope, await directoryOf(scope), id, expectedVersionOf(call.ifMatch)).catch(
+  await deleteDirectoryGroup(scope, directoryOf(scope), id, expectedVersionOf(call.ifMatch)).catch(
     resourceNotFound('Group', id),
   );
   return { resource: undefined };

@@ -1,0 +1,129 @@
+/**
+ * What one SCIM `POST /Users` costs PostgreSQL, counted from the driver (bench/README.md, "Directory
+ * sync"): a scratch database, Atrium's app in this process on a postgres.js client whose `debug`
+ * hook records every statement it sends, `--warmup` POSTs, then `--posts` more (Okta's create body,
+ * as bench/scim-load.ts sends it) one after the other; prints the statements per POST, the
+ * transactions, and the statements of the last POST in order.
+ *
+ *   npx tsx bench/scim-statements.ts [--pg-url url] [--posts 50] [--warmup 5]
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { openDb, schema } from '@atrium/db';
+import { createApp } from '@atrium/rest-facade';
+import { createEnvironment, DEFAULT_TOKEN_SETTINGS, type Deps, newCaches } from '@atrium/routers';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import pino from 'pino';
+import postgres from 'postgres';
+
+const { values: args } = parseArgs({
+  options: {
+    'pg-url': { type: 'string' },
+    posts: { type: 'string', default: '50' },
+    warmup: { type: 'string', default: '5' },
+  },
+});
+const serverUrl = args['pg-url'] ?? process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const posts = Number(args.posts);
+const warmup = Number(args.warmup);
+
+const dbName = `atrium_scimstmt_${Date.now()}`;
+const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+await admin.unsafe(`create database ${dbName}`);
+const url = new URL(serverUrl);
+url.pathname = `/${dbName}`;
+const migrating = await openDb({ databaseUrl: url.toString(), poolSize: 2 });
+await migrating.migrate();
+await migrating.close();
+
+const sent: string[] = [];
+const recording = postgres(url.toString(), {
+  max: 10,
+  prepare: true,
+  onnotice: () => {},
+  connection: { plan_cache_mode: 'force_generic_plan', timezone: 'UTC' },
+  debug: (_connection, query) => sent.push(query.replace(/\s+/g, ' ').trim()),
+});
+const db = drizzle(recording, { schema });
+const deps: Deps = {
+  db: db as never,
+  driver: 'postgres',
+  now: () => new Date(),
+  log: pino({ level: 'silent' }),
+  config: { apiKeyCacheTtlMs: 60_000, webhooksAllowPrivate: false },
+  tokens: { ...DEFAULT_TOKEN_SETTINGS, masterKey: randomBytes(32), issuer: 'http://127.0.0.1' },
+  caches: newCaches(),
+};
+const server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1', rateLimit: false }).handler);
+try {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  deps.tokens.issuer = base;
+  const env = await createEnvironment(deps, { name: 'scim-statements' });
+  // A directory of a new organization, stored as bench/scim.ts stores one.
+  const organizationId = `org_01SCIMSTATEMENTS${'0'.repeat(9)}`;
+  const directoryId = `directory_01SCIMSTATEMENTS${'0'.repeat(9)}`;
+  const token = `scim_${randomBytes(30).toString('base64url').replace(/[-_]/g, 'a').slice(0, 40)}`;
+  await recording.unsafe(
+    `insert into organizations (id, environment_id, name, metadata, domain_count, created_at, updated_at)
+     values ($1, $2, 'scim statements', '{}'::jsonb, 0, now(), now())`,
+    [organizationId, env.environment_id],
+  );
+  await recording.unsafe(
+    `insert into directories (id, environment_id, organization_id, type, name, state, external_key, token_hash,
+            token_prefix, created_at, updated_at)
+     values ($1, $2, $3, 'okta scim v2.0', 'scim statements', 'unlinked', $4, $5, $6, now(), now())`,
+    [
+      directoryId,
+      env.environment_id,
+      organizationId,
+      randomBytes(8).toString('hex'),
+      createHash('sha256').update(token).digest('hex'),
+      token.slice(0, 13),
+    ],
+  );
+  const post = async (i: number) => {
+    const userName = `sync${i}@bench-directory.example.com`;
+    const res = await fetch(`${base}/scim/v2/${directoryId}/Users`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/scim+json' },
+      body: JSON.stringify({
+        schemas: [
+          'urn:ietf:params:scim:schemas:core:2.0:User',
+          'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User',
+        ],
+        userName,
+        externalId: `00u${i}`,
+        name: { givenName: `Given${i}`, familyName: `Family${i}` },
+        emails: [{ primary: true, value: userName, type: 'work' }],
+        displayName: `Given${i} Family${i}`,
+        active: true,
+        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': {
+          department: `Department ${i % 20}`,
+          employeeNumber: String(i),
+        },
+      }),
+    });
+    if (res.status !== 201) throw new Error(`POST /Users ${i}: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+  };
+  for (let i = 0; i < warmup; i++) await post(i);
+  sent.length = 0;
+  let last: string[] = [];
+  for (let i = warmup; i < warmup + posts; i++) {
+    const before = sent.length;
+    await post(i);
+    last = sent.slice(before);
+  }
+  const begins = sent.filter((s) => /^begin\b/i.test(s)).length;
+  console.log(`${posts} POST /Users (after ${warmup}): ${sent.length} statements, ${(sent.length / posts).toFixed(2)}`);
+  console.log(`per POST, ${(begins / posts).toFixed(2)} transactions per POST. The last POST's statements:`);
+  for (const [i, s] of last.entries()) console.log(`${String(i + 1).padStart(3)}. ${s.slice(0, 220)}`);
+} finally {
+  server.close();
+  await recording.end();
+  await admin.unsafe(`drop database ${dbName} with (force)`);
+  await admin.end();
+}
