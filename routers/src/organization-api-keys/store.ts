@@ -1,5 +1,5 @@
-import { type Db, organizationApiKeys, type PageParams, paginate } from '@atrium/db';
-import { and, eq } from 'drizzle-orm';
+import { type Db, organizationApiKeys, organizationMemberships, type PageParams, paginate } from '@atrium/db';
+import { and, eq, inArray } from 'drizzle-orm';
 import { scopedId } from '../common/store.ts';
 
 export type OrganizationApiKeyRow = typeof organizationApiKeys.$inferSelect;
@@ -10,7 +10,7 @@ export async function insertOrganizationApiKey(tx: Db, values: NewOrganizationAp
   return row as OrganizationApiKeyRow;
 }
 
-/** One page of an organization's API keys (keyset on the organization index). */
+/** One page of an organization's own API keys (keyset on the organization index); its members' keys are not. */
 export function pageOfOrganizationApiKeys(db: Db, environmentId: string, organizationId: string, params: PageParams) {
   return paginate(
     params,
@@ -23,6 +23,7 @@ export function pageOfOrganizationApiKeys(db: Db, environmentId: string, organiz
           and(
             eq(organizationApiKeys.environmentId, environmentId),
             eq(organizationApiKeys.organizationId, organizationId),
+            eq(organizationApiKeys.ownerType, 'organization'),
             q.keyset,
           ),
         )
@@ -57,4 +58,78 @@ export async function deleteOrganizationApiKeyRow(
     .where(scopedId(organizationApiKeys, environmentId, id))
     .returning();
   return row;
+}
+
+/** One page of a user's API keys, of one organization when `organizationId` is given (keyset on the user index). */
+export function pageOfUserApiKeys(
+  db: Db,
+  environmentId: string,
+  userId: string,
+  organizationId: string | undefined,
+  params: PageParams,
+) {
+  return paginate(
+    params,
+    organizationApiKeys.id,
+    (q) =>
+      db
+        .select()
+        .from(organizationApiKeys)
+        .where(
+          and(
+            eq(organizationApiKeys.environmentId, environmentId),
+            eq(organizationApiKeys.userId, userId),
+            organizationId === undefined ? undefined : eq(organizationApiKeys.organizationId, organizationId),
+            q.keyset,
+          ),
+        )
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+}
+
+/** The user's membership of the organization (id and status), held FOR NO KEY UPDATE when `lock`. */
+export async function membershipOf(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string,
+  lock = false,
+): Promise<{ id: string; status: string } | undefined> {
+  const query = db
+    .select({ id: organizationMemberships.id, status: organizationMemberships.status })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.organizationId, organizationId),
+        eq(organizationMemberships.userId, userId),
+      ),
+    )
+    .limit(1);
+  const [row] = lock ? await query.for('no key update') : await query;
+  return row;
+}
+
+/** Deletes the keys held under these memberships; the rows as they were. */
+export function deleteApiKeysOfMemberships(tx: Db, environmentId: string, membershipIds: string[]) {
+  if (membershipIds.length === 0) return Promise.resolve([] as OrganizationApiKeyRow[]);
+  return tx
+    .delete(organizationApiKeys)
+    .where(
+      and(
+        eq(organizationApiKeys.environmentId, environmentId),
+        inArray(organizationApiKeys.organizationMembershipId, membershipIds),
+      ),
+    )
+    .returning();
+}
+
+/** Deletes every key the user holds; the rows as they were. */
+export function deleteApiKeysOfUser(tx: Db, environmentId: string, userId: string) {
+  return tx
+    .delete(organizationApiKeys)
+    .where(and(eq(organizationApiKeys.environmentId, environmentId), eq(organizationApiKeys.userId, userId)))
+    .returning();
 }
