@@ -34,6 +34,8 @@ export const organizationApiKeys = pgTable(
     obfuscatedValue: text('obfuscated_value').notNull(),
     permissions: jsonb('permissions').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
     lastUsedAt: ts('last_used_at'),
+    /** When the key stops validating (set by the widgets' expiry); null: never. */
+    expiresAt: ts('expires_at'),
     ...timestamps,
   },
   (t) => [

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import { orNotFound } from '../common/store.ts';
 import { recordEvent, recordEvents } from '../events/record.ts';
-import { invalid } from '../kernel/errors.ts';
+import { conflict, invalid } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { membershipPermissionSlugs } from '../organization-memberships/store.ts';
@@ -26,10 +26,12 @@ import {
   deleteOrganizationApiKeyRow,
   findByKeyHash,
   insertOrganizationApiKey,
+  lockKeyOfOrganization,
   membershipOf,
   type OrganizationApiKeyRow,
   pageOfOrganizationApiKeys,
   pageOfUserApiKeys,
+  setKeyExpiry,
 } from './store.ts';
 
 /** Values look like `sk_org_<40 base62>`: never an environment key (`sk_test_`, `sk_live_`). */
@@ -73,7 +75,17 @@ export function toApiKey(row: OrganizationApiKeyRow): ApiKey {
 export async function createOrganizationApiKey(
   scope: Scope,
   input: z.infer<typeof CreateOrganizationApiKeyInput>,
+  expiresAt: Date | null = null,
 ): Promise<OrganizationApiKey & { value: string }> {
+  return (await createOrganizationApiKeyRow(scope, input, expiresAt)).key;
+}
+
+/** `createOrganizationApiKey` with the row as stored (the ApiKeys widget answers its own shape). */
+export async function createOrganizationApiKeyRow(
+  scope: Scope,
+  input: z.infer<typeof CreateOrganizationApiKeyInput>,
+  expiresAt: Date | null,
+): Promise<{ key: OrganizationApiKey & { value: string }; row: OrganizationApiKeyRow }> {
   const permissions = [...new Set(input.permissions ?? [])];
   return scope.db.transaction(async (tx) => {
     // NO KEY UPDATE on the organization serialises creates counted against its quota.
@@ -89,12 +101,13 @@ export async function createOrganizationApiKey(
       keyHash: sha256Hex(value),
       obfuscatedValue: obfuscate(value),
       permissions,
+      expiresAt,
       createdAt: now,
       updatedAt: now,
     });
     const key = toOrganizationApiKey(row);
     await recordEvent(tx, scope, 'api_key.created', key, organization.id);
-    return { ...key, value };
+    return { key: { ...key, value }, row };
   });
 }
 
@@ -127,6 +140,15 @@ export async function createUserApiKey(
   scope: Scope,
   input: z.infer<typeof CreateUserApiKeyInput>,
 ): Promise<UserApiKey & { value: string }> {
+  return (await createUserApiKeyRow(scope, input, null)).key;
+}
+
+/** `createUserApiKey` with the row as stored and an expiry (the UserApiKeys widget's). */
+export async function createUserApiKeyRow(
+  scope: Scope,
+  input: z.infer<typeof CreateUserApiKeyInput>,
+  expiresAt: Date | null,
+): Promise<{ key: UserApiKey & { value: string }; row: OrganizationApiKeyRow }> {
   const permissions = [...new Set(input.permissions ?? [])];
   return scope.db.transaction(async (tx) => {
     const user = await findUser(tx, scope.env.id, input.user_id);
@@ -166,12 +188,13 @@ export async function createUserApiKey(
       keyHash: sha256Hex(value),
       obfuscatedValue: obfuscate(value),
       permissions,
+      expiresAt,
       createdAt: now,
       updatedAt: now,
     });
     const key = toUserApiKey(row);
     await recordEvent(tx, scope, 'api_key.created', key, organization.id);
-    return { ...key, value };
+    return { key: { ...key, value }, row };
   });
 }
 
@@ -211,7 +234,7 @@ function recordRevoked(tx: Db, scope: Scope, rows: OrganizationApiKeyRow[]) {
 
 /**
  * `POST /api_keys/validations`: the key whose value this is, in the caller's environment, or
- * null (unknown, deleted, malformed, another environment's). A read only: it changes nothing on
+ * null (unknown, deleted, expired, malformed, another environment's). A read only: it changes nothing on
  * the key (not even `last_used_at`) and counts against no quota.
  *
  * A user key is checked against its holder as they are now: null while their membership is not
@@ -225,10 +248,48 @@ export async function validateOrganizationApiKey(
 ): Promise<{ api_key: ApiKey | null }> {
   if (!input.value.startsWith(VALUE_PREFIX)) return { api_key: null };
   const row = await findByKeyHash(scope.db, scope.env.id, sha256Hex(input.value));
-  if (!row) return { api_key: null };
+  if (!row || (row.expiresAt !== null && row.expiresAt <= scope.now())) return { api_key: null };
   if (row.ownerType !== 'user' || row.userId === null) return { api_key: toOrganizationApiKey(row) };
   const membership = await membershipOf(scope.db, scope.env.id, row.organizationId, row.userId);
   if (membership?.status !== 'active') return { api_key: null };
   const held = new Set(await membershipPermissionSlugs(scope.db, scope.env.id, row.organizationId, row.userId));
   return { api_key: toUserApiKey({ ...row, permissions: row.permissions.filter((slug) => held.has(slug)) }) };
+}
+
+/** Which keys of an organization a widget may touch: its own, or its members' (of one member if given). */
+export type KeyOwner = { type: 'organization' } | { type: 'user'; userId?: string | undefined };
+
+/** Revokes a key of the organization (`api_key.revoked`); 404 for another organization's or owner's. */
+export async function revokeKeyOfOrganization(
+  scope: Scope,
+  organizationId: string,
+  id: string,
+  owner: KeyOwner,
+): Promise<void> {
+  await scope.db.transaction(async (tx) => {
+    orNotFound(await lockKeyOfOrganization(tx, scope.env.id, organizationId, id, owner), 'api_key', id);
+    const row = orNotFound(await deleteOrganizationApiKeyRow(tx, scope.env.id, id), 'api_key', id);
+    await recordEvent(tx, scope, 'api_key.revoked', toApiKey(row), row.organizationId);
+  });
+}
+
+/**
+ * Sets when a key of the organization expires (the widgets' "expire"): now or a past time ends it
+ * at once, null means never. A key already expired is 409: it stays as it ended.
+ */
+export async function expireKeyOfOrganization(
+  scope: Scope,
+  organizationId: string,
+  id: string,
+  owner: KeyOwner,
+  expiresAt: Date | null,
+): Promise<OrganizationApiKeyRow> {
+  return scope.db.transaction(async (tx) => {
+    const row = orNotFound(await lockKeyOfOrganization(tx, scope.env.id, organizationId, id, owner), 'api_key', id);
+    const now = scope.now();
+    if (row.expiresAt !== null && row.expiresAt <= now) {
+      throw conflict('api_key_expired', 'This API key has already expired.');
+    }
+    return setKeyExpiry(tx, row.id, expiresAt, now);
+  });
 }

@@ -1,6 +1,6 @@
-import { type Db, organizationApiKeys, organizationMemberships, type PageParams, paginate } from '@atrium/db';
-import { and, eq, inArray } from 'drizzle-orm';
-import { scopedId } from '../common/store.ts';
+import { type Db, organizationApiKeys, organizationMemberships, type PageParams, paginate, users } from '@atrium/db';
+import { and, eq, ilike, inArray, or } from 'drizzle-orm';
+import { containsPattern, scopedId } from '../common/store.ts';
 
 export type OrganizationApiKeyRow = typeof organizationApiKeys.$inferSelect;
 export type NewOrganizationApiKey = typeof organizationApiKeys.$inferInsert;
@@ -10,8 +10,17 @@ export async function insertOrganizationApiKey(tx: Db, values: NewOrganizationAp
   return row as OrganizationApiKeyRow;
 }
 
-/** One page of an organization's own API keys (keyset on the organization index); its members' keys are not. */
-export function pageOfOrganizationApiKeys(db: Db, environmentId: string, organizationId: string, params: PageParams) {
+/**
+ * One page of an organization's own API keys (keyset on the organization index); its members'
+ * keys are not. `search`: a part of the key's name (the ApiKeys widget's search box).
+ */
+export function pageOfOrganizationApiKeys(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  params: PageParams,
+  search?: string,
+) {
   return paginate(
     params,
     organizationApiKeys.id,
@@ -24,6 +33,7 @@ export function pageOfOrganizationApiKeys(db: Db, environmentId: string, organiz
             eq(organizationApiKeys.environmentId, environmentId),
             eq(organizationApiKeys.organizationId, organizationId),
             eq(organizationApiKeys.ownerType, 'organization'),
+            search === undefined ? undefined : ilike(organizationApiKeys.name, containsPattern(search)),
             q.keyset,
           ),
         )
@@ -132,4 +142,98 @@ export function deleteApiKeysOfUser(tx: Db, environmentId: string, userId: strin
     .delete(organizationApiKeys)
     .where(and(eq(organizationApiKeys.environmentId, environmentId), eq(organizationApiKeys.userId, userId)))
     .returning();
+}
+
+/** A user key with its holder, as the UserApiKeys widget shows it. */
+export interface UserApiKeyWithOwnerRow {
+  key: OrganizationApiKeyRow;
+  owner: { email: string; firstName: string | null; lastName: string | null };
+}
+
+/**
+ * One page of the user keys held in an organization, of one user when `userId` is given, with
+ * their holders; `search` is a part of the key's name or the holder's e-mail.
+ */
+export function pageOfMemberApiKeys(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string | undefined,
+  params: PageParams,
+  search?: string,
+) {
+  return paginate(
+    params,
+    organizationApiKeys.id,
+    (q) =>
+      db
+        .select({
+          key: organizationApiKeys,
+          owner: { email: users.email, firstName: users.firstName, lastName: users.lastName },
+        })
+        .from(organizationApiKeys)
+        .innerJoin(users, eq(users.id, organizationApiKeys.userId))
+        .where(
+          and(
+            eq(organizationApiKeys.environmentId, environmentId),
+            eq(organizationApiKeys.organizationId, organizationId),
+            eq(organizationApiKeys.ownerType, 'user'),
+            userId === undefined ? undefined : eq(organizationApiKeys.userId, userId),
+            search === undefined
+              ? undefined
+              : or(
+                  ilike(organizationApiKeys.name, containsPattern(search)),
+                  ilike(users.email, containsPattern(search)),
+                ),
+            q.keyset,
+          ),
+        )
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.key.id,
+  );
+}
+
+/** The holder of a user key (for the widget's answers). */
+export async function ownerOfKey(db: Db, userId: string): Promise<UserApiKeyWithOwnerRow['owner']> {
+  const [row] = await db
+    .select({ email: users.email, firstName: users.firstName, lastName: users.lastName })
+    .from(users)
+    .where(eq(users.id, userId))
+    .limit(1);
+  return row ?? { email: '', firstName: null, lastName: null };
+}
+
+/** The organization's key with this id, held FOR UPDATE: of the owner kind asked, and of one user if given. */
+export async function lockKeyOfOrganization(
+  tx: Db,
+  environmentId: string,
+  organizationId: string,
+  id: string,
+  owner: { type: 'organization' } | { type: 'user'; userId?: string | undefined },
+): Promise<OrganizationApiKeyRow | undefined> {
+  const [row] = await tx
+    .select()
+    .from(organizationApiKeys)
+    .where(
+      and(
+        scopedId(organizationApiKeys, environmentId, id),
+        eq(organizationApiKeys.organizationId, organizationId),
+        eq(organizationApiKeys.ownerType, owner.type),
+        owner.type === 'user' && owner.userId !== undefined ? eq(organizationApiKeys.userId, owner.userId) : undefined,
+      ),
+    )
+    .limit(1)
+    .for('update');
+  return row;
+}
+
+/** Sets when the key expires; the row as it is now. */
+export async function setKeyExpiry(tx: Db, id: string, expiresAt: Date | null, now: Date) {
+  const [row] = await tx
+    .update(organizationApiKeys)
+    .set({ expiresAt, updatedAt: now })
+    .where(eq(organizationApiKeys.id, id))
+    .returning();
+  return row as OrganizationApiKeyRow;
 }

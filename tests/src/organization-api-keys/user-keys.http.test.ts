@@ -116,9 +116,9 @@ describe('REST: user API keys (upstream /user_management/users/:id/api_keys)', (
 
   it('validates a user key against the permissions the user holds now, and not while inactive', async () => {
     const { env, org, user, membership } = await world();
-    expect((await env.http.put(`/user_management/organization_memberships/${membership}`, { role_slug: 'writer' })).status).toBe(
-      200,
-    );
+    expect(
+      (await env.http.put(`/user_management/organization_memberships/${membership}`, { role_slug: 'writer' })).status,
+    ).toBe(200);
     const created = await env.http.post(`/user_management/users/${user}/api_keys`, {
       name: 'writer key',
       organization_id: org,
@@ -156,7 +156,9 @@ describe('REST: user API keys (upstream /user_management/users/:id/api_keys)', (
     });
     expect((await env.http.delete(`/user_management/organization_memberships/${membership}`)).status).toBe(204);
     expect((await storedKeys(env)).map((k) => k.id)).toEqual([inGlobex.body.id]);
-    expect((await env.http.post('/api_keys/validations', { value: inAcme.body.value })).body).toEqual({ api_key: null });
+    expect((await env.http.post('/api_keys/validations', { value: inAcme.body.value })).body).toEqual({
+      api_key: null,
+    });
 
     expect((await env.http.delete(`/user_management/users/${user}`)).status).toBe(204);
     expect(await storedKeys(env)).toEqual([]);
@@ -168,8 +170,16 @@ describe('REST: user API keys (upstream /user_management/users/:id/api_keys)', (
     ['no name', (org: string) => ({ organization_id: org }), 'name'],
     ['an empty name', (org: string) => ({ name: ' ', organization_id: org }), 'name'],
     ['no organization_id', () => ({ name: 'k' }), 'organization_id'],
-    ['permissions not an array', (org: string) => ({ name: 'k', organization_id: org, permissions: 'a' }), 'permissions'],
-    ['a bad permission slug', (org: string) => ({ name: 'k', organization_id: org, permissions: ['a b'] }), 'permissions'],
+    [
+      'permissions not an array',
+      (org: string) => ({ name: 'k', organization_id: org, permissions: 'a' }),
+      'permissions',
+    ],
+    [
+      'a bad permission slug',
+      (org: string) => ({ name: 'k', organization_id: org, permissions: ['a b'] }),
+      'permissions',
+    ],
   ])('refuses %s with 422 and stores nothing', async (_label, body, field) => {
     const { env, org, user } = await world();
     const before = await snapshot(env);
@@ -218,7 +228,10 @@ describe('REST: user API keys (upstream /user_management/users/:id/api_keys)', (
     const before = await snapshot(theirs.env);
     for (const res of [
       await mine.http.get(`/user_management/users/${theirs.user}/api_keys`),
-      await mine.http.post(`/user_management/users/${theirs.user}/api_keys`, { name: 'x', organization_id: theirs.org }),
+      await mine.http.post(`/user_management/users/${theirs.user}/api_keys`, {
+        name: 'x',
+        organization_id: theirs.org,
+      }),
       await mine.http.delete(`/api_keys/${key.body.id}`),
     ]) {
       expect(res.status).toBe(404);
