@@ -41,8 +41,11 @@ const storedKeys = (env: TestEnvironment) =>
 
 beforeAll(() => getWorld());
 
+/** The longer walks below make some thirty requests: on a loaded machine they need more than the default. */
+const LONG = { timeout: 90_000 };
+
 describe('ApiKeys widget: /_widgets/ApiKeys/…', () => {
-  it('creates a key with permissions (value once), lists and searches it, expires and revokes it', async () => {
+  it('creates a key with permissions (value once), lists and searches it, expires and revokes it', LONG, async () => {
     const env = await newEnvironment();
     const admin = await member(env, 'keys-admin');
 
@@ -158,96 +161,104 @@ describe('ApiKeys widget: /_widgets/ApiKeys/…', () => {
 });
 
 describe('UserApiKeys widget: /_widgets/UserApiKeys/…', () => {
-  it('manage-self: creates its own key within its permissions, lists only its own, expires and revokes it', async () => {
-    const env = await newEnvironment();
-    const admin = await member(env, 'keys-admin');
-    const self = await member(env, 'keys-self', admin.organizationId);
-    const adminKey = await admin.http.post('/_widgets/UserApiKeys/api-keys', {
-      name: 'admin key',
-      permissions: ['posts:write'],
-    });
-    expect(adminKey.status).toBe(201);
+  it(
+    'manage-self: creates its own key within its permissions, lists only its own, expires and revokes it',
+    LONG,
+    async () => {
+      const env = await newEnvironment();
+      const admin = await member(env, 'keys-admin');
+      const self = await member(env, 'keys-self', admin.organizationId);
+      const adminKey = await admin.http.post('/_widgets/UserApiKeys/api-keys', {
+        name: 'admin key',
+        permissions: ['posts:write'],
+      });
+      expect(adminKey.status).toBe(201);
 
-    // The permissions offered are the caller's own, not the widgets' scopes.
-    const offered = await self.http.get('/_widgets/UserApiKeys/permissions?limit=100');
-    expect(offered.status).toBe(200);
-    expect(offered.body.data.map((p: { slug: string }) => p.slug)).toEqual(['posts:read']);
+      // The permissions offered are the caller's own, not the widgets' scopes.
+      const offered = await self.http.get('/_widgets/UserApiKeys/permissions?limit=100');
+      expect(offered.status).toBe(200);
+      expect(offered.body.data.map((p: { slug: string }) => p.slug)).toEqual(['posts:read']);
 
-    const created = await self.http.post('/_widgets/UserApiKeys/api-keys', {
-      name: 'mine',
-      permissions: ['posts:read'],
-    });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'mine', permissions: ['posts:read'], expiresAt: null });
-    const beyond = await self.http.post('/_widgets/UserApiKeys/api-keys', {
-      name: 'more',
-      permissions: ['posts:write'],
-    });
-    expect(beyond.status).toBe(422);
-    expect(beyond.body.errors[0]).toMatchObject({ field: 'permissions', code: 'permission_not_held' });
-
-    const mine = await self.http.get('/_widgets/UserApiKeys/api-keys');
-    expect(mine.status).toBe(200);
-    expect(mine.body.data).toEqual([
-      {
-        id: created.body.id,
+      const created = await self.http.post('/_widgets/UserApiKeys/api-keys', {
         name: 'mine',
-        obfuscatedValue: created.body.obfuscatedValue,
-        createdAt: created.body.createdAt,
-        lastUsedAt: null,
-        expiresAt: null,
         permissions: ['posts:read'],
-        owner: {
-          type: 'user',
-          id: self.userId,
-          email: self.email,
-          firstName: 'Ada',
-          lastName: 'Lovelace',
-          displayName: 'Ada Lovelace',
+      });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ name: 'mine', permissions: ['posts:read'], expiresAt: null });
+      const beyond = await self.http.post('/_widgets/UserApiKeys/api-keys', {
+        name: 'more',
+        permissions: ['posts:write'],
+      });
+      expect(beyond.status).toBe(422);
+      expect(beyond.body.errors[0]).toMatchObject({ field: 'permissions', code: 'permission_not_held' });
+
+      const mine = await self.http.get('/_widgets/UserApiKeys/api-keys');
+      expect(mine.status).toBe(200);
+      expect(mine.body.data).toEqual([
+        {
+          id: created.body.id,
+          name: 'mine',
+          obfuscatedValue: created.body.obfuscatedValue,
+          createdAt: created.body.createdAt,
+          lastUsedAt: null,
+          expiresAt: null,
+          permissions: ['posts:read'],
+          owner: {
+            type: 'user',
+            id: self.userId,
+            email: self.email,
+            firstName: 'Ada',
+            lastName: 'Lovelace',
+            displayName: 'Ada Lovelace',
+          },
         },
-      },
-    ]);
-    // The REST view: a user key of this member.
-    const rest = await env.http.post('/api_keys/validations', { value: created.body.value });
-    expect(rest.body.api_key.owner).toEqual({ type: 'user', id: self.userId, organization_id: admin.organizationId });
+      ]);
+      // The REST view: a user key of this member.
+      const rest = await env.http.post('/api_keys/validations', { value: created.body.value });
+      expect(rest.body.api_key.owner).toEqual({ type: 'user', id: self.userId, organization_id: admin.organizationId });
 
-    // Another member's key is not theirs: 404, untouched.
-    expect((await self.http.post(`/_widgets/UserApiKeys/${adminKey.body.id}/expire`, {})).status).toBe(404);
-    expect((await self.http.delete(`/_widgets/UserApiKeys/${adminKey.body.id}`)).status).toBe(404);
-    // Their own.
-    const expired = await self.http.post(`/_widgets/UserApiKeys/${created.body.id}/expire`, {});
-    expect(expired.status).toBe(200);
-    expect(expired.body.owner.id).toBe(self.userId);
-    expect((await env.http.post('/api_keys/validations', { value: created.body.value })).body).toEqual({
-      api_key: null,
-    });
-    expect((await self.http.delete(`/_widgets/UserApiKeys/${created.body.id}`)).body).toEqual({ success: true });
-    expect((await storedKeys(env)).map((k) => k.id)).toEqual([adminKey.body.id]);
-  });
+      // Another member's key is not theirs: 404, untouched.
+      expect((await self.http.post(`/_widgets/UserApiKeys/${adminKey.body.id}/expire`, {})).status).toBe(404);
+      expect((await self.http.delete(`/_widgets/UserApiKeys/${adminKey.body.id}`)).status).toBe(404);
+      // Their own.
+      const expired = await self.http.post(`/_widgets/UserApiKeys/${created.body.id}/expire`, {});
+      expect(expired.status).toBe(200);
+      expect(expired.body.owner.id).toBe(self.userId);
+      expect((await env.http.post('/api_keys/validations', { value: created.body.value })).body).toEqual({
+        api_key: null,
+      });
+      expect((await self.http.delete(`/_widgets/UserApiKeys/${created.body.id}`)).body).toEqual({ success: true });
+      expect((await storedKeys(env)).map((k) => k.id)).toEqual([adminKey.body.id]);
+    },
+  );
 
-  it("manage-all: lists and revokes every member's keys, searches by name or e-mail, creates only its own", async () => {
-    const env = await newEnvironment();
-    const admin = await member(env, 'keys-admin');
-    const self = await member(env, 'keys-self', admin.organizationId);
-    const theirs = await self.http.post('/_widgets/UserApiKeys/api-keys', { name: 'theirs', permissions: [] });
-    const own = await admin.http.post('/_widgets/UserApiKeys/api-keys', { name: 'own', permissions: [] });
-    // An organization key is not a user key: never listed here, and 404 to the user routes.
-    const orgKey = await admin.http.post('/_widgets/ApiKeys/organization-api-keys', { name: 'org', permissions: [] });
+  it(
+    "manage-all: lists and revokes every member's keys, searches by name or e-mail, creates only its own",
+    LONG,
+    async () => {
+      const env = await newEnvironment();
+      const admin = await member(env, 'keys-admin');
+      const self = await member(env, 'keys-self', admin.organizationId);
+      const theirs = await self.http.post('/_widgets/UserApiKeys/api-keys', { name: 'theirs', permissions: [] });
+      const own = await admin.http.post('/_widgets/UserApiKeys/api-keys', { name: 'own', permissions: [] });
+      // An organization key is not a user key: never listed here, and 404 to the user routes.
+      const orgKey = await admin.http.post('/_widgets/ApiKeys/organization-api-keys', { name: 'org', permissions: [] });
 
-    const all = await admin.http.get('/_widgets/UserApiKeys/api-keys');
-    expect(all.body.data.map((k: { id: string }) => k.id)).toEqual([theirs.body.id, own.body.id]);
-    const byEmail = await admin.http.get(`/_widgets/UserApiKeys/api-keys?search=${encodeURIComponent(self.email)}`);
-    expect(byEmail.body.data.map((k: { id: string }) => k.id)).toEqual([theirs.body.id]);
-    expect((await admin.http.delete(`/_widgets/UserApiKeys/${orgKey.body.id}`)).status).toBe(404);
-    expect(own.body).toMatchObject({ name: 'own' });
-    const [ownRow] = (await storedKeys(env)).filter((k) => k.id === own.body.id);
-    expect(ownRow?.userId).toBe(admin.userId);
+      const all = await admin.http.get('/_widgets/UserApiKeys/api-keys');
+      expect(all.body.data.map((k: { id: string }) => k.id)).toEqual([theirs.body.id, own.body.id]);
+      const byEmail = await admin.http.get(`/_widgets/UserApiKeys/api-keys?search=${encodeURIComponent(self.email)}`);
+      expect(byEmail.body.data.map((k: { id: string }) => k.id)).toEqual([theirs.body.id]);
+      expect((await admin.http.delete(`/_widgets/UserApiKeys/${orgKey.body.id}`)).status).toBe(404);
+      expect(own.body).toMatchObject({ name: 'own' });
+      const [ownRow] = (await storedKeys(env)).filter((k) => k.id === own.body.id);
+      expect(ownRow?.userId).toBe(admin.userId);
 
-    expect((await admin.http.delete(`/_widgets/UserApiKeys/${theirs.body.id}`)).status).toBe(200);
-    expect((await env.http.post('/api_keys/validations', { value: theirs.body.value })).body).toEqual({
-      api_key: null,
-    });
-  });
+      expect((await admin.http.delete(`/_widgets/UserApiKeys/${theirs.body.id}`)).status).toBe(200);
+      expect((await env.http.post('/api_keys/validations', { value: theirs.body.value })).body).toEqual({
+        api_key: null,
+      });
+    },
+  );
 
   it('a member with neither scope is 403; another organization sees none of them', async () => {
     const env = await newEnvironment();

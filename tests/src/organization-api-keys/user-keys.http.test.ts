@@ -47,7 +47,9 @@ async function world(env?: TestEnvironment) {
 }
 
 describe('REST: user API keys (upstream /user_management/users/:id/api_keys)', () => {
-  it('creates (201, value once), lists (paged), validates and revokes a user key, with its events', async () => {
+  it('creates (201, value once), lists (paged), validates and revokes a user key, with its events', {
+    timeout: 90_000,
+  }, async () => {
     const { env, org, user } = await world();
     const path = `/user_management/users/${user}/api_keys`;
     const created = await env.http.post(path, { name: ' CLI ', organization_id: org, permissions: ['posts:read'] });
