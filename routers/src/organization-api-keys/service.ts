@@ -6,10 +6,8 @@ import { recordEvent, recordEvents } from '../events/record.ts';
 import { conflict, invalid } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
-import { membershipPermissionSlugs } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
-import { findUser } from '../users/store.ts';
 import type {
   ApiKey,
   CreateOrganizationApiKeyInput,
@@ -25,6 +23,8 @@ import {
   deleteApiKeysOfUser,
   deleteOrganizationApiKeyRow,
   findByKeyHash,
+  findKeyHolder,
+  heldPermissionSlugs,
   insertOrganizationApiKey,
   lockKeyOfOrganization,
   membershipOf,
@@ -151,7 +151,7 @@ export async function createUserApiKeyRow(
 ): Promise<{ key: UserApiKey & { value: string }; row: OrganizationApiKeyRow }> {
   const permissions = [...new Set(input.permissions ?? [])];
   return scope.db.transaction(async (tx) => {
-    const user = await findUser(tx, scope.env.id, input.user_id);
+    const user = await findKeyHolder(tx, scope.env.id, input.user_id);
     const organization = await requireOrganization(tx, scope, input.organization_id);
     const membership = await membershipOf(tx, scope.env.id, organization.id, user.id, true);
     if (membership?.status !== 'active') {
@@ -163,7 +163,7 @@ export async function createUserApiKeyRow(
         },
       ]);
     }
-    const held = new Set(await membershipPermissionSlugs(tx, scope.env.id, organization.id, user.id));
+    const held = new Set(await heldPermissionSlugs(tx, scope.env.id, organization.id, user.id));
     const beyond = permissions.filter((slug) => !held.has(slug));
     if (beyond.length > 0) {
       throw invalid([
@@ -201,7 +201,7 @@ export async function createUserApiKeyRow(
 /** A page of the user's keys, of one organization if asked (404 for an unknown user or organization). */
 export async function listUserApiKeys(scope: Scope, input: z.infer<typeof ListUserApiKeysInput>) {
   const params = pageParams(input);
-  const user = await findUser(scope.db, scope.env.id, input.user_id);
+  const user = await findKeyHolder(scope.db, scope.env.id, input.user_id);
   const organization =
     input.organization_id === undefined ? undefined : await requireOrganization(scope.db, scope, input.organization_id);
   const page = await pageOfUserApiKeys(scope.db, scope.env.id, user.id, organization?.id, params);
@@ -252,7 +252,7 @@ export async function validateOrganizationApiKey(
   if (row.ownerType !== 'user' || row.userId === null) return { api_key: toOrganizationApiKey(row) };
   const membership = await membershipOf(scope.db, scope.env.id, row.organizationId, row.userId);
   if (membership?.status !== 'active') return { api_key: null };
-  const held = new Set(await membershipPermissionSlugs(scope.db, scope.env.id, row.organizationId, row.userId));
+  const held = new Set(await heldPermissionSlugs(scope.db, scope.env.id, row.organizationId, row.userId));
   return { api_key: toUserApiKey({ ...row, permissions: row.permissions.filter((slug) => held.has(slug)) }) };
 }
 
