@@ -10,7 +10,7 @@ import { eventsRouter } from './events/router.ts';
 import { groupsRouter } from './groups/router.ts';
 import { invitationsRouter } from './invitations/router.ts';
 import { itContactsRouter } from './it-contacts/router.ts';
-import { organizationApiKeysRouter } from './organization-api-keys/router.ts';
+import { organizationApiKeysRouter, userApiKeysRouter } from './organization-api-keys/router.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
@@ -42,6 +42,7 @@ export const appRouter = router({
   directories: directoriesRouter,
   itContacts: itContactsRouter,
   organizationApiKeys: organizationApiKeysRouter,
+  userApiKeys: userApiKeysRouter,
   auditLogs: auditLogsRouter,
   events: eventsRouter,
   webhookEndpoints: webhookEndpointsRouter,

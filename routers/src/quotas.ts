@@ -23,6 +23,7 @@ const WHAT: Record<QuotaName, string> = {
   pendingInvitationsPerOrganization: 'an organization may have pending invitations',
   itContactsPerOrganization: 'an organization may have IT contacts',
   organizationApiKeysPerOrganization: 'an organization may have API keys',
+  userApiKeysPerMembership: 'a user may have API keys in one organization',
   rolesPerEnvironment: 'an environment may have environment roles',
   rolesPerOrganization: 'an organization may have custom roles',
   permissionsPerEnvironment: 'an environment may have permissions',

@@ -63,6 +63,8 @@ export interface Quotas {
   itContactsPerOrganization: number;
   /** API keys of one organization: deleted with it in one transaction. */
   organizationApiKeysPerOrganization: number;
+  /** API keys one member holds in one organization (user API keys): deleted with the membership. */
+  userApiKeysPerMembership: number;
   /** Environment roles of one environment: listed whole (the SDK's role lists have no pages). */
   rolesPerEnvironment: number;
   /** Custom roles of one organization: listed whole with the environment's roles. */
@@ -97,6 +99,7 @@ export const DEFAULT_QUOTAS: Quotas = {
   pendingInvitationsPerOrganization: 1_000,
   itContactsPerOrganization: 100,
   organizationApiKeysPerOrganization: 1_000,
+  userApiKeysPerMembership: 100,
   rolesPerEnvironment: 100,
   rolesPerOrganization: 100,
   permissionsPerEnvironment: 1_000,

@@ -4,15 +4,21 @@ import {
   ApiKeyIdInput,
   ApiKeyValidation,
   CreatedOrganizationApiKey,
+  CreatedUserApiKey,
   CreateOrganizationApiKeyInput,
+  CreateUserApiKeyInput,
   ListOrganizationApiKeysInput,
+  ListUserApiKeysInput,
   OrganizationApiKeyList,
+  UserApiKeyList,
   ValidateApiKeyInput,
 } from './schemas.ts';
 import {
   createOrganizationApiKey,
+  createUserApiKey,
   deleteOrganizationApiKey,
   listOrganizationApiKeys,
+  listUserApiKeys,
   validateOrganizationApiKey,
 } from './service.ts';
 
@@ -52,4 +58,31 @@ export const organizationApiKeysRouter = router({
     .input(ValidateApiKeyInput)
     .output(ApiKeyValidation)
     .mutation(({ ctx, input }) => validateOrganizationApiKey(ctx.scope, input)),
+});
+
+const userTags = ['User API keys'];
+const userBase = '/user_management/users/{user_id}/api_keys';
+
+/** Upstream's user API keys: the same keys, held by a member of one organization. */
+export const userApiKeysRouter = router({
+  list: apiProcedure
+    .meta({ openapi: { method: 'GET', path: userBase, tags: userTags, summary: "List a user's API keys" } })
+    .input(ListUserApiKeysInput)
+    .output(UserApiKeyList)
+    .query(({ ctx, input }) => listUserApiKeys(ctx.scope, input)),
+
+  create: apiProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: userBase,
+        tags: userTags,
+        summary: 'Create an API key of a user in one of their organizations (value shown once)',
+      },
+      successStatus: 201,
+      secretResponse: true,
+    })
+    .input(CreateUserApiKeyInput)
+    .output(CreatedUserApiKey)
+    .mutation(({ ctx, input }) => createUserApiKey(ctx.scope, input)),
 });

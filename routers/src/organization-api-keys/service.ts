@@ -1,24 +1,37 @@
-import { newId } from '@atrium/db';
+import { type Db, newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import { orNotFound } from '../common/store.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvent, recordEvents } from '../events/record.ts';
+import { conflict, invalid } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 import type {
+  ApiKey,
   CreateOrganizationApiKeyInput,
+  CreateUserApiKeyInput,
   ListOrganizationApiKeysInput,
+  ListUserApiKeysInput,
   OrganizationApiKey,
+  UserApiKey,
   ValidateApiKeyInput,
 } from './schemas.ts';
 import {
+  deleteApiKeysOfMemberships,
+  deleteApiKeysOfUser,
   deleteOrganizationApiKeyRow,
   findByKeyHash,
+  findKeyHolder,
+  heldPermissionSlugs,
   insertOrganizationApiKey,
+  lockKeyOfOrganization,
+  membershipOf,
   type OrganizationApiKeyRow,
   pageOfOrganizationApiKeys,
+  pageOfUserApiKeys,
+  setKeyExpiry,
 } from './store.ts';
 
 /** Values look like `sk_org_<40 base62>`: never an environment key (`sk_test_`, `sk_live_`). */
@@ -42,6 +55,19 @@ export function toOrganizationApiKey(row: OrganizationApiKeyRow): OrganizationAp
   };
 }
 
+/** A user key row as the API shows it (upstream's `UserApiKey`). */
+export function toUserApiKey(row: OrganizationApiKeyRow): UserApiKey {
+  return {
+    ...toOrganizationApiKey(row),
+    owner: { type: 'user', id: row.userId ?? '', organization_id: row.organizationId },
+  };
+}
+
+/** Either owner's key in its wire shape. */
+export function toApiKey(row: OrganizationApiKeyRow): ApiKey {
+  return row.ownerType === 'user' ? toUserApiKey(row) : toOrganizationApiKey(row);
+}
+
 /**
  * Creates a key of the organization (event `api_key.created`, without the value). The value is
  * answered this once; only its SHA-256 hash is stored.
@@ -49,7 +75,17 @@ export function toOrganizationApiKey(row: OrganizationApiKeyRow): OrganizationAp
 export async function createOrganizationApiKey(
   scope: Scope,
   input: z.infer<typeof CreateOrganizationApiKeyInput>,
+  expiresAt: Date | null = null,
 ): Promise<OrganizationApiKey & { value: string }> {
+  return (await createOrganizationApiKeyRow(scope, input, expiresAt)).key;
+}
+
+/** `createOrganizationApiKey` with the row as stored (the ApiKeys widget answers its own shape). */
+export async function createOrganizationApiKeyRow(
+  scope: Scope,
+  input: z.infer<typeof CreateOrganizationApiKeyInput>,
+  expiresAt: Date | null,
+): Promise<{ key: OrganizationApiKey & { value: string }; row: OrganizationApiKeyRow }> {
   const permissions = [...new Set(input.permissions ?? [])];
   return scope.db.transaction(async (tx) => {
     // NO KEY UPDATE on the organization serialises creates counted against its quota.
@@ -65,12 +101,13 @@ export async function createOrganizationApiKey(
       keyHash: sha256Hex(value),
       obfuscatedValue: obfuscate(value),
       permissions,
+      expiresAt,
       createdAt: now,
       updatedAt: now,
     });
     const key = toOrganizationApiKey(row);
     await recordEvent(tx, scope, 'api_key.created', key, organization.id);
-    return { ...key, value };
+    return { key: { ...key, value }, row };
   });
 }
 
@@ -82,21 +119,177 @@ export async function listOrganizationApiKeys(scope: Scope, input: z.infer<typeo
   return asList(page, toOrganizationApiKey);
 }
 
-/** Deletes a key for good (event `api_key.revoked` with the key as it was); later validations find nothing. */
+/**
+ * Deletes a key of either owner for good (event `api_key.revoked` with the key as it was); later
+ * validations find nothing.
+ */
 export async function deleteOrganizationApiKey(scope: Scope, id: string): Promise<void> {
   await scope.db.transaction(async (tx) => {
     const row = orNotFound(await deleteOrganizationApiKeyRow(tx, scope.env.id, id), 'api_key', id);
-    await recordEvent(tx, scope, 'api_key.revoked', toOrganizationApiKey(row), row.organizationId);
+    await recordEvent(tx, scope, 'api_key.revoked', toApiKey(row), row.organizationId);
   });
 }
 
 /**
- * `POST /api_keys/validations`: the key whose value this is, in the caller's environment, or
- * null (unknown, deleted, malformed, another environment's). A read only: it changes nothing on
- * the key (not even `last_used_at`) and counts against no quota.
+ * Creates a key the user holds in the organization (upstream's user API keys). The user must be
+ * an active member; each permission asked for must be one their membership's roles grant now
+ * (the ceiling; 422 naming `permissions` otherwise). The membership row is held while the key is
+ * made, so a concurrent removal of the member cannot leave a key behind.
  */
-export async function validateOrganizationApiKey(scope: Scope, input: z.infer<typeof ValidateApiKeyInput>) {
+export async function createUserApiKey(
+  scope: Scope,
+  input: z.infer<typeof CreateUserApiKeyInput>,
+): Promise<UserApiKey & { value: string }> {
+  return (await createUserApiKeyRow(scope, input, null)).key;
+}
+
+/** `createUserApiKey` with the row as stored and an expiry (the UserApiKeys widget's). */
+export async function createUserApiKeyRow(
+  scope: Scope,
+  input: z.infer<typeof CreateUserApiKeyInput>,
+  expiresAt: Date | null,
+): Promise<{ key: UserApiKey & { value: string }; row: OrganizationApiKeyRow }> {
+  const permissions = [...new Set(input.permissions ?? [])];
+  return scope.db.transaction(async (tx) => {
+    const user = await findKeyHolder(tx, scope.env.id, input.user_id);
+    const organization = await requireOrganization(tx, scope, input.organization_id);
+    const membership = await membershipOf(tx, scope.env.id, organization.id, user.id, true);
+    if (membership?.status !== 'active') {
+      throw invalid([
+        {
+          field: 'organization_id',
+          code: 'organization_membership_required',
+          message: 'the user must be an active member of this organization',
+        },
+      ]);
+    }
+    const held = new Set(await heldPermissionSlugs(tx, scope.env.id, organization.id, user.id));
+    const beyond = permissions.filter((slug) => !held.has(slug));
+    if (beyond.length > 0) {
+      throw invalid([
+        {
+          field: 'permissions',
+          code: 'permission_not_held',
+          message: `the user's roles in this organization do not grant: ${beyond.join(', ')}`,
+        },
+      ]);
+    }
+    await assertBelowParentQuota(tx, scope, 'userApiKeysPerMembership', membership.id);
+    const value = `${VALUE_PREFIX}${randomBase62(40)}`;
+    const now = scope.now();
+    const row = await insertOrganizationApiKey(tx, {
+      id: newId('organizationApiKey'),
+      environmentId: scope.env.id,
+      organizationId: organization.id,
+      ownerType: 'user',
+      userId: user.id,
+      organizationMembershipId: membership.id,
+      name: input.name,
+      keyHash: sha256Hex(value),
+      obfuscatedValue: obfuscate(value),
+      permissions,
+      expiresAt,
+      createdAt: now,
+      updatedAt: now,
+    });
+    const key = toUserApiKey(row);
+    await recordEvent(tx, scope, 'api_key.created', key, organization.id);
+    return { key: { ...key, value }, row };
+  });
+}
+
+/** A page of the user's keys, of one organization if asked (404 for an unknown user or organization). */
+export async function listUserApiKeys(scope: Scope, input: z.infer<typeof ListUserApiKeysInput>) {
+  const params = pageParams(input);
+  const user = await findKeyHolder(scope.db, scope.env.id, input.user_id);
+  const organization =
+    input.organization_id === undefined ? undefined : await requireOrganization(scope.db, scope, input.organization_id);
+  const page = await pageOfUserApiKeys(scope.db, scope.env.id, user.id, organization?.id, params);
+  return asList(page, toUserApiKey);
+}
+
+/**
+ * Revokes the keys held under these memberships (each `api_key.revoked`), in the caller's
+ * transaction: a membership's (or its user's) deletion calls it before the rows go.
+ */
+export async function revokeApiKeysOfMemberships(tx: Db, scope: Scope, membershipIds: string[]): Promise<void> {
+  const rows = await deleteApiKeysOfMemberships(tx, scope.env.id, membershipIds);
+  await recordRevoked(tx, scope, rows);
+}
+
+/** Revokes every key the user holds, in the caller's transaction (the user's deletion). */
+export async function revokeApiKeysOfUser(tx: Db, scope: Scope, userId: string): Promise<void> {
+  const rows = await deleteApiKeysOfUser(tx, scope.env.id, userId);
+  await recordRevoked(tx, scope, rows);
+}
+
+function recordRevoked(tx: Db, scope: Scope, rows: OrganizationApiKeyRow[]) {
+  if (rows.length === 0) return Promise.resolve();
+  return recordEvents(
+    tx,
+    scope,
+    rows.map((row) => ({ event: 'api_key.revoked', data: toApiKey(row), organizationId: row.organizationId })),
+  );
+}
+
+/**
+ * `POST /api_keys/validations`: the key whose value this is, in the caller's environment, or
+ * null (unknown, deleted, expired, malformed, another environment's). A read only: it changes nothing on
+ * the key (not even `last_used_at`) and counts against no quota.
+ *
+ * A user key is checked against its holder as they are now: null while their membership is not
+ * active, and its `permissions` are those it was given that the membership's roles still grant
+ * (a role that lost a permission, or a member moved to a smaller role, narrows the key at once;
+ * a later grant never widens it beyond what it was created with).
+ */
+export async function validateOrganizationApiKey(
+  scope: Scope,
+  input: z.infer<typeof ValidateApiKeyInput>,
+): Promise<{ api_key: ApiKey | null }> {
   if (!input.value.startsWith(VALUE_PREFIX)) return { api_key: null };
   const row = await findByKeyHash(scope.db, scope.env.id, sha256Hex(input.value));
-  return { api_key: row ? toOrganizationApiKey(row) : null };
+  if (!row || (row.expiresAt !== null && row.expiresAt <= scope.now())) return { api_key: null };
+  if (row.ownerType !== 'user' || row.userId === null) return { api_key: toOrganizationApiKey(row) };
+  const membership = await membershipOf(scope.db, scope.env.id, row.organizationId, row.userId);
+  if (membership?.status !== 'active') return { api_key: null };
+  const held = new Set(await heldPermissionSlugs(scope.db, scope.env.id, row.organizationId, row.userId));
+  return { api_key: toUserApiKey({ ...row, permissions: row.permissions.filter((slug) => held.has(slug)) }) };
+}
+
+/** Which keys of an organization a widget may touch: its own, or its members' (of one member if given). */
+export type KeyOwner = { type: 'organization' } | { type: 'user'; userId?: string | undefined };
+
+/** Revokes a key of the organization (`api_key.revoked`); 404 for another organization's or owner's. */
+export async function revokeKeyOfOrganization(
+  scope: Scope,
+  organizationId: string,
+  id: string,
+  owner: KeyOwner,
+): Promise<void> {
+  await scope.db.transaction(async (tx) => {
+    orNotFound(await lockKeyOfOrganization(tx, scope.env.id, organizationId, id, owner), 'api_key', id);
+    const row = orNotFound(await deleteOrganizationApiKeyRow(tx, scope.env.id, id), 'api_key', id);
+    await recordEvent(tx, scope, 'api_key.revoked', toApiKey(row), row.organizationId);
+  });
+}
+
+/**
+ * Sets when a key of the organization expires (the widgets' "expire"): now or a past time ends it
+ * at once, null means never. A key already expired is 409: it stays as it ended.
+ */
+export async function expireKeyOfOrganization(
+  scope: Scope,
+  organizationId: string,
+  id: string,
+  owner: KeyOwner,
+  expiresAt: Date | null,
+): Promise<OrganizationApiKeyRow> {
+  return scope.db.transaction(async (tx) => {
+    const row = orNotFound(await lockKeyOfOrganization(tx, scope.env.id, organizationId, id, owner), 'api_key', id);
+    const now = scope.now();
+    if (row.expiresAt !== null && row.expiresAt <= now) {
+      throw conflict('api_key_expired', 'This API key has already expired.');
+    }
+    return setKeyExpiry(tx, row.id, expiresAt, now);
+  });
 }

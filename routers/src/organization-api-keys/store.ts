@@ -1,6 +1,16 @@
-import { type Db, organizationApiKeys, type PageParams, paginate } from '@atrium/db';
-import { and, eq } from 'drizzle-orm';
-import { scopedId } from '../common/store.ts';
+import {
+  type Db,
+  membershipRoles,
+  organizationApiKeys,
+  organizationMemberships,
+  type PageParams,
+  paginate,
+  permissions,
+  rolePermissions,
+  users,
+} from '@atrium/db';
+import { and, eq, ilike, inArray, or } from 'drizzle-orm';
+import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
 
 export type OrganizationApiKeyRow = typeof organizationApiKeys.$inferSelect;
 export type NewOrganizationApiKey = typeof organizationApiKeys.$inferInsert;
@@ -10,8 +20,17 @@ export async function insertOrganizationApiKey(tx: Db, values: NewOrganizationAp
   return row as OrganizationApiKeyRow;
 }
 
-/** One page of an organization's API keys (keyset on the organization index). */
-export function pageOfOrganizationApiKeys(db: Db, environmentId: string, organizationId: string, params: PageParams) {
+/**
+ * One page of an organization's own API keys (keyset on the organization index); its members'
+ * keys are not. `search`: a part of the key's name (the ApiKeys widget's search box).
+ */
+export function pageOfOrganizationApiKeys(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  params: PageParams,
+  search?: string,
+) {
   return paginate(
     params,
     organizationApiKeys.id,
@@ -23,6 +42,8 @@ export function pageOfOrganizationApiKeys(db: Db, environmentId: string, organiz
           and(
             eq(organizationApiKeys.environmentId, environmentId),
             eq(organizationApiKeys.organizationId, organizationId),
+            eq(organizationApiKeys.ownerType, 'organization'),
+            search === undefined ? undefined : ilike(organizationApiKeys.name, containsPattern(search)),
             q.keyset,
           ),
         )
@@ -57,4 +78,204 @@ export async function deleteOrganizationApiKeyRow(
     .where(scopedId(organizationApiKeys, environmentId, id))
     .returning();
   return row;
+}
+
+/** One page of a user's API keys, of one organization when `organizationId` is given (keyset on the user index). */
+export function pageOfUserApiKeys(
+  db: Db,
+  environmentId: string,
+  userId: string,
+  organizationId: string | undefined,
+  params: PageParams,
+) {
+  return paginate(
+    params,
+    organizationApiKeys.id,
+    (q) =>
+      db
+        .select()
+        .from(organizationApiKeys)
+        .where(
+          and(
+            eq(organizationApiKeys.environmentId, environmentId),
+            eq(organizationApiKeys.userId, userId),
+            organizationId === undefined ? undefined : eq(organizationApiKeys.organizationId, organizationId),
+            q.keyset,
+          ),
+        )
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.id,
+  );
+}
+
+/** The user's membership of the organization (id and status), held FOR NO KEY UPDATE when `lock`. */
+export async function membershipOf(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string,
+  lock = false,
+): Promise<{ id: string; status: string } | undefined> {
+  const query = db
+    .select({ id: organizationMemberships.id, status: organizationMemberships.status })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.organizationId, organizationId),
+        eq(organizationMemberships.userId, userId),
+      ),
+    )
+    .limit(1);
+  const [row] = lock ? await query.for('no key update') : await query;
+  return row;
+}
+
+/** Deletes the keys held under these memberships; the rows as they were. */
+export function deleteApiKeysOfMemberships(tx: Db, environmentId: string, membershipIds: string[]) {
+  if (membershipIds.length === 0) return Promise.resolve([] as OrganizationApiKeyRow[]);
+  return tx
+    .delete(organizationApiKeys)
+    .where(
+      and(
+        eq(organizationApiKeys.environmentId, environmentId),
+        inArray(organizationApiKeys.organizationMembershipId, membershipIds),
+      ),
+    )
+    .returning();
+}
+
+/** Deletes every key the user holds; the rows as they were. */
+export function deleteApiKeysOfUser(tx: Db, environmentId: string, userId: string) {
+  return tx
+    .delete(organizationApiKeys)
+    .where(and(eq(organizationApiKeys.environmentId, environmentId), eq(organizationApiKeys.userId, userId)))
+    .returning();
+}
+
+/** A user key with its holder, as the UserApiKeys widget shows it. */
+export interface UserApiKeyWithOwnerRow {
+  key: OrganizationApiKeyRow;
+  owner: { email: string; firstName: string | null; lastName: string | null };
+}
+
+/**
+ * One page of the user keys held in an organization, of one user when `userId` is given, with
+ * their holders; `search` is a part of the key's name or the holder's e-mail.
+ */
+export function pageOfMemberApiKeys(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string | undefined,
+  params: PageParams,
+  search?: string,
+) {
+  return paginate(
+    params,
+    organizationApiKeys.id,
+    (q) =>
+      db
+        .select({
+          key: organizationApiKeys,
+          owner: { email: users.email, firstName: users.firstName, lastName: users.lastName },
+        })
+        .from(organizationApiKeys)
+        .innerJoin(users, eq(users.id, organizationApiKeys.userId))
+        .where(
+          and(
+            eq(organizationApiKeys.environmentId, environmentId),
+            eq(organizationApiKeys.organizationId, organizationId),
+            eq(organizationApiKeys.ownerType, 'user'),
+            userId === undefined ? undefined : eq(organizationApiKeys.userId, userId),
+            search === undefined
+              ? undefined
+              : or(
+                  ilike(organizationApiKeys.name, containsPattern(search)),
+                  ilike(users.email, containsPattern(search)),
+                ),
+            q.keyset,
+          ),
+        )
+        .orderBy(q.orderBy)
+        .limit(q.limit),
+    (row) => row.key.id,
+  );
+}
+
+/** The holder of a user key (for the widget's answers). */
+export async function ownerOfKey(db: Db, userId: string): Promise<UserApiKeyWithOwnerRow['owner']> {
+  const [row] = await db
+    .select({ email: users.email, firstName: users.firstName, lastName: users.lastName })
+    .from(users)
+    .where(eq(users.id, userId))
+    .limit(1);
+  return row ?? { email: '', firstName: null, lastName: null };
+}
+
+/** The organization's key with this id, held FOR UPDATE: of the owner kind asked, and of one user if given. */
+export async function lockKeyOfOrganization(
+  tx: Db,
+  environmentId: string,
+  organizationId: string,
+  id: string,
+  owner: { type: 'organization' } | { type: 'user'; userId?: string | undefined },
+): Promise<OrganizationApiKeyRow | undefined> {
+  const [row] = await tx
+    .select()
+    .from(organizationApiKeys)
+    .where(
+      and(
+        scopedId(organizationApiKeys, environmentId, id),
+        eq(organizationApiKeys.organizationId, organizationId),
+        eq(organizationApiKeys.ownerType, owner.type),
+        owner.type === 'user' && owner.userId !== undefined ? eq(organizationApiKeys.userId, owner.userId) : undefined,
+      ),
+    )
+    .limit(1)
+    .for('update');
+  return row;
+}
+
+/** Sets when the key expires; the row as it is now. */
+export async function setKeyExpiry(tx: Db, id: string, expiresAt: Date | null, now: Date) {
+  const [row] = await tx
+    .update(organizationApiKeys)
+    .set({ expiresAt, updatedAt: now })
+    .where(eq(organizationApiKeys.id, id))
+    .returning();
+  return row as OrganizationApiKeyRow;
+}
+
+/** The environment's user with this id, or 404 naming it (the users resource's own lookup, read here). */
+export function findKeyHolder(db: Db, environmentId: string, id: string) {
+  return loadScoped(db, users, 'user', environmentId, id);
+}
+
+/**
+ * The permission slugs the roles of the user's membership of the organization grant (distinct):
+ * a user key's ceiling. The same query as organization-memberships' `membershipPermissionSlugs`,
+ * kept here so that the memberships and users resources (which revoke keys) are not imported back.
+ */
+export async function heldPermissionSlugs(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string,
+): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ slug: permissions.slug })
+    .from(organizationMemberships)
+    .innerJoin(membershipRoles, eq(membershipRoles.organizationMembershipId, organizationMemberships.id))
+    .innerJoin(rolePermissions, eq(rolePermissions.roleId, membershipRoles.roleId))
+    .innerJoin(permissions, eq(permissions.id, rolePermissions.permissionId))
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.organizationId, organizationId),
+        eq(organizationMemberships.userId, userId),
+      ),
+    );
+  return rows.map((row) => row.slug);
 }

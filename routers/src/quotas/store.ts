@@ -24,6 +24,7 @@ export type ParentQuota =
   | 'pendingInvitationsPerOrganization'
   | 'itContactsPerOrganization'
   | 'organizationApiKeysPerOrganization'
+  | 'userApiKeysPerMembership'
   | 'rolesPerOrganization';
 
 interface Counted {
@@ -49,7 +50,13 @@ const COUNTED: Record<ParentQuota, Counted> = {
     only: (scope) => and(eq(invitations.state, 'pending'), gt(invitations.expiresAt, scope.now())) as SQL,
   },
   itContactsPerOrganization: { table: itContacts, parent: itContacts.organizationId },
-  organizationApiKeysPerOrganization: { table: organizationApiKeys, parent: organizationApiKeys.organizationId },
+  // The organization's own keys; its members' keys count per membership.
+  organizationApiKeysPerOrganization: {
+    table: organizationApiKeys,
+    parent: organizationApiKeys.organizationId,
+    only: () => eq(organizationApiKeys.ownerType, 'organization'),
+  },
+  userApiKeysPerMembership: { table: organizationApiKeys, parent: organizationApiKeys.organizationMembershipId },
   rolesPerOrganization: { table: roles, parent: roles.organizationId },
 };
 

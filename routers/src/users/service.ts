@@ -5,6 +5,7 @@ import { recordEvent, recordEvents } from '../events/record.ts';
 import { ApiError, type FieldError, fromDatabaseError, invalid } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { hashPassword, importedHashProblem } from '../lib/password.ts';
+import { revokeApiKeysOfUser } from '../organization-api-keys/service.ts';
 import { toMembershipEvent } from '../organization-memberships/service.ts';
 import { membershipsOfUser } from '../organization-memberships/store.ts';
 import { fullName, toUser, type User } from '../user-wire.ts';
@@ -171,6 +172,7 @@ export async function deleteUser(scope: Scope, id: string): Promise<void> {
   await scope.db.transaction(async (tx) => {
     const current = await findUser(tx, scope.env.id, id, 'update');
     const memberships = await membershipsOfUser(tx, scope.env.id, id);
+    await revokeApiKeysOfUser(tx, scope, current.id);
     await deleteUserRow(tx, current.id);
     for (const membership of memberships) {
       await recordEvent(tx, scope, 'organization_membership.deleted', toMembershipEvent(membership));

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connections, newId, ssoAuthorizations, users } from '@atrium/db';
+import { connections, newId, organizationApiKeys, ssoAuthorizations, users } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
 import {
@@ -116,6 +116,19 @@ async function closeClean(opened: OpenedPage): Promise<void> {
   expect(opened.pageErrors).toEqual([]);
   expect(opened.failed).toEqual([]);
 }
+
+/** A member whose role holds these widget scopes and `posts:read`, with a widget token asking for them. */
+async function apiKeysMember(env: TestEnvironment, scopes: string[]): Promise<ClientSetup> {
+  for (const slug of [...scopes, 'posts:read']) {
+    expect((await env.http.post('/authorization/permissions', { slug, name: slug })).status).toBe(201);
+  }
+  expect((await env.http.post('/authorization/roles', { slug: 'key-holder', name: 'Key holder' })).status).toBe(201);
+  await env.http.put('/authorization/roles/key-holder/permissions', { permissions: [...scopes, 'posts:read'] });
+  return clientSetup(env, { scopes, roleSlug: 'key-holder' });
+}
+
+const keysOf = (env: TestEnvironment) =>
+  env.deps.db.select().from(organizationApiKeys).where(eq(organizationApiKeys.environmentId, env.environmentId));
 
 async function addMembership(env: TestEnvironment, userId: string, name: string): Promise<string> {
   const org = await env.http.post('/organizations', { name });
@@ -626,6 +639,49 @@ describe.skipIf(!launched.browser)('the official widgets in headless Chromium', 
     expect(await textOf(opened.page)).not.toContain('Employees');
     await opened.close();
     expect(opened.pageErrors).toEqual([]);
+  });
+
+  it('ApiKeys creates a key with a permission, shows its value once and lists it, then revokes it', async () => {
+    const env = await newEnvironment();
+    const me = await apiKeysMember(env, ['widgets:api-keys:manage']);
+    mint = async () => me.token;
+    const opened = await open('api-keys');
+    const { page: p } = opened;
+    await p.getByRole('button', { name: 'Create API key' }).first().click();
+    await p.getByLabel('Name').fill('Reporting');
+    await p.getByText('posts:read').first().click();
+    await p.getByRole('dialog').getByRole('button', { name: 'Create API key' }).click();
+    await p.getByText('Save your key').waitFor();
+    const [stored] = await keysOf(env);
+    expect(stored).toMatchObject({ name: 'Reporting', permissions: ['posts:read'], ownerType: 'organization' });
+    await p.getByRole('button', { name: 'Copy and close' }).click();
+    await p.getByRole('cell', { name: 'Reporting' }).waitFor();
+    await screenshot(p, 'api-keys');
+
+    // Its other action: revoke, confirmed in the dialog.
+    await p.getByRole('button', { name: 'API key actions' }).first().click();
+    await p.getByRole('menuitem', { name: 'Revoke key' }).click();
+    await p.getByRole('alertdialog').getByRole('button', { name: 'Revoke key' }).click();
+    await expect.poll(async () => (await keysOf(env)).length).toBe(0);
+    await closeClean(opened);
+  });
+
+  it("UserApiKeys creates the member's own key within their permissions and lists it with its owner", async () => {
+    const env = await newEnvironment();
+    const me = await apiKeysMember(env, ['widgets:user-api-keys:manage-self']);
+    mint = async () => me.token;
+    const opened = await open('user-api-keys');
+    const { page: p } = opened;
+    await p.getByRole('button', { name: 'Create API key' }).first().click();
+    await p.getByLabel('Name').fill('My CLI');
+    await p.getByRole('dialog').getByRole('button', { name: 'Create API key' }).click();
+    await p.getByText('Save your key').waitFor();
+    await p.getByRole('button', { name: 'Copy and close' }).click();
+    await p.getByRole('cell', { name: 'My CLI' }).waitFor();
+    const [stored] = await keysOf(env);
+    expect(stored).toMatchObject({ name: 'My CLI', ownerType: 'user', userId: me.userId });
+    await screenshot(p, 'user-api-keys');
+    await closeClean(opened);
   });
 
   it('UserProfile changes the e-mail address: a code to the current one, then one to the new, both over SMTP', async () => {

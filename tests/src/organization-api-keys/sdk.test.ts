@@ -105,3 +105,52 @@ describe('official SDK: apiKeys (organization API keys)', () => {
     expect(await keyEvents(env)).toEqual([]);
   });
 });
+
+describe('official SDK: userManagement user API keys', () => {
+  it('createUserApiKey (value once, capped at the member), listUserApiKeys, createValidation, deleteApiKey', async () => {
+    const env = await newEnvironment();
+    const workos = sdkFor(env);
+    await env.http.post('/authorization/permissions', { slug: 'posts:read', name: 'Read' });
+    await env.http.post('/authorization/permissions', { slug: 'posts:write', name: 'Write' });
+    await env.http.post('/authorization/roles', { slug: 'reader', name: 'Reader' });
+    await env.http.put('/authorization/roles/reader/permissions', { permissions: ['posts:read'] });
+    const org = await workos.organizations.createOrganization({ name: 'Acme' });
+    const user = await workos.userManagement.createUser({ email: `sdk-keys-${process.pid}@example.com` });
+    await workos.userManagement.createOrganizationMembership({
+      userId: user.id,
+      organizationId: org.id,
+      roleSlug: 'reader',
+    });
+
+    const created = await workos.userManagement.createUserApiKey(user.id, {
+      organizationId: org.id,
+      name: 'CLI',
+      permissions: ['posts:read'],
+    });
+    expect(created).toMatchObject({
+      object: 'api_key',
+      owner: { type: 'user', id: user.id, organizationId: org.id },
+      name: 'CLI',
+      permissions: ['posts:read'],
+      value: expect.stringMatching(/^sk_org_/),
+    });
+    await expect(
+      workos.userManagement.createUserApiKey(user.id, {
+        organizationId: org.id,
+        name: 'x',
+        permissions: ['posts:write'],
+      }),
+    ).rejects.toBeInstanceOf(UnprocessableEntityException);
+
+    const listed = await workos.userManagement.listUserApiKeys(user.id, { organizationId: org.id });
+    expect(listed.data.map((k) => k.id)).toEqual([created.id]);
+    const valid = await workos.apiKeys.createValidation({ value: created.value });
+    expect(valid.apiKey?.id).toBe(created.id);
+    await workos.apiKeys.deleteApiKey(created.id);
+    expect(await workos.apiKeys.createValidation({ value: created.value })).toEqual({ apiKey: null });
+    await expect(workos.userManagement.listUserApiKeys('user_01HZZZZZZZZZZZZZZZZZZZZZZZ')).rejects.toBeInstanceOf(
+      NotFoundException,
+    );
+    expect(await storedKeys(env)).toEqual([]);
+  });
+});

@@ -45,6 +45,7 @@ const QUOTAS: Quotas = {
   pendingInvitationsPerOrganization: 2,
   itContactsPerOrganization: 2,
   organizationApiKeysPerOrganization: 2,
+  userApiKeysPerMembership: 2,
   rolesPerEnvironment: 4,
   rolesPerOrganization: 2,
   permissionsPerEnvironment: 2,

@@ -1,6 +1,7 @@
 import { router } from '../../trpc.ts';
 import { accountWidgetProcedures } from './account.ts';
 import { adminPortalWidgetProcedures } from './admin-portal.ts';
+import { apiKeysWidgetProcedures } from './api-keys.ts';
 import { directorySyncWidgetProcedures } from './directory-sync.ts';
 import { domainsWidgetProcedures } from './domains.ts';
 import { membersWidgetProcedures } from './members.ts';
@@ -25,6 +26,7 @@ export const widgetsRouter = router(
       {},
       accountWidgetProcedures, // UserProfile's "Edit email", UserSecurity's "Change password"
       directorySyncWidgetProcedures, // DirectorySync (issue #36)
+      apiKeysWidgetProcedures, // ApiKeys and UserApiKeys (issue #38)
     ),
   ),
 );

@@ -3,6 +3,7 @@ import '@workos-inc/widgets/styles.css';
 import {
   AdminPortalDomainVerification,
   AdminPortalSsoConnection,
+  ApiKeys,
   DirectorySync,
   OrganizationSwitcher,
   UserProfile,
@@ -61,6 +62,10 @@ function chosen(): ReactNode {
       return <AdminPortalSsoConnection authToken={authToken} />;
     case 'directory-sync':
       return <DirectorySync authToken={authToken} />;
+    case 'api-keys':
+      return <ApiKeys authToken={authToken} />;
+    case 'user-api-keys':
+      return <ApiKeys authToken={authToken} scope="user" />;
     case 'user-profile':
       return <UserProfile authToken={authToken} />;
     case 'user-security':

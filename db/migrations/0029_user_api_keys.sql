@@ -1,0 +1,9 @@
+ALTER TABLE "organization_api_keys" ADD COLUMN "owner_type" text DEFAULT 'organization' NOT NULL;--> statement-breakpoint
+ALTER TABLE "organization_api_keys" ADD COLUMN "user_id" text COLLATE "C";--> statement-breakpoint
+ALTER TABLE "organization_api_keys" ADD COLUMN "organization_membership_id" text COLLATE "C";--> statement-breakpoint
+ALTER TABLE "organization_api_keys" ADD COLUMN "expires_at" timestamp (3) with time zone;--> statement-breakpoint
+ALTER TABLE "organization_api_keys" ADD CONSTRAINT "organization_api_keys_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "organization_api_keys" ADD CONSTRAINT "organization_api_keys_organization_membership_id_organization_memberships_id_fk" FOREIGN KEY ("organization_membership_id") REFERENCES "public"."organization_memberships"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "organization_api_keys_user_idx" ON "organization_api_keys" USING btree ("environment_id","user_id","id");--> statement-breakpoint
+CREATE INDEX "organization_api_keys_membership_idx" ON "organization_api_keys" USING btree ("organization_membership_id");--> statement-breakpoint
+ALTER TABLE "organization_api_keys" ADD CONSTRAINT "organization_api_keys_owner_check" CHECK (("organization_api_keys"."owner_type" = 'organization' and "organization_api_keys"."user_id" is null and "organization_api_keys"."organization_membership_id" is null) or ("organization_api_keys"."owner_type" = 'user' and "organization_api_keys"."user_id" is not null and "organization_api_keys"."organization_membership_id" is not null));
