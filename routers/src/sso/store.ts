@@ -390,6 +390,8 @@ export function lockExpiredAuthorizations(tx: Db, now: Date, limit: number) {
       id: ssoAuthorizations.id,
       connectionId: ssoAuthorizations.connectionId,
       loginHint: ssoAuthorizations.loginHint,
+      ipAddress: ssoAuthorizations.ipAddress,
+      userAgent: ssoAuthorizations.userAgent,
       organizationId: connections.organizationId,
       env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
     })
