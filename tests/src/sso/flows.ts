@@ -1,7 +1,7 @@
 // The shared setup of the live SSO flow tests (SAML against the dev IdP, OIDC against the
 // loopback provider): an organization with a verified domain and a connection configured to the
 // IdP, the IdP's login played as a person would, and the stored `authentication.sso_*` events.
-import { events } from '@atrium/db';
+import { type CONNECTION_TYPES, events } from '@atrium/db';
 import { configureOidcConnection, configureSamlConnection, type Deps, scopeOf } from '@atrium/routers';
 import type { DevIdp } from '@atrium/server';
 import { and, eq, like } from 'drizzle-orm';
@@ -11,10 +11,12 @@ import { adminCaller } from '../helpers/tokens.ts';
 import { type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
 import { registerRedirectUri } from './sign-in.ts';
 
+type ConnectionType = (typeof CONNECTION_TYPES)[number];
+
 /** An organization with a verified domain and an `inactive` connection of the given type. */
 export async function organizationWithConnection(
   env: TestEnvironment,
-  options: { connectionType: string; name: string; domainPrefix: string },
+  options: { connectionType: ConnectionType; name: string; domainPrefix: string },
 ) {
   const domain = uniqueDomain(options.domainPrefix);
   const organization = await env.caller.organizations.create({
@@ -32,7 +34,7 @@ export async function organizationWithConnection(
 }
 
 /** A SAML connection configured from the dev IdP's metadata, and the app's redirect URI registered. */
-export async function samlOrganization(env: TestEnvironment, idp: DevIdp, connectionType = 'OktaSAML') {
+export async function samlOrganization(env: TestEnvironment, idp: DevIdp, connectionType: ConnectionType = 'OktaSAML') {
   const made = await organizationWithConnection(env, { connectionType, name: 'Acme Okta', domainPrefix: 'saml' });
   await configureSamlConnection(await scopeOf(env.deps, env.environmentId), made.connection.id, {
     idp_metadata_url: idp.metadataUrl,
@@ -49,7 +51,7 @@ export async function oidcOrganization(
   env: TestEnvironment,
   idps: OidcIdp[],
   redirectUri: (connectionId: string) => string,
-  options: { connectionType?: string; name?: string; claims?: Record<string, unknown>; deps?: Deps } = {},
+  options: { connectionType?: ConnectionType; name?: string; claims?: Record<string, unknown>; deps?: Deps } = {},
 ) {
   const made = await organizationWithConnection(env, {
     connectionType: options.connectionType ?? 'OktaOIDC',
