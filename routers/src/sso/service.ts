@@ -335,13 +335,19 @@ export async function completeSignIn(
     }
 
     // The organization's domain policy: a verified domain vouches for the address; otherwise the
-    // organization must allow profiles outside its domains.
+    // organization must allow profiles outside its domains. A connection with `domains` speaks
+    // only for those: an address of another domain (even one the organization verified) is not
+    // vouched for through this connection, and is let in only as a profile outside the domains.
     const organization = await loadOrganization(tx, scope.env.id, connection.organizationId, 'share');
-    const verified = await organizationVerifiedDomain(tx, scope.env.id, organization.id, domainOf(email));
+    const emailDomain = domainOf(email);
+    const ofConnection =
+      connection.domains.length === 0 || connection.domains.some((d) => d.domain.toLowerCase() === emailDomain);
+    const verified = ofConnection && (await organizationVerifiedDomain(tx, scope.env.id, organization.id, emailDomain));
     if (!verified && !organization.allowProfilesOutsideOrganization) {
+      const where = ofConnection ? 'a verified domain of the organization' : "one of the connection's domains";
       throw new SsoFailure(
         'domain_not_allowed',
-        `The domain of the signed-in address is not a verified domain of the organization, which allows no profiles outside its domains.`,
+        `The domain of the signed-in address is not ${where}, and the organization allows no profiles outside its domains.`,
       );
     }
 
