@@ -44,6 +44,11 @@ export const ssoAuthorizations = pgTable(
     oidcNonce: text('oidc_nonce'),
     /** OIDC: the PKCE code verifier, sealed under the master key. */
     oidcCodeVerifierSealed: text('oidc_code_verifier_sealed'),
+    /** The app's PKCE `code_challenge` (S256), which the code's exchange must answer with its verifier. */
+    codeChallenge: text('code_challenge'),
+    /** Where the sign-in started (the browser's address and User-Agent): the timed-out event's device. */
+    ipAddress: text('ip_address'),
+    userAgent: text('user_agent'),
     /** `started` until the IdP answers (`successful`/`failed`) or it expires (`timed_out`). */
     state: text('state').$type<SsoAuthorizationState>().notNull().default('started'),
     /** Why a sign-in failed (a short code such as `replayed_assertion`), never a secret. */
@@ -103,6 +108,8 @@ export const ssoCodes = pgTable(
       .notNull()
       .references(() => ssoProfiles.id, { onDelete: 'cascade' }),
     redirectUri: text('redirect_uri').notNull(),
+    /** The authorization's PKCE `code_challenge` (S256): the exchange must send the verifier. */
+    codeChallenge: text('code_challenge'),
     expiresAt: ts('expires_at').notNull(),
     usedAt: ts('used_at'),
     createdAt: timestamps.createdAt,

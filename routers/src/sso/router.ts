@@ -40,7 +40,9 @@ export const ssoRouter = router({
   authorize: publicProcedure
     .input(AuthorizeInput)
     .output(z.object({ url: z.string() }))
-    .query(async ({ ctx, input }) => beginAuthorization(await scopeOfClientId(ctx.deps, input.client_id), input)),
+    .query(async ({ ctx, input }) =>
+      beginAuthorization(await scopeOfClientId(ctx.deps, input.client_id), input, ctx.device),
+    ),
 
   token: publicProcedure
     .input(TokenInput)
@@ -67,12 +69,12 @@ export const ssoRouter = router({
   samlAcs: publicProcedure
     .input(SamlAcsInput)
     .output(BrowserOutcome)
-    .mutation(({ ctx, input }) => receiveSamlResponse(ctx.deps, input)),
+    .mutation(({ ctx, input }) => receiveSamlResponse(ctx.deps, input, ctx.device)),
 
   oidcCallback: publicProcedure
     .input(OidcCallbackInput)
     .output(BrowserOutcome)
-    .mutation(({ ctx, input }) => receiveOidcCallback(ctx.deps, input)),
+    .mutation(({ ctx, input }) => receiveOidcCallback(ctx.deps, input, ctx.device)),
 
   samlMetadata: publicProcedure
     .input(ConnectionRefInput)

@@ -53,6 +53,8 @@ export const TokenInput = z.object({
   client_secret: z.string().max(512).optional(),
   grant_type: z.string().max(64).optional(),
   code: z.string().max(256).optional(),
+  /** PKCE (RFC 7636): the verifier of the authorization's `code_challenge`; a public client sends no secret. */
+  code_verifier: z.string().max(256).optional(),
 });
 
 export const ProfileAndToken = z
@@ -80,6 +82,9 @@ export const AuthorizeInput = z.object({
   state: z.string().max(2048).optional(),
   login_hint: z.string().max(320).optional(),
   domain_hint: z.string().max(253).optional(),
+  /** PKCE (the SDK's `getAuthorizationUrlWithPKCE`): the S256 challenge and its method. */
+  code_challenge: z.string().max(256).optional(),
+  code_challenge_method: z.string().max(16).optional(),
 });
 
 /** Where a browser step sends the browser next (302), or the refusal it shows (an HTML page). */

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { type Db, newId } from '@atrium/db';
 import { authenticateApiKey } from '../auth/api-key.ts';
 import { toConnection } from '../connections/service.ts';
 import { recordEvent, withEventsBatched } from '../events/record.ts';
+import type { RequestDevice } from '../kernel/context.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { ApiError, type FieldError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
@@ -43,6 +45,7 @@ import {
   type SsoProfileRow,
   setAuthorizationProtocolState,
   spendCodeForAccessToken,
+  unspentCode,
   upsertProfile,
   userByEmail,
   userById,
@@ -70,25 +73,33 @@ export interface BeginAuthorizationInput {
   state?: string | undefined;
   login_hint?: string | undefined;
   domain_hint?: string | undefined;
+  code_challenge?: string | undefined;
+  code_challenge_method?: string | undefined;
 }
 
 type SsoEventStatus = 'started' | 'succeeded' | 'failed' | 'timed_out';
 
+/** No device known (a sign-in without a browser request, as in the service tests). */
+const NO_DEVICE: RequestDevice = { ipAddress: null, userAgent: null };
+
 /**
- * Upstream's `authentication.sso_*` payload: the type, the status, who (user and e-mail when
- * known), and the connection; `error` on failure. No request metadata is kept (null), no secret.
+ * Upstream's `authentication.sso_*` payload: the type, the status, the browser's device
+ * (`ip_address`, `user_agent` of the request that started, completed or failed the sign-in; of
+ * the authorization's start when it timed out), who (user and e-mail when known), and the
+ * connection; `error` on failure. No secret.
  */
 export function ssoEventData(
   connection: Pick<SsoConnectionRow, 'id' | 'organizationId'>,
   status: SsoEventStatus,
   who: { userId?: string | null; email?: string | null } = {},
   error?: { code: string; message: string },
+  device: RequestDevice = NO_DEVICE,
 ): Record<string, unknown> {
   const data: Record<string, unknown> = {
     type: 'sso',
     status,
-    ip_address: null,
-    user_agent: null,
+    ip_address: device.ipAddress,
+    user_agent: device.userAgent,
     user_id: who.userId ?? null,
     email: who.email ?? null,
     sso: { organization_id: connection.organizationId, connection_id: connection.id, session_id: null },
@@ -164,21 +175,55 @@ async function connectionOf(scope: Scope, input: BeginAuthorizationInput): Promi
   return connection;
 }
 
+/** The S256 challenge is the base64url SHA-256 of the verifier: 43 characters (RFC 7636 4.2). */
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+/** A verifier is 43 to 128 unreserved characters (RFC 7636 4.1). */
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/**
+ * The authorization's PKCE challenge, or null without one. Upstream takes only `S256`, and its
+ * method is required with a challenge (`plain` is refused: it would put the verifier in the URL).
+ */
+function codeChallengeOf(input: BeginAuthorizationInput): string | null {
+  const challenge = input.code_challenge || undefined;
+  const method = input.code_challenge_method || undefined;
+  if (challenge === undefined && method === undefined) return null;
+  if (method !== 'S256') {
+    const message = "code_challenge_method must be 'S256' (the only PKCE method accepted).";
+    throw invalid(
+      [field('code_challenge_method', 'unsupported_code_challenge_method', message)],
+      'invalid_request',
+      message,
+    );
+  }
+  if (challenge === undefined || !S256_CHALLENGE.test(challenge)) {
+    const message = 'code_challenge must be the base64url SHA-256 of the code verifier (43 characters).';
+    throw invalid([field('code_challenge', 'invalid_code_challenge', message)], 'invalid_request', message);
+  }
+  return challenge;
+}
+
 function unsupported(type: string): ApiError {
   const message = `Atrium cannot sign in through ${type}: only SAML and OpenID Connect connections (or an OAuth type configured as OpenID Connect) are brokered.`;
   return invalid([field('provider', 'unsupported_connection_type', message)], 'unsupported_connection_type', message);
 }
 
 /**
- * `GET /sso/authorize`: picks the connection, refuses an unregistered redirect_uri, writes the
- * authorization, builds the IdP redirect (`startSaml`/`startOidc`) and records
+ * `GET /sso/authorize`: picks the connection, refuses an unregistered redirect_uri or a PKCE
+ * challenge other than S256, writes the authorization (with the challenge and the browser's
+ * device), builds the IdP redirect (`startSaml`/`startOidc`) and records
  * `authentication.sso_started`. Nothing is stored when anything is refused.
  */
-export async function beginAuthorization(scope: Scope, input: BeginAuthorizationInput): Promise<{ url: string }> {
+export async function beginAuthorization(
+  scope: Scope,
+  input: BeginAuthorizationInput,
+  device: RequestDevice = NO_DEVICE,
+): Promise<{ url: string }> {
   if (input.response_type !== undefined && input.response_type !== 'code') {
     const message = "response_type must be 'code'.";
     throw invalid([field('response_type', 'unsupported_response_type', message)]);
   }
+  const codeChallenge = codeChallengeOf(input);
   const redirectUri = await redirectUriOf(scope, input.redirect_uri);
   const connection = await connectionOf(scope, input);
   return scope.db.transaction(async (tx) => {
@@ -191,6 +236,9 @@ export async function beginAuthorization(scope: Scope, input: BeginAuthorization
       redirectUri,
       appState: input.state ?? null,
       loginHint: input.login_hint ?? null,
+      codeChallenge,
+      ipAddress: device.ipAddress,
+      userAgent: device.userAgent,
       expiresAt: new Date(now.getTime() + AUTHORIZATION_TTL_MS),
       createdAt: now,
     });
@@ -204,7 +252,7 @@ export async function beginAuthorization(scope: Scope, input: BeginAuthorization
       tx,
       scope,
       'authentication.sso_started',
-      ssoEventData(connection, 'started', { email: input.login_hint || null }),
+      ssoEventData(connection, 'started', { email: input.login_hint || null }, undefined, device),
     );
     return { url: started.url };
   });
@@ -248,6 +296,7 @@ export async function completeSignIn(
   connection: SsoConnectionRow,
   authorizationId: string | null,
   identity: SsoIdentity,
+  device: RequestDevice = NO_DEVICE,
 ): Promise<{ redirectUrl: string }> {
   const email = identity.email.trim();
   if (!email.includes('@') || !identity.idpId) {
@@ -259,6 +308,7 @@ export async function completeSignIn(
       const now = scope.now();
       let redirectUri: string;
       let appState: string | null = null;
+      let codeChallenge: string | null = null;
       if (authorizationId !== null) {
         const authorization = await findAuthorization(tx, scope.env.id, authorizationId, true);
         if (!authorization || authorization.connectionId !== connection.id) {
@@ -274,18 +324,26 @@ export async function completeSignIn(
         await finishAuthorization(tx, authorization.id, 'successful', null, now);
         redirectUri = authorization.redirectUri;
         appState = authorization.appState;
+        codeChallenge = authorization.codeChallenge;
       } else {
         redirectUri = await idpInitiatedRedirect(tx, scope.env.id);
       }
 
       // The organization's domain policy: a verified domain vouches for the address; otherwise the
-      // organization must allow profiles outside its domains.
+      // organization must allow profiles outside its domains. A connection with `domains` speaks
+      // only for those: an address of another domain (even one the organization verified) is not
+      // vouched for through this connection, and is let in only as a profile outside the domains.
       const organization = await loadOrganization(tx, scope.env.id, connection.organizationId, 'share');
-      const verified = await organizationVerifiedDomain(tx, scope.env.id, organization.id, domainOf(email));
+      const emailDomain = domainOf(email);
+      const ofConnection =
+        connection.domains.length === 0 || connection.domains.some((d) => d.domain.toLowerCase() === emailDomain);
+      const verified =
+        ofConnection && (await organizationVerifiedDomain(tx, scope.env.id, organization.id, emailDomain));
       if (!verified && !organization.allowProfilesOutsideOrganization) {
+        const where = ofConnection ? 'a verified domain of the organization' : "one of the connection's domains";
         throw new SsoFailure(
           'domain_not_allowed',
-          `The domain of the signed-in address is not a verified domain of the organization, which allows no profiles outside its domains.`,
+          `The domain of the signed-in address is not ${where}, and the organization allows no profiles outside its domains.`,
         );
       }
 
@@ -335,6 +393,7 @@ export async function completeSignIn(
         environmentId: scope.env.id,
         profileId: profile.id,
         redirectUri,
+        codeChallenge,
         expiresAt: new Date(now.getTime() + CODE_TTL_MS),
         createdAt: now,
       });
@@ -346,7 +405,7 @@ export async function completeSignIn(
         tx,
         scope,
         'authentication.sso_succeeded',
-        ssoEventData(connection, 'succeeded', { userId: user.id, email }),
+        ssoEventData(connection, 'succeeded', { userId: user.id, email }, undefined, device),
       );
       return { redirectUrl: withParams(redirectUri, { code, state: appState }) };
     }),
@@ -363,6 +422,7 @@ export async function failSignIn(
   connection: SsoConnectionRow,
   authorizationId: string | null,
   failure: SsoFailure,
+  device: RequestDevice = NO_DEVICE,
 ): Promise<{ redirectUrl?: string }> {
   // An answer after the 10 minutes ends the authorization as the retention sweep would: timed out.
   const timedOut = failure.reason === EXPIRED;
@@ -390,8 +450,8 @@ export async function failSignIn(
       scope,
       timedOut ? 'authentication.sso_timed_out' : 'authentication.sso_failed',
       timedOut
-        ? ssoEventData(connection, 'timed_out', {})
-        : ssoEventData(connection, 'failed', {}, { code: failure.reason, message: failure.message }),
+        ? ssoEventData(connection, 'timed_out', {}, undefined, device)
+        : ssoEventData(connection, 'failed', {}, { code: failure.reason, message: failure.message }, device),
     );
     return redirectUrl === undefined ? {} : { redirectUrl };
   });
@@ -443,6 +503,12 @@ async function profileOf(db: Db, environmentId: string, row: SsoProfileRow): Pro
  * `POST /sso/token` (the SDK's `getProfileAndToken`): the client secret is an API key of the
  * environment the client id names; the code is spent once, within its 10 minutes, in that
  * environment only. Answers the profile and a one-hour access token (stored as its SHA-256).
+ *
+ * PKCE (RFC 7636): a code whose authorization carried a `code_challenge` needs the matching
+ * `code_verifier`, with or without the secret; a public client (no secret) is accepted only so,
+ * for a code with a challenge. A missing or wrong verifier is `invalid_grant` and leaves the code
+ * unspent (the transaction rolls back): the verifier cannot be guessed, so a stolen code stays
+ * useless, and the app holding the verifier can still finish its sign-in.
  */
 export async function exchangeCode(
   deps: Deps,
@@ -451,36 +517,57 @@ export async function exchangeCode(
     client_secret?: string | undefined;
     grant_type?: string | undefined;
     code?: string | undefined;
+    code_verifier?: string | undefined;
   },
 ): Promise<{ token_type: 'Bearer'; access_token: string; expires_in: number; profile: Profile }> {
   if (input.grant_type !== 'authorization_code') {
     throw oauthError('unsupported_grant_type', "grant_type must be 'authorization_code'.");
   }
-  if (!input.client_secret || !input.client_id) {
-    throw oauthError('invalid_client', 'client_id and client_secret (an API key of the environment) are required.');
+  const verifier = input.code_verifier;
+  if (verifier !== undefined && !VERIFIER.test(verifier)) {
+    // invalid_grant (RFC 7636 4.6), one of the refusals upstream's document lists for this route.
+    throw oauthError('invalid_grant', 'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, -, ., _ and ~.');
   }
-  let env: Awaited<ReturnType<typeof authenticateApiKey>>;
-  try {
-    env = await authenticateApiKey(deps, `Bearer ${input.client_secret}`);
-  } catch (error) {
-    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
-      throw oauthError('invalid_client', 'Invalid client ID or secret.');
+  const isPublic = !input.client_secret && verifier !== undefined;
+  if (!input.client_id || (!input.client_secret && !isPublic)) {
+    throw oauthError(
+      'invalid_client',
+      'client_id and client_secret (an API key of the environment) are required, or a code_verifier (PKCE).',
+    );
+  }
+  let env: { id: string; clientId: string };
+  if (isPublic) {
+    const found = await environmentOfClientId(deps.db, input.client_id);
+    if (!found) throw oauthError('invalid_client', 'Invalid client ID or secret.');
+    env = found;
+  } else {
+    try {
+      env = await authenticateApiKey(deps, `Bearer ${input.client_secret}`);
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+        throw oauthError('invalid_client', 'Invalid client ID or secret.');
+      }
+      throw error;
     }
-    throw error;
   }
   if (env.clientId !== input.client_id) throw oauthError('invalid_client', 'Invalid client ID or secret.');
   if (!input.code) throw oauthError('invalid_request', 'code is required.');
   const code = input.code;
   const now = deps.now();
+  // One statement spends the code (and checks its PKCE challenge) and stores the access token;
+  // a refusal leaves the code unspent, and only then is the code read again to say why.
+  const challenge = verifier === undefined ? null : createHash('sha256').update(verifier).digest('base64url');
   const accessToken = randomBase62(48);
   const profileId = await spendCodeForAccessToken(deps.db, {
     environmentId: env.id,
     codeHash: sha256Hex(code),
+    codeChallenge: challenge,
     tokenHash: sha256Hex(accessToken),
     now,
     tokenExpiresAt: new Date(now.getTime() + ACCESS_TOKEN_TTL_MS),
   });
-  const row = profileId ? await profileById(deps.db, env.id, profileId) : undefined;
+  if (!profileId) throw await refusedExchange(deps.db, env.id, sha256Hex(code), now, verifier);
+  const row = await profileById(deps.db, env.id, profileId);
   if (!row) throw oauthError('invalid_grant', 'The code has expired or has already been used.');
   return {
     token_type: 'Bearer' as const,
@@ -488,6 +575,24 @@ export async function exchangeCode(
     expires_in: ACCESS_TOKEN_TTL_MS / 1000,
     profile: await profileOf(deps.db, env.id, row),
   };
+}
+
+/** Why a code was not exchanged: spent or expired, or its PKCE challenge not met. */
+async function refusedExchange(
+  db: Db,
+  environmentId: string,
+  codeHash: string,
+  now: Date,
+  verifier: string | undefined,
+) {
+  const unspent = await unspentCode(db, environmentId, codeHash, now);
+  if (!unspent) return oauthError('invalid_grant', 'The code has expired or has already been used.');
+  if (unspent.codeChallenge === null) {
+    return oauthError('invalid_grant', 'The authorization of this code sent no code_challenge.');
+  }
+  if (verifier === undefined)
+    return oauthError('invalid_grant', 'code_verifier is required: the authorization used PKCE.');
+  return oauthError('invalid_grant', 'The code_verifier does not match the code_challenge of the authorization.');
 }
 
 /** `GET /sso/profile` with `Authorization: Bearer <access_token>` (not an API key). */
@@ -585,17 +690,18 @@ async function settle(
   scope: Scope,
   connection: SsoConnectionRow,
   authorizationId: string | null,
+  device: RequestDevice,
   verify: () => Promise<SsoIdentity>,
 ): Promise<BrowserOutcome> {
   let failure: SsoFailure;
   try {
     const identity = await verify();
-    const { redirectUrl } = await completeSignIn(scope, connection, authorizationId, identity);
+    const { redirectUrl } = await completeSignIn(scope, connection, authorizationId, identity, device);
     return { redirect: redirectUrl };
   } catch (error) {
     failure = failureOf(error);
   }
-  const { redirectUrl } = await failSignIn(scope, connection, authorizationId, failure);
+  const { redirectUrl } = await failSignIn(scope, connection, authorizationId, failure, device);
   if (redirectUrl) return { redirect: redirectUrl };
   return { error: { reason: failure.reason, message: failure.message } };
 }
@@ -625,6 +731,7 @@ function verifyUnlessExpired(
 export async function receiveSamlResponse(
   deps: Deps,
   input: { connection_id: string; SAMLResponse: string; RelayState?: string | undefined },
+  device: RequestDevice = NO_DEVICE,
 ): Promise<BrowserOutcome> {
   const { scope, connection } = await connectionScope(deps, input.connection_id);
   const authorization = input.RelayState ? await authorizationOf(scope, connection, input.RelayState) : undefined;
@@ -635,6 +742,7 @@ export async function receiveSamlResponse(
     scope,
     connection,
     authorization?.id ?? null,
+    device,
     verifyUnlessExpired(scope, authorization, () => consumeSaml(scope, connection, form, expected)),
   );
 }
@@ -643,20 +751,21 @@ export async function receiveSamlResponse(
 export async function receiveOidcCallback(
   deps: Deps,
   input: { connection_id: string; url: string },
+  device: RequestDevice = NO_DEVICE,
 ): Promise<BrowserOutcome> {
   const { scope, connection } = await connectionScope(deps, input.connection_id);
   const url = new URL(input.url);
   const state = url.searchParams.get('state');
   const authorization = state ? await authorizationOf(scope, connection, state) : undefined;
   if (!authorization) {
-    return settle(scope, connection, null, () =>
+    return settle(scope, connection, null, device, () =>
       Promise.reject(new SsoFailure('state_mismatch', 'The callback names no sign-in of this connection.')),
     );
   }
   const idpError = url.searchParams.get('error');
   if (idpError) {
     const message = url.searchParams.get('error_description') ?? 'The OpenID provider refused the sign-in.';
-    return settle(scope, connection, authorization.id, () =>
+    return settle(scope, connection, authorization.id, device, () =>
       Promise.reject(new SsoFailure(`idp_${idpError}`.slice(0, 64), message.slice(0, 300))),
     );
   }
@@ -669,6 +778,7 @@ export async function receiveOidcCallback(
     scope,
     connection,
     authorization.id,
+    device,
     verifyUnlessExpired(scope, authorization, () => consumeOidc(scope, connection, url, expected)),
   );
 }
@@ -701,9 +811,13 @@ export async function timeOutAuthorizations(deps: Deps, batchSize = 500): Promis
       );
       for (const row of rows) {
         const scope: Scope = { db: tx, env: row.env, now: deps.now, deps };
-        const data = ssoEventData({ id: row.connectionId, organizationId: row.organizationId }, 'timed_out', {
-          email: row.loginHint,
-        });
+        const data = ssoEventData(
+          { id: row.connectionId, organizationId: row.organizationId },
+          'timed_out',
+          { email: row.loginHint },
+          undefined,
+          { ipAddress: row.ipAddress, userAgent: row.userAgent },
+        );
         await recordEvent(tx, scope, 'authentication.sso_timed_out', data);
       }
       return rows.length;

@@ -15,7 +15,7 @@ import {
   ssoProfiles,
   users,
 } from '@atrium/db';
-import { and, eq, inArray, lt, lte, ne, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
 import { environmentsOfClientIds } from '../auth/store.ts';
 import { loadScoped, scopedId } from '../common/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
@@ -374,7 +374,15 @@ export async function insertCode(tx: Db, values: typeof ssoCodes.$inferInsert): 
  */
 export async function spendCodeForAccessToken(
   db: Db,
-  input: { environmentId: string; codeHash: string; tokenHash: string; now: Date; tokenExpiresAt: Date },
+  input: {
+    environmentId: string;
+    codeHash: string;
+    /** The S256 of the caller's code_verifier, null without one: it must equal the code's challenge. */
+    codeChallenge: string | null;
+    tokenHash: string;
+    now: Date;
+    tokenExpiresAt: Date;
+  },
 ): Promise<string | undefined> {
   const now = input.now.toISOString();
   const rows = await rawRows<{ profile_id: string }>(
@@ -383,6 +391,7 @@ export async function spendCodeForAccessToken(
       update ${ssoCodes} set used_at = ${now}::timestamptz
       where code_hash = ${input.codeHash} and environment_id = ${input.environmentId}
         and used_at is null and expires_at > ${now}::timestamptz
+        and code_challenge is not distinct from ${input.codeChallenge}
       returning profile_id
     )
     insert into ${ssoAccessTokens} (token_hash, environment_id, profile_id, expires_at, created_at)
@@ -391,6 +400,23 @@ export async function spendCodeForAccessToken(
     returning profile_id`,
   );
   return rows[0]?.profile_id;
+}
+
+/** A code still to be spent (unused, unexpired), read only to say why an exchange was refused. */
+export async function unspentCode(db: Db, environmentId: string, codeHash: string, now: Date) {
+  const [row] = await db
+    .select({ codeChallenge: ssoCodes.codeChallenge })
+    .from(ssoCodes)
+    .where(
+      and(
+        eq(ssoCodes.codeHash, codeHash),
+        eq(ssoCodes.environmentId, environmentId),
+        isNull(ssoCodes.usedAt),
+        gt(ssoCodes.expiresAt, now),
+      ),
+    )
+    .limit(1);
+  return row;
 }
 
 /** Forgets every access token of a profile (its sign-out). */
@@ -415,6 +441,8 @@ export function lockExpiredAuthorizations(tx: Db, now: Date, limit: number) {
       id: ssoAuthorizations.id,
       connectionId: ssoAuthorizations.connectionId,
       loginHint: ssoAuthorizations.loginHint,
+      ipAddress: ssoAuthorizations.ipAddress,
+      userAgent: ssoAuthorizations.userAgent,
       organizationId: connections.organizationId,
       env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
     })

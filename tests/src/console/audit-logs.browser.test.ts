@@ -4,10 +4,10 @@ import { auditLogEvents } from '@atrium/db';
 import { eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openPage } from '../helpers/browser.ts';
+import { launchChromium } from '../helpers/browser.ts';
 import { adminTokenOf, makeOrganization } from '../helpers/tokens.ts';
-import { getWorld, newEnvironment } from '../helpers/world.ts';
-import { consoleBuilt } from './helpers.ts';
+import { newEnvironment } from '../helpers/world.ts';
+import { consoleBuilt, openConsoleSection } from './helpers.ts';
 
 // The console's Audit logs page (issue #38) in headless Chromium: an organization's events,
 // newest first, 20 a page (Older / Newer), filtered by action; nothing on it changes an event.
@@ -58,16 +58,8 @@ describe('the console: audit logs', () => {
       env.deps.db.select().from(auditLogEvents).where(eq(auditLogEvents.environmentId, env.environmentId));
     const before = await stored();
 
-    const { url } = await getWorld();
-    const opened = await openPage(browser, url, { viewport: { width: 1280, height: 900 }, timeoutMs: 30_000 });
+    const opened = await openConsoleSection(browser, env, 'Audit logs');
     const { page } = opened;
-    await page.goto(`${url}/console`);
-    await page.getByLabel('Admin token').fill(await adminTokenOf());
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Environments' }).waitFor();
-    await page.getByLabel('Environment', { exact: true }).selectOption({ value: env.environmentId });
-    await page.getByRole('navigation').getByRole('button', { name: 'Audit logs' }).click();
-    await page.getByRole('heading', { name: 'Audit logs' }).waitFor();
     await page.getByLabel('Organization', { exact: true }).selectOption({ label: 'Audited Acme' });
 
     // Newest first: Person 21 heads the first page of 20; Person 0 and 1 are on the next.

@@ -4,10 +4,10 @@ import { connections, redirectUris } from '@atrium/db';
 import { eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openPage } from '../helpers/browser.ts';
+import { launchChromium } from '../helpers/browser.ts';
 import { adminTokenOf, makeOrganization } from '../helpers/tokens.ts';
-import { getWorld, newEnvironment, TEST_ISSUER } from '../helpers/world.ts';
-import { consoleBuilt } from './helpers.ts';
+import { newEnvironment, TEST_ISSUER } from '../helpers/world.ts';
+import { consoleBuilt, openConsoleSection } from './helpers.ts';
 
 // The console's Connections page (issue #37) in headless Chromium: create a SAML connection, see
 // what to paste into the IdP, configure it from the IdP metadata with its options, and manage the
@@ -41,19 +41,10 @@ describe('the console: connections', () => {
     }
     const env = await newEnvironment();
     const organizationId = await makeOrganization(env, 'Console SSO');
-    const { url } = await getWorld();
-    const opened = await openPage(browser, url, { viewport: { width: 1280, height: 1200 }, timeoutMs: 30_000 });
-    const { page } = opened;
     const stored = async () =>
       (await env.deps.db.select().from(connections).where(eq(connections.environmentId, env.environmentId)))[0];
-
-    await page.goto(`${url}/console`);
-    await page.getByLabel('Admin token').fill(await adminTokenOf());
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Environments' }).waitFor();
-    await page.getByLabel('Environment', { exact: true }).selectOption({ value: env.environmentId });
-    await page.getByRole('navigation').getByRole('button', { name: 'Connections' }).click();
-    await page.getByRole('heading', { name: 'Connections', exact: true }).waitFor();
+    const opened = await openConsoleSection(browser, env, 'Connections', { height: 1200, exactHeading: true });
+    const { page } = opened;
 
     // Create: the connection is chosen, with what the IdP needs.
     await page.getByLabel('Organization id').fill(organizationId);

@@ -5,10 +5,10 @@ import { eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushGroup, pushUser } from '../directories/directory-data.ts';
-import { launchChromium, openPage } from '../helpers/browser.ts';
+import { launchChromium } from '../helpers/browser.ts';
 import { adminTokenOf, makeOrganization } from '../helpers/tokens.ts';
-import { getWorld, newEnvironment } from '../helpers/world.ts';
-import { consoleBuilt } from './helpers.ts';
+import { newEnvironment } from '../helpers/world.ts';
+import { consoleBuilt, openConsoleSection } from './helpers.ts';
 
 // The console's Directories page (issue #36) in headless Chromium: create a directory for an
 // organization (base URL and token shown once), rotate its token, map a pushed group to a role,
@@ -41,18 +41,9 @@ describe('the console: directories', () => {
     }
     const env = await newEnvironment();
     const organizationId = await makeOrganization(env, 'Console Acme');
-    const { url } = await getWorld();
-    const opened = await openPage(browser, url, { viewport: { width: 1280, height: 900 }, timeoutMs: 30_000 });
-    const { page } = opened;
     const stored = () => env.deps.db.select().from(directories).where(eq(directories.environmentId, env.environmentId));
-
-    await page.goto(`${url}/console`);
-    await page.getByLabel('Admin token').fill(await adminTokenOf());
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Environments' }).waitFor();
-    await page.getByLabel('Environment', { exact: true }).selectOption({ value: env.environmentId });
-    await page.getByRole('navigation').getByRole('button', { name: 'Directories' }).click();
-    await page.getByRole('heading', { name: 'Directories' }).waitFor();
+    const opened = await openConsoleSection(browser, env, 'Directories');
+    const { page } = opened;
     await page.getByText('No directories yet.').waitFor();
 
     // Create one for the organization: the base URL and the token are shown once.

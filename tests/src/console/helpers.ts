@@ -1,5 +1,8 @@
 import { buildWeb } from '@atrium/web/build';
-import { getWorld } from '../helpers/world.ts';
+import type { Browser } from 'playwright-core';
+import { type OpenedPage, openPage } from '../helpers/browser.ts';
+import { adminTokenOf } from '../helpers/tokens.ts';
+import { getWorld, type TestEnvironment } from '../helpers/world.ts';
 
 let built: Promise<string> | undefined;
 
@@ -49,4 +52,30 @@ export async function consoleCall(
           body: JSON.stringify(input),
         });
   return { status: res.status, body: (await res.json()) as any };
+}
+
+/**
+ * The console's Chromium prologue: a page on the worker's server, signed in with the admin token
+ * through the form, the environment chosen, and the navigation's `section` open (its heading shown).
+ */
+export async function openConsoleSection(
+  browser: Browser,
+  env: TestEnvironment,
+  section: string,
+  options: { height?: number; exactHeading?: boolean } = {},
+): Promise<OpenedPage & { url: string }> {
+  const { url } = await getWorld();
+  const opened = await openPage(browser, url, {
+    viewport: { width: 1280, height: options.height ?? 900 },
+    timeoutMs: 30_000,
+  });
+  const { page } = opened;
+  await page.goto(`${url}/console`);
+  await page.getByLabel('Admin token').fill(await adminTokenOf());
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Environments' }).waitFor();
+  await page.getByLabel('Environment', { exact: true }).selectOption({ value: env.environmentId });
+  await page.getByRole('navigation').getByRole('button', { name: section }).click();
+  await page.getByRole('heading', { name: section, exact: options.exactHeading ?? false }).waitFor();
+  return Object.assign(opened, { url });
 }

@@ -121,8 +121,9 @@ describe('GET /sso/authorize', () => {
       {
         type: 'sso',
         status: 'started',
-        ip_address: null,
-        user_agent: null,
+        // The browser's device: the loopback address and fetch's User-Agent.
+        ip_address: '127.0.0.1',
+        user_agent: 'node',
         user_id: null,
         email: 'ada@example.com',
         sso: { organization_id: setup.organizationId, connection_id: setup.connectionId, session_id: null },

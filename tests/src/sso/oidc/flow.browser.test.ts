@@ -10,8 +10,8 @@ import { WorkOS } from '@workos-inc/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, listen, openPage } from '../../helpers/browser.ts';
 import { type OidcIdp, startOidcIdp } from '../../helpers/oidc-idp.ts';
-import { adminCaller } from '../../helpers/tokens.ts';
-import { getWorld, newEnvironment, uniqueDomain } from '../../helpers/world.ts';
+import { getWorld, newEnvironment } from '../../helpers/world.ts';
+import { organizationWithConnection } from '../flows.ts';
 import { registerRedirectUri } from '../sign-in.ts';
 import { scopeOf } from './helpers.ts';
 
@@ -46,18 +46,10 @@ afterAll(async () => {
 describe.skipIf(!launched.browser)('OIDC sign-in in Chromium', () => {
   it('app -> /sso/authorize -> provider login page -> callback -> app redirect_uri -> getProfileAndToken', async () => {
     const env = await newEnvironment();
-    const domain = uniqueDomain('oidc-browser');
-    const organization = await env.caller.organizations.create({
-      name: 'Acme',
-      domain_data: [{ domain, state: 'verified' }],
-    });
-    const admin = await adminCaller();
-    const connection = await admin.connections.create({
-      environment: env.environmentId,
-      organization_id: organization.id,
-      connection_type: 'EntraIdOIDC',
+    const { domain, organization, connection } = await organizationWithConnection(env, {
+      connectionType: 'EntraIdOIDC',
       name: 'Acme Entra ID',
-      state: 'inactive',
+      domainPrefix: 'oidc-browser',
     });
     idp = await startOidcIdp({
       redirectUris: [`${atrium.url}/sso/oidc/callback/${connection.id}`],

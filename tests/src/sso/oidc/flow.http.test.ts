@@ -2,15 +2,14 @@
 // the loopback provider's login form, the callback, the code at the app's redirect URI, and the
 // SDK's getProfileAndToken. The provider and the server read the same (wall) clock: a live flow.
 import { events, ssoAuthorizations } from '@atrium/db';
-import { configureOidcConnection } from '@atrium/routers';
-import { and, eq, like } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type OidcIdp, startOidcIdp } from '../../helpers/oidc-idp.ts';
+import type { OidcIdp } from '../../helpers/oidc-idp.ts';
 import { sdkFor } from '../../helpers/sdk.ts';
-import { adminCaller } from '../../helpers/tokens.ts';
-import { getWorld, newEnvironment, type TestEnvironment, uniqueDomain } from '../../helpers/world.ts';
-import { APP_CALLBACK, registerRedirectUri } from '../sign-in.ts';
-import { redirectUriOf, scopeOf } from './helpers.ts';
+import { getWorld, newEnvironment, type TestEnvironment } from '../../helpers/world.ts';
+import { oidcOrganization as sharedOidcOrganization, ssoEvents } from '../flows.ts';
+import { APP_CALLBACK } from '../sign-in.ts';
+import { redirectUriOf } from './helpers.ts';
 
 beforeAll(() => getWorld().then(() => undefined), 120_000);
 
@@ -19,52 +18,13 @@ afterEach(async () => {
   await Promise.all(idps.splice(0).map((idp) => idp.close()));
 });
 
-async function oidcOrganization(env: TestEnvironment) {
-  const domain = uniqueDomain('oidc');
-  const organization = await env.caller.organizations.create({
-    name: 'Acme',
-    domain_data: [{ domain, state: 'verified' }],
-  });
-  const admin = await adminCaller();
-  const connection = await admin.connections.create({
-    environment: env.environmentId,
-    organization_id: organization.id,
-    connection_type: 'OktaOIDC',
-    name: 'Acme Okta OIDC',
-    state: 'inactive',
-  });
-  const idp = await startOidcIdp({
-    redirectUris: [redirectUriOf(env.deps, connection.id)],
-    claimsOf: (login) => ({
-      email: `${login}@${domain}`,
-      email_verified: true,
-      given_name: 'Ada',
-      family_name: 'Lovelace',
-      groups: ['engineering'],
-    }),
-  });
-  idps.push(idp);
-  await configureOidcConnection(scopeOf(env), connection.id, {
-    discovery_endpoint: idp.issuer,
-    client_id: idp.clientId,
-    client_secret: idp.clientSecret,
-  });
-  await registerRedirectUri(env);
-  return { domain, organization, connection, idp };
-}
+/** An OIDC connection to a fresh loopback provider, its redirect URI from the world's issuer. */
+const oidcOrganization = (env: TestEnvironment) =>
+  sharedOidcOrganization(env, idps, (connectionId) => redirectUriOf(env.deps, connectionId));
 
 /** The provider's callback, delivered to this server (the redirect URI names the public issuer). */
 function onServer(env: TestEnvironment, callback: URL): string {
   return `${env.world.url}${callback.pathname}${callback.search}`;
-}
-
-async function ssoEvents(env: TestEnvironment) {
-  const rows = await env.deps.db
-    .select()
-    .from(events)
-    .where(and(eq(events.environmentId, env.environmentId), like(events.event, 'authentication.sso_%')))
-    .orderBy(events.id);
-  return rows;
 }
 
 describe('OIDC sign-in over HTTP, end to end', () => {

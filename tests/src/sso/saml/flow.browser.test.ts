@@ -11,8 +11,8 @@ import { WorkOS } from '@workos-inc/node';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../helpers/browser.ts';
-import { adminCaller } from '../../helpers/tokens.ts';
-import { getWorld, newEnvironment, uniqueDomain } from '../../helpers/world.ts';
+import { getWorld, newEnvironment } from '../../helpers/world.ts';
+import { organizationWithConnection } from '../flows.ts';
 
 let browser: Browser | undefined;
 let skipReason = '';
@@ -56,17 +56,10 @@ describe('SAML sign-in in Chromium', () => {
       return;
     }
     const env = await newEnvironment();
-    const domain = uniqueDomain('chromium');
-    const organization = await env.caller.organizations.create({
-      name: 'Acme',
-      domain_data: [{ domain, state: 'verified' }],
-    });
-    const connection = await (await adminCaller()).connections.create({
-      environment: env.environmentId,
-      organization_id: organization.id,
-      connection_type: 'GenericSAML',
+    const { domain, organization, connection } = await organizationWithConnection(env, {
+      connectionType: 'GenericSAML',
       name: 'Acme SAML',
-      state: 'inactive',
+      domainPrefix: 'chromium',
     });
     await configureSamlConnection(await scopeOf(deps, env.environmentId), connection.id, {
       idp_metadata_url: idp.metadataUrl,

@@ -1,13 +1,12 @@
 // The whole SAML sign-in over HTTP: the app's authorization URL (SDK), the IdP's login page and
 // form, the signed response posted to the ACS, the code at the app's redirect URI, and the SDK's
 // getProfileAndToken. The IdP and the server read the same (wall) clock here: it is a live flow.
-import { configureSamlConnection, scopeOf } from '@atrium/routers';
 import { type DevIdp, startDevIdp } from '@atrium/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sdkFor } from '../../helpers/sdk.ts';
-import { adminCaller } from '../../helpers/tokens.ts';
-import { getWorld, newEnvironment, type TestEnvironment, uniqueDomain } from '../../helpers/world.ts';
-import { APP_CALLBACK, registerRedirectUri } from '../sign-in.ts';
+import { getWorld, newEnvironment } from '../../helpers/world.ts';
+import { samlOrganization, signInAtIdp } from '../flows.ts';
+import { APP_CALLBACK } from '../sign-in.ts';
 
 let idp: DevIdp;
 beforeAll(async () => {
@@ -18,55 +17,10 @@ afterAll(async () => {
   await idp.close();
 });
 
-/** The hidden inputs and the action of the first form of an HTML page. */
-function formOf(html: string): { action: string; fields: Record<string, string> } {
-  const action = /<form[^>]*action="([^"]*)"/.exec(html)?.[1] ?? '';
-  const fields: Record<string, string> = {};
-  for (const match of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
-    fields[match[1] as string] = (match[2] as string).replace(/&quot;/g, '"').replace(/&amp;/g, '&');
-  }
-  return { action: action.replace(/&amp;/g, '&'), fields };
-}
-
-async function samlOrganization(env: TestEnvironment) {
-  const domain = uniqueDomain('saml');
-  const organization = await env.caller.organizations.create({
-    name: 'Acme',
-    domain_data: [{ domain, state: 'verified' }],
-  });
-  const admin = await adminCaller();
-  const connection = await admin.connections.create({
-    environment: env.environmentId,
-    organization_id: organization.id,
-    connection_type: 'OktaSAML',
-    name: 'Acme Okta',
-    state: 'inactive',
-  });
-  await configureSamlConnection(await scopeOf(env.deps, env.environmentId), connection.id, {
-    idp_metadata_url: idp.metadataUrl,
-  });
-  await registerRedirectUri(env);
-  return { domain, organization, connection };
-}
-
-/** Goes through the IdP's login page as a person would, returning the ACS form the IdP answers. */
-async function signInAtIdp(location: string, email: string) {
-  const page = await fetch(location);
-  expect(page.status).toBe(200);
-  const login = formOf(await page.text());
-  const body = new URLSearchParams(login.fields);
-  body.set('email', email);
-  body.set('first_name', 'Ada');
-  body.set('last_name', 'Lovelace');
-  const answer = await fetch(new URL(login.action, location), { method: 'POST', body });
-  expect(answer.status).toBe(200);
-  return formOf(await answer.text());
-}
-
 describe('SAML sign-in over HTTP, end to end', () => {
   it('app -> /sso/authorize -> IdP login -> ACS -> redirect_uri with a code -> getProfileAndToken', async () => {
     const env = await newEnvironment();
-    const { domain, organization, connection } = await samlOrganization(env);
+    const { domain, organization, connection } = await samlOrganization(env, idp);
     const workos = sdkFor(env);
     const authorizationUrl = workos.sso.getAuthorizationUrl({
       connection: connection.id,

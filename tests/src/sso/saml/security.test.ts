@@ -90,155 +90,183 @@ async function attackSetup(config: Parameters<typeof samlSetup>[2] = {}) {
   return { setup, samlRequestId, post, signed };
 }
 
+/** What an attack gets: the parsed signed document, its root, and the setup (for a fresh assertion). */
+interface AttackInput {
+  doc: ReturnType<typeof parse>;
+  root: El;
+  setup: Awaited<ReturnType<typeof attackSetup>>;
+}
+/** One attack on the ACS: what the IdP signed, how the attacker rewrites it, and the refusal's reason. */
+interface Attack {
+  name: string;
+  signing: 'response' | 'assertion';
+  attack: (input: AttackInput) => string;
+  reason: string;
+}
+
+/** Runs a table of attacks, each on a connection and AuthnRequest of its own. */
+function refusesEach(attacks: Attack[]) {
+  it.each(attacks.map((a) => [a.name, a] as const))('%s', async (_name, { signing, attack, reason }) => {
+    const setup = await attackSetup();
+    const doc = parse(setup.signed(signing));
+    const xml = attack({ doc, root: doc.documentElement as El, setup });
+    expect((await refusal(setup.post(xml))).reason).toBe(reason);
+  });
+}
+
 describe('XML signature wrapping (XSW1-XSW8)', () => {
-  // Response-signed variants: the signed Response moved out of the way.
-  it('XSW1: a new Response with the attacker assertion, the signed Response inside its Signature', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('response'));
-    const original = doc.documentElement as El;
-    const evil = original.cloneNode(true) as El;
-    evil.setAttribute('ID', '_evilresponse');
-    makeEvil(child(evil, SAML, 'Assertion'));
-    child(evil, DS, 'Signature').appendChild(original.cloneNode(true));
-    const failure = await refusal(post(serialize(evil)));
-    expect(failure.reason).toBe('invalid_signature');
-  });
-
-  it('XSW2: a new Response with the signed Response before its (detached) Signature', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('response'));
-    const original = doc.documentElement as El;
-    const evil = original.cloneNode(true) as El;
-    evil.setAttribute('ID', '_evilresponse');
-    makeEvil(child(evil, SAML, 'Assertion'));
-    const signature = child(evil, DS, 'Signature');
-    const wrapped = original.cloneNode(true) as El;
-    removeSignature(wrapped);
-    evil.insertBefore(wrapped, signature);
-    const failure = await refusal(post(serialize(evil)));
-    expect(failure.reason).toBe('invalid_signature');
-  });
-
-  // Assertion-signed variants: the signed Assertion kept, the attacker's read instead.
-  it('XSW3: an unsigned attacker assertion before the signed one', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('assertion'));
-    const root = doc.documentElement as El;
-    const assertion = child(root, SAML, 'Assertion');
-    const evil = makeEvil(assertion.cloneNode(true) as El);
-    removeSignature(evil);
-    root.insertBefore(evil, assertion);
-    const failure = await refusal(post(serialize(doc)));
-    expect(failure.reason).toBe('invalid_signature');
-  });
-
-  it('XSW3 (after): an unsigned attacker assertion after the signed one', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('assertion'));
-    const root = doc.documentElement as El;
-    const evil = makeEvil(child(root, SAML, 'Assertion').cloneNode(true) as El);
-    removeSignature(evil);
-    root.appendChild(evil);
-    const failure = await refusal(post(serialize(doc)));
-    expect(failure.reason).toBe('invalid_signature');
-  });
-
-  it('XSW4: the attacker assertion wraps the signed one', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('assertion'));
-    const root = doc.documentElement as El;
-    const assertion = child(root, SAML, 'Assertion');
-    const evil = makeEvil(assertion.cloneNode(true) as El);
-    removeSignature(evil);
-    evil.appendChild(assertion.cloneNode(true));
-    root.replaceChild(evil, assertion);
-    const failure = await refusal(post(serialize(doc)));
-    expect(failure.reason).toBe('invalid_signature');
-  });
-
-  it('XSW5: the signed assertion altered in place, an intact copy (same ID) appended to the Response', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('assertion'));
-    const root = doc.documentElement as El;
-    const assertion = child(root, SAML, 'Assertion');
-    const copy = assertion.cloneNode(true) as El;
-    removeSignature(copy);
-    makeEvil(assertion, null);
-    root.appendChild(copy);
-    const failure = await refusal(post(serialize(doc)));
-    expect(failure.reason).toBe('invalid_signature');
-  });
-
-  it('XSW6: the signed assertion altered in place, an intact copy inside its Signature', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('assertion'));
-    const root = doc.documentElement as El;
-    const assertion = child(root, SAML, 'Assertion');
-    const copy = assertion.cloneNode(true) as El;
-    removeSignature(copy);
-    makeEvil(assertion, null);
-    const object = doc.createElementNS(DS, 'ds:Object');
-    object.appendChild(copy);
-    child(assertion, DS, 'Signature').appendChild(object);
-    const failure = await refusal(post(serialize(doc)));
-    expect(failure.reason).toBe('invalid_signature');
-  });
-
-  it('XSW7: the signed assertion moved into an Extensions element, the attacker assertion in its place', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('assertion'));
-    const root = doc.documentElement as El;
-    const assertion = child(root, SAML, 'Assertion');
-    const evil = makeEvil(assertion.cloneNode(true) as El);
-    removeSignature(evil);
-    const extensions = doc.createElementNS(SAMLP, 'samlp:Extensions');
-    extensions.appendChild(assertion.cloneNode(true));
-    root.replaceChild(evil, assertion);
-    root.insertBefore(extensions, child(root, SAMLP, 'Status'));
-    const failure = await refusal(post(serialize(doc)));
-    expect(failure.reason).toBe('invalid_signature');
-  });
-
-  it('XSW7 (signature): the Signature moved into Extensions, the assertion altered', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('assertion'));
-    const root = doc.documentElement as El;
-    const assertion = child(root, SAML, 'Assertion');
-    const signature = child(assertion, DS, 'Signature');
-    assertion.removeChild(signature);
-    makeEvil(assertion, null);
-    const extensions = doc.createElementNS(SAMLP, 'samlp:Extensions');
-    extensions.appendChild(signature);
-    root.insertBefore(extensions, child(root, SAMLP, 'Status'));
-    const failure = await refusal(post(serialize(doc)));
-    expect(failure.reason).toBe('invalid_signature');
-  });
-
-  it('XSW8: the attacker assertion carries the Signature, the original (unsigned) inside its ds:Object', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('assertion'));
-    const root = doc.documentElement as El;
-    const assertion = child(root, SAML, 'Assertion');
-    const original = assertion.cloneNode(true) as El;
-    removeSignature(original);
-    const evil = makeEvil(assertion.cloneNode(true) as El, null);
-    const object = doc.createElementNS(DS, 'ds:Object');
-    object.appendChild(original);
-    child(evil, DS, 'Signature').appendChild(object);
-    root.replaceChild(evil, assertion);
-    const failure = await refusal(post(serialize(doc)));
-    expect(failure.reason).toBe('invalid_signature');
-  });
-
-  it('a signed Response carrying a second, unsigned assertion', async () => {
-    const { post, signed, setup, samlRequestId } = await attackSetup();
-    const doc = parse(signed('assertion'));
-    const root = doc.documentElement as El;
-    const evil = parse(samlResponseXml(setup.fields(samlRequestId, { nameId: 'eve@evil.example' })));
-    root.appendChild(child(evil.documentElement as El, SAML, 'Assertion'));
-    const failure = await refusal(post(signResponseOf(serialize(doc))));
-    expect(failure.reason).toBe('invalid_signature');
-  });
+  refusesEach([
+    // Response-signed variants: the signed Response moved out of the way.
+    {
+      name: 'XSW1: a new Response with the attacker assertion, the signed Response inside its Signature',
+      signing: 'response',
+      reason: 'invalid_signature',
+      attack: ({ root }) => {
+        const evil = root.cloneNode(true) as El;
+        evil.setAttribute('ID', '_evilresponse');
+        makeEvil(child(evil, SAML, 'Assertion'));
+        child(evil, DS, 'Signature').appendChild(root.cloneNode(true));
+        return serialize(evil);
+      },
+    },
+    {
+      name: 'XSW2: a new Response with the signed Response before its (detached) Signature',
+      signing: 'response',
+      reason: 'invalid_signature',
+      attack: ({ root }) => {
+        const evil = root.cloneNode(true) as El;
+        evil.setAttribute('ID', '_evilresponse');
+        makeEvil(child(evil, SAML, 'Assertion'));
+        const signature = child(evil, DS, 'Signature');
+        const wrapped = root.cloneNode(true) as El;
+        removeSignature(wrapped);
+        evil.insertBefore(wrapped, signature);
+        return serialize(evil);
+      },
+    },
+    // Assertion-signed variants: the signed Assertion kept, the attacker's read instead.
+    {
+      name: 'XSW3: an unsigned attacker assertion before the signed one',
+      signing: 'assertion',
+      reason: 'invalid_signature',
+      attack: ({ doc, root }) => {
+        const assertion = child(root, SAML, 'Assertion');
+        const evil = makeEvil(assertion.cloneNode(true) as El);
+        removeSignature(evil);
+        root.insertBefore(evil, assertion);
+        return serialize(doc);
+      },
+    },
+    {
+      name: 'XSW3 (after): an unsigned attacker assertion after the signed one',
+      signing: 'assertion',
+      reason: 'invalid_signature',
+      attack: ({ doc, root }) => {
+        const evil = makeEvil(child(root, SAML, 'Assertion').cloneNode(true) as El);
+        removeSignature(evil);
+        root.appendChild(evil);
+        return serialize(doc);
+      },
+    },
+    {
+      name: 'XSW4: the attacker assertion wraps the signed one',
+      signing: 'assertion',
+      reason: 'invalid_signature',
+      attack: ({ doc, root }) => {
+        const assertion = child(root, SAML, 'Assertion');
+        const evil = makeEvil(assertion.cloneNode(true) as El);
+        removeSignature(evil);
+        evil.appendChild(assertion.cloneNode(true));
+        root.replaceChild(evil, assertion);
+        return serialize(doc);
+      },
+    },
+    {
+      name: 'XSW5: the signed assertion altered in place, an intact copy (same ID) appended to the Response',
+      signing: 'assertion',
+      reason: 'invalid_signature',
+      attack: ({ doc, root }) => {
+        const assertion = child(root, SAML, 'Assertion');
+        const copy = assertion.cloneNode(true) as El;
+        removeSignature(copy);
+        makeEvil(assertion, null);
+        root.appendChild(copy);
+        return serialize(doc);
+      },
+    },
+    {
+      name: 'XSW6: the signed assertion altered in place, an intact copy inside its Signature',
+      signing: 'assertion',
+      reason: 'invalid_signature',
+      attack: ({ doc, root }) => {
+        const assertion = child(root, SAML, 'Assertion');
+        const copy = assertion.cloneNode(true) as El;
+        removeSignature(copy);
+        makeEvil(assertion, null);
+        const object = doc.createElementNS(DS, 'ds:Object');
+        object.appendChild(copy);
+        child(assertion, DS, 'Signature').appendChild(object);
+        return serialize(doc);
+      },
+    },
+    {
+      name: 'XSW7: the signed assertion moved into an Extensions element, the attacker assertion in its place',
+      signing: 'assertion',
+      reason: 'invalid_signature',
+      attack: ({ doc, root }) => {
+        const assertion = child(root, SAML, 'Assertion');
+        const evil = makeEvil(assertion.cloneNode(true) as El);
+        removeSignature(evil);
+        const extensions = doc.createElementNS(SAMLP, 'samlp:Extensions');
+        extensions.appendChild(assertion.cloneNode(true));
+        root.replaceChild(evil, assertion);
+        root.insertBefore(extensions, child(root, SAMLP, 'Status'));
+        return serialize(doc);
+      },
+    },
+    {
+      name: 'XSW7 (signature): the Signature moved into Extensions, the assertion altered',
+      signing: 'assertion',
+      reason: 'invalid_signature',
+      attack: ({ doc, root }) => {
+        const assertion = child(root, SAML, 'Assertion');
+        const signature = child(assertion, DS, 'Signature');
+        assertion.removeChild(signature);
+        makeEvil(assertion, null);
+        const extensions = doc.createElementNS(SAMLP, 'samlp:Extensions');
+        extensions.appendChild(signature);
+        root.insertBefore(extensions, child(root, SAMLP, 'Status'));
+        return serialize(doc);
+      },
+    },
+    {
+      name: 'XSW8: the attacker assertion carries the Signature, the original (unsigned) inside its ds:Object',
+      signing: 'assertion',
+      reason: 'invalid_signature',
+      attack: ({ doc, root }) => {
+        const assertion = child(root, SAML, 'Assertion');
+        const original = assertion.cloneNode(true) as El;
+        removeSignature(original);
+        const evil = makeEvil(assertion.cloneNode(true) as El, null);
+        const object = doc.createElementNS(DS, 'ds:Object');
+        object.appendChild(original);
+        child(evil, DS, 'Signature').appendChild(object);
+        root.replaceChild(evil, assertion);
+        return serialize(doc);
+      },
+    },
+    {
+      name: 'a signed Response carrying a second, unsigned assertion',
+      signing: 'assertion',
+      reason: 'invalid_signature',
+      attack: ({ doc, root, setup }) => {
+        const fields = setup.setup.fields(setup.samlRequestId, { nameId: 'eve@evil.example' });
+        const evil = parse(samlResponseXml(fields));
+        root.appendChild(child(evil.documentElement as El, SAML, 'Assertion'));
+        return signResponseOf(serialize(doc));
+      },
+    },
+  ]);
 });
 
 /** The response signed again as a whole (an IdP key the attacker does not hold is the point elsewhere). */
@@ -259,27 +287,35 @@ describe('which signatures a connection accepts', () => {
     expect((await post(signed('assertion'))).email).toBe('ada@example.com');
   });
 
-  it('refuses an assertion altered after the response was signed', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('response'));
-    makeEvil(child(doc.documentElement as El, SAML, 'Assertion'), null);
-    expect((await refusal(post(serialize(doc)))).reason).toBe('invalid_signature');
-  });
-
-  it('refuses a signed assertion altered inside an unsigned response', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('assertion'));
-    makeEvil(child(doc.documentElement as El, SAML, 'Assertion'), null);
-    expect((await refusal(post(serialize(doc)))).reason).toBe('invalid_signature');
-  });
-
-  it('refuses an assertion with its signature stripped from an unsigned response', async () => {
-    const { post, signed } = await attackSetup();
-    const doc = parse(signed('assertion'));
-    removeSignature(child(doc.documentElement as El, SAML, 'Assertion'));
-    expect((await refusal(post(serialize(doc)))).reason).toBe('invalid_signature');
-  });
-
+  refusesEach([
+    {
+      name: 'refuses an assertion altered after the response was signed',
+      signing: 'response',
+      reason: 'invalid_signature',
+      attack: ({ doc, root }) => {
+        makeEvil(child(root, SAML, 'Assertion'), null);
+        return serialize(doc);
+      },
+    },
+    {
+      name: 'refuses a signed assertion altered inside an unsigned response',
+      signing: 'assertion',
+      reason: 'invalid_signature',
+      attack: ({ doc, root }) => {
+        makeEvil(child(root, SAML, 'Assertion'), null);
+        return serialize(doc);
+      },
+    },
+    {
+      name: 'refuses an assertion with its signature stripped from an unsigned response',
+      signing: 'assertion',
+      reason: 'invalid_signature',
+      attack: ({ doc, root }) => {
+        removeSignature(child(root, SAML, 'Assertion'));
+        return serialize(doc);
+      },
+    },
+  ]);
   it('refuses a response signed by an unknown key (its own certificate in KeyInfo does not help)', async () => {
     const { post, signed, setup } = await attackSetup();
     const xml = signed('both', { assertionId: '_stranger' }, stranger);
