@@ -6,6 +6,14 @@ export {
   purgeExpiredAuditLogs,
 } from './audit-logs/service.ts';
 export {
+  deletePortalLogStream,
+  getLogStream,
+  type LogStreamView,
+  pausePortalLogStream,
+  portalLogStream,
+  savePortalLogStream,
+} from './audit-logs/streams/service.ts';
+export {
   ADMIN_TOKEN,
   authenticateAdmin,
   configureAdminToken,
