@@ -4,6 +4,7 @@ import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clientSetup } from '../helpers/client.ts';
 import { sdkFor } from '../helpers/sdk.ts';
+import { adminCaller } from '../helpers/tokens.ts';
 import { getWorld, newEnvironment, TEST_ISSUER, type TestEnvironment } from '../helpers/world.ts';
 
 // The admin portal's log_streams intent (issue #38): the organization's IT admin sets up its one
@@ -282,6 +283,14 @@ describe('the log_streams portal page', () => {
     expect((await b.call('DELETE', '/portal/session/log_stream')).status).toBe(404);
     const rows = await storedStreams(env);
     expect(rows).toMatchObject([{ organizationId: a.organization, state: 'active' }]);
+    // The console reads it (read-only, no secret); another environment's organization is 404.
+    const admin = await adminCaller();
+    const seen = await admin.auditLogs.stream({
+      environment: env.environmentId,
+      organization_id: a.organization,
+    });
+    expect(seen).toMatchObject({ type: 'Datadog', state: 'active', credentials_set: ['api_key'] });
+    expect(JSON.stringify(seen)).not.toContain('dd-secret-456');
     // Another environment's session neither.
     const other = await newEnvironment();
     const c = await portalSession(other);
