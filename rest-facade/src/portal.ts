@@ -5,16 +5,20 @@ import {
   addPortalDomain,
   configurePortalSso,
   type Deps,
+  deletePortalLogStream,
   issuePortalToken,
   type LivePortalSession,
   openPortalLink,
   PORTAL_SESSION_TTL_MS,
+  pausePortalLogStream,
   portalCsrfMatches,
   portalCsrfToken,
+  portalLogStream,
   portalSessionOfCookie,
   portalSsoStatus,
   portalStatus,
   rotatePortalDirectoryToken,
+  savePortalLogStream,
   startPortalSso,
 } from '@atrium/routers';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
@@ -30,11 +34,12 @@ import { applyHeaders, strictPageHeaders } from './security.ts';
  * portal token from `POST /portal/session/token` (cookie and CSRF token). Pages run no inline script.
  */
 export const PORTAL_COOKIE = 'atrium_portal';
-const INTENTS = ['domain_verification', 'sso', 'dsync'] as const;
+const INTENTS = ['domain_verification', 'sso', 'dsync', 'log_streams'] as const;
 const TITLES: Record<(typeof INTENTS)[number], string> = {
   domain_verification: 'Domain verification',
   sso: 'Single sign-on',
   dsync: 'Directory sync',
+  log_streams: 'Log streams',
 };
 
 // React and Radix set style attributes; no script may be inline.
@@ -188,12 +193,42 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
     noStore(res);
     res.json(configured);
   });
+  // The log_streams page: save (create or replace), pause, resume and remove the organization's
+  // stream; cookie-authenticated writes, CSRF-checked. No answer carries a secret.
+  app.post('/portal/session/log_stream', express.json({ limit: '16kb' }), async (req, res) => {
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
+    const saved = await savePortalLogStream(deps, live, req.body);
+    noStore(res);
+    res.json(saved);
+  });
+  for (const [action, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    app.post(`/portal/session/log_stream/${action}`, async (req, res) => {
+      const live = await writerOf(deps, req, res);
+      if (!live) return;
+      const changed = await pausePortalLogStream(deps, live, paused);
+      noStore(res);
+      res.json(changed);
+    });
+  }
+  app.delete('/portal/session/log_stream', async (req, res) => {
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
+    await deletePortalLogStream(deps, live);
+    noStore(res);
+    res.status(204).end();
+  });
   app.get('/portal/session/status', async (req, res) => {
     const live = await sessionOf(deps, req);
     if (!live) return refusedJson(res, 'No live admin portal session.');
     const status = await portalStatus(deps, live);
     // The sso page's setup flow: the organization's connections, with what to paste and the test link.
     if (live.session.intent === 'sso') Object.assign(status, { connections: await portalSsoStatus(deps, live) });
+    // The log_streams page: the organization's stream (null when none), without its secrets.
+    if (live.session.intent === 'log_streams') Object.assign(status, { log_stream: await portalLogStream(deps, live) });
     noStore(res);
     res.json(status);
   });

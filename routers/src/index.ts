@@ -19,6 +19,14 @@ export {
 export { openStreamCredentials, sealStreamCredentials } from './audit-logs/streams/destinations.ts';
 export { sharedKeySignature } from './audit-logs/streams/senders/azure-sentinel.ts';
 export {
+  deletePortalLogStream,
+  getLogStream,
+  type LogStreamView,
+  pausePortalLogStream,
+  portalLogStream,
+  savePortalLogStream,
+} from './audit-logs/streams/service.ts';
+export {
   ADMIN_TOKEN,
   authenticateAdmin,
   configureAdminToken,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ListAuditLogEventsInput } from '../audit-logs/schemas.ts';
 import { listAuditLogEvents } from '../audit-logs/service.ts';
+import { getLogStream } from '../audit-logs/streams/service.ts';
 import { ListParams } from '../common/schemas.ts';
 import { ListInvitationsInput, SendInvitationInput } from '../invitations/schemas.ts';
 import { listInvitations, revokeInvitation, sendInvitation } from '../invitations/service.ts';
@@ -53,6 +54,12 @@ export const consoleRouters = {
     list: adminProcedure
       .input(ListAuditLogEventsInput.extend({ environment: EnvironmentRef }))
       .query(async ({ ctx, input }) => listAuditLogEvents(await adminScope(ctx.deps, input.environment), input)),
+    /** The organization's log stream (type, state, last error; never a secret), or null: read-only. */
+    stream: adminProcedure
+      .input(z.object({ environment: EnvironmentRef, organization_id: Id }))
+      .query(async ({ ctx, input }) =>
+        getLogStream(await adminScope(ctx.deps, input.environment), input.organization_id),
+      ),
   }),
   memberships: router({
     list: adminProcedure

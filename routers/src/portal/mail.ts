@@ -5,6 +5,7 @@ const WHAT: Record<string, string> = {
   domain_verification: 'verify your domain',
   sso: 'review your SSO connection',
   dsync: 'set up directory sync',
+  log_streams: 'stream your audit logs to your SIEM',
 };
 
 /** The e-mail that hands an IT admin a portal link (`admin_emails`): plain text and HTML. */

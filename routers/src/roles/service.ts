@@ -103,6 +103,7 @@ export const SYSTEM_PERMISSIONS = [
   { slug: 'widgets:domain-verification:manage', name: 'Verify domains (widgets)' },
   { slug: 'widgets:sso:manage', name: 'Manage SSO connections (widgets)' },
   { slug: 'widgets:dsync:manage', name: 'Manage directory sync (widgets)' },
+  { slug: 'widgets:audit-log-streaming:manage', name: 'Manage the audit log stream (widgets)' },
 ] as const;
 
 /** Seeds a new environment's roles and system permissions in the caller's transaction (environments/service.ts). */

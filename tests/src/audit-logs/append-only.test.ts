@@ -63,10 +63,12 @@ describe('audit log events are append-only', () => {
       'mutation auditLogs.retention.update',
       'mutation auditLogs.schemas.create',
       'query admin.auditLogs.list',
+      'query admin.auditLogs.stream',
       'query auditLogs.actions.list',
       'query auditLogs.configuration.get',
       'query auditLogs.retention.get',
       'query auditLogs.schemas.list',
+      'query widgets.auditLogStream',
     ]);
   });
 

@@ -126,6 +126,7 @@ describe('members on /client/graphql (graphql-request)', () => {
     // Admin also holds the widgets' system permissions every environment starts with.
     expect(effective.effectivePermissions.map((p: { slug: string }) => p.slug).sort()).toEqual([
       'posts:write',
+      'widgets:audit-log-streaming:manage',
       'widgets:domain-verification:manage',
       'widgets:dsync:manage',
       'widgets:sso:manage',

@@ -8,6 +8,7 @@ import { ALL_WIDGET_SCOPES, clientSetup } from '../helpers/client.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
 const SYSTEM = [
+  'widgets:audit-log-streaming:manage',
   'widgets:domain-verification:manage',
   'widgets:dsync:manage',
   'widgets:sso:manage',
@@ -54,9 +55,13 @@ describe('client tokens get their role’s permissions', () => {
     const widget = await clientSetup(env, { scopes: ALL_WIDGET_SCOPES });
     const admin = await clientSetup(env, { kind: 'client', roleSlug: 'admin', organizationId: widget.organizationId });
     const member = await clientSetup(env, { kind: 'client', organizationId: widget.organizationId });
-    for (const token of [widget.token, admin.token]) {
+    // The widget token asked for the helper's four scopes; the admin's role holds every system permission.
+    for (const [token, held] of [
+      [widget.token, ALL_WIDGET_SCOPES],
+      [admin.token, SYSTEM],
+    ] as const) {
       const scope = await scopeOf(env, token);
-      for (const permission of SYSTEM) expect(() => requirePermission(scope, permission)).not.toThrow();
+      for (const permission of held) expect(() => requirePermission(scope, permission)).not.toThrow();
     }
     const memberScope = await scopeOf(env, member.token);
     expect(memberScope.client.permissions).toEqual([]);
@@ -69,7 +74,7 @@ describe('client tokens get their role’s permissions', () => {
   });
 });
 
-describe('the seed_widget_permissions and seed_dsync_permission migrations', () => {
+describe('the seed_widget_permissions, seed_dsync_permission and seed_audit_log_streaming_permission migrations', () => {
   it('give an existing environment the system permissions and its admin role all of them, once', async () => {
     const env = await newEnvironment();
     // As before the migrations: no system permissions (their role links go with them).
@@ -78,7 +83,11 @@ describe('the seed_widget_permissions and seed_dsync_permission migrations', () 
       .where(and(eq(permissions.environmentId, env.environmentId), eq(permissions.system, true)));
     expect((await env.caller.roles.get({ slug: 'admin' })).permissions).toEqual([]);
 
-    for (const name of ['0016_seed_widget_permissions.sql', '0023_seed_dsync_permission.sql']) {
+    for (const name of [
+      '0016_seed_widget_permissions.sql',
+      '0023_seed_dsync_permission.sql',
+      '0031_seed_audit_log_streaming_permission.sql',
+    ]) {
       const file = readFileSync(join(migrationsFolder, name), 'utf8');
       const statements = file
         .replace('FROM "environments" e', `FROM (SELECT * FROM "environments" WHERE id = '${env.environmentId}') e`)

@@ -116,7 +116,6 @@ describe('POST /portal/generate_link', () => {
 
   it.each([
     ['audit_logs', 'intent_not_supported', /'audit_logs' is not available in Atrium yet/],
-    ['log_streams', 'intent_not_supported', /not available/],
     ['certificate_renewal', 'intent_not_supported', /not available/],
     ['nonsense', 'invalid_intent', /intent must be one of: domain_verification, sso/],
     [undefined, 'invalid_intent', /intent must be one of/],
@@ -545,14 +544,14 @@ describe('portal links from the client surfaces', () => {
     expect(links).toHaveLength(3);
     expect(links.every((l) => l.organizationId === a.organizationId)).toBe(true);
 
-    // Without the scope: 403 / FORBIDDEN, nothing stored; log_streams is not served (422).
+    // Without the scope: 403 / FORBIDDEN, nothing stored (log_streams needs widgets:audit-log-streaming:manage).
     expect((await a.http.post('/_widgets/admin-portal/generate-link?intent=sso')).status).toBe(403);
     const denied = await a.graphql('mutation { createAdminPortalLink(intent: Sso) { link } }');
     expect(denied.body.errors[0].extensions.code).toBe('FORBIDDEN');
     await expect(trpc.client.adminPortal.createLink.mutate({ intent: 'Sso' })).rejects.toThrow();
     const streams = await a.http.post('/_widgets/admin-portal/generate-link?intent=log_streams');
-    expect(streams.status).toBe(422);
-    expect(streams.body.message).toMatch(/log_streams/);
+    expect(streams.status).toBe(403);
+    expect(streams.body.message).toMatch(/widgets:audit-log-streaming:manage/);
     expect((await stored(env)).links).toHaveLength(3);
     // No token: 403.
     const none = await fetch(`${env.world.url}/_widgets/admin-portal/generate-link?intent=sso`, {

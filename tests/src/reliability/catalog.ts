@@ -186,10 +186,17 @@ export function httpOf(f: Fixture, op: Pick<Operation, 'auth'>): HttpClient {
   return op.auth === 'client' ? f.clientHttp : f.env.http;
 }
 
+/** Every scope the widget routes of the catalogue check (the log stream's too). */
+const CATALOG_WIDGET_SCOPES = [...ALL_WIDGET_SCOPES, 'widgets:audit-log-streaming:manage'];
+
 /** A widget token of the user in the organization, with every scope the widgets check. */
 export async function widgetTokenOf(env: TestEnvironment, organizationId: string, userId: string): Promise<string> {
   const issued = await created(
-    env.http.post('/widgets/token', { organization_id: organizationId, user_id: userId, scopes: ALL_WIDGET_SCOPES }),
+    env.http.post('/widgets/token', {
+      organization_id: organizationId,
+      user_id: userId,
+      scopes: CATALOG_WIDGET_SCOPES,
+    }),
     'widget token',
   );
   return issued.token;
@@ -1070,6 +1077,14 @@ export const OPERATIONS: Operation[] = [
     name: 'widgets: list the SSO connections',
     method: 'GET',
     path: () => '/_widgets/admin-portal/sso-connections',
+    auth: 'client',
+    hasParam: false,
+  },
+  // AdminPortalAuditLogStreaming (issue #38): `{}` or the organization's stream.
+  {
+    name: 'widgets: the audit log stream',
+    method: 'GET',
+    path: () => '/_widgets/admin-portal/audit-log-stream',
     auth: 'client',
     hasParam: false,
   },

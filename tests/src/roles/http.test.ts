@@ -152,6 +152,7 @@ describe('roles over HTTP', () => {
     expect(unknownPermission.body.errors[0]).toMatchObject({ field: 'permissions', code: 'permission_not_found' });
     // Unchanged: the system permissions every environment's admin starts with.
     expect((await env.http.get('/authorization/roles/admin')).body.permissions).toEqual([
+      'widgets:audit-log-streaming:manage',
       'widgets:domain-verification:manage',
       'widgets:dsync:manage',
       'widgets:sso:manage',

@@ -27,6 +27,10 @@ export function AuditLogsPage({ env }: { env: Env }) {
     }),
     enabled: organization !== '',
   });
+  const stream = useQuery({
+    ...trpc.admin.auditLogs.stream.queryOptions({ environment: env.id, organization_id: organization }),
+    enabled: organization !== '',
+  });
   const page = events.data;
   return (
     <section>
@@ -66,6 +70,13 @@ export function AuditLogsPage({ env }: { env: Env }) {
       <ErrorLine error={events.error ?? organizations.error} />
       {organization ? (
         <>
+          <p data-testid="console-log-stream">
+            {stream.data
+              ? `Log stream: ${stream.data.type}, ${stream.data.state}${stream.data.last_error ? `; last error: ${stream.data.last_error}` : ''}${stream.data.last_delivered_event_id ? `; last delivered ${stream.data.last_delivered_event_id}` : ''}`
+              : stream.isSuccess
+                ? 'No log stream: the organization sets one up in the admin portal (intent log_streams).'
+                : ''}
+          </p>
           <Table
             rows={page?.data}
             empty="No audit log events."

@@ -5,6 +5,8 @@
 // `GET /portal/session/status`, each with "Rotate token", which shows a new token once. The token
 // is only ever in the answer of a create or a rotation; no read returns it.
 
+import { copyable, element, send, watchPortalStatus } from './page.ts';
+
 interface PortalDirectory {
   id: string;
   name: string;
@@ -67,35 +69,7 @@ const PROVIDERS: { type: string; label: string; steps: (string | [string, string
   },
 ];
 
-const POLL_MS = 3_000;
-
 const labelOf = (type: string) => PROVIDERS.find((p) => p.type === type)?.label ?? type;
-
-function element<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, className?: string) {
-  const el = document.createElement(tag);
-  if (text !== undefined) el.textContent = text;
-  if (className) el.className = className;
-  return el;
-}
-
-/** A value with a copy button (the Clipboard API; a refusal leaves the value selectable). */
-function copyable(value: string, name: string, label: string): HTMLElement {
-  const box = element('div', undefined, 'portal-copy');
-  const code = element('code', value);
-  code.dataset.copy = name;
-  const button = element('button', `Copy ${label}`);
-  button.type = 'button';
-  button.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(value);
-      button.textContent = 'Copied';
-    } catch {
-      getSelection()?.selectAllChildren(code);
-    }
-  });
-  box.append(code, button);
-  return box;
-}
 
 /** The SCIM base URL and token, shown once, and the provider's steps (where they go). */
 function shownPanel(shown: Shown, heading: string): HTMLElement {
@@ -133,18 +107,6 @@ function shownPanel(shown: Shown, heading: string): HTMLElement {
     panel.append(element('h3', `Set it up in ${provider.label}`), steps);
   }
   return panel;
-}
-
-/** POSTs with the session's cookie and CSRF token; the JSON answer, or the error message. */
-async function send(csrf: string, path: string, body?: unknown): Promise<{ ok: boolean; body: any }> {
-  const res = await fetch(path, {
-    method: 'POST',
-    headers: { 'X-CSRF-Token': csrf, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    credentials: 'same-origin',
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const parsed = await res.json().catch(() => ({}));
-  return res.ok ? { ok: true, body: parsed } : { ok: false, body: parsed.message ?? `Refused (${res.status}).` };
 }
 
 /** "Set up a directory": the provider, a name, create. */
@@ -219,7 +181,6 @@ export function watchDirectories(target: HTMLElement, csrf: string, onChange: ()
   const heading = element('h2', 'Directories');
   const list = element('ul', undefined, 'portal-directories');
   const message = element('p', '', 'portal-add-message');
-  let timer: ReturnType<typeof setTimeout> | undefined;
   const show = (value: Shown, title: string) => {
     shown.replaceChildren(shownPanel(value, title));
     onChange();
@@ -231,18 +192,6 @@ export function watchDirectories(target: HTMLElement, csrf: string, onChange: ()
     message.textContent = res.ok ? '' : res.body;
     if (res.ok) show(res.body as Shown, `New token for ${d.name}`);
   };
-  const poll = async () => {
-    clearTimeout(timer);
-    const res = await fetch('/portal/session/status', { credentials: 'same-origin' });
-    if (!res.ok) {
-      target.textContent = 'Your admin portal session has ended. Open the admin portal again from a new link.';
-      return;
-    }
-    const directories = ((await res.json()) as { directories?: PortalDirectory[] }).directories ?? [];
-    heading.hidden = directories.length === 0;
-    list.replaceChildren(...directories.map((d) => directoryRow(d, rotate)));
-    timer = setTimeout(poll, POLL_MS);
-  };
   target.replaceChildren(
     element('h2', 'Set up a directory'),
     setupForm(csrf, (created) => show(created, `${created.name} is ready to connect`)),
@@ -251,7 +200,9 @@ export function watchDirectories(target: HTMLElement, csrf: string, onChange: ()
     message,
     list,
   );
-  poll().catch(() => {
-    timer = setTimeout(poll, POLL_MS);
+  const poll = watchPortalStatus<{ directories?: PortalDirectory[] }>(target, (status) => {
+    const directories = status.directories ?? [];
+    heading.hidden = directories.length === 0;
+    list.replaceChildren(...directories.map((d) => directoryRow(d, rotate)));
   });
 }

@@ -2,6 +2,7 @@ import '@radix-ui/themes/styles.css';
 import '@workos-inc/widgets/styles.css';
 import './portal.css';
 import {
+  AdminPortalAuditLogStreaming,
   AdminPortalDomainVerification,
   AdminPortalSsoConnection,
   DirectorySync,
@@ -9,6 +10,7 @@ import {
 } from '@workos-inc/widgets';
 import { createRoot } from 'react-dom/client';
 import { watchDirectories } from './directories.ts';
+import { watchLogStreams } from './log-streams.ts';
 import { watchSso } from './sso.ts';
 import { watchStatus } from './status.ts';
 
@@ -52,6 +54,8 @@ function renderWidget(): void {
         <AdminPortalSsoConnection authToken={authToken} />
       ) : intent === 'dsync' ? (
         <DirectorySync authToken={authToken} />
+      ) : intent === 'log_streams' ? (
+        <AdminPortalAuditLogStreaming authToken={authToken} />
       ) : (
         <AdminPortalDomainVerification authToken={authToken} />
       )}
@@ -64,3 +68,4 @@ const status = document.getElementById('portal-status');
 if (status && intent === 'domain_verification') watchStatus(status, csrf, renderWidget);
 if (status && intent === 'dsync') watchDirectories(status, csrf, renderWidget);
 if (status && intent === 'sso') watchSso(status, csrf, renderWidget);
+if (status && intent === 'log_streams') watchLogStreams(status, csrf, renderWidget);

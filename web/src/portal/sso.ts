@@ -7,6 +7,8 @@
 // sign-in link whose first success activates the connection. Cookie-authenticated writes with the
 // session's CSRF token; the status is polled from `GET /portal/session/status`.
 
+import { copyable, element, send, watchPortalStatus } from './page.ts';
+
 interface PortalSsoConnection {
   id: string;
   name: string;
@@ -91,48 +93,7 @@ const PROVIDERS: { key: string; type: string; label: string; steps: (string | [s
   },
 ];
 
-const POLL_MS = 3_000;
 const providerOf = (type: string) => PROVIDERS.find((p) => p.type === type);
-
-function element<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, className?: string) {
-  const el = document.createElement(tag);
-  if (text !== undefined) el.textContent = text;
-  if (className) el.className = className;
-  return el;
-}
-
-/** A value with a copy button (the Clipboard API; a refusal leaves the value selectable). */
-function copyable(value: string, name: string, label: string): HTMLElement {
-  const box = element('div', undefined, 'portal-copy');
-  const code = element('code', value);
-  code.dataset.copy = name;
-  const button = element('button', `Copy ${label}`);
-  button.type = 'button';
-  button.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(value);
-      button.textContent = 'Copied';
-    } catch {
-      getSelection()?.selectAllChildren(code);
-    }
-  });
-  box.append(code, button);
-  return box;
-}
-
-/** POSTs JSON with the session's cookie and CSRF token; the JSON answer, or the error message. */
-async function send(csrf: string, path: string, body: unknown): Promise<{ ok: boolean; body: any }> {
-  const res = await fetch(path, {
-    method: 'POST',
-    headers: { 'X-CSRF-Token': csrf, 'Content-Type': 'application/json' },
-    credentials: 'same-origin',
-    body: JSON.stringify(body),
-  });
-  const parsed = await res.json().catch(() => ({}));
-  if (res.ok) return { ok: true, body: parsed };
-  const fields = (parsed.errors ?? []).map((e: { message: string }) => e.message).join(' ');
-  return { ok: false, body: fields || parsed.message || `Refused (${res.status}).` };
-}
 
 /** "Set up single sign-on": the identity provider, then Start. */
 function startForm(csrf: string, started: () => void): HTMLFormElement {
@@ -315,7 +276,6 @@ function connectionPanel(csrf: string, c: PortalSsoConnection, changed: () => vo
 
 /** The sso page's panel; `onChange` runs after a write (the page remounts the widget). */
 export function watchSso(target: HTMLElement, csrf: string, onChange: () => void = () => {}): void {
-  let timer: ReturnType<typeof setTimeout> | undefined;
   /** The connections last drawn, so a poll redraws (and clears what is typed) only on a change. */
   let drawn = '';
   const changed = () => {
@@ -323,26 +283,15 @@ export function watchSso(target: HTMLElement, csrf: string, onChange: () => void
     drawn = '';
     void poll();
   };
-  const poll = async () => {
-    clearTimeout(timer);
-    const res = await fetch('/portal/session/status', { credentials: 'same-origin' });
-    if (!res.ok) {
-      target.textContent = 'Your admin portal session has ended. Open the admin portal again from a new link.';
-      return;
-    }
-    const connections = ((await res.json()) as { connections?: PortalSsoConnection[] }).connections ?? [];
+  const poll = watchPortalStatus<{ connections?: PortalSsoConnection[] }>(target, (status) => {
+    const connections = status.connections ?? [];
     const snapshot = JSON.stringify(connections);
-    if (snapshot !== drawn) {
-      drawn = snapshot;
-      if (connections.length === 0) {
-        target.replaceChildren(element('h2', 'Set up single sign-on'), startForm(csrf, changed));
-      } else {
-        target.replaceChildren(...connections.map((c) => connectionPanel(csrf, c, changed)));
-      }
+    if (snapshot === drawn) return;
+    drawn = snapshot;
+    if (connections.length === 0) {
+      target.replaceChildren(element('h2', 'Set up single sign-on'), startForm(csrf, changed));
+    } else {
+      target.replaceChildren(...connections.map((c) => connectionPanel(csrf, c, changed)));
     }
-    timer = setTimeout(poll, POLL_MS);
-  };
-  poll().catch(() => {
-    timer = setTimeout(poll, POLL_MS);
   });
 }

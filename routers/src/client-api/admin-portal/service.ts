@@ -10,6 +10,7 @@ const LINK_SCOPES: Record<PortalIntent, WidgetScope> = {
   domain_verification: 'widgets:domain-verification:manage',
   sso: 'widgets:sso:manage',
   dsync: 'widgets:dsync:manage',
+  log_streams: 'widgets:audit-log-streaming:manage',
 };
 
 /**
@@ -35,6 +36,7 @@ const REST_INTENT: Record<ClientIntent, string> = {
 const CLIENT_INTENT: Record<string, ClientIntent> = {
   domain_verification: 'DomainVerification',
   sso: 'Sso',
+  log_streams: 'LogStreams',
 };
 
 /** `createAdminPortalLink` (GraphQL) and `client.adminPortal.createLink`: the link in the typed shape (`AdminPortalLink`). */
