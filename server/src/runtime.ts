@@ -24,6 +24,7 @@ import { ConfigError, resolveMasterKey, type ServerConfig } from './config.ts';
 import { capConnectionsPerAddress, SOCKET_IDLE_TIMEOUT_MS, serverOptions } from './connections.ts';
 import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
+import { auditLogExportsWorker } from './workers/audit-log-exports.ts';
 import { retentionWorker } from './workers/retention.ts';
 import { samlCertificatesWorker } from './workers/saml-certificates.ts';
 import { statisticsWorker } from './workers/statistics.ts';
@@ -73,6 +74,7 @@ export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
     { name: 'dns-verification', stop: () => verification.stop() },
     { name: 'webhook-delivery', stop: () => webhooks.stop() },
     samlCertificatesWorker(deps),
+    auditLogExportsWorker(deps),
   ];
 }
 

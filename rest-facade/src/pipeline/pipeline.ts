@@ -27,6 +27,7 @@ import { type BodyBounds, BodyBudgetExceeded, closesConnection, readBody, readJs
 import { clientAddressOf, type ProxyPredicate } from './client-address.ts';
 import { consoleCredentials } from './console.ts';
 import { beginExchange, type Exchange, idempotencyKeyOf } from './exchange.ts';
+import { EXPORT_DOWNLOAD_LABEL } from './exports.ts';
 import { JWKS_TEMPLATE, serveJwks } from './jwks.ts';
 import { type Limits, type Refusal, shareOf as shareOfIdentity } from './limits.ts';
 import { labelOf, observe } from './observe.ts';
@@ -97,6 +98,10 @@ export interface PipelineOptions {
   sso: Codec;
   /** Is this one of the SSO codec's paths? */
   isSsoPath: (pathname: string) => boolean;
+  /** The signed download of an audit log export's CSV (exports.ts). */
+  exportDownload: Codec;
+  /** Is this an audit log export's download path? */
+  isExportDownloadPath: (pathname: string) => boolean;
   /** Is this path `/scim/v2` or below it? */
   isScimPath: (pathname: string) => boolean;
   /** Is this path `/trpc` or below it? */
@@ -128,7 +133,7 @@ function requestIdStep(p: Pipeline, req: IncomingMessage, res: ServerResponse): 
 }
 
 /**
- * The route step: the REST route (or 405 with `Allow`), `/trpc`, GraphQL, the JWKS (answered from
+ * The route step: the SSO codec's paths, an export's signed download, the REST route (or 405 with `Allow`), `/trpc`, GraphQL, the JWKS (answered from
  * memory, no limit), `/metrics`, or the Express shell for every other path.
  */
 function routeStep(p: Pipeline, ex: Exchange): void {
@@ -137,6 +142,13 @@ function routeStep(p: Pipeline, ex: Exchange): void {
     observe(p.deps, p.metrics, p.accessLog, ex, ssoLabelOf(ex.pathname));
     applyHeaders(ex.res, API_SECURITY_HEADERS);
     const codec = p.sso as AnyCodec;
+    run(p, codec, ex, undefined).catch((error: unknown) => fail(p, codec, ex, error));
+    return;
+  }
+  if (p.isExportDownloadPath(ex.pathname)) {
+    observe(p.deps, p.metrics, p.accessLog, ex, EXPORT_DOWNLOAD_LABEL);
+    applyHeaders(ex.res, API_SECURITY_HEADERS);
+    const codec = p.exportDownload as AnyCodec;
     run(p, codec, ex, undefined).catch((error: unknown) => fail(p, codec, ex, error));
     return;
   }
