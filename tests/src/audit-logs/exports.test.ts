@@ -238,7 +238,7 @@ describe('POST /audit_logs/exports, GET /audit_logs/exports/:id, the download', 
       { timeout: 20_000 },
     );
     const [row] = await storedExports(env);
-    expect(row?.attempts).toBe(1);
+    expect(row).toMatchObject({ id: created.body.id, attempts: 1 });
   });
 });
 
