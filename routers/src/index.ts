@@ -6,6 +6,7 @@ export {
   EXPORT_CSV_COLUMNS,
   EXPORT_URL_TTL_MS,
   openAuditLogExportDownload,
+  seedAuditLogEvents,
   signedExportUrl,
 } from './audit-logs/exports/service.ts';
 export {

@@ -15,6 +15,7 @@ import {
   findAuditLogExportById,
   insertAuditLogExport,
   insertExportPart,
+  insertSyntheticAuditLogEvents,
   leasePendingExport,
   markExportFailed,
   markExportReady,
@@ -247,7 +248,7 @@ export async function openAuditLogExportDownload(
     );
   }
   const row = await findAuditLogExportById(deps.db, id);
-  if (!row || row.state !== 'ready') throw exportNotFound(id);
+  if (row?.state !== 'ready') throw exportNotFound(id);
   const parts = row.partCount ?? 0;
   return {
     filename: `${row.id}.csv`,
@@ -260,4 +261,9 @@ export async function openAuditLogExportDownload(
       }
     })(),
   };
+}
+
+/** The bench's seed of `count` events of an organization, one statement (bench/audit-export.ts). */
+export function seedAuditLogEvents(scope: Scope, organizationId: string, count: number): Promise<void> {
+  return insertSyntheticAuditLogEvents(scope.db, scope.env.id, organizationId, count, scope.now());
 }

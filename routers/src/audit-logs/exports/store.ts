@@ -207,3 +207,25 @@ export async function readExportPart(db: Db, row: AuditLogExportRow, seq: number
     .limit(1);
   return part ? Buffer.from(part.data.buffer, part.data.byteOffset, part.data.byteLength) : undefined;
 }
+
+/**
+ * The bench's seed (bench/audit-export.ts): `count` plain events of the organization in one
+ * INSERT … SELECT over generate_series, one a second ending at `until`, ids in order.
+ */
+export async function insertSyntheticAuditLogEvents(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  count: number,
+  until: Date,
+): Promise<void> {
+  await db.execute(sql`insert into ${auditLogEvents}
+      (id, environment_id, organization_id, action, occurred_at, actor, targets, context, metadata, version, created_at)
+    select 'audit_log_event_bench' || lpad(n::text, 10, '0'), ${environmentId}::text, ${organizationId}::text,
+      'document.updated', ${until.toISOString()}::timestamptz - make_interval(secs => ${count}::int - n),
+      jsonb_build_object('id', 'user_' || (n % 100), 'type', 'user', 'name', 'User ' || (n % 100)),
+      jsonb_build_array(jsonb_build_object('id', 'doc_' || n, 'type', 'document')),
+      '{"location":"203.0.113.7","user_agent":"bench/1"}'::jsonb, jsonb_build_object('n', n), 1,
+      ${until.toISOString()}::timestamptz
+    from generate_series(1, ${count}::int) as n`);
+}
