@@ -14,8 +14,6 @@ import { writeError } from './render.ts';
 
 const PREFIX = '/audit_logs/exports/';
 const SUFFIX = '/download';
-/** The metrics and log label of a download (without the export's id). */
-export const EXPORT_DOWNLOAD_LABEL = '/audit_logs/exports/{auditLogExportId}/download';
 
 export interface ExportDownloadCall extends Call {
   id: string;

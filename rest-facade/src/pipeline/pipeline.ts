@@ -27,7 +27,6 @@ import { type BodyBounds, BodyBudgetExceeded, closesConnection, readBody, readJs
 import { clientAddressOf, type ProxyPredicate } from './client-address.ts';
 import { consoleCredentials } from './console.ts';
 import { beginExchange, type Exchange, idempotencyKeyOf } from './exchange.ts';
-import { EXPORT_DOWNLOAD_LABEL } from './exports.ts';
 import { JWKS_TEMPLATE, serveJwks } from './jwks.ts';
 import { type Limits, type Refusal, shareOf as shareOfIdentity } from './limits.ts';
 import { labelOf, observe } from './observe.ts';
@@ -118,6 +117,8 @@ interface Pipeline extends PipelineOptions {
 }
 
 const METRICS_PATH = '/metrics';
+/** The metrics and log label of an export's download (without the export's id). */
+const EXPORT_DOWNLOAD_LABEL = '/audit_logs/exports/{auditLogExportId}/download';
 /** The metrics and log label of every SCIM request (its path names a directory and a resource id). */
 const SCIM_LABEL = '/scim/v2';
 
