@@ -210,7 +210,7 @@ export async function readExportPart(db: Db, row: AuditLogExportRow, seq: number
 
 /**
  * The bench's seed (bench/audit-export.ts): `count` plain events of the organization in one
- * INSERT … SELECT over generate_series, one a second ending at `until`, ids in order.
+ * INSERT ... SELECT over generate_series, one a second ending at `until`, ids in order.
  */
 export async function insertSyntheticAuditLogEvents(
   db: Db,
