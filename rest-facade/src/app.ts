@@ -10,6 +10,7 @@ import { type ProxyPredicate, trustedProxies } from './pipeline/client-address.t
 import { DEFAULT_CONSOLE_DIR } from './pipeline/console.ts';
 import { corsStep } from './pipeline/cors.ts';
 import { dispatchRoute } from './pipeline/dispatch.ts';
+import { exportDownloadCodec, isExportDownloadPath } from './pipeline/exports.ts';
 import { GRAPHQL_PATH, graphqlCodec } from './pipeline/graphql.ts';
 import { DEFAULT_IN_FLIGHT, InFlightLimit, type InFlightOptions } from './pipeline/in-flight.ts';
 import { Limits } from './pipeline/limits.ts';
@@ -156,6 +157,8 @@ export function createApp(deps: Deps, options: AppOptions): AtriumApp {
     isScimPath,
     sso: ssoCodec(deps),
     isSsoPath,
+    exportDownload: exportDownloadCodec(deps),
+    isExportDownloadPath,
     isTrpcPath,
     graphqlPath: GRAPHQL_PATH,
   });

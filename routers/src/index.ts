@@ -1,6 +1,15 @@
 export { registerAgent } from './agents/service.ts';
 export { type AppRouter, appRouter, createCaller } from './app-router.ts';
 export {
+  type AuditLogExportDownload,
+  buildNextAuditLogExport,
+  EXPORT_CSV_COLUMNS,
+  EXPORT_URL_TTL_MS,
+  openAuditLogExportDownload,
+  seedAuditLogEvents,
+  signedExportUrl,
+} from './audit-logs/exports/service.ts';
+export {
   AUDIT_LOG_CLOCK_SKEW_MS,
   DEFAULT_RETENTION_DAYS as DEFAULT_AUDIT_LOG_RETENTION_DAYS,
   purgeExpiredAuditLogs,

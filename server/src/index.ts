@@ -21,6 +21,7 @@ export { type DevSmtpServer, startDevSmtp } from './dev-smtp.ts';
 export { openGeoLocator } from './geo.ts';
 export { createSmtpMailer, type SmtpSettings } from './mailer.ts';
 export { createDeps, createLogger, type Runtime, startRuntime } from './runtime.ts';
+export { auditLogExportsWorker } from './workers/audit-log-exports.ts';
 export { type GuardedRequest, type GuardOptions, sendGuarded } from './workers/guarded-http.ts';
 export { LogStreamWorker, type LogStreamWorkerOptions } from './workers/log-streams.ts';
 export { retentionSweep, retentionWorker } from './workers/retention.ts';

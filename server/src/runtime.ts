@@ -24,6 +24,7 @@ import { ConfigError, resolveMasterKey, type ServerConfig } from './config.ts';
 import { capConnectionsPerAddress, SOCKET_IDLE_TIMEOUT_MS, serverOptions } from './connections.ts';
 import { openGeoLocator } from './geo.ts';
 import { createSmtpMailer } from './mailer.ts';
+import { auditLogExportsWorker } from './workers/audit-log-exports.ts';
 import { LogStreamWorker } from './workers/log-streams.ts';
 import { retentionWorker } from './workers/retention.ts';
 import { samlCertificatesWorker } from './workers/saml-certificates.ts';
@@ -82,6 +83,7 @@ export function startWorkers(deps: Deps, config: ServerConfig): Worker[] {
     { name: 'webhook-delivery', stop: () => webhooks.stop() },
     { name: 'log-stream-delivery', stop: () => logStreams.stop() },
     samlCertificatesWorker(deps),
+    auditLogExportsWorker(deps),
   ];
 }
 

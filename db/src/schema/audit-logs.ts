@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { customType, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { customType, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { idText, timestamps, ts } from './columns.ts';
 import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
@@ -153,4 +153,73 @@ export const auditLogStreams = pgTable(
     uniqueIndex('audit_log_streams_organization_unique').on(t.environmentId, t.organizationId),
     index('audit_log_streams_due_idx').on(t.environmentId, t.nextAttemptAt, t.id).where(sql`${t.state} = 'active'`),
   ],
+);
+
+/** Raw bytes (`bytea`): PGlite reads a Uint8Array, postgres.js a Buffer; the store reads both as bytes. */
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType() {
+    return 'bytea';
+  },
+});
+
+/** The filters of an export, as the caller sent them (upstream's AuditLogExportCreationDto). */
+export interface AuditLogExportFilters {
+  actions?: string[];
+  actor_names?: string[];
+  actor_ids?: string[];
+  targets?: string[];
+}
+
+/** `pending` until the worker builds it; `ready` with its CSV in parts; `error` with a reason. */
+export const AUDIT_LOG_EXPORT_STATES = ['pending', 'ready', 'error'] as const;
+export type AuditLogExportState = (typeof AUDIT_LOG_EXPORT_STATES)[number];
+
+/**
+ * An export of an organization's events (`POST /audit_logs/exports`), built by the export worker
+ * into `audit_log_export_parts`. `lease_until` is the lease of a build in flight (a second worker
+ * skips it until it passes); `attempts` counts the builds begun, and the parts a build writes are
+ * tagged with its attempt, so a build that lost its lease never mixes its parts with the winner's.
+ */
+export const auditLogExports = pgTable(
+  'audit_log_exports',
+  {
+    id: idText('id').primaryKey(),
+    environmentId: environmentIdColumn(),
+    organizationId: idText('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    state: text('state').$type<AuditLogExportState>().notNull().default('pending'),
+    rangeStart: ts('range_start').notNull(),
+    rangeEnd: ts('range_end').notNull(),
+    filters: jsonb('filters').$type<AuditLogExportFilters>().notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    leaseUntil: ts('lease_until'),
+    /** The attempt whose parts are the CSV (set when ready). */
+    readyAttempt: integer('ready_attempt'),
+    rowCount: integer('row_count'),
+    byteCount: integer('byte_count'),
+    partCount: integer('part_count'),
+    /** Why the export is in `error` (no secret, no SQL). */
+    error: text('error'),
+    ...timestamps,
+  },
+  (t) => [
+    index('audit_log_exports_environment_idx').on(t.environmentId, t.id),
+    index('audit_log_exports_pending_idx').on(t.leaseUntil, t.id).where(sql`${t.state} = 'pending'`),
+  ],
+);
+
+/** The CSV of an export in parts of about 1 MiB, in order of `seq`, per build attempt. */
+export const auditLogExportParts = pgTable(
+  'audit_log_export_parts',
+  {
+    exportId: idText('export_id')
+      .notNull()
+      .references(() => auditLogExports.id, { onDelete: 'cascade' }),
+    environmentId: environmentIdColumn(),
+    attempt: integer('attempt').notNull(),
+    seq: integer('seq').notNull(),
+    data: bytea('data').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.exportId, t.attempt, t.seq] })],
 );

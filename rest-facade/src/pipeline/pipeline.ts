@@ -97,6 +97,10 @@ export interface PipelineOptions {
   sso: Codec;
   /** Is this one of the SSO codec's paths? */
   isSsoPath: (pathname: string) => boolean;
+  /** The signed download of an audit log export's CSV (exports.ts). */
+  exportDownload: Codec;
+  /** Is this an audit log export's download path? */
+  isExportDownloadPath: (pathname: string) => boolean;
   /** Is this path `/scim/v2` or below it? */
   isScimPath: (pathname: string) => boolean;
   /** Is this path `/trpc` or below it? */
@@ -113,6 +117,8 @@ interface Pipeline extends PipelineOptions {
 }
 
 const METRICS_PATH = '/metrics';
+/** The metrics and log label of an export's download (without the export's id). */
+const EXPORT_DOWNLOAD_LABEL = '/audit_logs/exports/{auditLogExportId}/download';
 /** The metrics and log label of every SCIM request (its path names a directory and a resource id). */
 const SCIM_LABEL = '/scim/v2';
 
@@ -128,7 +134,7 @@ function requestIdStep(p: Pipeline, req: IncomingMessage, res: ServerResponse): 
 }
 
 /**
- * The route step: the REST route (or 405 with `Allow`), `/trpc`, GraphQL, the JWKS (answered from
+ * The route step: the SSO codec's paths, an export's signed download, the REST route (or 405 with `Allow`), `/trpc`, GraphQL, the JWKS (answered from
  * memory, no limit), `/metrics`, or the Express shell for every other path.
  */
 function routeStep(p: Pipeline, ex: Exchange): void {
@@ -137,6 +143,13 @@ function routeStep(p: Pipeline, ex: Exchange): void {
     observe(p.deps, p.metrics, p.accessLog, ex, ssoLabelOf(ex.pathname));
     applyHeaders(ex.res, API_SECURITY_HEADERS);
     const codec = p.sso as AnyCodec;
+    run(p, codec, ex, undefined).catch((error: unknown) => fail(p, codec, ex, error));
+    return;
+  }
+  if (p.isExportDownloadPath(ex.pathname)) {
+    observe(p.deps, p.metrics, p.accessLog, ex, EXPORT_DOWNLOAD_LABEL);
+    applyHeaders(ex.res, API_SECURITY_HEADERS);
+    const codec = p.exportDownload as AnyCodec;
     run(p, codec, ex, undefined).catch((error: unknown) => fail(p, codec, ex, error));
     return;
   }

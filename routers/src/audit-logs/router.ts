@@ -1,4 +1,6 @@
 import { apiProcedure, router } from '../trpc.ts';
+import { AuditLogExport, CreateAuditLogExportInput, GetAuditLogExportInput } from './exports/schemas.ts';
+import { createAuditLogExport, getAuditLogExport } from './exports/service.ts';
 import {
   AuditLogActionList,
   AuditLogConfiguration,
@@ -27,8 +29,7 @@ const tags = ['Audit logs'];
 const schemas = '/audit_logs/actions/{actionName}/schemas';
 
 /**
- * Upstream's audit-logs API at its paths (the SDK's `auditLogs` module), exports and log streams
- * excepted. Events are append-only: no procedure here or anywhere updates or deletes one.
+ * Upstream's audit-logs API at its paths (the SDK's `auditLogs` module), log streams excepted. Events are append-only: no procedure here or anywhere updates or deletes one.
  */
 export const auditLogsRouter = router({
   events: router({
@@ -37,6 +38,24 @@ export const auditLogsRouter = router({
       .input(CreateAuditLogEventInput)
       .output(AuditLogEventCreated)
       .mutation(({ ctx, input }) => createAuditLogEvent(ctx.scope, input)),
+  }),
+
+  exports: router({
+    create: apiProcedure
+      .meta({
+        openapi: { method: 'POST', path: '/audit_logs/exports', tags, summary: 'Create an export' },
+        successStatus: 201,
+      })
+      .input(CreateAuditLogExportInput)
+      .output(AuditLogExport)
+      .mutation(({ ctx, input }) => createAuditLogExport(ctx.scope, input)),
+    get: apiProcedure
+      .meta({
+        openapi: { method: 'GET', path: '/audit_logs/exports/{auditLogExportId}', tags, summary: 'Get an export' },
+      })
+      .input(GetAuditLogExportInput)
+      .output(AuditLogExport)
+      .query(({ ctx, input }) => getAuditLogExport(ctx.scope, input.auditLogExportId)),
   }),
 
   actions: router({

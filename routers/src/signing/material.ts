@@ -4,6 +4,7 @@ import {
   createHash,
   createPrivateKey,
   createPublicKey,
+  hkdfSync,
   type KeyObject,
   randomBytes,
   webcrypto,
@@ -86,6 +87,14 @@ export function seal(masterKey: Buffer, context: string, plaintext: Buffer): str
   return ['v1', iv, cipher.getAuthTag(), ciphertext]
     .map((p) => (typeof p === 'string' ? p : p.toString('base64url')))
     .join('.');
+}
+
+/**
+ * A 32-byte key for one purpose (`purpose` names it: a signed link's HMAC), derived from the
+ * master key by HKDF-SHA-256, so no purpose ever uses the master key itself.
+ */
+export function deriveKey(masterKey: Buffer, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), `atrium:${purpose}`, 32));
 }
 
 /** True for a value `seal` made (its format, not whether it opens). */

@@ -35,7 +35,7 @@ async function storeEvent(env: TestEnvironment, organizationId: string, now: Dat
 }
 
 describe('audit log events are append-only', () => {
-  it('no REST route updates or deletes an event: the audit-log routes are GET, POST-create, or the retention PUT', async () => {
+  it('no REST route updates or deletes an event: the audit-log routes are GET, POST-create (events, schemas, exports), or the retention PUT', async () => {
     const env = await newEnvironment();
     const doc = (await env.http.get('/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
     const routes = Object.entries(doc.paths)
@@ -45,10 +45,12 @@ describe('audit log events are append-only', () => {
     expect(routes).toEqual([
       'GET /audit_logs/actions',
       'GET /audit_logs/actions/{actionName}/schemas',
+      'GET /audit_logs/exports/{auditLogExportId}',
       'GET /organizations/{id}/audit_log_configuration',
       'GET /organizations/{id}/audit_logs_retention',
       'POST /audit_logs/actions/{actionName}/schemas',
       'POST /audit_logs/events',
+      'POST /audit_logs/exports',
       'PUT /organizations/{id}/audit_logs_retention',
     ]);
   });
@@ -60,12 +62,14 @@ describe('audit log events are append-only', () => {
       .sort();
     expect(procedures).toEqual([
       'mutation auditLogs.events.create',
+      'mutation auditLogs.exports.create',
       'mutation auditLogs.retention.update',
       'mutation auditLogs.schemas.create',
       'query admin.auditLogs.list',
       'query admin.auditLogs.stream',
       'query auditLogs.actions.list',
       'query auditLogs.configuration.get',
+      'query auditLogs.exports.get',
       'query auditLogs.retention.get',
       'query auditLogs.schemas.list',
       'query widgets.auditLogStream',

@@ -6,6 +6,8 @@ import {
   agentRegistrations,
   auditLogActions,
   auditLogEvents,
+  auditLogExportParts,
+  auditLogExports,
   auditLogSchemas,
   auditLogStreams,
   connections,
@@ -83,6 +85,8 @@ export const SCOPED_TABLES: Array<{ name: string; table: PgTable; environmentId:
   { name: 'audit_log_actions', table: auditLogActions, environmentId: auditLogActions.environmentId },
   { name: 'audit_log_schemas', table: auditLogSchemas, environmentId: auditLogSchemas.environmentId },
   { name: 'audit_log_streams', table: auditLogStreams, environmentId: auditLogStreams.environmentId },
+  { name: 'audit_log_exports', table: auditLogExports, environmentId: auditLogExports.environmentId },
+  { name: 'audit_log_export_parts', table: auditLogExportParts, environmentId: auditLogExportParts.environmentId },
   // Single sign-on (issue #37).
   { name: 'redirect_uris', table: redirectUrisTable, environmentId: redirectUrisTable.environmentId },
   { name: 'sso_authorizations', table: ssoAuthorizations, environmentId: ssoAuthorizations.environmentId },
@@ -179,6 +183,9 @@ export interface Fixture {
   directoryId: string;
   directoryUserId: string;
   directoryGroupId: string;
+  // --- audit logs (issue #38) ---
+  /** A (pending) audit log export of the organization. */
+  auditLogExportId: string;
 }
 
 /** The HTTP client an operation runs with: the widget token for `auth: 'client'`, else the API key. */
@@ -308,6 +315,14 @@ export async function makeFixture(
     env.http.post('/audit_logs/actions/document.updated/schemas', { targets: [{ type: 'document' }] }),
     'audit log schema',
   );
+  const auditLogExport = await created(
+    env.http.post('/audit_logs/exports', {
+      organization_id: org.id,
+      range_start: new Date(Date.now() - 3_600_000).toISOString(),
+      range_end: new Date().toISOString(),
+    }),
+    'audit log export',
+  );
   const widgetToken = await widgetTokenOf(env, org.id, user.id);
   const directory = await admin.directories.create({
     environment: env.environmentId,
@@ -346,6 +361,7 @@ export async function makeFixture(
     directoryId: directory.id,
     directoryUserId,
     directoryGroupId,
+    auditLogExportId: auditLogExport.id,
   };
 }
 
@@ -1369,6 +1385,26 @@ export const OPERATIONS: Operation[] = [
     body: () => ({
       retention_period_in_days: fc.oneof(fc.constantFrom(30, 365, 31, 0, -1, 4000), hostileString, anyJson),
     }),
+  },
+  {
+    name: 'create audit log export',
+    method: 'POST',
+    path: () => '/audit_logs/exports',
+    hasParam: false,
+    body: (f) => ({
+      organization_id: fc.oneof(fc.constant(f.organizationId), hostileString, anyJson),
+      range_start: fc.oneof(fc.constant(new Date(Date.now() - 3_600_000).toISOString()), hostileString, anyJson),
+      range_end: fc.oneof(fc.constant(new Date().toISOString()), hostileString, anyJson),
+      actions: fc.oneof(fc.constant(['user.signed_in']), anyJson, hostileString),
+      actor_ids: anyJson,
+      targets: anyJson,
+    }),
+  },
+  {
+    name: 'get audit log export',
+    method: 'GET',
+    path: (f, param) => `/audit_logs/exports/${p(param, f.auditLogExportId)}`,
+    hasParam: true,
   },
   {
     name: 'get audit log configuration',

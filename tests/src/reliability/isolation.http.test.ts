@@ -45,6 +45,7 @@ const dummy: Fixture = {
   directoryId: ':directory',
   directoryUserId: ':directory_user',
   directoryGroupId: ':directory_group',
+  auditLogExportId: ':audit_log_export',
 };
 
 type Attempt = [method: string, path: (f: Fixture) => string, body?: (f: Fixture) => unknown];
@@ -56,6 +57,7 @@ const orgRole = (f: Fixture) => `/authorization/organizations/${f.organizationId
 
 /** Requests that name one of A's resources: each must be 404 entity_not_found through B. */
 const ATTEMPTS: Attempt[] = [
+  ['GET', (f) => `/audit_logs/exports/${f.auditLogExportId}`],
   ['GET', (f) => `/user_management/users/${f.userId}`],
   ['PUT', (f) => `/user_management/users/${f.userId}`, () => ({ first_name: 'stolen' })],
   ['DELETE', (f) => `/user_management/users/${f.userId}`],

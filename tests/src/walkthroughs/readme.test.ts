@@ -341,4 +341,14 @@ describe.skipIf(onPostgres)('README walk-throughs, as written', () => {
     expect(flow).toMatch(/^Reason: <code>replayed_assertion$/m);
     expect(demo).toBe('ada@engines.dev Ada Lovelace GenericSAML\ntrue\nactive\n400\n');
   }, 120_000);
+
+  it('9. audit logs: an event recorded, exported by the worker, the CSV downloaded', async () => {
+    const run = await runSection(section('9'), shellEnv, cwd);
+    expect(run.failures).toEqual([]);
+    const out = run.blocks[0] as string;
+    expect(out).toContain('{"success":true}\n');
+    expect(out).toContain('{"object":"audit_log_export","state":"pending"}\n');
+    expect(out).toContain('ready\naction,actor_id,actor_type,actor_name\ndocument.updated,user_1,user,Bruce Wayne\n');
+    expect(out).toMatch(/invalid_signature\n$/);
+  }, 90_000);
 });
