@@ -130,6 +130,17 @@ export async function getAuditLogExport(scope: Scope, id: string): Promise<Audit
   return toAuditLogExport(scope.deps, row, scope.now());
 }
 
+/** An export of one organization of the environment (the portal's audit_logs page): another's is 404. */
+export async function getOrganizationAuditLogExport(
+  scope: Scope,
+  organizationId: string,
+  id: string,
+): Promise<AuditLogExport> {
+  const row = await findAuditLogExport(scope.db, scope.env.id, id);
+  if (row?.organizationId !== organizationId) throw exportNotFound(id);
+  return toAuditLogExport(scope.deps, row, scope.now());
+}
+
 /** One event as a CSV record, in `EXPORT_CSV_COLUMNS` order. */
 function recordOf(event: AuditLogEventRow): Array<string | number> {
   return [
