@@ -8,7 +8,7 @@ import { requireOrganization } from '../organizations/lookup.ts';
 import { loadOrganization } from '../organizations/store.ts';
 import type { LivePortalSession } from '../portal/store.ts';
 import { quotaError, quotaLimit } from '../quotas.ts';
-import { createAuditLogExport, getOrganizationAuditLogExport } from './exports/service.ts';
+import { createPortalExport, getOrganizationAuditLogExport } from './exports/service.ts';
 import {
   type AuditLogAction,
   type AuditLogEvent,
@@ -381,8 +381,9 @@ export async function portalAuditLogEvents(deps: Deps, live: LivePortalSession, 
 
 /**
  * The page's "Export CSV": an export of the page's filters through the exports service (its rules:
- * a range older than the retention or backwards is 400). Without a range it covers all the
- * organization keeps: from its retention's start (a minute in, so the check passes) to now.
+ * a range older than the retention or backwards is 400; at most `PORTAL_PENDING_EXPORTS` pending).
+ * Without a range it covers all the organization keeps: from its retention's start (a minute in,
+ * so the check passes) to now.
  */
 export async function createPortalAuditLogExport(deps: Deps, live: LivePortalSession, body: unknown) {
   const organizationId = requireAuditLogsSession(live);
@@ -391,7 +392,7 @@ export async function createPortalAuditLogExport(deps: Deps, live: LivePortalSes
   const now = scope.now();
   const days = await retentionOf(scope, organizationId);
   const earliest = new Date(now.getTime() - days * DAY_MS + 60_000);
-  return createAuditLogExport(scope, {
+  return createPortalExport(scope, {
     organization_id: organizationId,
     range_start: filters.range_start ?? iso(earliest),
     range_end: filters.range_end ?? iso(now),

@@ -258,6 +258,23 @@ describe('the audit_logs portal page', () => {
     expect(await storedExports(env)).toHaveLength(0);
   });
 
+  it('refuses a fourth pending export with 429, and takes one again once an export is built', async () => {
+    const env = await newEnvironment();
+    const { s } = await withEvents(env);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await s.exportOf({});
+      expect(res.status).toBe(201);
+      ids.push(res.body.id);
+    }
+    const fourth = await s.exportOf({});
+    expect(fourth.status).toBe(429);
+    expect(fourth.body.code).toBe('too_many_pending_exports');
+    expect(await storedExports(env)).toHaveLength(3);
+    await settle(env, ids[0] ?? '');
+    expect((await s.exportOf({})).status).toBe(201);
+  });
+
   it('exports the filtered events: pending, then ready with a signed link to a CSV of only those rows', async () => {
     const env = await newEnvironment();
     const { organization, s } = await withEvents(env);
