@@ -9,6 +9,7 @@ import {
 import { parse } from 'csv-parse/sync';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { clientSetup } from '../helpers/client.ts';
 import { sdkFor } from '../helpers/sdk.ts';
 import { getWorld, newEnvironment, TEST_ISSUER, type TestEnvironment } from '../helpers/world.ts';
 
@@ -335,5 +336,31 @@ describe('the audit_logs portal page', () => {
     });
     expect(sent[0]?.text).toContain('Use this link to review and export your audit logs for Mail Corp.');
     expect(sent[0]?.text).toContain(link);
+  });
+
+  it('generate-link?intent=audit_logs needs widgets:audit-log-streaming:manage; a portal token gets its own page', async () => {
+    const env = await newEnvironment();
+    const organization = await newOrganization(env);
+    const made = await env.http.post('/authorization/roles', { slug: 'log-reader', name: 'Log reader' });
+    expect(made.status).toBe(201);
+    const scope = 'widgets:audit-log-streaming:manage';
+    expect((await env.http.put('/authorization/roles/log-reader/permissions', { permissions: [scope] })).status).toBe(
+      200,
+    );
+    const admin = await clientSetup(env, { organizationId: organization, scopes: [scope], roleSlug: 'log-reader' });
+    const res = await admin.http.post('/_widgets/admin-portal/generate-link?intent=audit_logs');
+    expect(res.status).toBe(201);
+    const { res: opened } = await openLink(env, res.body.link);
+    expect(opened.headers.get('location')).toBe('/portal/audit_logs');
+    const member = await clientSetup(env, { organizationId: organization, scopes: ['widgets:users-table:manage'] });
+    expect((await member.http.post('/_widgets/admin-portal/generate-link?intent=audit_logs')).status).toBe(403);
+    // The page's own portal token gets its page back, never a new link.
+    const s = await portalSession(env, organization);
+    const token = (await s.call('POST', '/portal/session/token')).body.token as string;
+    const own = await fetch(`${env.world.url}/_widgets/admin-portal/generate-link?intent=audit_logs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'WorkOS-Widgets-Version': '1' },
+    });
+    expect(((await own.json()) as { link: string }).link).toBe(`${TEST_ISSUER}/portal/audit_logs`);
   });
 });
