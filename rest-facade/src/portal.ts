@@ -4,6 +4,7 @@ import {
   addPortalDirectory,
   addPortalDomain,
   configurePortalSso,
+  createPortalAuditLogExport,
   type Deps,
   deletePortalLogStream,
   issuePortalToken,
@@ -11,6 +12,8 @@ import {
   openPortalLink,
   PORTAL_SESSION_TTL_MS,
   pausePortalLogStream,
+  portalAuditLogEvents,
+  portalAuditLogExport,
   portalCsrfMatches,
   portalCsrfToken,
   portalLogStream,
@@ -34,12 +37,13 @@ import { applyHeaders, strictPageHeaders } from './security.ts';
  * portal token from `POST /portal/session/token` (cookie and CSRF token). Pages run no inline script.
  */
 export const PORTAL_COOKIE = 'atrium_portal';
-const INTENTS = ['domain_verification', 'sso', 'dsync', 'log_streams'] as const;
+const INTENTS = ['domain_verification', 'sso', 'dsync', 'log_streams', 'audit_logs'] as const;
 const TITLES: Record<(typeof INTENTS)[number], string> = {
   domain_verification: 'Domain verification',
   sso: 'Single sign-on',
   dsync: 'Directory sync',
   log_streams: 'Log streams',
+  audit_logs: 'Audit logs',
 };
 
 // React and Radix set style attributes; no script may be inline.
@@ -220,6 +224,30 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
     await deletePortalLogStream(deps, live);
     noStore(res);
     res.status(204).end();
+  });
+  // The audit_logs page: the organization's events (filtered, paged), an export of the filters and
+  // its state (the signed download link once ready). The event list is the organization's record:
+  // the reads carry the CSRF token too, like the writes.
+  app.get('/portal/session/audit_logs', async (req, res) => {
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
+    const events = await portalAuditLogEvents(deps, live, req.query);
+    noStore(res);
+    res.json(events);
+  });
+  app.post('/portal/session/audit_logs/exports', express.json({ limit: '4kb' }), async (req, res) => {
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
+    const created = await createPortalAuditLogExport(deps, live, req.body);
+    noStore(res);
+    res.status(201).json(created);
+  });
+  app.get('/portal/session/audit_logs/exports/:id', async (req, res) => {
+    const live = await writerOf(deps, req, res);
+    if (!live) return;
+    const found = await portalAuditLogExport(deps, live, req.params.id);
+    noStore(res);
+    res.json(found);
   });
   app.get('/portal/session/status', async (req, res) => {
     const live = await sessionOf(deps, req);

@@ -11,7 +11,10 @@ export {
 } from './audit-logs/exports/service.ts';
 export {
   AUDIT_LOG_CLOCK_SKEW_MS,
+  createPortalAuditLogExport,
   DEFAULT_RETENTION_DAYS as DEFAULT_AUDIT_LOG_RETENTION_DAYS,
+  portalAuditLogEvents,
+  portalAuditLogExport,
   purgeExpiredAuditLogs,
 } from './audit-logs/service.ts';
 export {

@@ -4,7 +4,7 @@ import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
 
 /** The admin-portal intents Atrium serves (issue #23); the others are refused when a link is asked for. */
-export const PORTAL_INTENTS = ['domain_verification', 'sso', 'dsync', 'log_streams'] as const;
+export const PORTAL_INTENTS = ['domain_verification', 'sso', 'dsync', 'log_streams', 'audit_logs'] as const;
 export type PortalIntent = (typeof PORTAL_INTENTS)[number];
 
 /**

@@ -152,3 +152,21 @@ export const ListAuditLogEventsInput = ListParams.extend({
   organization_id: Id,
   action: ActionName.optional(),
 });
+
+/**
+ * The portal's audit_logs page filters (a query string when listing, a JSON body when exporting):
+ * one action, an actor by id and/or by name, and an `occurred_at` range (both ends included).
+ */
+export const PortalAuditLogFilters = z.object({
+  action: ActionName.optional(),
+  actor_id: z.string().min(1).max(256).optional(),
+  actor_name: z.string().min(1).max(256).optional(),
+  range_start: z.iso.datetime({ offset: true }).optional(),
+  range_end: z.iso.datetime({ offset: true }).optional(),
+});
+export type PortalAuditLogFilters = z.infer<typeof PortalAuditLogFilters>;
+
+/** The audit_logs page's list: its filters and a page, newest recorded first. */
+export const PortalAuditLogQuery = PortalAuditLogFilters.extend(
+  ListParams.pick({ limit: true, after: true, before: true }).shape,
+);

@@ -1,11 +1,14 @@
 import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
-import { ApiError, type FieldError, invalid, notFound } from '../kernel/errors.ts';
+import type { Deps } from '../kernel/deps.ts';
+import { ApiError, type FieldError, forbidden, invalid, invalidOfZod, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { loadOrganization } from '../organizations/store.ts';
+import type { LivePortalSession } from '../portal/store.ts';
 import { quotaError, quotaLimit } from '../quotas.ts';
+import { createPortalExport, getOrganizationAuditLogExport } from './exports/service.ts';
 import {
   type AuditLogAction,
   type AuditLogEvent,
@@ -16,6 +19,8 @@ import {
   type ListAuditLogEventsInput,
   type ListAuditLogSchemasInput,
   type MetadataSchema,
+  PortalAuditLogFilters,
+  PortalAuditLogQuery,
   RETENTION_DAYS,
   RETENTION_PERIODS,
   type UpdateAuditLogsRetentionInput,
@@ -313,7 +318,7 @@ export async function getAuditLogConfiguration(scope: Scope, organizationId: str
 export async function listAuditLogEvents(scope: Scope, input: z.infer<typeof ListAuditLogEventsInput>) {
   const params = pageParams(input);
   const organization = await requireOrganization(scope.db, scope, input.organization_id);
-  const page = await pageOfAuditLogEvents(scope.db, scope.env.id, organization.id, input.action, params);
+  const page = await pageOfAuditLogEvents(scope.db, scope.env.id, organization.id, { action: input.action }, params);
   return asList(page, toAuditLogEvent);
 }
 
@@ -329,3 +334,76 @@ export async function purgeExpiredAuditLogs(deps: Scope['deps'], batchSize = 5_0
 }
 
 export { DEFAULT_RETENTION_DAYS };
+
+// The portal's `audit_logs` page: the session's organization's events, read and exported with the
+// same rules as the API (an export is `POST /audit_logs/exports` of the page's filters).
+
+const scopeOfSession = (deps: Deps, live: LivePortalSession): Scope => ({
+  db: deps.db,
+  env: live.env,
+  now: deps.now,
+  deps,
+});
+
+function requireAuditLogsSession(live: LivePortalSession): string {
+  if (live.session.intent !== 'audit_logs') {
+    throw forbidden('forbidden', 'This admin portal session may not read the audit logs.');
+  }
+  return live.session.organizationId;
+}
+
+/** The filters, checked (422 naming the field): a range's start may not be after its end. */
+function checkedFilters<T extends z.ZodType<PortalAuditLogFilters>>(schema: T, input: unknown): z.infer<T> {
+  const parsed = schema.safeParse(input ?? {});
+  if (!parsed.success) throw invalidOfZod(parsed.error);
+  const { range_start, range_end } = parsed.data;
+  if (range_start && range_end && new Date(range_start).getTime() > new Date(range_end).getTime()) {
+    throw invalid([{ field: 'range_start', code: 'invalid_range', message: 'range_start is after range_end.' }]);
+  }
+  return parsed.data;
+}
+
+/** The `audit_logs` page's table: the organization's events, newest recorded first, filtered and paged. */
+export async function portalAuditLogEvents(deps: Deps, live: LivePortalSession, query: unknown) {
+  const organizationId = requireAuditLogsSession(live);
+  const input = checkedFilters(PortalAuditLogQuery, query);
+  const params = pageParams({ ...input, limit: input.limit ?? 10, order: 'desc' });
+  const filters = {
+    action: input.action,
+    actorId: input.actor_id,
+    actorName: input.actor_name,
+    from: input.range_start ? new Date(input.range_start) : undefined,
+    to: input.range_end ? new Date(input.range_end) : undefined,
+  };
+  const page = await pageOfAuditLogEvents(deps.db, live.env.id, organizationId, filters, params);
+  return asList(page, toAuditLogEvent);
+}
+
+/**
+ * The page's "Export CSV": an export of the page's filters through the exports service (its rules:
+ * a range older than the retention or backwards is 400; at most `PORTAL_PENDING_EXPORTS` pending).
+ * Without a range it covers all the organization keeps: from its retention's start (a minute in,
+ * so the check passes) to now.
+ */
+export async function createPortalAuditLogExport(deps: Deps, live: LivePortalSession, body: unknown) {
+  const organizationId = requireAuditLogsSession(live);
+  const filters = checkedFilters(PortalAuditLogFilters, body);
+  const scope = scopeOfSession(deps, live);
+  const now = scope.now();
+  const days = await retentionOf(scope, organizationId);
+  const earliest = new Date(now.getTime() - days * DAY_MS + 60_000);
+  return createPortalExport(scope, {
+    organization_id: organizationId,
+    range_start: filters.range_start ?? iso(earliest),
+    range_end: filters.range_end ?? iso(now),
+    ...(filters.action ? { actions: [filters.action] } : {}),
+    ...(filters.actor_id ? { actor_ids: [filters.actor_id] } : {}),
+    ...(filters.actor_name ? { actor_names: [filters.actor_name] } : {}),
+  });
+}
+
+/** The page's poll of an export it made: pending, ready (with the signed download link) or error. */
+export function portalAuditLogExport(deps: Deps, live: LivePortalSession, id: string) {
+  const organizationId = requireAuditLogsSession(live);
+  return getOrganizationAuditLogExport(scopeOfSession(deps, live), organizationId, id);
+}

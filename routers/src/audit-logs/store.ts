@@ -10,7 +10,7 @@ import {
   paginate,
   renderedOnce,
 } from '@atrium/db';
-import { and, eq, lt, sql } from 'drizzle-orm';
+import { and, eq, gte, lt, lte, sql } from 'drizzle-orm';
 
 export type AuditLogEventRow = typeof auditLogEvents.$inferSelect;
 export type AuditLogActionRow = typeof auditLogActions.$inferSelect;
@@ -139,26 +139,41 @@ export async function insertAuditLogEvent(db: Db, values: NewAuditLogEventValues
   await insertEvent(db, values);
 }
 
-/** One page of an organization's events, newest recorded first by default, optionally of one action. */
+/** What a list of an organization's events may be narrowed by (each given one must match). */
+export interface AuditLogEventFilters {
+  action?: string;
+  actorId?: string;
+  actorName?: string;
+  /** `occurred_at` at or after / at or before. */
+  from?: Date;
+  to?: Date;
+}
+
+/** One page of an organization's events, newest recorded first by default, narrowed by `filters`. */
 export function pageOfAuditLogEvents(
   db: Db,
   environmentId: string,
   organizationId: string,
-  action: string | undefined,
+  filters: AuditLogEventFilters,
   params: PageParams,
 ) {
+  const e = auditLogEvents;
   return paginate(
     params,
-    auditLogEvents.id,
+    e.id,
     (q) =>
       db
         .select()
-        .from(auditLogEvents)
+        .from(e)
         .where(
           and(
-            eq(auditLogEvents.environmentId, environmentId),
-            eq(auditLogEvents.organizationId, organizationId),
-            action === undefined ? undefined : eq(auditLogEvents.action, action),
+            eq(e.environmentId, environmentId),
+            eq(e.organizationId, organizationId),
+            filters.action === undefined ? undefined : eq(e.action, filters.action),
+            filters.actorId === undefined ? undefined : sql`${e.actor}->>'id' = ${filters.actorId}`,
+            filters.actorName === undefined ? undefined : sql`${e.actor}->>'name' = ${filters.actorName}`,
+            filters.from === undefined ? undefined : gte(e.occurredAt, filters.from),
+            filters.to === undefined ? undefined : lte(e.occurredAt, filters.to),
             q.keyset,
           ),
         )

@@ -6,6 +6,7 @@ const WHAT: Record<string, string> = {
   sso: 'review your SSO connection',
   dsync: 'set up directory sync',
   log_streams: 'stream your audit logs to your SIEM',
+  audit_logs: 'review and export your audit logs',
 };
 
 /** The e-mail that hands an IT admin a portal link (`admin_emails`): plain text and HTML. */

@@ -36,23 +36,33 @@ export const SESSION_TTL_MS = 30 * 60_000;
 export const PORTAL_SSO_READ = 'portal:sso:read';
 
 /**
+ * Reading the organization's audit log events and exporting them: the audit_logs page's own
+ * scope. No widget reads events, so nothing accepts a token holding it; the page reads and exports
+ * with the cookie and CSRF token (routers/src/audit-logs/service.ts `portalAuditLogEvents`).
+ */
+export const PORTAL_AUDIT_LOGS_READ = 'portal:audit-logs:read';
+
+/**
  * The permission a portal session of each intent holds: exactly what its page does. The domain
  * page lists, re-verifies and removes domains (and adds them), so it holds the widget's manage
  * scope (WIDGETS-API.md §3); the SSO page only shows the connection, so it holds `PORTAL_SSO_READ`;
  * the directory page's widget reads the organization's directories (`widgets:dsync:manage`: the
  * DirectorySync routes only read), and the page itself creates and rotates with the cookie. The
  * log stream page's widget reads the stream (`widgets:audit-log-streaming:manage`); the page
- * writes it with the cookie (routers/src/audit-logs/streams/service.ts).
+ * writes it with the cookie (routers/src/audit-logs/streams/service.ts). The audit log page has no
+ * widget: its session holds `PORTAL_AUDIT_LOGS_READ`.
  */
-export const PORTAL_SCOPES: Record<PortalIntent, WidgetScope | typeof PORTAL_SSO_READ> = {
-  domain_verification: 'widgets:domain-verification:manage',
-  sso: PORTAL_SSO_READ,
-  dsync: 'widgets:dsync:manage',
-  log_streams: 'widgets:audit-log-streaming:manage',
-};
+export const PORTAL_SCOPES: Record<PortalIntent, WidgetScope | typeof PORTAL_SSO_READ | typeof PORTAL_AUDIT_LOGS_READ> =
+  {
+    domain_verification: 'widgets:domain-verification:manage',
+    sso: PORTAL_SSO_READ,
+    dsync: 'widgets:dsync:manage',
+    log_streams: 'widgets:audit-log-streaming:manage',
+    audit_logs: PORTAL_AUDIT_LOGS_READ,
+  };
 
 /** Upstream intents Atrium does not serve yet (each is refused with its own message). */
-const UPSTREAM_INTENTS = ['audit_logs', 'certificate_renewal', 'bring_your_own_key'];
+const UPSTREAM_INTENTS = ['certificate_renewal', 'bring_your_own_key'];
 
 /** The intent a link is asked for, or the 422 that says why it cannot be served. */
 export function requireServedIntent(intent: string | undefined): PortalIntent {

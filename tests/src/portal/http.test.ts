@@ -115,7 +115,7 @@ describe('POST /portal/generate_link', () => {
   });
 
   it.each([
-    ['audit_logs', 'intent_not_supported', /'audit_logs' is not available in Atrium yet/],
+    ['bring_your_own_key', 'intent_not_supported', /'bring_your_own_key' is not available in Atrium yet/],
     ['certificate_renewal', 'intent_not_supported', /not available/],
     ['nonsense', 'invalid_intent', /intent must be one of: domain_verification, sso/],
     [undefined, 'invalid_intent', /intent must be one of/],

@@ -1112,7 +1112,11 @@ export const OPERATIONS: Operation[] = [
     hasParam: false,
     body: (f) => ({
       organization: fc.oneof(fc.constant(f.organizationId), hostileString, anyJson),
-      intent: fc.oneof(fc.constantFrom('domain_verification', 'sso', 'dsync', 'log_streams'), hostileString, anyJson),
+      intent: fc.oneof(
+        fc.constantFrom('domain_verification', 'sso', 'dsync', 'log_streams', 'audit_logs'),
+        hostileString,
+        anyJson,
+      ),
       return_url: fc.oneof(
         fc.constant('https://app.example.com/'),
         fc.constant('javascript:x'),

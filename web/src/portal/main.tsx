@@ -9,6 +9,7 @@ import {
   WorkOsWidgets,
 } from '@workos-inc/widgets';
 import { createRoot } from 'react-dom/client';
+import { watchAuditLogs } from './audit-logs.ts';
 import { watchDirectories } from './directories.ts';
 import { watchLogStreams } from './log-streams.ts';
 import { watchSso } from './sso.ts';
@@ -62,10 +63,12 @@ function renderWidget(): void {
     </WorkOsWidgets>,
   );
 }
-renderWidget();
+// The audit_logs page has no widget: its own table reads the events.
+if (intent !== 'audit_logs') renderWidget();
 
 const status = document.getElementById('portal-status');
 if (status && intent === 'domain_verification') watchStatus(status, csrf, renderWidget);
 if (status && intent === 'dsync') watchDirectories(status, csrf, renderWidget);
 if (status && intent === 'sso') watchSso(status, csrf, renderWidget);
 if (status && intent === 'log_streams') watchLogStreams(status, csrf, renderWidget);
+if (status && intent === 'audit_logs') watchAuditLogs(status, csrf);

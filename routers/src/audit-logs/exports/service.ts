@@ -10,6 +10,7 @@ import type { AuditLogExport, CreateAuditLogExportInput } from './schemas.ts';
 import {
   type AuditLogEventRow,
   type AuditLogExportRow,
+  countPendingExports,
   deleteExportParts,
   findAuditLogExport,
   findAuditLogExportById,
@@ -127,6 +128,37 @@ export async function createAuditLogExport(scope: Scope, input: CreateAuditLogEx
 export async function getAuditLogExport(scope: Scope, id: string): Promise<AuditLogExport> {
   const row = await findAuditLogExport(scope.db, scope.env.id, id);
   if (!row) throw exportNotFound(id);
+  return toAuditLogExport(scope.deps, row, scope.now());
+}
+
+/** How many exports the portal's audit_logs page may have pending at once for its organization. */
+export const PORTAL_PENDING_EXPORTS = 3;
+
+/**
+ * The portal page's export: `createAuditLogExport` for the session's organization, refused with 429
+ * `too_many_pending_exports` while it already has `PORTAL_PENDING_EXPORTS` pending, so a session
+ * cannot queue builds without end (the count is not locked: concurrent clicks may pass it by a few).
+ */
+export async function createPortalExport(scope: Scope, input: CreateAuditLogExportInput): Promise<AuditLogExport> {
+  const pending = await countPendingExports(scope.db, scope.env.id, input.organization_id, PORTAL_PENDING_EXPORTS);
+  if (pending >= PORTAL_PENDING_EXPORTS) {
+    throw new ApiError(
+      429,
+      'too_many_pending_exports',
+      `At most ${PORTAL_PENDING_EXPORTS} exports may be in preparation at once: wait for one to be ready.`,
+    );
+  }
+  return createAuditLogExport(scope, input);
+}
+
+/** An export of one organization of the environment (the portal's audit_logs page): another's is 404. */
+export async function getOrganizationAuditLogExport(
+  scope: Scope,
+  organizationId: string,
+  id: string,
+): Promise<AuditLogExport> {
+  const row = await findAuditLogExport(scope.db, scope.env.id, id);
+  if (row?.organizationId !== organizationId) throw exportNotFound(id);
   return toAuditLogExport(scope.deps, row, scope.now());
 }
 

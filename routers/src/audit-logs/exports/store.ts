@@ -3,6 +3,7 @@ import {
   auditLogEvents,
   auditLogExportParts,
   auditLogExports,
+  countUpTo,
   type Db,
   organizations,
 } from '@atrium/db';
@@ -17,6 +18,13 @@ export async function insertAuditLogExport(
 ): Promise<AuditLogExportRow> {
   const [row] = await db.insert(auditLogExports).values(values).returning();
   return row as AuditLogExportRow;
+}
+
+/** How many of the organization's exports are pending, counted up to `limit`. */
+export function countPendingExports(db: Db, environmentId: string, organizationId: string, limit: number) {
+  const e = auditLogExports;
+  const where = and(eq(e.environmentId, environmentId), eq(e.organizationId, organizationId), eq(e.state, 'pending'));
+  return countUpTo(db, e, where, limit);
 }
 
 /** The organization's retention in days, or undefined when the environment has no such organization. */

@@ -11,6 +11,8 @@ const LINK_SCOPES: Record<PortalIntent, WidgetScope> = {
   sso: 'widgets:sso:manage',
   dsync: 'widgets:dsync:manage',
   log_streams: 'widgets:audit-log-streaming:manage',
+  // No widget reads the organization's events; the user who may set up its log stream may open them.
+  audit_logs: 'widgets:audit-log-streaming:manage',
 };
 
 /**
