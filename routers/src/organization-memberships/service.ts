@@ -292,7 +292,10 @@ export async function provisionDirectoryMemberships(
       scope,
       [...inserted]
         .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        .map((row) => ({ event: 'organization_membership.created', data: toMembershipEvent({ ...row, ...given }) })),
+        .map((row) => ({
+          event: 'organization_membership.created',
+          data: toMembershipEvent(Object.assign({}, row, given)),
+        })),
     );
   }
   const changed = await setMembershipsState(

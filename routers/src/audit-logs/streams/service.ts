@@ -269,12 +269,14 @@ export async function widgetAuditLogStream(scope: ClientScope): Promise<WidgetAu
   requirePermission(scope, 'widgets:audit-log-streaming:manage');
   const row = await findStreamOfOrganization(scope.db, scope.env.id, scope.client.organizationId);
   if (!row) return {};
-  return {
+  const stream: WidgetAuditLogStream = {
     id: row.id,
     state: WIDGET_STATE[row.state],
     type: row.type,
-    ...(row.lastError ? { errorMessage: row.lastError } : {}),
-    ...(row.deliveredThrough ? { lastSyncedEventId: row.deliveredThrough } : {}),
     auditLogTrailId: row.organizationId,
   };
+  // Absent, not null, when unset (and no object literal of two spreads: tests/src/patches).
+  if (row.lastError) stream.errorMessage = row.lastError;
+  if (row.deliveredThrough) stream.lastSyncedEventId = row.deliveredThrough;
+  return stream;
 }
