@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type ClientSetup, clientSetup } from '../helpers/client.ts';
-import { newEnvironment } from '../helpers/world.ts';
+import { ALL_WIDGET_SCOPES, type ClientSetup, clientSetup } from '../helpers/client.ts';
+import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { type Fixture, makeFixture, OPERATIONS } from './catalog.ts';
 
 /**
@@ -28,12 +28,36 @@ const idsOfA = (f: Fixture) => [
 ];
 const gets = CLIENT_OPERATIONS.filter((op) => op.method === 'GET');
 
+/** The API-key widgets' scopes, which an environment does not start with (docs/widgets.md). */
+const API_KEY_SCOPES = [
+  'widgets:api-keys:manage',
+  'widgets:user-api-keys:manage-self',
+  'widgets:user-api-keys:manage-all',
+];
+
+/**
+ * A member of another organization whose widget token holds every scope the client routes check,
+ * so that a refusal is the organization's boundary (404), never a missing scope (403).
+ */
+async function intruderIn(env: TestEnvironment): Promise<ClientSetup> {
+  for (const slug of API_KEY_SCOPES) {
+    const made = await env.http.post('/authorization/permissions', { slug, name: slug });
+    if (made.status !== 201 && made.status !== 409) throw new Error(`permission: ${made.status} ${made.text}`);
+  }
+  const scopes = [...ALL_WIDGET_SCOPES, 'widgets:audit-log-streaming:manage', ...API_KEY_SCOPES];
+  const role = await env.http.post('/authorization/roles', { slug: 'intruder', name: 'Intruder' });
+  if (role.status !== 201 && role.status !== 409) throw new Error(`role: ${role.status} ${role.text}`);
+  const set = await env.http.put('/authorization/roles/intruder/permissions', { permissions: scopes });
+  if (set.status !== 200) throw new Error(`role permissions: ${set.status} ${set.text}`);
+  return clientSetup(env, { roleSlug: 'intruder', scopes });
+}
+
 beforeAll(async () => {
   const env = await newEnvironment();
   a = await makeFixture(env);
   intruders = [
-    ['another organization', await clientSetup(env)],
-    ['another environment', await clientSetup(await newEnvironment())],
+    ['another organization', await intruderIn(env)],
+    ['another environment', await intruderIn(await newEnvironment())],
   ];
   for (const op of gets) readsOfA[op.name] = (await a.clientHttp.get(op.path(a))).text;
 });
