@@ -1,58 +1,31 @@
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { createApp } from '@atrium/rest-facade';
-import { buildNextAuditLogExport, type Deps } from '@atrium/routers';
+import { join } from 'node:path';
+import { buildNextAuditLogExport } from '@atrium/routers';
 import { WorkOS } from '@workos-inc/node';
 import { parse } from 'csv-parse/sync';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { launchChromium, openPage } from '../helpers/browser.ts';
-import { getWorld, newEnvironment } from '../helpers/world.ts';
+import { openPage } from '../helpers/browser.ts';
+import { newEnvironment } from '../helpers/world.ts';
+import { type PortalInBrowser, SCREENSHOTS, startPortalInBrowser } from './portal-browser.ts';
 
 // The portal's audit_logs page in headless Chromium (issue #38): the IT admin opens the link, sees
 // the organization's events, narrows them by action, exports them, and once the worker has built
 // the export the page shows its download link, whose CSV holds only the filtered events.
 
-const ROOT = resolve(import.meta.dirname, '..', '..', '..');
-const SCREENSHOTS = join(ROOT, 'tests', 'artifacts', 'screenshots');
 const MINUTE = 60_000;
 
+let portal: PortalInBrowser;
 let browser: Browser | undefined;
 let skipReason = '';
-let assets: string;
-let server: Server;
 let url: string;
-let deps: Deps;
 
 beforeAll(async () => {
-  const launched = await launchChromium();
-  if (!launched.browser) {
-    skipReason = launched.reason;
-    return;
-  }
-  browser = launched.browser;
-  assets = mkdtempSync(join(tmpdir(), 'atrium-portal-'));
-  await promisify(execFile)(process.execPath, [join(ROOT, 'web', 'build.mjs'), assets, 'portal']);
-  const world = await getWorld();
-  deps = { ...world.deps, tokens: { ...world.deps.tokens } };
-  server = createServer(
-    createApp(deps, { baseUrl: 'http://127.0.0.1', portalAssetsDir: join(assets, 'portal') }).handler,
-  );
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  deps.tokens.issuer = url;
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  portal = await startPortalInBrowser();
+  ({ browser, skipReason, url } = portal);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await new Promise((done) => server?.close(done));
-  if (assets) rmSync(assets, { recursive: true, force: true });
+  await portal?.close();
 });
 
 describe('the audit_logs portal page in a browser', () => {
