@@ -10,39 +10,16 @@ import {
   releaseDeliveries,
   takeDueDeliveries,
 } from '@atrium/routers';
+import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery.ts';
 import { sendGuarded } from './guarded-http.ts';
-import { TickLoop } from './loop.ts';
 
-export interface WebhookWorkerOptions {
-  /** Deliver to private, loopback and link-local addresses (`WEBHOOKS_ALLOW_PRIVATE`). */
-  allowPrivate?: boolean;
-  /** Per-attempt timeout (the whole request). */
-  timeoutMs?: number;
-  /**
-   * How long past the timeout a taken delivery stays leased (default 60 s): a worker that dies
-   * mid-attempt holds it that long, then another worker takes it (WEBHOOK_LEASE_GRACE_MS).
-   */
-  leaseGraceMs?: number;
-  /** Attempts in flight at once, over all endpoints. */
-  concurrency?: number;
+export interface WebhookWorkerOptions extends DeliveryWorkerOptions {
   /** Attempts in flight at once per endpoint, so one slow endpoint cannot take every slot. */
   perEndpoint?: number;
-  /** Attempts in flight at once per environment (half the concurrency), so one tenant cannot take every slot. */
-  perEnvironment?: number;
   /** Events expanded into deliveries per fan-out step (a quarter of them at most from one environment). */
   fanoutBatch?: number;
-  intervalMs?: number;
-  /** First retry delay; doubles per attempt up to `retryMaxMs`, with jitter. */
-  retryBaseMs?: number;
-  retryMaxMs?: number;
-  /** A delivery is given up this long after its event. */
-  maxAgeMs?: number;
   /** How often expired events are purged. */
   purgeEveryMs?: number;
-  now?: () => Date;
-  random?: () => number;
-  /** Only these environments' events and deliveries (tests; a deployment leaves it unset). */
-  environmentId?: string | string[];
 }
 
 /** `WorkOS-Signature: t=<unix ms>, v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`, upstream's scheme. */
@@ -88,62 +65,29 @@ function release(counts: Map<string, number>, key: string): void {
  * records every attempt; failures retry with exponential backoff and jitter until `maxAgeMs`
  * after the event. Also purges events past their retention.
  */
-export class WebhookWorker {
-  private readonly now: () => Date;
-  private readonly random: () => number;
-  private readonly allowPrivate: boolean;
-  private readonly timeoutMs: number;
-  private readonly leaseGraceMs: number;
-  private readonly concurrency: number;
+export class WebhookWorker extends DeliveryWorker {
   private readonly perEndpoint: number;
-  private readonly perEnvironment: number;
   private readonly fanoutBatch: number;
-  private readonly retryBaseMs: number;
-  private readonly retryMaxMs: number;
-  private readonly maxAgeMs: number;
   private readonly purgeEveryMs: number;
   private lastPurge = 0;
-  private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpointCount = new Map<string, number>();
   private readonly perEnvironmentCount = new Map<string, number>();
-  private readonly loop: TickLoop;
-  private readonly environments: string[] | undefined;
   /** Where the last full round of each claim ended: the next one starts after it. */
   private fanoutCursor = '';
   private deliveryCursor = '';
   /** Whether the last fan-out step found events (more may be waiting). */
   private fanoutBacklog = false;
 
-  constructor(
-    private readonly deps: Deps,
-    options: WebhookWorkerOptions = {},
-  ) {
-    this.now = options.now ?? deps.now;
-    this.random = options.random ?? Math.random;
-    this.environments =
-      options.environmentId === undefined ? undefined : ([] as string[]).concat(options.environmentId);
-    this.allowPrivate = options.allowPrivate ?? false;
-    this.timeoutMs = options.timeoutMs ?? 10_000;
-    this.leaseGraceMs = options.leaseGraceMs ?? 60_000;
-    this.concurrency = options.concurrency ?? 16;
+  constructor(deps: Deps, options: WebhookWorkerOptions = {}) {
+    super(deps, options, 16, 'webhook delivery');
     this.perEndpoint = options.perEndpoint ?? 2;
-    this.perEnvironment = Math.max(1, options.perEnvironment ?? Math.floor(this.concurrency / 2));
     this.fanoutBatch = Math.max(1, options.fanoutBatch ?? 100);
-    this.retryBaseMs = options.retryBaseMs ?? 30_000;
-    this.retryMaxMs = options.retryMaxMs ?? 6 * 60 * 60 * 1000;
-    this.maxAgeMs = options.maxAgeMs ?? 3 * 24 * 60 * 60 * 1000;
     this.purgeEveryMs = options.purgeEveryMs ?? 60 * 60 * 1000;
-    this.loop = new TickLoop(
-      async () => ((await this.tick()) > 0 && this.inFlight.size < this.concurrency) || this.fanoutBacklog,
-      options.intervalMs ?? 1_000,
-      (error) => deps.log.error({ err: error }, 'webhook delivery tick failed'),
-    );
   }
 
-  /** The delay before the next attempt after `attempts` failures: doubling, capped, jittered. */
-  retryDelayMs(attempts: number): number {
-    const ceiling = Math.min(this.retryMaxMs, this.retryBaseMs * 2 ** Math.min(attempts - 1, 30));
-    return Math.round(ceiling / 2 + (this.random() * ceiling) / 2);
+  /** Ticks again at once also while the fan-out has a backlog. */
+  protected override again(started: number): boolean {
+    return super.again(started) || this.fanoutBacklog;
   }
 
   /**
@@ -204,12 +148,10 @@ export class WebhookWorker {
       }
       this.perEndpointCount.set(delivery.endpointId, count + 1);
       this.perEnvironmentCount.set(delivery.environmentId, envCount + 1);
-      const attempt = this.attempt(delivery).finally(() => {
-        this.inFlight.delete(delivery.id);
+      this.track(delivery.id, this.attempt(delivery), () => {
         release(this.perEndpointCount, delivery.endpointId);
         release(this.perEnvironmentCount, delivery.environmentId);
       });
-      this.inFlight.set(delivery.id, attempt);
       started += 1;
     }
     await releaseDeliveries(this.deps.db, skipped, now);
@@ -247,19 +189,5 @@ export class WebhookWorker {
     } catch (error) {
       this.deps.log.error({ err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded');
     }
-  }
-
-  /** Waits for every attempt in flight. */
-  async drain(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all([...this.inFlight.values()]);
-  }
-
-  start(): void {
-    this.loop.start();
-  }
-
-  async stop(): Promise<void> {
-    await this.loop.stop();
-    await this.drain();
   }
 }
