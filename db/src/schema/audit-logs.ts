@@ -63,7 +63,6 @@ export const auditLogEvents = pgTable(
     index('audit_log_events_stream_idx').on(t.environmentId, t.organizationId, t.txId, t.id),
     index('audit_log_events_organization_idx').on(t.environmentId, t.organizationId, t.occurredAt, t.id),
     index('audit_log_events_organization_id_idx').on(t.environmentId, t.organizationId, t.id),
-    index('audit_log_events_action_idx').on(t.environmentId, t.action),
     index('audit_log_events_occurred_at_idx').on(t.occurredAt),
   ],
 );
