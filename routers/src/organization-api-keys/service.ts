@@ -28,9 +28,9 @@ import {
   insertOrganizationApiKey,
   lockKeyOfOrganization,
   membershipOf,
+  type NewOrganizationApiKey,
   type OrganizationApiKeyRow,
-  pageOfOrganizationApiKeys,
-  pageOfUserApiKeys,
+  pageOfApiKeys,
   setKeyExpiry,
 } from './store.ts';
 
@@ -68,6 +68,43 @@ export function toApiKey(row: OrganizationApiKeyRow): ApiKey {
   return row.ownerType === 'user' ? toUserApiKey(row) : toOrganizationApiKey(row);
 }
 
+/** What a new key is, but for its id, value and instants. */
+type KeyOwnerValues = Omit<
+  NewOrganizationApiKey,
+  'id' | 'environmentId' | 'keyHash' | 'obfuscatedValue' | 'createdAt' | 'updatedAt'
+>;
+
+/**
+ * Makes a key's value, stores its SHA-256 hash and records `api_key.created` (without the value),
+ * inside the caller's transaction; answers the key with its value, this once, and the row.
+ */
+async function mintApiKey<K extends ApiKey>(
+  tx: Db,
+  scope: Scope,
+  owner: KeyOwnerValues,
+  toWire: (row: OrganizationApiKeyRow) => K,
+): Promise<{ key: K & { value: string }; row: OrganizationApiKeyRow }> {
+  const value = `${VALUE_PREFIX}${randomBase62(40)}`;
+  const now = scope.now();
+  const row = await insertOrganizationApiKey(
+    tx,
+    Object.assign(
+      {
+        id: newId('organizationApiKey'),
+        environmentId: scope.env.id,
+        keyHash: sha256Hex(value),
+        obfuscatedValue: obfuscate(value),
+        createdAt: now,
+        updatedAt: now,
+      },
+      owner,
+    ),
+  );
+  const key = toWire(row);
+  await recordEvent(tx, scope, 'api_key.created', key, owner.organizationId);
+  return { key: { ...key, value }, row };
+}
+
 /**
  * Creates a key of the organization (event `api_key.created`, without the value). The value is
  * answered this once; only its SHA-256 hash is stored.
@@ -91,23 +128,8 @@ export async function createOrganizationApiKeyRow(
     // NO KEY UPDATE on the organization serialises creates counted against its quota.
     const organization = await requireOrganization(tx, scope, input.organization_id, 'no key update');
     await assertBelowParentQuota(tx, scope, 'organizationApiKeysPerOrganization', organization.id);
-    const value = `${VALUE_PREFIX}${randomBase62(40)}`;
-    const now = scope.now();
-    const row = await insertOrganizationApiKey(tx, {
-      id: newId('organizationApiKey'),
-      environmentId: scope.env.id,
-      organizationId: organization.id,
-      name: input.name,
-      keyHash: sha256Hex(value),
-      obfuscatedValue: obfuscate(value),
-      permissions,
-      expiresAt,
-      createdAt: now,
-      updatedAt: now,
-    });
-    const key = toOrganizationApiKey(row);
-    await recordEvent(tx, scope, 'api_key.created', key, organization.id);
-    return { key: { ...key, value }, row };
+    const owner = { organizationId: organization.id, name: input.name, permissions, expiresAt };
+    return mintApiKey(tx, scope, owner, toOrganizationApiKey);
   });
 }
 
@@ -115,7 +137,7 @@ export async function createOrganizationApiKeyRow(
 export async function listOrganizationApiKeys(scope: Scope, input: z.infer<typeof ListOrganizationApiKeysInput>) {
   const params = pageParams(input);
   const organization = await requireOrganization(scope.db, scope, input.organization_id);
-  const page = await pageOfOrganizationApiKeys(scope.db, scope.env.id, organization.id, params);
+  const page = await pageOfApiKeys(scope.db, scope.env.id, { organizationId: organization.id }, params);
   return asList(page, toOrganizationApiKey);
 }
 
@@ -175,26 +197,16 @@ export async function createUserApiKeyRow(
       ]);
     }
     await assertBelowParentQuota(tx, scope, 'userApiKeysPerMembership', membership.id);
-    const value = `${VALUE_PREFIX}${randomBase62(40)}`;
-    const now = scope.now();
-    const row = await insertOrganizationApiKey(tx, {
-      id: newId('organizationApiKey'),
-      environmentId: scope.env.id,
+    const owner = {
       organizationId: organization.id,
-      ownerType: 'user',
+      ownerType: 'user' as const,
       userId: user.id,
       organizationMembershipId: membership.id,
       name: input.name,
-      keyHash: sha256Hex(value),
-      obfuscatedValue: obfuscate(value),
       permissions,
       expiresAt,
-      createdAt: now,
-      updatedAt: now,
-    });
-    const key = toUserApiKey(row);
-    await recordEvent(tx, scope, 'api_key.created', key, organization.id);
-    return { key: { ...key, value }, row };
+    };
+    return mintApiKey(tx, scope, owner, toUserApiKey);
   });
 }
 
@@ -204,7 +216,12 @@ export async function listUserApiKeys(scope: Scope, input: z.infer<typeof ListUs
   const user = await findKeyHolder(scope.db, scope.env.id, input.user_id);
   const organization =
     input.organization_id === undefined ? undefined : await requireOrganization(scope.db, scope, input.organization_id);
-  const page = await pageOfUserApiKeys(scope.db, scope.env.id, user.id, organization?.id, params);
+  const page = await pageOfApiKeys(
+    scope.db,
+    scope.env.id,
+    { userId: user.id, organizationId: organization?.id },
+    params,
+  );
   return asList(page, toUserApiKey);
 }
 

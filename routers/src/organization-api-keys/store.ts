@@ -21,29 +21,30 @@ export async function insertOrganizationApiKey(tx: Db, values: NewOrganizationAp
 }
 
 /**
- * One page of an organization's own API keys (keyset on the organization index); its members'
- * keys are not. `search`: a part of the key's name (the ApiKeys widget's search box).
+ * Whose keys a page lists: an organization's own (not its members'), or a user's (of one
+ * organization when `organizationId` is given). `search`: a part of the key's name (the ApiKeys
+ * widget's search box).
  */
-export function pageOfOrganizationApiKeys(
-  db: Db,
-  environmentId: string,
-  organizationId: string,
-  params: PageParams,
-  search?: string,
-) {
+export type ApiKeyOwner =
+  | { organizationId: string; userId?: undefined; search?: string | undefined }
+  | { userId: string; organizationId?: string | undefined; search?: undefined };
+
+/** One page of an owner's API keys, keyset on the owner's index (organization or user). */
+export function pageOfApiKeys(db: Db, environmentId: string, owner: ApiKeyOwner, params: PageParams) {
+  const k = organizationApiKeys;
   return paginate(
     params,
-    organizationApiKeys.id,
+    k.id,
     (q) =>
       db
         .select()
-        .from(organizationApiKeys)
+        .from(k)
         .where(
           and(
-            eq(organizationApiKeys.environmentId, environmentId),
-            eq(organizationApiKeys.organizationId, organizationId),
-            eq(organizationApiKeys.ownerType, 'organization'),
-            search === undefined ? undefined : ilike(organizationApiKeys.name, containsPattern(search)),
+            eq(k.environmentId, environmentId),
+            owner.userId === undefined ? eq(k.ownerType, 'organization') : eq(k.userId, owner.userId),
+            owner.organizationId === undefined ? undefined : eq(k.organizationId, owner.organizationId),
+            owner.search === undefined ? undefined : ilike(k.name, containsPattern(owner.search)),
             q.keyset,
           ),
         )
@@ -78,35 +79,6 @@ export async function deleteOrganizationApiKeyRow(
     .where(scopedId(organizationApiKeys, environmentId, id))
     .returning();
   return row;
-}
-
-/** One page of a user's API keys, of one organization when `organizationId` is given (keyset on the user index). */
-export function pageOfUserApiKeys(
-  db: Db,
-  environmentId: string,
-  userId: string,
-  organizationId: string | undefined,
-  params: PageParams,
-) {
-  return paginate(
-    params,
-    organizationApiKeys.id,
-    (q) =>
-      db
-        .select()
-        .from(organizationApiKeys)
-        .where(
-          and(
-            eq(organizationApiKeys.environmentId, environmentId),
-            eq(organizationApiKeys.userId, userId),
-            organizationId === undefined ? undefined : eq(organizationApiKeys.organizationId, organizationId),
-            q.keyset,
-          ),
-        )
-        .orderBy(q.orderBy)
-        .limit(q.limit),
-    (row) => row.id,
-  );
 }
 
 /** The user's membership of the organization (id and status), held FOR NO KEY UPDATE when `lock`. */

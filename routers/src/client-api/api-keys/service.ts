@@ -15,8 +15,8 @@ import {
 import {
   type OrganizationApiKeyRow,
   ownerOfKey,
+  pageOfApiKeys,
   pageOfMemberApiKeys,
-  pageOfOrganizationApiKeys,
   type UserApiKeyWithOwnerRow,
 } from '../../organization-api-keys/store.ts';
 import { membershipPermissionSlugs } from '../../organization-memberships/store.ts';
@@ -132,13 +132,8 @@ export async function listWidgetApiKeys(
   search?: string,
 ): Promise<Listed<WidgetApiKey>> {
   requirePermission(scope, API_KEYS_PERMISSION);
-  const page = await pageOfOrganizationApiKeys(
-    scope.db,
-    scope.env.id,
-    scope.client.organizationId,
-    pageParams(params),
-    searchOf(search),
-  );
+  const owner = { organizationId: scope.client.organizationId, search: searchOf(search) };
+  const page = await pageOfApiKeys(scope.db, scope.env.id, owner, pageParams(params));
   return envelope(page, toWidgetApiKey);
 }
 
