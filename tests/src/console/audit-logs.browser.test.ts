@@ -1,38 +1,21 @@
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { auditLogEvents } from '@atrium/db';
 import { eq } from 'drizzle-orm';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../helpers/browser.ts';
-import { adminTokenOf, makeOrganization } from '../helpers/tokens.ts';
+import { describe, expect, it } from 'vitest';
+import { makeOrganization } from '../helpers/tokens.ts';
 import { newEnvironment } from '../helpers/world.ts';
-import { consoleBuilt, openConsoleSection } from './helpers.ts';
+import { openConsoleSection, SCREENSHOTS, startConsoleChromium } from './helpers.ts';
 
 // The console's Audit logs page (issue #38) in headless Chromium: an organization's events,
 // newest first, 20 a page (Older / Newer), filtered by action; nothing on it changes an event.
 // Screenshot in tests/artifacts/screenshots/console-audit-logs.png.
 
-const SCREENSHOTS = fileURLToPath(new URL('../../artifacts/screenshots/', import.meta.url));
-
-let browser: Browser | undefined;
-let unavailable: string | undefined;
-
-beforeAll(async () => {
-  await consoleBuilt();
-  await adminTokenOf();
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  ({ browser, reason: unavailable } = await launchChromium());
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = startConsoleChromium();
 
 describe('the console: audit logs', () => {
   it("shows an organization's events newest first, pages them and filters by action", {
     timeout: 120_000,
   }, async (ctx) => {
+    const { browser, unavailable } = chromium;
     if (!browser) {
       console.log(`console audit logs browser test skipped: ${unavailable}`);
       ctx.skip();

@@ -1,39 +1,24 @@
-import { mkdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { connections, redirectUris } from '@atrium/db';
 import { eq } from 'drizzle-orm';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../helpers/browser.ts';
-import { adminTokenOf, makeOrganization } from '../helpers/tokens.ts';
+import { describe, expect, it } from 'vitest';
+import { makeOrganization } from '../helpers/tokens.ts';
 import { newEnvironment, TEST_ISSUER } from '../helpers/world.ts';
-import { consoleBuilt, openConsoleSection } from './helpers.ts';
+import { openConsoleSection, SCREENSHOTS, startConsoleChromium } from './helpers.ts';
 
 // The console's Connections page (issue #37) in headless Chromium: create a SAML connection, see
 // what to paste into the IdP, configure it from the IdP metadata with its options, and manage the
 // environment's redirect URIs. Screenshot in tests/artifacts/screenshots/console-connection.png.
 
-const SCREENSHOTS = fileURLToPath(new URL('../../artifacts/screenshots/', import.meta.url));
 const METADATA = readFileSync(new URL('../connections/fixtures/idp-metadata.xml', import.meta.url), 'utf8');
 
-let browser: Browser | undefined;
-let unavailable: string | undefined;
-
-beforeAll(async () => {
-  await consoleBuilt();
-  await adminTokenOf();
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  ({ browser, reason: unavailable } = await launchChromium());
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = startConsoleChromium();
 
 describe('the console: connections', () => {
   it('creates a SAML connection, shows its SP facts, configures it from IdP metadata, and manages redirect URIs', {
     timeout: 120_000,
   }, async (ctx) => {
+    const { browser, unavailable } = chromium;
     if (!browser) {
       console.log(`console connections browser test skipped: ${unavailable}`);
       ctx.skip();

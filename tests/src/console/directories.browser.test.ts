@@ -1,39 +1,22 @@
-import { mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { directories, directoryGroups } from '@atrium/db';
 import { eq } from 'drizzle-orm';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pushGroup, pushUser } from '../directories/directory-data.ts';
-import { launchChromium } from '../helpers/browser.ts';
-import { adminTokenOf, makeOrganization } from '../helpers/tokens.ts';
+import { makeOrganization } from '../helpers/tokens.ts';
 import { newEnvironment } from '../helpers/world.ts';
-import { consoleBuilt, openConsoleSection } from './helpers.ts';
+import { openConsoleSection, SCREENSHOTS, startConsoleChromium } from './helpers.ts';
 
 // The console's Directories page (issue #36) in headless Chromium: create a directory for an
 // organization (base URL and token shown once), rotate its token, map a pushed group to a role,
 // delete it. Screenshot in tests/artifacts/screenshots/console-directories.png.
 
-const SCREENSHOTS = fileURLToPath(new URL('../../artifacts/screenshots/', import.meta.url));
-
-let browser: Browser | undefined;
-let unavailable: string | undefined;
-
-beforeAll(async () => {
-  await consoleBuilt();
-  await adminTokenOf();
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  ({ browser, reason: unavailable } = await launchChromium());
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = startConsoleChromium();
 
 describe('the console: directories', () => {
   it('creates a directory showing its token once, rotates it, maps a group to a role, deletes it', {
     timeout: 120_000,
   }, async (ctx) => {
+    const { browser, unavailable } = chromium;
     if (!browser) {
       console.log(`console directories browser test skipped: ${unavailable}`);
       ctx.skip();

@@ -1,6 +1,9 @@
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { buildWeb } from '@atrium/web/build';
 import type { Browser } from 'playwright-core';
-import { type OpenedPage, openPage } from '../helpers/browser.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { launchChromium, type OpenedPage, openPage } from '../helpers/browser.ts';
 import { adminTokenOf } from '../helpers/tokens.ts';
 import { getWorld, type TestEnvironment } from '../helpers/world.ts';
 
@@ -78,4 +81,34 @@ export async function openConsoleSection(
   await page.getByRole('navigation').getByRole('button', { name: section }).click();
   await page.getByRole('heading', { name: section, exact: options.exactHeading ?? false }).waitFor();
   return Object.assign(opened, { url });
+}
+
+/** Where the console's browser tests leave their screenshots. */
+export const SCREENSHOTS = fileURLToPath(new URL('../../artifacts/screenshots/', import.meta.url));
+
+/** The Chromium of a console browser file: launched once before its tests, closed after. */
+export interface ConsoleBrowser {
+  browser?: Browser | undefined;
+  /** Why Chromium could not start (the tests then skip). */
+  unavailable?: string | undefined;
+}
+
+/**
+ * The console browser files' start-up: the built console, the admin token and Chromium before
+ * the file's tests (`beforeAll`), Chromium closed after them.
+ */
+export function startConsoleChromium(): ConsoleBrowser {
+  const state: ConsoleBrowser = {};
+  beforeAll(async () => {
+    await consoleBuilt();
+    await adminTokenOf();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const launched = await launchChromium();
+    state.browser = launched.browser;
+    state.unavailable = launched.reason;
+  });
+  afterAll(async () => {
+    await state.browser?.close();
+  });
+  return state;
 }
