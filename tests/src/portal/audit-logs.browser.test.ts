@@ -2,11 +2,10 @@ import { join } from 'node:path';
 import { buildNextAuditLogExport } from '@atrium/routers';
 import { WorkOS } from '@workos-inc/node';
 import { parse } from 'csv-parse/sync';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openPage } from '../helpers/browser.ts';
 import { newEnvironment } from '../helpers/world.ts';
-import { type PortalInBrowser, SCREENSHOTS, startPortalInBrowser } from './portal-browser.ts';
+import { SCREENSHOTS, startPortalChromium } from './portal-browser.ts';
 
 // The portal's audit_logs page in headless Chromium (issue #38): the IT admin opens the link, sees
 // the organization's events, narrows them by action, exports them, and once the worker has built
@@ -14,22 +13,11 @@ import { type PortalInBrowser, SCREENSHOTS, startPortalInBrowser } from './porta
 
 const MINUTE = 60_000;
 
-let portal: PortalInBrowser;
-let browser: Browser | undefined;
-let skipReason = '';
-let url: string;
-
-beforeAll(async () => {
-  portal = await startPortalInBrowser();
-  ({ browser, skipReason, url } = portal);
-}, 120_000);
-
-afterAll(async () => {
-  await portal?.close();
-});
+const portal = startPortalChromium();
 
 describe('the audit_logs portal page in a browser', () => {
   it('shows the events, narrows them by action, exports them and links the CSV', async (ctx) => {
+    const { browser, skipReason = '', url = '' } = portal;
     if (!browser) return ctx.skip(skipReason);
     const env = await newEnvironment();
     const port = Number(new URL(url).port);

@@ -2,33 +2,21 @@ import { join } from 'node:path';
 import { auditLogStreams } from '@atrium/db';
 import { WorkOS } from '@workos-inc/node';
 import { eq } from 'drizzle-orm';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openPage } from '../helpers/browser.ts';
 import { newEnvironment } from '../helpers/world.ts';
-import { type PortalInBrowser, SCREENSHOTS, startPortalInBrowser } from './portal-browser.ts';
+import { SCREENSHOTS, startPortalChromium } from './portal-browser.ts';
 
 // The portal's log_streams page in headless Chromium (issue #38): the official
 // AdminPortalAuditLogStreaming widget with the portal token, and the page's own setup flow: the IT
 // admin chooses Splunk, fills its fields, saves; the row exists, its token sealed; the page and
 // the widget show the stream; pause shows it paused.
 
-let portal: PortalInBrowser;
-let browser: Browser | undefined;
-let skipReason = '';
-let url: string;
-
-beforeAll(async () => {
-  portal = await startPortalInBrowser();
-  ({ browser, skipReason, url } = portal);
-}, 120_000);
-
-afterAll(async () => {
-  await portal?.close();
-});
+const portal = startPortalChromium();
 
 describe('the log_streams portal page in a browser', () => {
   it('sets up a Splunk stream alone: fields, save, the row, the page and the widget show it, pause', async (ctx) => {
+    const { browser, skipReason = '', url = '' } = portal;
     if (!browser) return ctx.skip(skipReason);
     const env = await newEnvironment();
     const port = Number(new URL(url).port);

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { createApp } from '@atrium/rest-facade';
 import type { Deps } from '@atrium/routers';
 import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { launchChromium } from '../helpers/browser.ts';
 import { getWorld } from '../helpers/world.ts';
 
@@ -53,4 +54,16 @@ export async function startPortalInBrowser(): Promise<PortalInBrowser> {
       rmSync(assets, { recursive: true, force: true });
     },
   };
+}
+
+/** A browser file's portal: started before its tests (`beforeAll`), closed after them. */
+export function startPortalChromium(): Partial<PortalInBrowser> {
+  const holder: Partial<PortalInBrowser> = {};
+  beforeAll(async () => {
+    Object.assign(holder, await startPortalInBrowser());
+  }, 120_000);
+  afterAll(async () => {
+    await holder.close?.();
+  });
+  return holder;
 }
