@@ -1,1 +1,0 @@
-CREATE INDEX "audit_log_exports_finished_idx" ON "audit_log_exports" USING btree ("updated_at") WHERE "audit_log_exports"."state" <> 'pending';
