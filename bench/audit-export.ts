@@ -6,7 +6,10 @@
  * each), creates an export over the API, runs the export worker's build, downloads the CSV through
  * the signed link, and reports rows, bytes, seconds and the process's peak RSS and heap during the
  * build and the download (process.memoryUsage() sampled every 20 ms), beside the baseline before
- * each. Flat memory means the peaks do not grow with `--events`.
+ * each. The heap peak counts garbage not yet collected, so each phase also forces a full collection
+ * every 250 ms and reports the peak heap right after one (what the phase really holds) and the heap
+ * after a last collection at its end. Flat memory means the after-collection figures do not grow
+ * with `--events`. Runs under `node --expose-gc` (the npm script).
  *
  * The server runs in this process on PGlite (in memory), or on `DATABASE_URL` when set.
  */
@@ -62,22 +65,37 @@ const api = async (method: string, path: string, body?: unknown) => {
   return json;
 };
 
-/** Runs `work` while sampling memory; the peaks and the baseline before it. */
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error('run under node --expose-gc (npm run bench:audit-export)');
+
+/**
+ * Runs `work` while sampling memory: the baseline before it (after a collection), the peaks of
+ * RSS and heap (every 20 ms), the peak heap right after a forced full collection (every 250 ms:
+ * what is retained, not garbage) and the heap after a collection once `work` is done.
+ */
 async function measured<T>(work: () => Promise<T>) {
-  (globalThis as { gc?: () => void }).gc?.();
+  gc?.();
   const before = process.memoryUsage();
-  const peak = { rss: before.rss, heap: before.heapUsed };
-  const timer = setInterval(() => {
+  const peak = { rss: before.rss, heap: before.heapUsed, retained: before.heapUsed };
+  const sampler = setInterval(() => {
     const m = process.memoryUsage();
     peak.rss = Math.max(peak.rss, m.rss);
     peak.heap = Math.max(peak.heap, m.heapUsed);
   }, 20);
+  const collector = setInterval(() => {
+    gc?.();
+    peak.retained = Math.max(peak.retained, process.memoryUsage().heapUsed);
+  }, 250);
   const started = performance.now();
   try {
     const result = await work();
-    return { result, seconds: (performance.now() - started) / 1000, before, peak };
+    const seconds = (performance.now() - started) / 1000;
+    gc?.();
+    const after = process.memoryUsage().heapUsed;
+    return { result, seconds, before, peak, after };
   } finally {
-    clearInterval(timer);
+    clearInterval(sampler);
+    clearInterval(collector);
   }
 }
 
@@ -116,7 +134,8 @@ for (const [name, run] of [
 ] as const) {
   log(
     `${name}: ${run.seconds.toFixed(2)} s; RSS ${mib(run.before.rss)} -> peak ${mib(run.peak.rss)}, ` +
-      `heap ${mib(run.before.heapUsed)} -> peak ${mib(run.peak.heap)}`,
+      `heap ${mib(run.before.heapUsed)} -> peak ${mib(run.peak.heap)}; after gc: ` +
+      `peak ${mib(run.peak.retained)}, at the end ${mib(run.after)}`,
   );
 }
 server.close();

@@ -4,8 +4,10 @@ export {
   type AuditLogExportDownload,
   buildNextAuditLogExport,
   EXPORT_CSV_COLUMNS,
+  EXPORT_KEEP_MS,
   EXPORT_URL_TTL_MS,
   openAuditLogExportDownload,
+  purgeExpiredAuditLogExports,
   seedAuditLogEvents,
   signedExportUrl,
 } from './audit-logs/exports/service.ts';

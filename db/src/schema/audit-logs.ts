@@ -205,6 +205,8 @@ export const auditLogExports = pgTable(
   (t) => [
     index('audit_log_exports_environment_idx').on(t.environmentId, t.id),
     index('audit_log_exports_pending_idx').on(t.leaseUntil, t.id).where(sql`${t.state} = 'pending'`),
+    // The retention sweep's: finished exports by when they finished.
+    index('audit_log_exports_finished_idx').on(t.updatedAt).where(sql`${t.state} <> 'pending'`),
   ],
 );
 

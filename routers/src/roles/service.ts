@@ -96,7 +96,7 @@ function recordRoleEvent(tx: Db, scope: Scope, row: RoleRow, change: 'created' |
 /**
  * The system permissions every environment holds (`system: true`), granted to the default `admin`
  * role: the official widgets' scopes, so an operation-20 client token of an admin can do what a
- * widget token with those scopes can (existing environments: migration 0016).
+ * widget token with those scopes can (existing environments: migrations 0016, 0023, 0031, 0034).
  */
 export const SYSTEM_PERMISSIONS = [
   { slug: 'widgets:users-table:manage', name: 'Manage users (widgets)' },
@@ -104,6 +104,9 @@ export const SYSTEM_PERMISSIONS = [
   { slug: 'widgets:sso:manage', name: 'Manage SSO connections (widgets)' },
   { slug: 'widgets:dsync:manage', name: 'Manage directory sync (widgets)' },
   { slug: 'widgets:audit-log-streaming:manage', name: 'Manage the audit log stream (widgets)' },
+  { slug: 'widgets:api-keys:manage', name: 'Manage API keys (widgets)' },
+  { slug: 'widgets:user-api-keys:manage-self', name: 'Manage own API keys (widgets)' },
+  { slug: 'widgets:user-api-keys:manage-all', name: "Manage all members' API keys (widgets)" },
 ] as const;
 
 /** Seeds a new environment's roles and system permissions in the caller's transaction (environments/service.ts). */

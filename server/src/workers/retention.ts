@@ -1,5 +1,6 @@
 import {
   type Deps,
+  purgeExpiredAuditLogExports,
   purgeExpiredAuditLogs,
   purgeExpiredIdempotencyKeys,
   purgeExpiredRecords,
@@ -15,8 +16,8 @@ import type { Worker } from './worker.ts';
  * rate-limit counters an hour past their window (`rateLimitWindowMs`, the configured window),
  * the short-lived rows (portal links and sessions, console sessions, session challenges) a
  * day past their expiry, the SSO rows (routers/src/sso/service.ts `sweepSso`), and audit log
- * events older than their organization's retention (365 days unless set). Logs and returns how
- * many of each went.
+ * events older than their organization's retention (365 days unless set), and audit log exports
+ * a day after they finished, with their CSV parts. Logs and returns how many of each went.
  */
 export async function retentionSweep(deps: Deps, rateLimitWindowMs = 60_000): Promise<Record<string, number>> {
   const purged: Record<string, number> = {
@@ -24,6 +25,7 @@ export async function retentionSweep(deps: Deps, rateLimitWindowMs = 60_000): Pr
     sessions: await purgeExpiredSessions(deps.db, deps.now()),
     rate_limit_windows: await purgeIdleRateLimitWindows(deps, rateLimitWindowMs),
     audit_log_events: await purgeExpiredAuditLogs(deps),
+    audit_log_exports: await purgeExpiredAuditLogExports(deps),
   };
   Object.assign(purged, await purgeExpiredRecords(deps));
   // Single sign-on: expired authorizations time out (authentication.sso_timed_out); codes,

@@ -1,5 +1,13 @@
 import { auditLogExportParts, auditLogExports } from '@atrium/db';
-import { buildNextAuditLogExport, EXPORT_CSV_COLUMNS, signedExportUrl } from '@atrium/routers';
+import {
+  buildNextAuditLogExport,
+  EXPORT_CSV_COLUMNS,
+  EXPORT_KEEP_MS,
+  EXPORT_URL_TTL_MS,
+  purgeExpiredAuditLogExports,
+  signedExportUrl,
+} from '@atrium/routers';
+import { retentionSweep } from '@atrium/server';
 import { parse } from 'csv-parse/sync';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
@@ -379,6 +387,76 @@ describe('the signed link', () => {
     expect(await env.deps.db.select().from(auditLogExportParts).where(eq(auditLogExportParts.exportId, id))).toEqual(
       [],
     );
+  });
+});
+
+describe('retention: a finished export goes a day after it finished', () => {
+  async function finishedExport(env: TestEnvironment, org: string): Promise<string> {
+    const created = await env.http.post('/audit_logs/exports', {
+      organization_id: org,
+      range_start: ago(60 * MINUTE),
+      range_end: new Date().toISOString(),
+    });
+    expect(created.status).toBe(201);
+    await settle(env, created.body.id, { partBytes: 1, pageRows: 1 });
+    return created.body.id;
+  }
+  const partsOf = (env: TestEnvironment, id: string) =>
+    env.deps.db.select().from(auditLogExportParts).where(eq(auditLogExportParts.exportId, id));
+  const finishedAgo = (env: TestEnvironment, id: string, ms: number) =>
+    env.deps.db
+      .update(auditLogExports)
+      .set({ updatedAt: new Date(Date.now() - ms) })
+      .where(eq(auditLogExports.id, id));
+
+  it('404 once kept a day; the sweep deletes it and its parts after the last link expired; a fresh one stays', async () => {
+    const env = await newEnvironment();
+    const org = await organization(env);
+    await record(env, org, { at: ago(20 * MINUTE) });
+    await record(env, org, { at: ago(10 * MINUTE) });
+    const old = await finishedExport(env, org);
+    const lingering = await finishedExport(env, org);
+    const fresh = await finishedExport(env, org);
+    expect((await partsOf(env, old)).length).toBeGreaterThan(1);
+    const stale = (await env.http.get(`/audit_logs/exports/${lingering}`)).body.url;
+    await finishedAgo(env, old, EXPORT_KEEP_MS + EXPORT_URL_TTL_MS + MINUTE);
+    // Past the keep, but its last link may still be live: unreadable, not yet deleted.
+    await finishedAgo(env, lingering, EXPORT_KEEP_MS + MINUTE);
+
+    const gone = await env.http.get(`/audit_logs/exports/${lingering}`);
+    expect(gone.status).toBe(404);
+    expect(gone.body.code).toBe('entity_not_found');
+    expect((await download(env, stale)).res.status).toBe(200);
+
+    const purged = await retentionSweep(env.deps);
+    expect(purged.audit_log_exports).toBeGreaterThanOrEqual(1);
+    expect((await storedExports(env)).map((e) => e.id).sort()).toEqual([lingering, fresh].sort());
+    expect(await partsOf(env, old)).toEqual([]);
+    expect((await partsOf(env, lingering)).length).toBeGreaterThan(1);
+    expect((await partsOf(env, fresh)).length).toBeGreaterThan(1);
+    const res = await env.http.get(`/audit_logs/exports/${old}`);
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: 'entity_not_found', message: `Audit Log Export not found: '${old}'.` });
+    const current = await env.http.get(`/audit_logs/exports/${fresh}`);
+    expect(current.body.state).toBe('ready');
+    expect((await download(env, current.body.url)).res.status).toBe(200);
+  });
+
+  it('deletes in batches until none is left, and never a pending export', async () => {
+    const env = await newEnvironment();
+    const org = await organization(env);
+    await record(env, org);
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(await finishedExport(env, org));
+    for (const id of ids) await finishedAgo(env, id, 2 * EXPORT_KEEP_MS);
+    const pending = await env.http.post('/audit_logs/exports', {
+      organization_id: org,
+      range_start: ago(60 * MINUTE),
+      range_end: new Date().toISOString(),
+    });
+    await finishedAgo(env, pending.body.id, 2 * EXPORT_KEEP_MS);
+    expect(await purgeExpiredAuditLogExports(env.deps, 2)).toBeGreaterThanOrEqual(3);
+    expect((await storedExports(env)).map((e) => [e.id, e.state])).toEqual([[pending.body.id, 'pending']]);
   });
 });
 

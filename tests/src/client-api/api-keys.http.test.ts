@@ -18,9 +18,12 @@ const ROLES: Record<string, string[]> = {
   'keys-none': ['posts:read'],
 };
 
-/** The scopes and `posts:*` as permissions, and the three roles above, made once per environment. */
+/**
+ * `posts:*` as permissions and the three roles above, made once per environment (the widgets'
+ * scopes are system permissions every environment holds).
+ */
 async function ensureRoles(env: TestEnvironment) {
-  for (const slug of [...KEY_SCOPES, 'posts:read', 'posts:write']) {
+  for (const slug of ['posts:read', 'posts:write']) {
     const res = await env.http.post('/authorization/permissions', { slug, name: slug });
     if (res.status !== 201 && res.status !== 409) throw new Error(`permission: ${res.text}`);
   }

@@ -126,10 +126,13 @@ describe('members on /client/graphql (graphql-request)', () => {
     // Admin also holds the widgets' system permissions every environment starts with.
     expect(effective.effectivePermissions.map((p: { slug: string }) => p.slug).sort()).toEqual([
       'posts:write',
+      'widgets:api-keys:manage',
       'widgets:audit-log-streaming:manage',
       'widgets:domain-verification:manage',
       'widgets:dsync:manage',
       'widgets:sso:manage',
+      'widgets:user-api-keys:manage-all',
+      'widgets:user-api-keys:manage-self',
       'widgets:users-table:manage',
     ]);
   });

@@ -2,16 +2,19 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { migrationsFolder, permissions } from '@atrium/db';
 import { authenticateClientToken, type ClientScope, requirePermission } from '@atrium/routers';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { ALL_WIDGET_SCOPES, clientSetup } from '../helpers/client.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
 const SYSTEM = [
+  'widgets:api-keys:manage',
   'widgets:audit-log-streaming:manage',
   'widgets:domain-verification:manage',
   'widgets:dsync:manage',
   'widgets:sso:manage',
+  'widgets:user-api-keys:manage-all',
+  'widgets:user-api-keys:manage-self',
   'widgets:users-table:manage',
 ];
 
@@ -74,7 +77,7 @@ describe('client tokens get their role’s permissions', () => {
   });
 });
 
-describe('the seed_widget_permissions, seed_dsync_permission and seed_audit_log_streaming_permission migrations', () => {
+describe('the migrations that seed the system permissions (0016, 0023, 0031, 0034)', () => {
   it('give an existing environment the system permissions and its admin role all of them, once', async () => {
     const env = await newEnvironment();
     // As before the migrations: no system permissions (their role links go with them).
@@ -87,12 +90,15 @@ describe('the seed_widget_permissions, seed_dsync_permission and seed_audit_log_
       '0016_seed_widget_permissions.sql',
       '0023_seed_dsync_permission.sql',
       '0031_seed_audit_log_streaming_permission.sql',
+      '0034_audit_log_exports_purge_api_key_scopes.sql',
     ]) {
       const file = readFileSync(join(migrationsFolder, name), 'utf8');
+      // The seeds only (0034 also makes an index), limited to this environment.
       const statements = file
         .replace('FROM "environments" e', `FROM (SELECT * FROM "environments" WHERE id = '${env.environmentId}') e`)
         .replace('FROM "roles" r', `FROM (SELECT * FROM "roles" WHERE environment_id = '${env.environmentId}') r`)
-        .split('--> statement-breakpoint');
+        .split('--> statement-breakpoint')
+        .filter((statement) => statement.includes('INSERT INTO'));
       expect(statements).toHaveLength(2);
       for (let run = 0; run < 2; run++) {
         for (const statement of statements) await env.deps.db.execute(sql.raw(statement));
@@ -103,5 +109,34 @@ describe('the seed_widget_permissions, seed_dsync_permission and seed_audit_log_
     for (const p of seeded) expect(p.id).toMatch(/^perm_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect([...(await env.caller.roles.get({ slug: 'admin' })).permissions].sort()).toEqual(SYSTEM);
     expect((await env.caller.roles.get({ slug: 'member' })).permissions).toEqual([]);
+  });
+
+  it('0034 keeps an API-key scope the environment made by hand as it is, and grants all three to admin', async () => {
+    const env = await newEnvironment();
+    const keyScopes = SYSTEM.filter((slug) => slug.includes('api-keys'));
+    // As before 0034: no such system permissions, and one made by hand, as an app had to.
+    await env.deps.db
+      .delete(permissions)
+      .where(and(eq(permissions.environmentId, env.environmentId), inArray(permissions.slug, keyScopes)));
+    const made = await env.http.post('/authorization/permissions', { slug: 'widgets:api-keys:manage', name: 'Mine' });
+    expect(made.status).toBe(201);
+    const file = readFileSync(join(migrationsFolder, '0034_audit_log_exports_purge_api_key_scopes.sql'), 'utf8');
+    const statements = file
+      .replace('FROM "environments" e', `FROM (SELECT * FROM "environments" WHERE id = '${env.environmentId}') e`)
+      .replace('FROM "roles" r', `FROM (SELECT * FROM "roles" WHERE environment_id = '${env.environmentId}') r`)
+      .split('--> statement-breakpoint')
+      .filter((statement) => statement.includes('INSERT INTO'));
+    for (const statement of statements) await env.deps.db.execute(sql.raw(statement));
+    const seeded = await env.deps.db
+      .select()
+      .from(permissions)
+      .where(and(eq(permissions.environmentId, env.environmentId), inArray(permissions.slug, keyScopes)));
+    expect(seeded.map((p) => [p.slug, p.name, p.system]).sort()).toEqual([
+      ['widgets:api-keys:manage', 'Mine', false],
+      ['widgets:user-api-keys:manage-all', "Manage all members' API keys (widgets)", true],
+      ['widgets:user-api-keys:manage-self', 'Manage own API keys (widgets)', true],
+    ]);
+    expect(seeded.find((p) => p.system === false)?.id).toBe(made.body.id);
+    expect([...(await env.caller.roles.get({ slug: 'admin' })).permissions].sort()).toEqual(SYSTEM);
   });
 });

@@ -76,10 +76,10 @@ describe('widget token scopes (item 1)', () => {
     const issued = await widgetToken(env, {
       organization_id: organizationId,
       user_id: admin.userId,
-      scopes: ['widgets:sso:manage', 'widgets:users-table:manage', 'widgets:sso:manage', 'widgets:api-keys:manage'],
+      scopes: ['widgets:sso:manage', 'widgets:users-table:manage', 'widgets:sso:manage', 'widgets:pipes:manage'],
     });
     expect(issued.status).toBe(201);
-    // api-keys: known to the widgets, held by no role here.
+    // pipes: known to the widgets, held by no role here.
     expect(decodeJwt(issued.body.token).permissions).toEqual(['widgets:sso:manage', 'widgets:users-table:manage']);
     // A role given the permission grants it to a member holding that role.
     const role = await env.http.post('/authorization/roles', { slug: 'people-manager', name: 'People manager' });

@@ -1,11 +1,13 @@
-import { auditLogExports } from '@atrium/db';
+import { auditLogExports, portalLinks } from '@atrium/db';
 import {
+  type AppRouter,
   buildNextAuditLogExport,
   createCaller,
   createInnerContext,
   EXPORT_CSV_COLUMNS,
   type MailMessage,
 } from '@atrium/routers';
+import { createTRPCClient, httpLink } from '@trpc/client';
 import { parse } from 'csv-parse/sync';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
@@ -367,3 +369,48 @@ describe('the audit_logs portal page', () => {
     expect(((await own.json()) as { link: string }).link).toBe(`${TEST_ISSUER}/portal/audit_logs`);
   });
 });
+
+describe.each([
+  ['AuditLogs', 'audit_logs', 'widgets:audit-log-streaming:manage'],
+  ['LogStreams', 'log_streams', 'widgets:audit-log-streaming:manage'],
+  ['Dsync', 'dsync', 'widgets:dsync:manage'],
+])(
+  'GraphQL and typed tRPC createAdminPortalLink(intent: %s), as REST generate-link?intent=%s',
+  (intent, rest, scope) => {
+    const storedLinks = (env: TestEnvironment) =>
+      env.deps.db.select().from(portalLinks).where(eq(portalLinks.environmentId, env.environmentId));
+
+    it(`a link to the intent's page with ${scope}; without it FORBIDDEN, nothing stored`, async () => {
+      const env = await newEnvironment();
+      const organization = await newOrganization(env);
+      const admin = await clientSetup(env, { organizationId: organization, scopes: [scope], roleSlug: 'admin' });
+      const gql = await admin.graphql(
+        `mutation { createAdminPortalLink(intent: ${intent}) { link intent expiresAt } }`,
+      );
+      expect(gql.body.errors).toBeUndefined();
+      expect(gql.body.data.createAdminPortalLink).toEqual({
+        link: expect.stringContaining('/portal/launch?apiToken='),
+        intent,
+        expiresAt: expect.any(String),
+      });
+      const { res } = await openLink(env, gql.body.data.createAdminPortalLink.link);
+      expect(res.status).toBe(303);
+      expect(res.headers.get('location')).toBe(`/portal/${rest}`);
+      const trpc = createTRPCClient<AppRouter>({
+        links: [httpLink({ url: `${env.world.url}/trpc`, headers: { Authorization: `Bearer ${admin.token}` } })],
+      });
+      const typed = await trpc.client.adminPortal.createLink.mutate({ intent: intent as 'AuditLogs' });
+      expect(typed.intent).toBe(intent);
+      const links = await storedLinks(env);
+      expect(links.map((l) => [l.organizationId, l.intent])).toEqual([
+        [organization, rest],
+        [organization, rest],
+      ]);
+
+      const member = await clientSetup(env, { organizationId: organization, scopes: ['widgets:users-table:manage'] });
+      const denied = await member.graphql(`mutation { createAdminPortalLink(intent: ${intent}) { link } }`);
+      expect(denied.body.errors[0].extensions.code).toBe('FORBIDDEN');
+      expect(await storedLinks(env)).toHaveLength(2);
+    });
+  },
+);

@@ -28,7 +28,7 @@ const idsOfA = (f: Fixture) => [
 ];
 const gets = CLIENT_OPERATIONS.filter((op) => op.method === 'GET');
 
-/** The API-key widgets' scopes, which an environment does not start with (docs/widgets.md). */
+/** The API-key widgets' scopes (system permissions, as the other widgets' are). */
 const API_KEY_SCOPES = [
   'widgets:api-keys:manage',
   'widgets:user-api-keys:manage-self',
@@ -40,10 +40,6 @@ const API_KEY_SCOPES = [
  * so that a refusal is the organization's boundary (404), never a missing scope (403).
  */
 async function intruderIn(env: TestEnvironment): Promise<ClientSetup> {
-  for (const slug of API_KEY_SCOPES) {
-    const made = await env.http.post('/authorization/permissions', { slug, name: slug });
-    if (made.status !== 201 && made.status !== 409) throw new Error(`permission: ${made.status} ${made.text}`);
-  }
   const scopes = [...ALL_WIDGET_SCOPES, 'widgets:audit-log-streaming:manage', ...API_KEY_SCOPES];
   const role = await env.http.post('/authorization/roles', { slug: 'intruder', name: 'Intruder' });
   if (role.status !== 201 && role.status !== 409) throw new Error(`role: ${role.status} ${role.text}`);

@@ -2,12 +2,15 @@ import { membershipRoles, organizationMemberships, roles } from '@atrium/db';
 import type { AppRouter } from '@atrium/routers';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { and, eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { storedEvents } from '../helpers/events.ts';
 import { uniqueEmail } from '../helpers/people.ts';
-import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
+import { getWorld, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
 const MEMBERSHIPS = '/user_management/organization_memberships';
+
+// The worker's database is built (and migrated) under the hook's timeout, not the first test's.
+beforeAll(() => getWorld());
 
 async function orgAndUser(env: TestEnvironment) {
   const org = (await env.http.post('/organizations', { name: 'Acme' })).body;
@@ -152,10 +155,13 @@ describe('roles over HTTP', () => {
     expect(unknownPermission.body.errors[0]).toMatchObject({ field: 'permissions', code: 'permission_not_found' });
     // Unchanged: the system permissions every environment's admin starts with.
     expect((await env.http.get('/authorization/roles/admin')).body.permissions).toEqual([
+      'widgets:api-keys:manage',
       'widgets:audit-log-streaming:manage',
       'widgets:domain-verification:manage',
       'widgets:dsync:manage',
       'widgets:sso:manage',
+      'widgets:user-api-keys:manage-all',
+      'widgets:user-api-keys:manage-self',
       'widgets:users-table:manage',
     ]);
   });

@@ -96,11 +96,11 @@ describe('the official SDK: authorization roles and permissions', () => {
     const got = await workos.authorization.getPermission('b:read');
     expect(got).toMatchObject({ object: 'permission', slug: 'b:read', name: 'B:READ', system: false });
 
-    // After the environment's five system permissions (the widgets' scopes, granted to admin).
-    const page = await workos.authorization.listPermissions({ limit: 7, order: 'asc' });
+    // After the environment's eight system permissions (the widgets' scopes, granted to admin).
+    const page = await workos.authorization.listPermissions({ limit: 10, order: 'asc' });
     expect(page.data.filter((p) => !p.system).map((p) => p.slug)).toEqual(['a:read', 'b:read']);
-    expect(page.data).toHaveLength(7);
-    expect(page.listMetadata.after).toBe(page.data[6]?.id);
+    expect(page.data).toHaveLength(10);
+    expect(page.listMetadata.after).toBe(page.data[9]?.id);
     const all = await (await workos.authorization.listPermissions()).autoPagination();
     expect(
       all
@@ -108,7 +108,7 @@ describe('the official SDK: authorization roles and permissions', () => {
         .map((p) => p.slug)
         .sort(),
     ).toEqual(['a:read', 'b:read', 'c:read']);
-    expect(all.filter((p) => p.system)).toHaveLength(5);
+    expect(all.filter((p) => p.system)).toHaveLength(8);
 
     const updated = await workos.authorization.updatePermission('b:read', { name: 'Read B', description: 'B things' });
     expect(updated).toMatchObject({ slug: 'b:read', name: 'Read B', description: 'B things' });

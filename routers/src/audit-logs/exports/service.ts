@@ -12,6 +12,7 @@ import {
   type AuditLogExportRow,
   countPendingExports,
   deleteExportParts,
+  deleteFinishedExports,
   findAuditLogExport,
   findAuditLogExportById,
   insertAuditLogExport,
@@ -36,6 +37,13 @@ const PAGE_ROWS = 1000;
 export const EXPORT_LEASE_MS = 5 * 60_000;
 /** Builds begun before an export is given up as `error`. */
 export const EXPORT_MAX_ATTEMPTS = 3;
+/**
+ * How long a finished export (`ready` or `error`) can be read after it finished: each GET signs a
+ * fresh link (upstream: "refetching the export will regenerate the URL"), so the link's 10 minutes
+ * bound nothing; past this the export is 404, and the retention sweep deletes it and its parts
+ * once the last link it could have signed has expired too (`EXPORT_URL_TTL_MS` later).
+ */
+export const EXPORT_KEEP_MS = DAY_MS;
 
 /** The CSV's columns, in order (docs/audit-logs.md, "Exports", says why these). */
 export const EXPORT_CSV_COLUMNS = [
@@ -57,6 +65,10 @@ export const EXPORT_CSV_COLUMNS = [
 const invalidRange = (message: string) => new ApiError(400, 'invalid_audit_log_export_range_date', message);
 
 const exportNotFound = (id: string) => new ApiError(404, 'entity_not_found', `Audit Log Export not found: '${id}'.`);
+
+/** A finished export past `EXPORT_KEEP_MS`: answered as gone (404), even before the sweep deletes it. */
+const isExpired = (row: AuditLogExportRow, now: Date) =>
+  row.state !== 'pending' && row.updatedAt.getTime() + EXPORT_KEEP_MS <= now.getTime();
 
 /** The download path of an export (the signed link's path, below the public base URL). */
 export const exportDownloadPath = (id: string) => `/audit_logs/exports/${encodeURIComponent(id)}/download`;
@@ -126,9 +138,10 @@ export async function createAuditLogExport(scope: Scope, input: CreateAuditLogEx
 
 /** `GET /audit_logs/exports/{id}`: the export of the environment (404 otherwise), a fresh link when ready. */
 export async function getAuditLogExport(scope: Scope, id: string): Promise<AuditLogExport> {
+  const now = scope.now();
   const row = await findAuditLogExport(scope.db, scope.env.id, id);
-  if (!row) throw exportNotFound(id);
-  return toAuditLogExport(scope.deps, row, scope.now());
+  if (!row || isExpired(row, now)) throw exportNotFound(id);
+  return toAuditLogExport(scope.deps, row, now);
 }
 
 /** How many exports the portal's audit_logs page may have pending at once for its organization. */
@@ -157,9 +170,24 @@ export async function getOrganizationAuditLogExport(
   organizationId: string,
   id: string,
 ): Promise<AuditLogExport> {
+  const now = scope.now();
   const row = await findAuditLogExport(scope.db, scope.env.id, id);
-  if (row?.organizationId !== organizationId) throw exportNotFound(id);
-  return toAuditLogExport(scope.deps, row, scope.now());
+  if (row?.organizationId !== organizationId || isExpired(row, now)) throw exportNotFound(id);
+  return toAuditLogExport(scope.deps, row, now);
+}
+
+/**
+ * The retention sweep's part: finished exports past `EXPORT_KEEP_MS` plus the last link's life
+ * (`EXPORT_URL_TTL_MS`), with their CSV parts, `batchSize` exports a statement; how many went.
+ */
+export async function purgeExpiredAuditLogExports(deps: Deps, batchSize = 100): Promise<number> {
+  const before = new Date(deps.now().getTime() - EXPORT_KEEP_MS - EXPORT_URL_TTL_MS);
+  let total = 0;
+  for (;;) {
+    const deleted = await deleteFinishedExports(deps.db, before, batchSize);
+    total += deleted;
+    if (deleted < batchSize) return total;
+  }
 }
 
 /** One event as a CSV record, in `EXPORT_CSV_COLUMNS` order. */

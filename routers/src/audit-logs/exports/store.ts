@@ -7,7 +7,7 @@ import {
   type Db,
   organizations,
 } from '@atrium/db';
-import { and, asc, eq, gt, gte, lte, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 
 export type AuditLogExportRow = typeof auditLogExports.$inferSelect;
 export type AuditLogEventRow = typeof auditLogEvents.$inferSelect;
@@ -124,6 +124,23 @@ export async function pageOfExportEvents(
     .where(and(...conditions))
     .orderBy(asc(e.occurredAt), asc(e.id))
     .limit(limit);
+}
+
+/**
+ * Deletes up to `limit` finished exports (`ready` or `error`) last updated before `before`, by the
+ * `audit_log_exports_finished_idx` index, with their parts (the foreign key's cascade, in the same
+ * statement); how many exports went.
+ */
+export async function deleteFinishedExports(db: Db, before: Date, limit: number): Promise<number> {
+  const e = auditLogExports;
+  const expired = db
+    .select({ id: e.id })
+    .from(e)
+    .where(and(sql`${e.state} <> 'pending'`, lt(e.updatedAt, before)))
+    .orderBy(asc(e.updatedAt))
+    .limit(limit);
+  const deleted = await db.delete(e).where(sql`${e.id} = any(array(${expired}))`).returning({ id: e.id });
+  return deleted.length;
 }
 
 /** Drops the parts an earlier attempt of the export left (a build that failed or lost its lease). */

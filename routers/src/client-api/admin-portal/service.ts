@@ -27,22 +27,29 @@ export async function createPortalLinkForClient(scope: ClientScope, intent: stri
   return createPortalLink(scope, { organization: scope.client.organizationId, intent: served });
 }
 
-/** The intents as the typed client surfaces spell them (GraphQL's `AdminPortalLinkIntent`). */
-export const ClientIntent = z.enum(['DomainVerification', 'Sso', 'LogStreams']);
+/**
+ * The intents as the typed client surfaces spell them (GraphQL's `AdminPortalLinkIntent`): the
+ * widgets' three (`@workos-inc/widgets` 1.18) and the two more REST's generate-link serves.
+ */
+export const ClientIntent = z.enum(['DomainVerification', 'Sso', 'LogStreams', 'Dsync', 'AuditLogs']);
 export type ClientIntent = z.infer<typeof ClientIntent>;
-const REST_INTENT: Record<ClientIntent, string> = {
+const REST_INTENT: Record<ClientIntent, PortalIntent> = {
   DomainVerification: 'domain_verification',
   Sso: 'sso',
   LogStreams: 'log_streams',
+  Dsync: 'dsync',
+  AuditLogs: 'audit_logs',
 };
-const CLIENT_INTENT: Record<string, ClientIntent> = {
+const CLIENT_INTENT: Record<PortalIntent, ClientIntent> = {
   domain_verification: 'DomainVerification',
   sso: 'Sso',
   log_streams: 'LogStreams',
+  dsync: 'Dsync',
+  audit_logs: 'AuditLogs',
 };
 
 /** `createAdminPortalLink` (GraphQL) and `client.adminPortal.createLink`: the link in the typed shape (`AdminPortalLink`). */
 export async function createClientPortalLink(scope: ClientScope, intent: ClientIntent) {
   const issued = await createPortalLinkForClient(scope, REST_INTENT[intent]);
-  return { link: issued.link, intent: CLIENT_INTENT[issued.intent] as ClientIntent, expiresAt: iso(issued.expiresAt) };
+  return { link: issued.link, intent: CLIENT_INTENT[issued.intent], expiresAt: iso(issued.expiresAt) };
 }
