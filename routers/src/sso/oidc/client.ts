@@ -65,6 +65,29 @@ function clientAuthentication(metadata: Record<string, unknown>, secret: string 
   return oidc.ClientSecretPost(secret);
 }
 
+/**
+ * Each connection's JWKS as last fetched, kept across sign-ins (a `Configuration` lives for one
+ * sign-in): openid-client trusts it 5 minutes and fetches again at once for an unknown `kid` once
+ * it is a minute old. Keyed by connection and `jwks_uri`; the oldest entry goes past the bound.
+ */
+const jwksCaches = new Map<string, ExportedJWKSCache>();
+const JWKS_CACHE_ENTRIES = 1_000;
+type ExportedJWKSCache = NonNullable<ReturnType<typeof oidc.getJwksCache>>;
+
+function jwksCacheKey(connection: ConnectionRow): string {
+  return `${connection.id} ${String(connection.oidcMetadata?.jwks_uri ?? '')}`;
+}
+
+/** Keeps what the sign-in's configuration fetched of the provider's JWKS for the next sign-in. */
+export function keepJwks(connection: ConnectionRow, config: oidc.Configuration): void {
+  const fetched = oidc.getJwksCache(config);
+  if (!fetched) return;
+  const key = jwksCacheKey(connection);
+  jwksCaches.delete(key);
+  jwksCaches.set(key, fetched);
+  if (jwksCaches.size > JWKS_CACHE_ENTRIES) jwksCaches.delete(jwksCaches.keys().next().value as string);
+}
+
 /** The configuration of a configured connection; `SsoFailure('connection_not_configured')` otherwise. */
 export function configurationOf(scope: Scope, connection: ConnectionRow): oidc.Configuration {
   const metadata = connection.oidcMetadata;
@@ -104,5 +127,7 @@ export function configurationOf(scope: Scope, connection: ConnectionRow): oidc.C
   // Verify the id_token's signature with the provider's JWKS, although it came over TLS from the
   // token endpoint: a wrong key is refused, not trusted for its channel.
   oidc.enableNonRepudiationChecks(config);
+  const jwks = jwksCaches.get(jwksCacheKey(connection));
+  if (jwks) oidc.setJwksCache(config, jwks);
   return config;
 }

@@ -4,7 +4,7 @@ import type { Scope } from '../../kernel/scope.ts';
 import { seal, unseal } from '../../signing/material.ts';
 import { SsoFailure, type SsoIdentity } from '../identity.ts';
 import { oidcRedirectUri } from '../urls.ts';
-import { codeVerifierContext, configurationOf } from './client.ts';
+import { codeVerifierContext, configurationOf, keepJwks } from './client.ts';
 import { AddressRefused } from './fetch.ts';
 import { DEFAULT_CLAIM_MAPPING } from './schemas.ts';
 
@@ -251,5 +251,7 @@ export async function consumeOidcCallback(
     return identityOf(connection, claims);
   } catch (error) {
     throw failureOf(error);
+  } finally {
+    keepJwks(connection, config);
   }
 }

@@ -192,6 +192,28 @@ describe('startOidc and consumeOidcCallback', () => {
     expect(s.idp.tokenRequests).toEqual([{ grantType: 'authorization_code', status: 200 }]);
   });
 
+  it("fetches the provider's JWKS once for successive sign-ins of a connection, not once per sign-in", async () => {
+    const s = await setup();
+    await configure(s);
+    for (const [id, login] of [
+      ['sso_authorization_J1', 'ada.lovelace'],
+      ['sso_authorization_J2', 'grace.hopper'],
+      ['sso_authorization_J3', 'alan'],
+    ]) {
+      const { url, expected } = await startAuthorization(s, id);
+      const callback = await s.idp.signIn(url, login);
+      const identity = await consumeOidcCallback(
+        s.scope,
+        await connectionRow(s.env, s.connectionId),
+        callback,
+        expected,
+      );
+      expect(identity.idpId).toBe(login);
+    }
+    expect(s.idp.tokenRequests).toHaveLength(3);
+    expect(s.idp.requests.filter((r) => r === 'GET /jwks')).toHaveLength(1);
+  });
+
   it('merges userinfo when the id_token carries no e-mail', async () => {
     const s = await setup({ idTokenClaims: 'userinfo-only' });
     await configure(s);
