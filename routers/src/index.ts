@@ -50,6 +50,7 @@ export {
 export { authenticateApiKey, authenticateApiKeyWithId, forgetEnvironment } from './auth/api-key.ts';
 export { bearer } from './auth/bearer.ts';
 export {
+  authenticateClientBearer,
   authenticateClientToken,
   type ClientCaller,
   type ClientTokenGrant,

@@ -4,7 +4,7 @@ import {
   ApiError,
   authenticateAdmin,
   authenticateApiKeyWithId,
-  authenticateClientToken,
+  authenticateClientBearer,
   authenticateDirectoryToken,
   bearer,
   type ClientCaller,
@@ -61,11 +61,14 @@ const MAX_USER_AGENT = 512;
 
 /**
  * Where a client-surface request came from, as its session records it: the client's address
- * (client-address.ts) and the User-Agent, cut to `MAX_USER_AGENT`.
+ * (client-address.ts) and the User-Agent, cut to `MAX_USER_AGENT`. Made once per request (the
+ * authenticate step and the call context share it; nothing changes it).
  */
 export function deviceOf(ex: Exchange): RequestDevice {
+  if (ex.device) return ex.device;
   const agent = ex.req.headers['user-agent'];
-  return { ipAddress: ex.client ?? null, userAgent: agent ? agent.slice(0, MAX_USER_AGENT) : null };
+  ex.device = { ipAddress: ex.client ?? null, userAgent: agent ? agent.slice(0, MAX_USER_AGENT) : null };
+  return ex.device;
 }
 
 /** The widgets' `x-elevated-access-token` (sent on mutations after a verified code), or undefined. */
@@ -91,12 +94,11 @@ export function elevatedAccessOf(req: IncomingMessage): string | undefined {
  * does not look it up again (it still checks the console's CSRF token).
  */
 export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): Promise<Identity> {
-  const address: Identity = { kind: 'address', key: addressKey(ex.client) };
   const header = ex.req.headers.authorization;
   try {
     if (!header) {
       const session = surface === 'trpc' ? consoleCredentials(ex.req).session : undefined;
-      if (session === undefined) return address;
+      if (session === undefined) return addressOf(ex);
       const consoleSession = await consoleSessionOf(deps, session);
       return { kind: 'admin', key: `console:${consoleSession.id}`, consoleSession };
     }
@@ -105,14 +107,14 @@ export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): 
       const tokenId = await authenticateAdmin(deps, header);
       return { kind: 'admin', key: `admin:${hash('sha256', secret, 'base64url')}`, tokenId };
     }
-    if (surface === 'admin') return address;
+    if (surface === 'admin') return addressOf(ex);
     if (surface === 'scim') {
-      if (!isDirectoryToken(secret)) return address;
+      if (!isDirectoryToken(secret)) return addressOf(ex);
       const caller = await authenticateDirectoryToken(deps, header);
       return { kind: 'directory', key: `directory:${caller.principal.directoryId}`, caller };
     }
     if (secret && JWT.test(secret)) {
-      const caller = await authenticateClientToken(deps, header, deviceOf(ex));
+      const caller = await authenticateClientBearer(deps, secret, deviceOf(ex));
       return {
         kind: 'client',
         key: `client:${caller.env.id}:${caller.principal.userId ?? caller.principal.sessionId}`,
@@ -123,9 +125,14 @@ export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): 
     const { keyId, env } = await authenticateApiKeyWithId(deps, header);
     return { kind: 'key', key: keyId, env };
   } catch (error) {
-    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return address;
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return addressOf(ex);
     throw error;
   }
+}
+
+/** The identity of a caller without a valid credential: its client address (made only then). */
+function addressOf(ex: Exchange): Identity {
+  return { kind: 'address', key: addressKey(ex.client) };
 }
 
 /** A client or widget token (a JWT); API keys and admin tokens have their own prefixes. */

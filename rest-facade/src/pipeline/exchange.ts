@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestDevice } from '@atrium/routers';
 
 /** One request on its way through the pipeline: what the steps have learnt about it so far. */
 export interface Exchange {
@@ -17,6 +18,8 @@ export interface Exchange {
   started: number;
   /** Refused a turn by the in-flight limit (its 503 is not the database's). */
   shed: boolean;
+  /** Where it came from, as a client token's session notes it (authenticate.ts `deviceOf`, made once). */
+  device: RequestDevice | undefined;
 }
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
@@ -45,6 +48,7 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse, client:
     client,
     started: performance.now(),
     shed: false,
+    device: undefined,
   };
 }
 

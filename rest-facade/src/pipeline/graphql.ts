@@ -92,17 +92,22 @@ function publicError(deps: Deps, error: GraphQLError, requestId: string): GraphQ
   return new GraphQLError('Unexpected error.', { ...at, extensions: { code: 'INTERNAL_SERVER_ERROR' } });
 }
 
-/** Maps every execution error through `publicError` (runs before yoga's own masking, which then lets them pass). */
+/** What a plugin's `onExecute` may return: the hooks of one execution. */
+type ExecuteHooks = Exclude<Awaited<ReturnType<NonNullable<Plugin<YogaContext>['onExecute']>>>, void>;
+
+/**
+ * Maps every execution error through `publicError` (runs before yoga's own masking, which then
+ * lets them pass). Its hooks are made once, not per request.
+ */
 function useApiErrors(deps: Deps): Plugin<YogaContext> {
-  return {
-    onExecute: ({ args }) => ({
-      onExecuteDone: ({ result, setResult }) => {
-        if (Symbol.asyncIterator in result || !result.errors?.length) return;
-        const requestId = args.contextValue.requestId;
-        setResult({ ...result, errors: result.errors.map((error) => publicError(deps, error, requestId)) });
-      },
-    }),
+  const hooks: ExecuteHooks = {
+    onExecuteDone: ({ args, result, setResult }) => {
+      if (Symbol.asyncIterator in result || !result.errors?.length) return;
+      const requestId = args.contextValue.requestId;
+      setResult({ ...result, errors: result.errors.map((error) => publicError(deps, error, requestId)) });
+    },
   };
+  return { onExecute: () => hooks };
 }
 
 /** Refuses `__schema`/`__type` at validation (graphql's own rule). */
@@ -186,9 +191,9 @@ export function graphqlCodec(deps: Deps, options: GraphQLOptions = { introspecti
     },
     dispatch(ex, call, ctx) {
       const url = `http://localhost${ex.pathname}${ex.search ? `?${ex.search}` : ''}`;
-      const accept = String(ex.req.headers.accept ?? 'application/json');
-      const headers = { 'content-type': 'application/json', accept };
-      const context: YogaContext = { call: ctx, requestId: ex.requestId, ...(call.body && { body: call.body }) };
+      const context: YogaContext = { call: ctx, requestId: ex.requestId, body: call.body };
+      // A new headers object each time: yoga's Headers writes into the object it is given.
+      const headers = { 'content-type': 'application/json', accept: ex.req.headers.accept ?? 'application/json' };
       return yoga.fetch(url, { method: ex.method, headers }, context);
     },
     async encode(ex, _call, response) {

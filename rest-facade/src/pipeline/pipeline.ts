@@ -190,7 +190,8 @@ function routeStep(p: Pipeline, ex: Exchange): void {
 async function run(p: Pipeline, codec: AnyCodec, ex: Exchange, matched: MatchedRoute | undefined): Promise<void> {
   const call = decodeStep(codec, ex, matched);
   if (!call) return;
-  const identity = await p.limits.identify(ex, codec.surface);
+  const identifying = p.limits.identify(ex, codec.surface);
+  const identity = identifying && (await identifying);
   const counted = p.limits.count(identity, ex.res, call.cost);
   const limited = counted instanceof Promise ? await counted : counted;
   if (limited) return refuse(codec, ex, limited);

@@ -163,6 +163,10 @@ export class RateLimits {
   /** Leases of shared buckets (bounded), and the lease being taken per bucket. */
   private readonly leases = new Map<string, Lease>();
   private readonly leasing = new Map<string, Promise<unknown>>();
+  /** The buckets, made once (a request counts against one or two of them). */
+  private readonly buckets: Record<'requests' | 'deletes' | 'organization', Bucket>;
+  /** How a bucket is counted: in PostgreSQL (`countShared`) or in this process. */
+  private readonly counted: (bucket: Bucket, key: string, points: number) => Count | Promise<Count>;
 
   constructor(
     readonly options: RateLimitOptions = DEFAULT_RATE_LIMITS,
@@ -178,6 +182,19 @@ export class RateLimits {
     this.keyPolicy = `${options.requests};w=${options.windowSeconds}`;
     this.deletesPolicy = `${options.organizationDeletes};w=${options.windowSeconds}`;
     this.addressPolicy = `${options.unauthenticated};w=${options.windowSeconds}`;
+    this.buckets = {
+      requests: { prefix: 'k', windows: this.keys, policy: this.keyPolicy, limit: options.requests },
+      deletes: { prefix: 'd', windows: this.deletes, policy: this.deletesPolicy, limit: options.organizationDeletes },
+      organization: {
+        prefix: 'o',
+        windows: this.organizations,
+        policy: this.organizationPolicy,
+        limit: options.clientOrganizationRequests,
+      },
+    };
+    this.counted = shared
+      ? (bucket, key, points) => this.countShared(shared, `${bucket.prefix}:${key}`, points, bucket.limit)
+      : (bucket, key, points) => bucket.windows.consume(key, points);
   }
 
   /** How many client addresses are counted now (never more than `maxAddresses`). */
@@ -206,15 +223,7 @@ export class RateLimits {
       const count = this.addresses.consume(caller.key, requests);
       return answer(res, this.addressPolicy, this.options.unauthenticated, count);
     }
-    const second = this.secondBucket(caller, cost);
-    const shared = this.shared;
-    if (shared) {
-      const counted = (bucket: Bucket, key: string, points: number) =>
-        this.countShared(shared, `${bucket.prefix}:${key}`, points, bucket.limit);
-      return this.admitBoth(res, requests, second, counted, caller.key);
-    }
-    const counted = (bucket: Bucket, key: string, points: number) => bucket.windows.consume(key, points);
-    return this.admitBoth(res, requests, second, counted, caller.key);
+    return this.admitBoth(res, requests, this.secondBucket(caller, cost), this.counted, caller.key);
   }
 
   /** What a caller counts besides its requests: organization deletes, or a client token's organization. */
@@ -229,19 +238,7 @@ export class RateLimits {
   }
 
   private bucketOf(name: 'requests' | 'deletes' | 'organization'): Bucket {
-    if (name === 'deletes') {
-      return {
-        prefix: 'd',
-        windows: this.deletes,
-        policy: this.deletesPolicy,
-        limit: this.options.organizationDeletes,
-      };
-    }
-    if (name === 'organization') {
-      const limit = this.options.clientOrganizationRequests;
-      return { prefix: 'o', windows: this.organizations, policy: this.organizationPolicy, limit };
-    }
-    return { prefix: 'k', windows: this.keys, policy: this.keyPolicy, limit: this.options.requests };
+    return this.buckets[name];
   }
 
   /** The caller's own bucket, then (when it allowed the request) the second one. */
@@ -268,15 +265,22 @@ export class RateLimits {
     return firstCount instanceof Promise ? firstCount.then(then) : then(firstCount as Count);
   }
 
-  private async countShared(shared: SharedWindows, bucket: string, points: number, limit: number): Promise<Count> {
+  /**
+   * Counts against a shared bucket: at once (no promise) while it is known exhausted or its lease
+   * covers the points, which is most requests; else through a new lease (`leaseShared`).
+   */
+  private countShared(shared: SharedWindows, bucket: string, points: number, limit: number): Count | Promise<Count> {
     const now = Date.now();
     const until = this.exhausted.get(bucket);
     if (until !== undefined) {
       if (until > now) return { ok: false, remaining: 0, msBeforeNext: until - now };
       this.exhausted.delete(bucket);
     }
-    const spent = this.spendLease(bucket, points, limit, now);
-    if (spent) return spent;
+    return this.spendLease(bucket, points, limit, now) ?? this.leaseShared(shared, bucket, points, limit);
+  }
+
+  /** A new lease of the shared bucket (or a share of the one being taken), then the points spent from it. */
+  private async leaseShared(shared: SharedWindows, bucket: string, points: number, limit: number): Promise<Count> {
     // One lease at a time per bucket: requests arriving meanwhile wait for it and spend from it.
     const pending = this.leasing.get(bucket);
     if (pending) {

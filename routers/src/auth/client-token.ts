@@ -145,12 +145,23 @@ export interface ClientCaller {
  * recover only from 403). `device` is where the request came from; a user session notes it
  * (`noteSessionUse`).
  */
-export async function authenticateClientToken(
+export function authenticateClientToken(
   deps: Deps,
   header: string | undefined,
   device?: RequestDevice,
 ): Promise<ClientCaller> {
-  const token = bearer(header);
+  return authenticateClientBearer(deps, bearer(header), device);
+}
+
+/**
+ * `authenticateClientToken` for a token already read from its `Authorization` header (the
+ * pipeline's authenticate step reads it once for every credential kind).
+ */
+export async function authenticateClientBearer(
+  deps: Deps,
+  token: string | undefined,
+  device?: RequestDevice,
+): Promise<ClientCaller> {
   const clientId = token ? claimedClientId(deps, token) : undefined;
   if (!token || !clientId) throw clientTokenRefused();
   const env = await environmentOf(deps, clientId);

@@ -9,6 +9,7 @@ import {
   paginate,
   perHandle,
   perHandleAndKey,
+  renderedOnce,
 } from '@atrium/db';
 import { and, asc, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock, scopedId } from '../common/store.ts';
@@ -98,18 +99,19 @@ export interface OrganizationSummary {
 
 type SummaryTuple = [id: string, name: string, allowProfiles: boolean, createdAt: string, updatedAt: string];
 
+/** The summary's five fields as one JSON array (timestamps in PostgreSQL's JSON encoding). */
+const summaryTuple = sql`json_build_array(${q(organizations.id)}, ${q(organizations.name)}, ${q(organizations.allowProfilesOutsideOrganization)}, ${q(organizations.createdAt)}, ${q(organizations.updatedAt)})`;
+
 /**
  * The organization's summary by id: the row's five fields, without `organizations_get`'s domains
  * subquery and metadata, which a client read shows none of (bench/README.md, "Floors (issue #35)").
+ * It runs on every GraphQL `organization` read: its text is rendered once (`renderedOnce`) and sent
+ * prepared, without Drizzle's prepared-query wrapper and tracing span on each use.
  */
-const organizationSummaryById = perHandle((db: Db) =>
-  db
-    .select({
-      o: sql<SummaryTuple>`json_build_array(${q(organizations.id)}, ${q(organizations.name)}, ${q(organizations.allowProfilesOutsideOrganization)}, ${q(organizations.createdAt)}, ${q(organizations.updatedAt)})`,
-    })
-    .from(organizations)
-    .where(and(eq(organizations.environmentId, sql.placeholder('env')), eq(organizations.id, sql.placeholder('id'))))
-    .prepare('organizations_get_summary'),
+const organizationSummaryById = renderedOnce(
+  ['env', 'id'] as const,
+  (v) => sql`select ${summaryTuple} as o
+    from ${organizations} where ${organizations.environmentId} = ${v.env} and ${organizations.id} = ${v.id}`,
 );
 
 /** The summary of the organization with this id in the environment (`OrganizationSummary`). */
@@ -118,10 +120,12 @@ export async function getSummaryById(
   environmentId: string,
   id: string,
 ): Promise<OrganizationSummary | undefined> {
-  const [row] = await organizationSummaryById(db).execute({ env: environmentId, id });
+  const [row] = await organizationSummaryById<{ o: SummaryTuple | string }>(db, { env: environmentId, id });
   if (!row) return undefined;
-  const [, name, allowProfilesOutsideOrganization, createdAt, updatedAt] = row.o;
-  return { id: row.o[0], name, allowProfilesOutsideOrganization, createdAt, updatedAt };
+  // A driver may hand `json` over as its text (PGlite's raw query does not parse it everywhere).
+  const o = typeof row.o === 'string' ? (JSON.parse(row.o) as SummaryTuple) : row.o;
+  const [, name, allowProfilesOutsideOrganization, createdAt, updatedAt] = o;
+  return { id: o[0], name, allowProfilesOutsideOrganization, createdAt, updatedAt };
 }
 
 /** What decides a list page's statement text: direction, cursor comparison, the domains filter. */
