@@ -195,11 +195,12 @@ describe('startOidc and consumeOidcCallback', () => {
   it("fetches the provider's JWKS once for successive sign-ins of a connection, not once per sign-in", async () => {
     const s = await setup();
     await configure(s);
-    for (const [id, login] of [
+    const signIns = [
       ['sso_authorization_J1', 'ada.lovelace'],
       ['sso_authorization_J2', 'grace.hopper'],
       ['sso_authorization_J3', 'alan'],
-    ]) {
+    ] as const;
+    for (const [id, login] of signIns) {
       const { url, expected } = await startAuthorization(s, id);
       const callback = await s.idp.signIn(url, login);
       const identity = await consumeOidcCallback(
