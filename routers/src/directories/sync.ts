@@ -1,8 +1,10 @@
 // What an identity provider writes into a directory (SCIM's users, groups and members), as plain
 // fields: the SCIM surface parses the protocol, this file applies the change in one transaction.
+
 import { newId } from '@atrium/db';
 import { orNotFound } from '../common/store.ts';
 import { type EventToRecord, recordEvent, recordEvents, withEventsBatched } from '../events/record.ts';
+import { forgetLocally } from '../invalidation/service.ts';
 import { ApiError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { type DirectoryPersonChange, followDirectoryPerson } from '../users/service.ts';
@@ -133,6 +135,8 @@ async function directoryWrite<T>(
     if (notedSyncs.size >= MAX_NOTED) notedSyncs.clear();
     notedSyncs.set(key, noted);
   }
+  // Committed, it is linked (by this write or another): the token's cached state is not, so it goes.
+  if (directory.state === 'unlinked') forgetLocally(scope.deps, 'directory', directory.id);
   return result;
 }
 
