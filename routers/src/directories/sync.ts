@@ -1,6 +1,5 @@
 // What an identity provider writes into a directory (SCIM's users, groups and members), as plain
 // fields: the SCIM surface parses the protocol, this file applies the change in one transaction.
-
 import { newId } from '@atrium/db';
 import { orNotFound } from '../common/store.ts';
 import { type EventToRecord, recordEvent, recordEvents, withEventsBatched } from '../events/record.ts';
