@@ -3,7 +3,8 @@
  * sync"): a scratch database, Atrium's app in this process on a postgres.js client whose `debug`
  * hook records every statement it sends, `--warmup` POSTs, then `--posts` more (Okta's create body,
  * as bench/scim-load.ts sends it) one after the other; prints the statements per POST, the
- * transactions, and the statements of the last POST in order.
+ * transactions, this process's CPU per POST (app and client together), and the statements of
+ * the last POST in order.
  *
  *   npx tsx bench/scim-statements.ts [--pg-url url] [--posts 50] [--warmup 5]
  */
@@ -112,14 +113,19 @@ try {
   for (let i = 0; i < warmup; i++) await post(i);
   sent.length = 0;
   let last: string[] = [];
+  // This process's CPU (the app and the client sending the POSTs: an A/B figure, not the server's alone).
+  const cpuBefore = process.cpuUsage();
   for (let i = warmup; i < warmup + posts; i++) {
     const before = sent.length;
     await post(i);
     last = sent.slice(before);
   }
+  const cpu = process.cpuUsage(cpuBefore);
   const begins = sent.filter((s) => /^begin\b/i.test(s)).length;
   console.log(`${posts} POST /Users (after ${warmup}): ${sent.length} statements, ${(sent.length / posts).toFixed(2)}`);
-  console.log(`per POST, ${(begins / posts).toFixed(2)} transactions per POST. The last POST's statements:`);
+  console.log(`per POST, ${(begins / posts).toFixed(2)} transactions per POST.`);
+  console.log(`CPU of this process (app and client): ${((cpu.user + cpu.system) / posts).toFixed(0)} µs per POST.`);
+  console.log("The last POST's statements:");
   for (const [i, s] of last.entries()) console.log(`${String(i + 1).padStart(3)}. ${s.slice(0, 220)}`);
 } finally {
   server.close();

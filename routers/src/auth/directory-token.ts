@@ -1,5 +1,6 @@
 // SCIM bearer tokens (`Authorization: Bearer scim_…`): a directory's identity provider, on the
 // SCIM surface only (`/scim/v2/<directory_id>/…`).
+import { onInvalidation } from '../invalidation/service.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { type DirectoryPrincipal, directoryTokenRefused } from '../kernel/principals.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
@@ -18,6 +19,37 @@ export interface DirectoryCaller {
 
 type DirectoryTokenRow = Awaited<ReturnType<typeof directoriesByTokenHash>>[number];
 
+/** Tokens this process holds at most (past it the oldest is forgotten). */
+const MAX_DIRECTORY_TOKENS = 10_000;
+
+type TokenEntry = { caller: DirectoryCaller; expiresAt: number };
+const tokenCaches = new WeakMap<Deps['caches'], Map<string, TokenEntry>>();
+
+/**
+ * This process's resolved SCIM tokens by hash. A `directory` invalidation (its token rotated, the
+ * directory deactivated, deleted or linked: directories/service.ts, sync.ts) drops that
+ * directory's entry, an `organization` one (deleted, its directories with it) its organization's,
+ * an `environment` one (flags changed) its environment's, a reconnect (`*`) all of them.
+ */
+function tokenCache(deps: Deps): Map<string, TokenEntry> {
+  let cache = tokenCaches.get(deps.caches);
+  if (!cache) {
+    const made = new Map<string, TokenEntry>();
+    onInvalidation(deps, 'directory', (id) => forgetWhere(made, id, (e) => e.caller.principal.directoryId === id));
+    onInvalidation(deps, 'organization', (id) =>
+      forgetWhere(made, id, (e) => e.caller.principal.organizationId === id),
+    );
+    onInvalidation(deps, 'environment', (id) => forgetWhere(made, id, (e) => e.caller.env.id === id));
+    tokenCaches.set(deps.caches, made);
+    cache = made;
+  }
+  return cache;
+}
+
+function forgetWhere(cache: Map<string, TokenEntry>, id: string, match: (entry: TokenEntry) => boolean): void {
+  for (const [hash, entry] of cache) if (id === '*' || match(entry)) cache.delete(hash);
+}
+
 /** Is this bearer secret shaped like a SCIM token (so the authenticate step tries it as one)? */
 export function isDirectoryToken(secret: string | undefined): boolean {
   return secret !== undefined && DIRECTORY_TOKEN.test(secret);
@@ -25,8 +57,11 @@ export function isDirectoryToken(secret: string | undefined): boolean {
 
 /**
  * Resolves `Authorization: Bearer scim_…` to its directory and environment, by the token's
- * SHA-256 alone (the token is never stored). Not cached: one probe of a unique index per request
- * keeps a rotation effective at once in every process. Lookups go through one batched query in
+ * SHA-256 alone (the token is never stored). Resolved tokens are cached for `apiKeyCacheTtlMs`
+ * (an initial sync sends thousands of requests with one token), and forgotten sooner: at once in
+ * this process and, through LISTEN/NOTIFY, in the others when it is rotated or its directory
+ * deactivated or deleted (directories/service.ts), so no process accepts an old token for longer
+ * than that bound. Failures are never cached. Uncached tokens go through one batched query in
  * flight per process (lib/batched-lookup.ts), so a flood of bogus tokens costs one connection.
  * When `directoryId` is given (the path's), a token of any other directory is refused the same
  * way as an unknown one: 401, saying nothing of whether the path's directory exists.
@@ -38,13 +73,33 @@ export async function authenticateDirectoryToken(
 ): Promise<DirectoryCaller> {
   const secret = bearer(header);
   if (!isDirectoryToken(secret)) throw directoryTokenRefused();
+  const hash = sha256Hex(secret as string);
+  const cache = tokenCache(deps);
+  const nowMs = Date.now();
+  const cached = cache.get(hash);
+  const caller = cached && cached.expiresAt > nowMs ? cached.caller : await lookUp(deps, cache, hash, nowMs);
+  if (!caller || (directoryId !== undefined && caller.principal.directoryId !== directoryId)) {
+    throw directoryTokenRefused();
+  }
+  return caller;
+}
+
+async function lookUp(
+  deps: Deps,
+  cache: Map<string, TokenEntry>,
+  hash: string,
+  nowMs: number,
+): Promise<DirectoryCaller | undefined> {
+  const { invalidation } = deps.caches;
+  const epoch = invalidation.epoch;
   const lookup = batchedLookupOf<DirectoryTokenRow>(deps.db, 'directory-tokens', async (hashes) => {
     const rows = await directoriesByTokenHash(deps.db, hashes);
     return new Map(rows.map((row) => [row.tokenHash, row]));
   });
-  const row = await lookup.get(sha256Hex(secret as string));
-  if (!row || (directoryId !== undefined && row.directoryId !== directoryId)) throw directoryTokenRefused();
-  return {
+  const row = await lookup.get(hash);
+  cache.delete(hash);
+  if (!row) return undefined;
+  const caller: DirectoryCaller = {
     env: { id: row.id, name: row.name, clientId: row.clientId, flags: row.flags },
     principal: {
       kind: 'directory',
@@ -53,4 +108,10 @@ export async function authenticateDirectoryToken(
       state: row.state,
     },
   };
+  // A notification heard while the row was read may be about it: answer it, cache it not.
+  if (invalidation.epoch === epoch) {
+    if (cache.size >= MAX_DIRECTORY_TOKENS) cache.delete(cache.keys().next().value as string);
+    cache.set(hash, { caller, expiresAt: nowMs + deps.config.apiKeyCacheTtlMs });
+  }
+  return caller;
 }

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { iso, pageParams } from '../common/schemas.ts';
 import { orNotFound } from '../common/store.ts';
 import { recordEvent, withEventsBatched } from '../events/record.ts';
+import { forgetLocally, publishInvalidation } from '../invalidation/service.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { invalid } from '../kernel/errors.ts';
 import { asList } from '../kernel/paging.ts';
@@ -188,6 +189,16 @@ export async function createDirectory(
   return { ...toDirectory(row), scim_base_url: scimBaseUrl(scope.deps, row.id), bearer_token: token };
 }
 
+/**
+ * A directory's SCIM token stopped working (rotated, the directory deactivated or deleting), the
+ * change committed: this process forgets it at once, the others when the notification arrives
+ * (within apiKeyCacheTtlMs if they do not hear it: auth/directory-token.ts).
+ */
+async function forgetDirectoryToken(deps: Deps, directoryId: string): Promise<void> {
+  forgetLocally(deps, 'directory', directoryId);
+  await publishInvalidation(deps.db, 'directory', directoryId);
+}
+
 /** Operator: replaces a directory's SCIM token; the old one stops working at once. */
 export async function rotateDirectoryToken(scope: Scope, id: string): Promise<DirectoryWithToken> {
   const token = newScimToken();
@@ -200,6 +211,7 @@ export async function rotateDirectoryToken(scope: Scope, id: string): Promise<Di
     'directory',
     id,
   );
+  await forgetDirectoryToken(scope.deps, row.id);
   return { ...toDirectory(row), scim_base_url: scimBaseUrl(scope.deps, row.id), bearer_token: token };
 }
 
@@ -242,15 +254,17 @@ export async function deleteDirectory(
   options: { batchSize?: number } = {},
 ): Promise<Directory> {
   const batch = options.batchSize ?? DEPROVISION_BATCH;
-  await scope.db.transaction(async (tx) => {
+  const marked = await scope.db.transaction(async (tx) => {
     const row = await loadDirectory(tx, scope.env.id, id, 'update');
-    if (row.state === 'deleting') return;
+    if (row.state === 'deleting') return false;
     await updateDirectory(tx, scope.env.id, id, {
       state: 'deleting',
       tokenHash: sha256Hex(newScimToken()),
       updatedAt: scope.now(),
     });
+    return true;
   });
+  if (marked) await forgetDirectoryToken(scope.deps, id);
   const target = await loadDirectory(scope.db, scope.env.id, id);
   while (
     (await scope.db.transaction((tx) =>
@@ -279,9 +293,11 @@ export async function deleteDirectory(
  * the directory again (`dsync.activated`). Deactivating an unlinked directory changes nothing.
  */
 export async function deactivateDirectory(scope: Scope, id: string): Promise<Directory> {
-  return scope.db.transaction(async (tx) => {
+  let rotated = false;
+  const directory = await scope.db.transaction(async (tx) => {
     const current = await loadDirectory(tx, scope.env.id, id, 'update');
     if (current.state === 'unlinked' || current.state === 'deleting') return toDirectory(current);
+    rotated = true;
     const row = orNotFound(
       await updateDirectory(tx, scope.env.id, id, {
         state: 'unlinked',
@@ -295,6 +311,8 @@ export async function deactivateDirectory(scope: Scope, id: string): Promise<Dir
     await recordEvent(tx, scope, 'dsync.deactivated', toDirectoryEvent(row, domains));
     return toDirectory(row);
   });
+  if (rotated) await forgetDirectoryToken(scope.deps, id);
+  return directory;
 }
 
 // ---- directory users and groups, as the REST API reads them ----

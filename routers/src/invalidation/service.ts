@@ -6,10 +6,12 @@ export { INVALIDATION_CHANNEL } from './store.ts';
 
 /**
  * What a notification names: an environment whose API keys or flags changed, an environment
- * whose signing keys changed, or a session that was revoked (for any per-process session cache).
+ * whose signing keys changed, a session that was revoked (for any per-process session cache), a
+ * directory whose SCIM token stopped working or whose state changed, or an organization deleted
+ * (auth/directory-token.ts caches SCIM tokens of both).
  */
-export type InvalidationTopic = 'environment' | 'signing_keys' | 'session';
-const TOPICS: readonly InvalidationTopic[] = ['environment', 'signing_keys', 'session'];
+export type InvalidationTopic = 'environment' | 'signing_keys' | 'session' | 'directory' | 'organization';
+const TOPICS: readonly InvalidationTopic[] = ['environment', 'signing_keys', 'session', 'directory', 'organization'];
 
 /**
  * Tells every process (this one included) to forget what it caches about `id`, through
@@ -27,6 +29,14 @@ export function onInvalidation(deps: Deps, topic: InvalidationTopic, handler: (i
   handlers.set(topic, set);
   set.add(handler);
   return () => set.delete(handler);
+}
+
+/**
+ * This process forgets what it caches about `id` now (the handlers of `topic`), without waiting
+ * for a notification; call it once the change committed.
+ */
+export function forgetLocally(deps: Deps, topic: InvalidationTopic, id: string): void {
+  for (const handler of deps.caches.invalidation.handlers.get(topic) ?? []) handler(id);
 }
 
 /**

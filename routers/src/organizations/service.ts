@@ -15,6 +15,7 @@ import {
 } from '../domain-claims/service.ts';
 import { type DomainRow, pendingClaimsOn, verifiedAmong } from '../domain-claims/store.ts';
 import { recordEvent } from '../events/record.ts';
+import { forgetLocally } from '../invalidation/service.ts';
 import { conflict, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { quotaError, quotaLimit } from '../quotas.ts';
@@ -275,4 +276,7 @@ export async function deleteOrganization(scope: Scope, id: string): Promise<void
     if (!existing || !(await deleteRow(tx, scope.env.id, id))) throw notFound('organization', id);
     await recordEvent(tx, scope, 'organization.deleted', toOrganization(existing), existing.id);
   });
+  // Its directories went with it: this process's cache serves their SCIM tokens no more (others
+  // within apiKeyCacheTtlMs; no notification, so a delete costs no statement more).
+  forgetLocally(scope.deps, 'organization', id);
 }

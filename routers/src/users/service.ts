@@ -204,16 +204,12 @@ export async function provisionUsers(
     const key = person.email.toLowerCase();
     if (!wanted.has(key)) wanted.set(key, person);
   }
-  const found = new Map<string, { user: UserRow; created: boolean }>();
-  for (const user of await usersWithEmails(tx, scope.env.id, [...wanted.keys()])) {
-    found.set(user.email.toLowerCase(), { user, created: false });
-  }
-  const missing = [...wanted].filter(([key]) => !found.has(key));
-  if (missing.length === 0) return found;
+  // Insert first (most provisioned people are new: one statement), then read the e-mails the
+  // environment held already, or a concurrent transaction inserted first (the insert waited for it).
   const now = scope.now();
   const inserted = await insertUsersIfAbsent(
     tx,
-    missing.map(([, person]) => ({
+    [...wanted.values()].map((person) => ({
       id: newId('user'),
       environmentId: scope.env.id,
       email: person.email,
@@ -223,10 +219,10 @@ export async function provisionUsers(
       updatedAt: now,
     })),
   );
+  const found = new Map<string, { user: UserRow; created: boolean }>();
   for (const user of inserted) found.set(user.email.toLowerCase(), { user, created: true });
-  // A concurrent transaction created some of them first (the insert waited for it): read those.
-  const raced = missing.filter(([key]) => !found.has(key)).map(([key]) => key);
-  for (const user of await usersWithEmails(tx, scope.env.id, raced)) {
+  const held = [...wanted.keys()].filter((key) => !found.has(key));
+  for (const user of await usersWithEmails(tx, scope.env.id, held)) {
     found.set(user.email.toLowerCase(), { user, created: false });
   }
   await recordEvents(

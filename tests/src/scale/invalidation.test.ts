@@ -2,6 +2,7 @@ import type { Listener } from '@atrium/db';
 import {
   applyInvalidation,
   authenticateApiKey,
+  authenticateDirectoryToken,
   type Deps,
   ensureAdminToken,
   INVALIDATION_CHANNEL,
@@ -9,11 +10,14 @@ import {
   invalidationUp,
   jwksOfClient,
   newCaches,
+  rotateDirectoryToken,
+  scopeOf,
 } from '@atrium/routers';
 import { createAdminClient } from '@atrium/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getWorld, newEnvironment, type World } from '../helpers/world.ts';
 import { adminTokenFor } from '../reliability/own-app.ts';
+import { newDirectory } from '../scim/helpers.ts';
 
 /**
  * Invalidation on both drivers, in one test process: `listening` stands for a second process
@@ -104,5 +108,25 @@ describe('cache invalidation over LISTEN/NOTIFY', () => {
     }
     expect(listening.caches.apiKeys.size).toBe(0);
     expect(listening.caches.signingKeys.size).toBe(0);
+  });
+
+  it('drops a SCIM token another process rotates, before its time bound', async () => {
+    const d = await newDirectory();
+    // A process that would keep the token a minute (auth/directory-token.ts) without the notification.
+    const keeping = { ...listening, config: { ...listening.config, apiKeyCacheTtlMs: 60_000 } };
+    const header = `Bearer ${d.token}`;
+    expect((await authenticateDirectoryToken(keeping, header, d.directoryId)).principal.directoryId).toBe(
+      d.directoryId,
+    );
+    await rotateDirectoryToken(await scopeOf(world.deps, d.env.environmentId), d.directoryId);
+    await within(
+      5_000,
+      () =>
+        authenticateDirectoryToken(keeping, header, d.directoryId).then(
+          () => false,
+          () => true,
+        ),
+      'the rotated token refused',
+    );
   });
 });

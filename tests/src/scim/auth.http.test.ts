@@ -1,5 +1,5 @@
 import { directoryUsers } from '@atrium/db';
-import { rotateDirectoryToken, scopeOf } from '@atrium/routers';
+import { deactivateDirectory, deleteDirectory, rotateDirectoryToken, scopeOf } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { getWorld, HttpClient, newEnvironment } from '../helpers/world.ts';
@@ -81,6 +81,34 @@ describe('SCIM authentication and isolation', () => {
     expect(old.status).toBe(401);
     const fresh = await scimClient(d.env, rotated.bearer_token).get(`${d.base}/Users`);
     expect(fresh.status).toBe(200);
+  });
+
+  // The token's lookup is cached (auth/directory-token.ts): each of these uses it first, so the
+  // refusal after the change is the cache's forgetting, not a first lookup.
+  it("a deactivated or deleted directory's token, and a deleted organization's, are refused at once", async () => {
+    const deactivated = await newDirectory();
+    const deleted = await newDirectory();
+    const orgDeleted = await newDirectory();
+    for (const d of [deactivated, deleted, orgDeleted]) {
+      expect((await d.scim.post(`${d.base}/Users`, scimUser())).status).toBe(201);
+    }
+    await deactivateDirectory(
+      await scopeOf(deactivated.env.deps, deactivated.env.environmentId),
+      deactivated.directoryId,
+    );
+    await deleteDirectory(await scopeOf(deleted.env.deps, deleted.env.environmentId), deleted.directoryId);
+    expect((await orgDeleted.env.http.delete(`/organizations/${orgDeleted.organizationId}`)).status).toBe(204);
+    for (const d of [deactivated, deleted, orgDeleted]) {
+      const res = await d.scim.post(`${d.base}/Users`, scimUser());
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(refused);
+      expect((await d.scim.get(`${d.base}/Users`)).status).toBe(401);
+    }
+    const stored = await deactivated.env.deps.db
+      .select()
+      .from(directoryUsers)
+      .where(eq(directoryUsers.directoryId, deactivated.directoryId));
+    expect(stored).toHaveLength(1);
   });
 
   it('the SCIM token is refused on the REST API and /trpc', async () => {

@@ -1,0 +1,65 @@
+// The test twin of bench/scim-statements.ts: what one SCIM `POST /Users` sends to PostgreSQL,
+// counted from the driver, so a change that adds a round trip to the initial sync (issue #36) is
+// seen here, not only in a benchmark.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { directoryUsers, schema } from '@atrium/db';
+import { createApp } from '@atrium/rest-facade';
+import { createDirectory, newCaches, scopeOf } from '@atrium/routers';
+import { eq } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { recordingClient, type Sent } from '../helpers/plans.ts';
+import { HttpClient, newEnvironment } from '../helpers/world.ts';
+import { scimUser } from './helpers.ts';
+
+const databaseUrl = inject('databaseUrl');
+
+describe.skipIf(!databaseUrl)('statements of one SCIM POST /Users (PostgreSQL only)', () => {
+  const sent: Sent[] = [];
+  const client = databaseUrl ? recordingClient(databaseUrl, sent) : undefined;
+  afterAll(async () => {
+    await client?.end({ timeout: 5 });
+  });
+
+  it('provisions a new user in 8 statements (9 when it marks last_sync_at), without looking the token up again', async () => {
+    const env = await newEnvironment();
+    // The app on a recording client, with caches of its own (the token is cached by this app).
+    const deps = { ...env.deps, db: drizzle(client!, { schema }) as never, caches: newCaches() };
+    const server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1' }).handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const org = await env.http.post('/organizations', { name: 'Statements' });
+      const directory = await createDirectory(await scopeOf(env.deps, env.environmentId), {
+        organization_id: org.body.id,
+        name: 'Okta',
+        type: 'okta scim v2.0',
+      } as never);
+      const scim = new HttpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, {
+        Authorization: `Bearer ${directory.bearer_token}`,
+        'Content-Type': 'application/scim+json',
+      });
+      const base = `/scim/v2/${directory.id}/Users`;
+      // The first POSTs look the token up, link the directory and mark it as synced.
+      for (let i = 0; i < 2; i++) expect((await scim.post(base, scimUser())).status).toBe(201);
+      for (let i = 0; i < 5; i++) {
+        sent.length = 0;
+        expect((await scim.post(base, scimUser())).status).toBe(201);
+        const statements = sent.map((s) => s.sql.replace(/\s+/g, ' ').trim().toLowerCase());
+        expect(statements.length, statements.join('\n')).toBeLessThanOrEqual(9);
+        expect(statements.filter((s) => s.includes('"token_hash"'))).toEqual([]);
+        // Insert first: the user is not read before it is inserted.
+        const firstUsers = statements.findIndex((s) => s.includes('"users"'));
+        expect(statements[firstUsers]).toMatch(/^insert into "users"/);
+      }
+      const stored = await env.deps.db
+        .select()
+        .from(directoryUsers)
+        .where(eq(directoryUsers.directoryId, directory.id));
+      expect(stored).toHaveLength(7);
+      expect(stored.every((row) => row.userId !== null)).toBe(true);
+    } finally {
+      server.close();
+    }
+  });
+});
