@@ -18,8 +18,8 @@ import {
 import { and, eq, gt, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
 import { environmentsOfClientIds } from '../auth/store.ts';
 import { loadScoped, scopedId } from '../common/store.ts';
-import { roleSlugsOf } from '../organization-memberships/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
+import { roleSlugsOf } from '../organization-memberships/store.ts';
 
 // Every query of single sign-on: redirect URIs, authorizations in flight, profiles, one-use
 // codes, access tokens, and the expiry of all of them (the retention worker).
@@ -473,11 +473,7 @@ const profileOfTokenStatement = renderedOnce(
 );
 
 /** The profile view of an access token that has not expired at `now`, if any. */
-export async function profileOfAccessTokenHash(
-  db: Db,
-  tokenHash: string,
-  now: Date,
-): Promise<ProfileView | undefined> {
+export async function profileOfAccessTokenHash(db: Db, tokenHash: string, now: Date): Promise<ProfileView | undefined> {
   const [row] = await profileOfTokenStatement<ProfileView>(db, { token: tokenHash, now: now.toISOString() });
   return row && toProfileView(row);
 }
