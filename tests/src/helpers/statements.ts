@@ -1,8 +1,8 @@
 import type { Db } from '@atrium/db';
 
 /**
- * The statements `run` sends through `db`, by their text: on PGlite every one (queries, `exec`,
- * a transaction counted as `BEGIN`); on PostgreSQL those of the pipelined statement connections
+ * The statements `run` sends through `db`, by their text: on PGlite every one (a transaction as
+ * `BEGIN` and its statements); on PostgreSQL those of the pipelined statement connections
  * (postgres.js's `debug` hook), not a transaction's, which runs on the transaction pool. Nothing
  * else may use `db` meanwhile (the test worker's database has no background work).
  */
@@ -18,16 +18,31 @@ export async function statementsOf<T>(db: Db, run: () => Promise<T>): Promise<{ 
       options.debug = before;
     });
   } else {
-    for (const name of ['query', 'exec', 'transaction'] as const) {
-      const original = client[name] as (...args: unknown[]) => unknown;
-      client[name] = (...args: unknown[]) => {
-        statements.push(name === 'transaction' ? 'BEGIN' : String(args[0]));
-        return original.apply(client, args);
-      };
-      restore.push(() => {
-        client[name] = original;
+    // A transaction's own client (PGlite's `Transaction`) has `query` and `exec` too.
+    const counted = (target: Record<string, unknown>) => {
+      for (const name of ['query', 'exec'] as const) {
+        const original = target[name] as (...args: unknown[]) => unknown;
+        target[name] = (...args: unknown[]) => {
+          statements.push(String(args[0]));
+          return original.apply(target, args);
+        };
+        restore.push(() => {
+          target[name] = original;
+        });
+      }
+    };
+    counted(client);
+    const transaction = client.transaction as (fn: (tx: Record<string, unknown>) => unknown) => unknown;
+    client.transaction = (fn: (tx: Record<string, unknown>) => unknown) => {
+      statements.push('BEGIN');
+      return transaction.call(client, (tx) => {
+        counted(tx);
+        return fn(tx);
       });
-    }
+    };
+    restore.push(() => {
+      client.transaction = transaction;
+    });
   }
   try {
     const result = await run();
