@@ -120,7 +120,10 @@ const cpuMs = (from: NodeJS.CpuUsage) => {
 };
 
 /** The bench database's name on PostgreSQL (undefined on PGlite, whose CPU is the process's). */
-const pgDatabase = process.env.DATABASE_URL ? new URL(process.env.DATABASE_URL).pathname.slice(1) : undefined;
+const pgDatabase =
+  deps.driver === 'postgres'
+    ? ((await deps.db.execute(sql`select current_database() as name`)) as unknown as Array<{ name: string }>)[0]?.name
+    : undefined;
 
 /**
  * CPU ticks (1/100 s) of the PostgreSQL processes serving the bench, by pid: the backends of its
@@ -222,7 +225,9 @@ if (args.only !== 'token') {
   for (const { form, expected } of direct) await consumeSamlResponse(scope, connection, form, expected);
   const verifyCpuMs = cpuMs(cpuFrom) / verifications;
   const verifyWallMs = (performance.now() - wallFrom) / verifications;
-  log(`one verification (consumeSamlResponse): ${verifyCpuMs.toFixed(2)} ms CPU, ${verifyWallMs.toFixed(2)} ms wall`);
+  log(
+    `one verification (consumeSamlResponse): ${verifyCpuMs.toFixed(2)} ms CPU, ${verifyWallMs.toFixed(2)} ms wall (${(performance.now() / 1000).toFixed(1)} s since the start)`,
+  );
 
   const acsFrom = await measureFrom();
   const acsCpu = acsFrom.cpu;
@@ -277,7 +282,9 @@ if (args.only !== 'acs') {
       }
     }),
   );
-  log(`minted in ${((Date.now() - prepared) / 1000).toFixed(1)} s`);
+  log(
+    `minted in ${((Date.now() - prepared) / 1000).toFixed(1)} s (${(performance.now() / 1000).toFixed(1)} s since the start)`,
+  );
   const tokenFrom = await measureFrom();
   const tokenCpu = tokenFrom.cpu;
   const token = await drive({
