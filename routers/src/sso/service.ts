@@ -496,7 +496,7 @@ export function toProfile(view: ProfileView): Profile {
  * PKCE (RFC 7636): a code whose authorization carried a `code_challenge` needs the matching
  * `code_verifier`, with or without the secret; a public client (no secret) is accepted only so,
  * for a code with a challenge. A missing or wrong verifier is `invalid_grant` and leaves the code
- * unspent (the transaction rolls back): the verifier cannot be guessed, so a stolen code stays
+ * unspent (its one statement writes nothing): the verifier cannot be guessed, so a stolen code stays
  * useless, and the app holding the verifier can still finish its sign-in.
  */
 export async function exchangeCode(
