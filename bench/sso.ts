@@ -13,7 +13,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -46,6 +46,8 @@ const { values: args } = parseArgs({
     responses: { type: 'string', default: '2500' },
     codes: { type: 'string', default: '6000' },
     verifications: { type: 'string', default: '200' },
+    /** `acs` or `token`: run that scenario alone (both by default). */
+    only: { type: 'string' },
   },
 });
 const seconds = Number(args.seconds);
@@ -117,119 +119,193 @@ const cpuMs = (from: NodeJS.CpuUsage) => {
   return (used.user + used.system) / 1000;
 };
 
-// ---- sso_saml_acs: responses made beforehand, each for its own authorization (GET /sso/authorize).
-const responses = Number(args.responses);
-log(`preparing ${responses} signed responses...`);
-let prepared = Date.now();
-const bodies: string[] = [];
-for (let i = 0; i < responses; i += 1) {
-  const query = new URLSearchParams({
-    client_id: env.client_id,
-    connection: made.id,
-    redirect_uri: callback,
-    response_type: 'code',
-    state: `s${i}`,
-  });
-  const res = await fetch(`${base}/sso/authorize?${query}`, { redirect: 'manual' });
-  if (res.status !== 302) throw new Error(`GET /sso/authorize: ${res.status} ${await res.text()}`);
-  const location = new URL(res.headers.get('location') ?? '');
-  const request = readAuthnRequest(location.searchParams.get('SAMLRequest') ?? '');
-  const xml = await idp.loginResponse(
-    sp,
-    { email: `user${i}@${domain}`, firstName: 'Bench', lastName: `${i}` },
-    request.id,
-  );
-  bodies.push(
-    `SAMLResponse=${encodeURIComponent(Buffer.from(xml).toString('base64'))}&RelayState=${encodeURIComponent(location.searchParams.get('RelayState') ?? '')}`,
-  );
-}
-log(`prepared in ${((Date.now() - prepared) / 1000).toFixed(1)} s`);
+/** The bench database's name on PostgreSQL (undefined on PGlite, whose CPU is the process's). */
+const pgDatabase =
+  deps.driver === 'postgres'
+    ? ((await deps.db.execute(sql`select current_database() as name`)) as unknown as Array<{ name: string }>)[0]?.name
+    : undefined;
 
-// CPU of one verification, alone: consumeSamlResponse on fresh responses (no HTTP, no sign-in).
-const verifications = Number(args.verifications);
+/**
+ * CPU ticks (1/100 s) of the PostgreSQL processes serving the bench, by pid: the backends of its
+ * database and the server's own processes (WAL writer, ...), as bench/run.ts's `postgresTicks`;
+ * other sessions' databases on the same server do not count.
+ */
+function pgTicks(): Map<number, number> {
+  const ticks = new Map<number, number>();
+  if (!pgDatabase) return ticks;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (/\(\d+\)|\[local\]/.test(title) && !title.includes(` ${pgDatabase} `)) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+    } catch {}
+  }
+  return ticks;
+}
+
+/** Committed and rolled-back transactions of the bench database (PostgreSQL's statistics). */
+async function pgTransactions(): Promise<number> {
+  if (!pgDatabase) return 0;
+  // The statistics are flushed by each backend at most once a second.
+  await new Promise((resolve) => setTimeout(resolve, 1_200));
+  await deps.db.execute(sql`select pg_stat_clear_snapshot()`);
+  const [row] = (await deps.db.execute(
+    sql`select (xact_commit + xact_rollback)::int as n from pg_stat_database where datname = current_database()`,
+  )) as unknown as Array<{ n: number }>;
+  return row?.n ?? 0;
+}
+
+/** Server and PostgreSQL CPU per request (µs) and PostgreSQL transactions per request, since `from`. */
+async function perRequest(
+  from: { cpu: NodeJS.CpuUsage; pg: Map<number, number>; xacts: number },
+  requests: number,
+): Promise<string> {
+  const serverUs = (cpuMs(from.cpu) * 1000) / Math.max(1, requests);
+  let pgSpent = 0;
+  for (const [pid, t] of pgTicks()) pgSpent += t - (from.pg.get(pid) ?? 0);
+  if (!pgDatabase) return `CPU µs/req server ${serverUs.toFixed(0)} (PGlite: the database is in it)`;
+  const pgUs = (pgSpent * 10_000) / Math.max(1, requests);
+  // Counted after the measured run; about two transactions are the first reading's own, less them.
+  const xacts = ((await pgTransactions()) - from.xacts - 2) / Math.max(1, requests);
+  return `CPU µs/req server ${serverUs.toFixed(0)} pg ${pgUs.toFixed(0)}, pg transactions/req ${xacts.toFixed(2)}`;
+}
+
+async function measureFrom() {
+  const xacts = await pgTransactions();
+  return { cpu: process.cpuUsage(), pg: pgTicks(), xacts };
+}
+
 const connection = await loadSsoConnection(deps.db, env.environment_id, made.id);
-const direct: Array<{ form: { SAMLResponse: string }; expected: { samlRequestId: string } }> = [];
-for (let i = 0; i < verifications; i += 1) {
-  const { samlRequestId } = await startSaml(scope, connection, `sso_authorization_bench${i}`);
-  const xml = await idp.loginResponse(sp, { email: `cpu${i}@${domain}` }, samlRequestId);
-  direct.push({ form: { SAMLResponse: Buffer.from(xml).toString('base64') }, expected: { samlRequestId } });
-}
-const cpuFrom = process.cpuUsage();
-const wallFrom = performance.now();
-for (const { form, expected } of direct) await consumeSamlResponse(scope, connection, form, expected);
-const verifyCpuMs = cpuMs(cpuFrom) / verifications;
-const verifyWallMs = (performance.now() - wallFrom) / verifications;
-log(`one verification (consumeSamlResponse): ${verifyCpuMs.toFixed(2)} ms CPU, ${verifyWallMs.toFixed(2)} ms wall`);
-
-const acsCpu = process.cpuUsage();
-const acs = await drive({
-  url: base,
-  method: 'POST',
-  paths: [`/sso/saml/acs/${made.id}`],
-  headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-  body: '{pick}',
-  picks: bodies,
-  oneUse: true,
-  connections: Number(args.connections),
-  warmupSeconds: 0,
-  durationSeconds: seconds,
-});
-const acsServerCpuMs = cpuMs(acsCpu);
 const codes: string[] = [];
-// A 302 is a redirect to the app: with `code=` a sign-in, with `error=` a refusal. The bench's
-// responses are all valid, so anything else (a 409, an error page) is a defect to look into.
-const signedIn = (acs.statusCodes['302'] ?? 0) as number;
-log(
-  `sso_saml_acs: ${acs.requests} POSTs in ${acs.seconds.toFixed(1)} s = ${acs.rps.toFixed(0)}/s (target >= 200), p50 ${acs.latency.p50} ms, p99 ${acs.latency.p99} ms, ` +
-    `statuses ${JSON.stringify(acs.statusCodes)}, server CPU ${(acsServerCpuMs / Math.max(1, acs.requests)).toFixed(2)} ms per POST` +
-    (acs.requests >= responses ? ' (every prepared response was used: the run ended early)' : ''),
-);
-const codesIssued = await deps.db
-  .select({ n: sql<number>`count(*)::int` })
-  .from(ssoCodes)
-  .where(eq(ssoCodes.environmentId, env.environment_id));
-log(
-  `  ${signedIn} redirects, ${codesIssued[0]?.n ?? 0} codes issued (one per sign-in; a POST in flight when the run stopped counts here, not above)`,
-);
+let prepared = Date.now();
+
+// ---- sso_saml_acs: responses made beforehand, each for its own authorization (GET /sso/authorize).
+if (args.only !== 'token') {
+  const responses = Number(args.responses);
+  log(`preparing ${responses} signed responses...`);
+  const preparedAt = Date.now();
+  const bodies: string[] = [];
+  for (let i = 0; i < responses; i += 1) {
+    const query = new URLSearchParams({
+      client_id: env.client_id,
+      connection: made.id,
+      redirect_uri: callback,
+      response_type: 'code',
+      state: `s${i}`,
+    });
+    const res = await fetch(`${base}/sso/authorize?${query}`, { redirect: 'manual' });
+    if (res.status !== 302) throw new Error(`GET /sso/authorize: ${res.status} ${await res.text()}`);
+    const location = new URL(res.headers.get('location') ?? '');
+    const request = readAuthnRequest(location.searchParams.get('SAMLRequest') ?? '');
+    const xml = await idp.loginResponse(
+      sp,
+      { email: `user${i}@${domain}`, firstName: 'Bench', lastName: `${i}` },
+      request.id,
+    );
+    bodies.push(
+      `SAMLResponse=${encodeURIComponent(Buffer.from(xml).toString('base64'))}&RelayState=${encodeURIComponent(location.searchParams.get('RelayState') ?? '')}`,
+    );
+  }
+  log(`prepared in ${((Date.now() - preparedAt) / 1000).toFixed(1)} s`);
+
+  // CPU of one verification, alone: consumeSamlResponse on fresh responses (no HTTP, no sign-in).
+  const verifications = Number(args.verifications);
+  const direct: Array<{ form: { SAMLResponse: string }; expected: { samlRequestId: string } }> = [];
+  for (let i = 0; i < verifications; i += 1) {
+    const { samlRequestId } = await startSaml(scope, connection, `sso_authorization_bench${i}`);
+    const xml = await idp.loginResponse(sp, { email: `cpu${i}@${domain}` }, samlRequestId);
+    direct.push({ form: { SAMLResponse: Buffer.from(xml).toString('base64') }, expected: { samlRequestId } });
+  }
+  const cpuFrom = process.cpuUsage();
+  const wallFrom = performance.now();
+  for (const { form, expected } of direct) await consumeSamlResponse(scope, connection, form, expected);
+  const verifyCpuMs = cpuMs(cpuFrom) / verifications;
+  const verifyWallMs = (performance.now() - wallFrom) / verifications;
+  log(
+    `one verification (consumeSamlResponse): ${verifyCpuMs.toFixed(2)} ms CPU, ${verifyWallMs.toFixed(2)} ms wall (${(performance.now() / 1000).toFixed(1)} s since the start)`,
+  );
+
+  const acsFrom = await measureFrom();
+  const acsCpu = acsFrom.cpu;
+  const acs = await drive({
+    url: base,
+    method: 'POST',
+    paths: [`/sso/saml/acs/${made.id}`],
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: '{pick}',
+    picks: bodies,
+    oneUse: true,
+    connections: Number(args.connections),
+    warmupSeconds: 0,
+    durationSeconds: seconds,
+  });
+  const acsServerCpuMs = cpuMs(acsCpu);
+  // A 302 is a redirect to the app: with `code=` a sign-in, with `error=` a refusal. The bench's
+  // responses are all valid, so anything else (a 409, an error page) is a defect to look into.
+  const signedIn = (acs.statusCodes['302'] ?? 0) as number;
+  log(
+    `sso_saml_acs: ${acs.requests} POSTs in ${acs.seconds.toFixed(1)} s = ${acs.rps.toFixed(0)}/s (target >= 200), p50 ${acs.latency.p50} ms, p99 ${acs.latency.p99} ms, ` +
+      `statuses ${JSON.stringify(acs.statusCodes)}, server CPU ${(acsServerCpuMs / Math.max(1, acs.requests)).toFixed(2)} ms per POST` +
+      (acs.requests >= responses ? ' (every prepared response was used: the run ended early)' : ''),
+  );
+  const codesIssued = await deps.db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(ssoCodes)
+    .where(eq(ssoCodes.environmentId, env.environment_id));
+  log(`  ${await perRequest(acsFrom, acs.requests)}`);
+  log(
+    `  ${signedIn} redirects, ${codesIssued[0]?.n ?? 0} codes issued (one per sign-in; a POST in flight when the run stopped counts here, not above)`,
+  );
+}
 
 // ---- sso_token: one-use codes minted beforehand through the SSO service (IdP-initiated sign-ins).
-const codeCount = Number(args.codes);
-log(`minting ${codeCount} codes...`);
-prepared = Date.now();
-// Eight sign-ins at a time, as the ACS runs them (500 people, each signing in again and again).
-let next = 0;
-await Promise.all(
-  Array.from({ length: 8 }, async () => {
-    for (let i = next++; i < codeCount; i = next++) {
-      const { redirectUrl } = await completeSignIn(scope, connection, null, {
-        idpId: `token${i % 500}@${domain}`,
-        email: `token${i % 500}@${domain}`,
-        customAttributes: {},
-        rawAttributes: {},
-      });
-      codes.push(new URL(redirectUrl).searchParams.get('code') ?? '');
-    }
-  }),
-);
-log(`minted in ${((Date.now() - prepared) / 1000).toFixed(1)} s`);
-const tokenCpu = process.cpuUsage();
-const token = await drive({
-  url: base,
-  method: 'POST',
-  paths: ['/sso/token'],
-  headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-  body: `client_id=${env.client_id}&client_secret=${env.api_key}&grant_type=authorization_code&code={pick}`,
-  picks: codes,
-  oneUse: true,
-  connections: Number(args.connections),
-  warmupSeconds: 0,
-  durationSeconds: Math.max(2, Math.floor(seconds / 2)),
-});
-log(
-  `sso_token: ${token.requests} in ${token.seconds.toFixed(1)} s = ${token.rps.toFixed(0)}/s (target >= 1,000), p50 ${token.latency.p50} ms, p99 ${token.latency.p99} ms, ` +
-    `statuses ${JSON.stringify(token.statusCodes)}, server CPU ${(cpuMs(tokenCpu) / Math.max(1, token.requests)).toFixed(2)} ms per request` +
-    (token.requests >= codes.length ? ' (every code was spent: the run ended early)' : ''),
-);
+if (args.only !== 'acs') {
+  const codeCount = Number(args.codes);
+  log(`minting ${codeCount} codes...`);
+  prepared = Date.now();
+  // Eight sign-ins at a time, as the ACS runs them (500 people, each signing in again and again).
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let i = next++; i < codeCount; i = next++) {
+        const { redirectUrl } = await completeSignIn(scope, connection, null, {
+          idpId: `token${i % 500}@${domain}`,
+          email: `token${i % 500}@${domain}`,
+          customAttributes: {},
+          rawAttributes: {},
+        });
+        codes.push(new URL(redirectUrl).searchParams.get('code') ?? '');
+      }
+    }),
+  );
+  log(
+    `minted in ${((Date.now() - prepared) / 1000).toFixed(1)} s (${(performance.now() / 1000).toFixed(1)} s since the start)`,
+  );
+  const tokenFrom = await measureFrom();
+  const tokenCpu = tokenFrom.cpu;
+  const token = await drive({
+    url: base,
+    method: 'POST',
+    paths: ['/sso/token'],
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: `client_id=${env.client_id}&client_secret=${env.api_key}&grant_type=authorization_code&code={pick}`,
+    picks: codes,
+    oneUse: true,
+    connections: Number(args.connections),
+    warmupSeconds: 0,
+    durationSeconds: Math.max(2, Math.floor(seconds / 2)),
+  });
+  log(
+    `sso_token: ${token.requests} in ${token.seconds.toFixed(1)} s = ${token.rps.toFixed(0)}/s (target >= 1,000), p50 ${token.latency.p50} ms, p99 ${token.latency.p99} ms, ` +
+      `statuses ${JSON.stringify(token.statusCodes)}, server CPU ${(cpuMs(tokenCpu) / Math.max(1, token.requests)).toFixed(2)} ms per request` +
+      (token.requests >= codes.length ? ' (every code was spent: the run ended early)' : ''),
+  );
+  log(`  ${await perRequest(tokenFrom, token.requests)}`);
+}
 
 await idp.close();
 server.closeAllConnections();

@@ -9,7 +9,6 @@ import { ApiError, type FieldError, invalid, notFound } from '../kernel/errors.t
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { addMembership } from '../organization-memberships/service.ts';
-import { membershipsOfUser } from '../organization-memberships/store.ts';
 import { loadOrganization } from '../organizations/store.ts';
 import { seal, unseal } from '../signing/material.ts';
 import { fullName, toUser } from '../user-wire.ts';
@@ -24,7 +23,6 @@ import {
   deleteAccessTokensOfProfile,
   deleteExpiredSsoRows,
   environmentOfClientId,
-  findAccessToken,
   findAuthorization,
   findProfile,
   findRedirectUri,
@@ -38,11 +36,12 @@ import {
   membershipOf,
   organizationOfVerifiedDomain,
   organizationVerifiedDomain,
+  type ProfileView,
   profileById,
+  profileOfAccessTokenHash,
   redirectUrisOf,
   type SsoAuthorizationRow,
   type SsoConnectionRow,
-  type SsoProfileRow,
   setAuthorizationProtocolState,
   spendCodeForAccessToken,
   unspentCode,
@@ -464,39 +463,29 @@ export const OAUTH_ERRORS = ['invalid_client', 'invalid_grant', 'unsupported_gra
 const oauthError = (code: (typeof OAUTH_ERRORS)[number], message: string, status = 400) =>
   new ApiError(status, code, message);
 
-/** The single place that turns a profile row into upstream's `Profile`. */
-export function toProfile(row: SsoProfileRow, connectionType: string, roleSlugs: string[] | undefined): Profile {
+/** The single place that turns a profile (its row, connection type and role slugs) into upstream's `Profile`. */
+export function toProfile(view: ProfileView): Profile {
   const profile: Profile = {
     object: 'profile',
-    id: row.id,
-    idp_id: row.idpId,
-    organization_id: row.organizationId,
-    connection_id: row.connectionId,
-    connection_type: connectionType,
-    email: row.email,
-    first_name: row.firstName,
-    last_name: row.lastName,
-    name: row.name ?? fullName(row.firstName, row.lastName),
-    raw_attributes: row.rawAttributes,
+    id: view.id,
+    idp_id: view.idp_id,
+    organization_id: view.organization_id,
+    connection_id: view.connection_id,
+    connection_type: view.connection_type,
+    email: view.email,
+    first_name: view.first_name,
+    last_name: view.last_name,
+    name: view.name ?? fullName(view.first_name, view.last_name),
+    raw_attributes: view.raw_attributes,
   };
+  const roleSlugs = view.role_slugs;
   if (roleSlugs && roleSlugs.length > 0) {
     profile.role = { slug: roleSlugs[0] as string };
     profile.roles = roleSlugs.map((slug) => ({ slug }));
   }
-  if (row.groups) profile.groups = row.groups;
-  profile.custom_attributes = row.customAttributes;
+  if (view.groups) profile.groups = view.groups;
+  profile.custom_attributes = view.custom_attributes;
   return profile;
-}
-
-/** The profile with the connection's type and the user's roles in the organization. */
-async function profileOf(db: Db, environmentId: string, row: SsoProfileRow): Promise<Profile> {
-  // Two independent reads, sent together.
-  const [connection, memberships] = await Promise.all([
-    loadSsoConnection(db, environmentId, row.connectionId),
-    row.userId && row.organizationId ? membershipsOfUser(db, environmentId, row.userId) : undefined,
-  ]);
-  const roles = memberships?.find((m) => m.organizationId === row.organizationId)?.roleSlugs;
-  return toProfile(row, connection.connectionType, roles);
 }
 
 /**
@@ -507,7 +496,7 @@ async function profileOf(db: Db, environmentId: string, row: SsoProfileRow): Pro
  * PKCE (RFC 7636): a code whose authorization carried a `code_challenge` needs the matching
  * `code_verifier`, with or without the secret; a public client (no secret) is accepted only so,
  * for a code with a challenge. A missing or wrong verifier is `invalid_grant` and leaves the code
- * unspent (the transaction rolls back): the verifier cannot be guessed, so a stolen code stays
+ * unspent (its one statement writes nothing): the verifier cannot be guessed, so a stolen code stays
  * useless, and the app holding the verifier can still finish its sign-in.
  */
 export async function exchangeCode(
@@ -554,11 +543,11 @@ export async function exchangeCode(
   if (!input.code) throw oauthError('invalid_request', 'code is required.');
   const code = input.code;
   const now = deps.now();
-  // One statement spends the code (and checks its PKCE challenge) and stores the access token;
-  // a refusal leaves the code unspent, and only then is the code read again to say why.
+  // One statement spends the code (and checks its PKCE challenge), stores the access token and
+  // reads the profile; a refusal leaves the code unspent, and only then is the code read again to say why.
   const challenge = verifier === undefined ? null : createHash('sha256').update(verifier).digest('base64url');
   const accessToken = randomBase62(48);
-  const profileId = await spendCodeForAccessToken(deps.db, {
+  const view = await spendCodeForAccessToken(deps.db, {
     environmentId: env.id,
     codeHash: sha256Hex(code),
     codeChallenge: challenge,
@@ -566,14 +555,12 @@ export async function exchangeCode(
     now,
     tokenExpiresAt: new Date(now.getTime() + ACCESS_TOKEN_TTL_MS),
   });
-  if (!profileId) throw await refusedExchange(deps.db, env.id, sha256Hex(code), now, verifier);
-  const row = await profileById(deps.db, env.id, profileId);
-  if (!row) throw oauthError('invalid_grant', 'The code has expired or has already been used.');
+  if (!view) throw await refusedExchange(deps.db, env.id, sha256Hex(code), now, verifier);
   return {
     token_type: 'Bearer' as const,
     access_token: accessToken,
     expires_in: ACCESS_TOKEN_TTL_MS / 1000,
-    profile: await profileOf(deps.db, env.id, row),
+    profile: toProfile(view),
   };
 }
 
@@ -599,11 +586,9 @@ async function refusedExchange(
 export async function profileOfAccessToken(deps: Deps, accessToken: string | undefined): Promise<Profile> {
   const refused = () => new ApiError(401, 'unauthorized', 'Unauthorized: a valid SSO access token is required.');
   if (!accessToken) throw refused();
-  const token = await findAccessToken(deps.db, sha256Hex(accessToken));
-  if (!token || token.expiresAt.getTime() <= deps.now().getTime()) throw refused();
-  const row = await profileById(deps.db, token.environmentId, token.profileId);
-  if (!row) throw refused();
-  return profileOf(deps.db, token.environmentId, row);
+  const view = await profileOfAccessTokenHash(deps.db, sha256Hex(accessToken), deps.now());
+  if (!view) throw refused();
+  return toProfile(view);
 }
 
 /** How long a logout token may wait before `GET /sso/logout` (upstream: short-lived). */

@@ -6,8 +6,8 @@ import {
   organizationMemberships,
   type PageParams,
   paginate,
-  rawRows,
   redirectUris,
+  renderedOnce,
   samlAssertionIds,
   ssoAccessTokens,
   ssoAuthorizations,
@@ -19,6 +19,7 @@ import { and, eq, gt, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
 import { environmentsOfClientIds } from '../auth/store.ts';
 import { loadScoped, scopedId } from '../common/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
+import { roleSlugsOf } from '../organization-memberships/store.ts';
 
 // Every query of single sign-on: redirect URIs, authorizations in flight, profiles, one-use
 // codes, access tokens, and the expiry of all of them (the retention worker).
@@ -367,10 +368,76 @@ export async function insertCode(tx: Db, values: typeof ssoCodes.$inferInsert): 
 }
 
 /**
- * `POST /sso/token`'s write, in one statement (no transaction): spends the code if it is unused
- * and unexpired, and stores the access token for its profile. The profile id, or undefined when
- * the code is unknown in the environment, spent already or expired (then nothing is written).
- * Two exchanges of one code at once: the second UPDATE waits for the first and then finds it used.
+ * A profile as the wire shows it: its row's fields, its connection's type, and the role slugs of
+ * its user's membership of its organization (null without one).
+ */
+export interface ProfileView {
+  id: string;
+  idp_id: string;
+  organization_id: string | null;
+  connection_id: string;
+  connection_type: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  name: string | null;
+  groups: string[] | null;
+  custom_attributes: Record<string, unknown>;
+  raw_attributes: Record<string, unknown>;
+  role_slugs: string[] | null;
+}
+
+/** A jsonb value as the driver hands it: parsed already (PGlite) or as text (postgres.js). */
+const json = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
+
+/** The driver's row of `profileViewColumns`, with its jsonb columns parsed. */
+function toProfileView(row: ProfileView): ProfileView {
+  row.groups = row.groups === null ? null : json(row.groups);
+  row.custom_attributes = json(row.custom_attributes);
+  row.raw_attributes = json(row.raw_attributes);
+  row.role_slugs = row.role_slugs === null ? null : json(row.role_slugs);
+  return row;
+}
+
+/**
+ * The columns of a `ProfileView` over `sso_profiles p` joined with its connection `c`: the role
+ * slugs are those of the user's membership of the organization (roleSlugsOf), none without one.
+ */
+const profileViewColumns = sql`p.id, p.idp_id, p.organization_id, p.connection_id, c.connection_type, p.email,
+  p.first_name, p.last_name, p.name, p.groups, p.custom_attributes, p.raw_attributes,
+  (select ${roleSlugsOf(sql`m.id`, sql`m.environment_id`)} from ${organizationMemberships} m
+    where m.environment_id = p.environment_id and m.user_id = p.user_id and m.organization_id = p.organization_id
+    limit 1) as role_slugs`;
+
+/**
+ * `POST /sso/token` in one statement (no transaction): spends the code if it is unused, unexpired
+ * and its PKCE challenge is met, stores the access token for its profile, and returns the profile
+ * view. Nothing is written when the code is refused (unknown in the environment, spent, expired,
+ * challenge not met). Two exchanges of one code at once: the second UPDATE waits for the first and
+ * then finds it used. Rendered once and sent prepared: it runs on every exchange.
+ */
+const spendCodeStatement = renderedOnce(
+  ['env', 'code', 'challenge', 'token', 'now', 'expires'] as const,
+  (v) => sql`with spent as (
+      update ${ssoCodes} set used_at = ${v.now}::timestamptz
+      where code_hash = ${v.code} and environment_id = ${v.env}
+        and used_at is null and expires_at > ${v.now}::timestamptz
+        and code_challenge is not distinct from ${v.challenge}::text
+      returning profile_id
+    ), stored as (
+      insert into ${ssoAccessTokens} (token_hash, environment_id, profile_id, expires_at, created_at)
+      select ${v.token}, ${v.env}, profile_id, ${v.expires}::timestamptz, ${v.now}::timestamptz from spent
+      returning profile_id
+    )
+    select ${profileViewColumns}
+    from stored
+    join ${ssoProfiles} p on p.id = stored.profile_id and p.environment_id = ${v.env}
+    join ${connections} c on c.id = p.connection_id and c.environment_id = p.environment_id`,
+);
+
+/**
+ * Spends the code for an access token (`spendCodeStatement`): the profile view, or undefined when
+ * the code was refused (then nothing was written).
  */
 export async function spendCodeForAccessToken(
   db: Db,
@@ -383,23 +450,32 @@ export async function spendCodeForAccessToken(
     now: Date;
     tokenExpiresAt: Date;
   },
-): Promise<string | undefined> {
-  const now = input.now.toISOString();
-  const rows = await rawRows<{ profile_id: string }>(
-    db,
-    sql`with spent as (
-      update ${ssoCodes} set used_at = ${now}::timestamptz
-      where code_hash = ${input.codeHash} and environment_id = ${input.environmentId}
-        and used_at is null and expires_at > ${now}::timestamptz
-        and code_challenge is not distinct from ${input.codeChallenge}
-      returning profile_id
-    )
-    insert into ${ssoAccessTokens} (token_hash, environment_id, profile_id, expires_at, created_at)
-    select ${input.tokenHash}, ${input.environmentId}, profile_id, ${input.tokenExpiresAt.toISOString()}::timestamptz, ${now}::timestamptz
-    from spent
-    returning profile_id`,
-  );
-  return rows[0]?.profile_id;
+): Promise<ProfileView | undefined> {
+  const [row] = await spendCodeStatement<ProfileView>(db, {
+    env: input.environmentId,
+    code: input.codeHash,
+    challenge: input.codeChallenge,
+    token: input.tokenHash,
+    now: input.now.toISOString(),
+    expires: input.tokenExpiresAt.toISOString(),
+  });
+  return row && toProfileView(row);
+}
+
+/** `GET /sso/profile`'s read: the profile view of an unexpired access token, in one statement. */
+const profileOfTokenStatement = renderedOnce(
+  ['token', 'now'] as const,
+  (v) => sql`select ${profileViewColumns}
+    from ${ssoAccessTokens} t
+    join ${ssoProfiles} p on p.id = t.profile_id and p.environment_id = t.environment_id
+    join ${connections} c on c.id = p.connection_id and c.environment_id = p.environment_id
+    where t.token_hash = ${v.token} and t.expires_at > ${v.now}::timestamptz`,
+);
+
+/** The profile view of an access token that has not expired at `now`, if any. */
+export async function profileOfAccessTokenHash(db: Db, tokenHash: string, now: Date): Promise<ProfileView | undefined> {
+  const [row] = await profileOfTokenStatement<ProfileView>(db, { token: tokenHash, now: now.toISOString() });
+  return row && toProfileView(row);
 }
 
 /** A code still to be spent (unused, unexpired), read only to say why an exchange was refused. */
@@ -422,11 +498,6 @@ export async function unspentCode(db: Db, environmentId: string, codeHash: strin
 /** Forgets every access token of a profile (its sign-out). */
 export async function deleteAccessTokensOfProfile(tx: Db, profileId: string): Promise<void> {
   await tx.delete(ssoAccessTokens).where(eq(ssoAccessTokens.profileId, profileId));
-}
-
-export async function findAccessToken(db: Db, tokenHash: string) {
-  const [row] = await db.select().from(ssoAccessTokens).where(eq(ssoAccessTokens.tokenHash, tokenHash)).limit(1);
-  return row;
 }
 
 // Expiry (the retention worker) --------------------------------------------------------------

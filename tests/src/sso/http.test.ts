@@ -1,8 +1,10 @@
 import { events, redirectUris, ssoAccessTokens, ssoAuthorizations, ssoCodes } from '@atrium/db';
+import { authenticateApiKey } from '@atrium/routers';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storedEventData } from '../helpers/events.ts';
 import { samlSetup, startTestIdp, testClock } from '../helpers/saml-idp.ts';
+import { statementsOf } from '../helpers/statements.ts';
 import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { startOwnApp } from '../reliability/own-app.ts';
 import { APP_CALLBACK, registerRedirectUri } from './sign-in.ts';
@@ -372,6 +374,59 @@ describe('the SAML sign-in through the ACS, then POST /sso/token and GET /sso/pr
     const all = await Promise.all(Array.from({ length: 5 }, () => exchange(env)));
     expect(all.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400]);
     expect(await tokensOf(env.environmentId)).toHaveLength(1);
+  });
+
+  // Issue #37: an exchange (its API key cached) is one statement, spend, token and profile; the
+  // profile read by its access token is one too.
+  it('an exchange is one statement with the API key cached, GET /sso/profile one, and the answers are whole', async () => {
+    const { setup, env, acs } = await signIn();
+    const code = new URL(acs.headers.get('location') ?? '').searchParams.get('code') ?? '';
+    const http = anonymous(env);
+    await authenticateApiKey(env.deps, `Bearer ${env.apiKey}`);
+    const exchange = await statementsOf(env.deps.db, () =>
+      http.request('POST', '/sso/token', {
+        raw: form({ client_id: env.clientId, client_secret: env.apiKey, grant_type: 'authorization_code', code }),
+        headers: FORM,
+      }),
+    );
+    expect(exchange.result.status).toBe(200);
+    expect(exchange.statements).toHaveLength(1);
+    // The JIT membership has no role of its own: the environment's default role (`member`).
+    expect(exchange.result.body.profile).toMatchObject({
+      organization_id: setup.organizationId,
+      connection_id: setup.connectionId,
+      connection_type: 'GenericSAML',
+      role: { slug: 'member' },
+      roles: [{ slug: 'member' }],
+      groups: ['Engineering'],
+      name: 'Ada Lovelace',
+    });
+    const read = await statementsOf(env.deps.db, () =>
+      http.get('/sso/profile', { Authorization: `Bearer ${exchange.result.body.access_token}` }),
+    );
+    expect(read.result.status).toBe(200);
+    expect(read.result.body).toEqual(exchange.result.body.profile);
+    expect(read.statements).toHaveLength(1);
+  });
+
+  it('GET /sso/profile refuses an access token past its hour with 401', async () => {
+    const { env, acs } = await signIn();
+    const http = anonymous(env);
+    const code = new URL(acs.headers.get('location') ?? '').searchParams.get('code') ?? '';
+    const exchanged = await http.request('POST', '/sso/token', {
+      raw: form({ client_id: env.clientId, client_secret: env.apiKey, grant_type: 'authorization_code', code }),
+      headers: FORM,
+    });
+    const token = exchanged.body.access_token as string;
+    const read = () => http.get('/sso/profile', { Authorization: `Bearer ${token}` });
+    expect((await read()).status).toBe(200);
+    await env.deps.db
+      .update(ssoAccessTokens)
+      .set({ expiresAt: new Date(Date.now() - 1_000) })
+      .where(eq(ssoAccessTokens.environmentId, env.environmentId));
+    const expired = await read();
+    expect(expired.status).toBe(401);
+    expect(expired.body).toMatchObject({ code: 'unauthorized' });
   });
 
   it('refuses the same SAML response twice (the replay lands on the error page, no second code)', async () => {

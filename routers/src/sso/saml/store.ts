@@ -4,29 +4,25 @@ import { scopedId } from '../../common/store.ts';
 import type { ConnectionRow } from '../../connections/store.ts';
 
 /**
- * Remembers an accepted assertion id until `expiresAt` (its NotOnOrAfter plus the clock skew).
- * Insert-or-conflict is the replay check: true when the id is new, false when this connection
- * has accepted it already (a replay). An expired entry left behind by the retention sweep does
- * not count: it is replaced, since the assertion it guarded can no longer pass the time checks.
+ * Remembers an accepted assertion id until `expiresAt` (its NotOnOrAfter plus the clock skew), in
+ * one statement. Insert-or-conflict is the replay check: true when the id is new, false when this
+ * connection has accepted it already (a replay). An expired entry left behind by the retention
+ * sweep does not count: it is overwritten, since the assertion it guarded can no longer pass the
+ * time checks. Two POSTs of one assertion at once: the second waits for the first, then finds it.
  */
 export async function rememberAssertionId(
   db: Db,
   entry: { environmentId: string; connectionId: string; assertionId: string; expiresAt: Date },
   now: Date,
 ): Promise<boolean> {
-  await db
-    .delete(samlAssertionIds)
-    .where(
-      and(
-        eq(samlAssertionIds.connectionId, entry.connectionId),
-        eq(samlAssertionIds.assertionId, entry.assertionId),
-        lt(samlAssertionIds.expiresAt, now),
-      ),
-    );
   const inserted = await db
     .insert(samlAssertionIds)
     .values(entry)
-    .onConflictDoNothing({ target: [samlAssertionIds.connectionId, samlAssertionIds.assertionId] })
+    .onConflictDoUpdate({
+      target: [samlAssertionIds.connectionId, samlAssertionIds.assertionId],
+      set: { environmentId: entry.environmentId, expiresAt: entry.expiresAt },
+      setWhere: lt(samlAssertionIds.expiresAt, now),
+    })
     .returning({ assertionId: samlAssertionIds.assertionId });
   return inserted.length === 1;
 }

@@ -348,6 +348,25 @@ describe('replay', () => {
     expect(await hasAssertionId(setup.env.deps.db, setup.connectionId, '_once')).toBe(true);
   });
 
+  it('an expired entry of the id (the sweep not run yet) does not refuse it: it is renewed, then guards', async () => {
+    const { post, signed, setup } = await attackSetup();
+    const stale = new Date(clock.at.getTime() - 1_000);
+    await setup.env.deps.db.insert(samlAssertionIds).values({
+      environmentId: setup.env.environmentId,
+      connectionId: setup.connectionId,
+      assertionId: '_stale',
+      expiresAt: stale,
+    });
+    const xml = signed('both', { assertionId: '_stale' });
+    expect((await post(xml)).email).toBe('ada@example.com');
+    const [row] = await setup.env.deps.db
+      .select()
+      .from(samlAssertionIds)
+      .where(and(eq(samlAssertionIds.connectionId, setup.connectionId), eq(samlAssertionIds.assertionId, '_stale')));
+    expect(row?.expiresAt.getTime()).toBeGreaterThan(clock.at.getTime());
+    expect((await refusal(post(xml))).reason).toBe('replayed_assertion');
+  });
+
   it('refuses a replay wrapped in a fresh response signature', async () => {
     const { post, signed } = await attackSetup();
     const first = signed('assertion', { assertionId: '_rewrapped' });
