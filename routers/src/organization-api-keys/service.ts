@@ -8,6 +8,7 @@ import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
+import { membershipPermissionSlugs } from '../roles/store.ts';
 import type {
   ApiKey,
   CreateOrganizationApiKeyInput,
@@ -24,7 +25,6 @@ import {
   deleteOrganizationApiKeyRow,
   findByKeyHash,
   findKeyHolder,
-  heldPermissionSlugs,
   insertOrganizationApiKey,
   lockKeyOfOrganization,
   membershipOf,
@@ -185,7 +185,7 @@ export async function createUserApiKeyRow(
         },
       ]);
     }
-    const held = new Set(await heldPermissionSlugs(tx, scope.env.id, organization.id, user.id));
+    const held = new Set(await membershipPermissionSlugs(tx, scope.env.id, organization.id, user.id));
     const beyond = permissions.filter((slug) => !held.has(slug));
     if (beyond.length > 0) {
       throw invalid([
@@ -269,7 +269,7 @@ export async function validateOrganizationApiKey(
   if (row.ownerType !== 'user' || row.userId === null) return { api_key: toOrganizationApiKey(row) };
   const membership = await membershipOf(scope.db, scope.env.id, row.organizationId, row.userId);
   if (membership?.status !== 'active') return { api_key: null };
-  const held = new Set(await heldPermissionSlugs(scope.db, scope.env.id, row.organizationId, row.userId));
+  const held = new Set(await membershipPermissionSlugs(scope.db, scope.env.id, row.organizationId, row.userId));
   return { api_key: toUserApiKey({ ...row, permissions: row.permissions.filter((slug) => held.has(slug)) }) };
 }
 

@@ -1,14 +1,4 @@
-import {
-  type Db,
-  membershipRoles,
-  organizationApiKeys,
-  organizationMemberships,
-  type PageParams,
-  paginate,
-  permissions,
-  rolePermissions,
-  users,
-} from '@atrium/db';
+import { type Db, organizationApiKeys, organizationMemberships, type PageParams, paginate, users } from '@atrium/db';
 import { and, eq, ilike, inArray, or } from 'drizzle-orm';
 import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
 
@@ -223,31 +213,4 @@ export async function setKeyExpiry(tx: Db, id: string, expiresAt: Date | null, n
 /** The environment's user with this id, or 404 naming it (the users resource's own lookup, read here). */
 export function findKeyHolder(db: Db, environmentId: string, id: string) {
   return loadScoped(db, users, 'user', environmentId, id);
-}
-
-/**
- * The permission slugs the roles of the user's membership of the organization grant (distinct):
- * a user key's ceiling. The same query as organization-memberships' `membershipPermissionSlugs`,
- * kept here so that the memberships and users resources (which revoke keys) are not imported back.
- */
-export async function heldPermissionSlugs(
-  db: Db,
-  environmentId: string,
-  organizationId: string,
-  userId: string,
-): Promise<string[]> {
-  const rows = await db
-    .selectDistinct({ slug: permissions.slug })
-    .from(organizationMemberships)
-    .innerJoin(membershipRoles, eq(membershipRoles.organizationMembershipId, organizationMemberships.id))
-    .innerJoin(rolePermissions, eq(rolePermissions.roleId, membershipRoles.roleId))
-    .innerJoin(permissions, eq(permissions.id, rolePermissions.permissionId))
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, environmentId),
-        eq(organizationMemberships.organizationId, organizationId),
-        eq(organizationMemberships.userId, userId),
-      ),
-    );
-  return rows.map((row) => row.slug);
 }

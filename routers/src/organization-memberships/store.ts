@@ -9,9 +9,7 @@ import {
   type PageParams,
   paginate,
   perHandleAndKey,
-  permissions,
   rawRows,
-  rolePermissions,
   roles,
   users,
 } from '@atrium/db';
@@ -234,29 +232,6 @@ export async function deleteMembership(tx: Db, environmentId: string, id: string
     .where(scopedId(organizationMemberships, environmentId, id))
     .returning({ id: organizationMemberships.id });
   return deleted.length > 0;
-}
-
-/** The permission slugs the roles of the user's membership of the organization grant (distinct). */
-export async function membershipPermissionSlugs(
-  db: Db,
-  environmentId: string,
-  organizationId: string,
-  userId: string,
-): Promise<string[]> {
-  const rows = await db
-    .selectDistinct({ slug: permissions.slug })
-    .from(organizationMemberships)
-    .innerJoin(membershipRoles, eq(membershipRoles.organizationMembershipId, organizationMemberships.id))
-    .innerJoin(rolePermissions, eq(rolePermissions.roleId, membershipRoles.roleId))
-    .innerJoin(permissions, eq(permissions.id, rolePermissions.permissionId))
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, environmentId),
-        eq(organizationMemberships.organizationId, organizationId),
-        eq(organizationMemberships.userId, userId),
-      ),
-    );
-  return rows.map((row) => row.slug);
 }
 
 // ---- many memberships at once (directory provisioning) ----
