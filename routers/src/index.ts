@@ -47,7 +47,7 @@ export {
   createAdminToken,
   ensureAdminToken,
 } from './auth/admin-token.ts';
-export { authenticateApiKey, authenticateApiKeyWithId, forgetEnvironment } from './auth/api-key.ts';
+export { apiKeyCache, authenticateApiKey, authenticateApiKeyWithId, forgetEnvironment } from './auth/api-key.ts';
 export { bearer } from './auth/bearer.ts';
 export {
   authenticateClientBearer,
@@ -111,6 +111,7 @@ export {
   purgeExpiredIdempotencyKeys,
   requestFingerprint,
 } from './idempotency/service.ts';
+export { ProcessCache, type ProcessCacheSpec, processCache } from './invalidation/cache.ts';
 export {
   applyInvalidation,
   INVALIDATION_CHANNEL,
@@ -195,6 +196,7 @@ export { decryptPrivateKey, parseMasterKey } from './signing/material.ts';
 export {
   jwksOfClient,
   rotateSigningKey,
+  signingKeyCache,
   signToken,
   TOKEN_KINDS,
   type TokenKind,

@@ -1,4 +1,6 @@
 // API keys (`Authorization: Bearer sk_...`): an environment's principal on the REST and tRPC API.
+import { processCache } from '../invalidation/cache.ts';
+import { forgetLocally } from '../invalidation/service.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { unauthorized } from '../kernel/errors.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
@@ -30,56 +32,55 @@ function liveKeyLookup(deps: Deps) {
   });
 }
 
+/** A live key's environment and id, as the cache below holds it. */
+export interface ApiKeyCaller {
+  env: EnvironmentInfo;
+  keyId: string;
+}
+
+/**
+ * This process's resolved API keys by hash. A revocation or a flag change drops its environment's
+ * entries in every process through LISTEN/NOTIFY (an `environment` invalidation); while this
+ * process does not hear the channel, an entry lives `config.apiKeyCacheTtlMs` at most. Failures are
+ * never cached, so it holds at most the live keys (and 100,000 of them), however many bogus ones arrive.
+ */
+export const apiKeyCache = processCache<ApiKeyCaller>({
+  max: 100_000,
+  untilNotified: true,
+  forget: { environment: (caller, id) => caller.env.id === id },
+});
+
 /**
  * Resolves `Authorization: Bearer sk_…` to its environment. Only the SHA-256 of the key is
- * looked up (the key itself is never stored). Resolved keys are cached: a revocation or a flag
- * change clears the entries of its environment in every process through LISTEN/NOTIFY
- * (invalidation/service.ts); while this process does not hear the channel, an entry lives
- * `config.apiKeyCacheTtlMs` at most. Failures are never cached, so the cache holds at most the
- * live keys, however many bogus ones arrive. A key shaped like a real one that is not cached is
- * looked up (always: a key made a moment ago by another process is live before its notification
- * arrives), through one batched query in flight per process, so a flood of bogus keys costs at
- * most one database connection, and a real key among them is still served.
+ * looked up (the key itself is never stored), and kept (`apiKeyCache`). A key shaped like a real
+ * one that is not cached is looked up (always: a key made a moment ago by another process is live
+ * before its notification arrives), through one batched query in flight per process, so a flood
+ * of bogus keys costs at most one database connection, and a real key among them is still served.
  */
 export async function authenticateApiKey(deps: Deps, header: string | undefined): Promise<EnvironmentInfo> {
   return (await authenticateApiKeyWithId(deps, header)).env;
 }
 
 /** As `authenticateApiKey`, with the key's id too (the rate limits count per key id). */
-export async function authenticateApiKeyWithId(
-  deps: Deps,
-  header: string | undefined,
-): Promise<{ env: EnvironmentInfo; keyId: string }> {
+export async function authenticateApiKeyWithId(deps: Deps, header: string | undefined): Promise<ApiKeyCaller> {
   const secret = bearer(header);
   if (!secret || !API_KEY.test(secret)) throw unauthorized();
   const hash = sha256Hex(secret);
-  const cached = deps.caches.apiKeys.get(hash);
-  const nowMs = Date.now();
-  const { invalidation } = deps.caches;
-  if (cached && (invalidation.listening || cached.expiresAt > nowMs)) return cached;
-
-  const epoch = invalidation.epoch;
-  const row = await liveKeyLookup(deps).get(hash);
-  if (!row) {
-    deps.caches.apiKeys.delete(hash);
-    throw unauthorized();
-  }
-  const env: EnvironmentInfo = { id: row.id, name: row.name, clientId: row.clientId, flags: row.flags };
-  const entry = { env, keyId: row.keyId, expiresAt: nowMs + deps.config.apiKeyCacheTtlMs };
-  // A notification heard while the row was read may be about it: answer it, cache it not.
-  if (invalidation.epoch === epoch) deps.caches.apiKeys.set(hash, entry);
-  return entry;
+  const caller = await apiKeyCache(deps).resolve(hash, Date.now(), deps.config.apiKeyCacheTtlMs, async () => {
+    const row = await liveKeyLookup(deps).get(hash);
+    if (!row) return undefined;
+    return { env: { id: row.id, name: row.name, clientId: row.clientId, flags: row.flags }, keyId: row.keyId };
+  });
+  if (!caller) throw unauthorized();
+  return caller;
 }
 
 /**
- * Forgets every cached key of an environment (after a revocation or a flag change), and what
- * other caches of this process hold about it (the `environment` invalidation handlers).
+ * Forgets what this process caches about an environment now (after a revocation or a flag
+ * change): its API keys and the rest of the `environment` invalidation's handlers.
  */
 export function forgetEnvironment(deps: Deps, environmentId: string): void {
-  for (const [hash, entry] of deps.caches.apiKeys) {
-    if (entry.env.id === environmentId) deps.caches.apiKeys.delete(hash);
-  }
-  for (const handler of deps.caches.invalidation.handlers.get('environment') ?? []) handler(environmentId);
+  forgetLocally(deps, 'environment', environmentId);
 }
 
 /**

@@ -2,7 +2,7 @@
 // client token bound to a stored user session, a widget token (widget-token.ts) or an
 // admin-portal token (portal-session.ts). One verification, then the principal of its kind.
 import { decodeJwt, type JWTPayload } from 'jose';
-import { onInvalidation } from '../invalidation/service.ts';
+import { processCache } from '../invalidation/cache.ts';
 import type { RequestDevice } from '../kernel/context.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { type ClientPrincipal, clientTokenRefused } from '../kernel/principals.ts';
@@ -79,55 +79,30 @@ function claimedClientId(deps: Deps, token: string): string | undefined {
   }
 }
 
-/** Client ids whose environment this process holds at most (past it the oldest is forgotten). */
-const MAX_CLIENT_ENVIRONMENTS = 10_000;
-
-type EnvironmentEntry = { env: EnvironmentInfo; expiresAt: number };
-const environmentCaches = new WeakMap<Deps['caches'], Map<string, EnvironmentEntry>>();
-
-/** This process's environments by client id, dropped by an `environment` invalidation (flags changed). */
-function environmentCache(deps: Deps): Map<string, EnvironmentEntry> {
-  let cache = environmentCaches.get(deps.caches);
-  if (!cache) {
-    const made = new Map<string, EnvironmentEntry>();
-    onInvalidation(deps, 'environment', (id) => {
-      for (const [clientId, entry] of made) if (id === '*' || entry.env.id === id) made.delete(clientId);
-    });
-    environmentCaches.set(deps.caches, made);
-    cache = made;
-  }
-  return cache;
-}
+/**
+ * This process's environments by client id (at most 10,000), kept as API keys are (api-key.ts):
+ * while this process hears invalidations, until an `environment` one names it (flags changed);
+ * else for `apiKeyCacheTtlMs`.
+ */
+const environmentCache = processCache<EnvironmentInfo>({
+  max: 10_000,
+  untilNotified: true,
+  forget: { environment: (env, id) => env.id === id },
+});
 
 /**
- * The environment a token's audience names, cached as API keys are (api-key.ts): while this
- * process hears invalidations, until one names the environment; else for `apiKeyCacheTtlMs`.
- * Unknown client ids are not cached. The session (and so revocation) is read on every request.
+ * The environment a token's audience names (cached, above). Unknown client ids are not cached;
+ * they are read through one batched query in flight (lib/batched-lookup.ts), so tokens naming
+ * made-up client ids cost at most one connection. The session (and so revocation) is read on
+ * every request.
  */
-async function environmentOf(deps: Deps, clientId: string): Promise<EnvironmentInfo | undefined> {
-  const cache = environmentCache(deps);
-  const { invalidation } = deps.caches;
-  const nowMs = Date.now();
-  const cached = cache.get(clientId);
-  if (cached && (invalidation.listening || cached.expiresAt > nowMs)) return cached.env;
-  const epoch = invalidation.epoch;
-  // Batched (lib/batched-lookup.ts): tokens naming made-up client ids cost at most one connection.
-  const lookup = batchedLookupOf<EnvironmentInfo>(deps.db, 'client-environments', async (ids) => {
-    const rows = await environmentsOfClientIds(deps.db, ids);
-    return new Map(rows.map((row) => [row.clientId, row]));
-  });
-  const env = await lookup.get(clientId);
-  if (!env) {
-    cache.delete(clientId);
-    return undefined;
-  }
-  // A notification heard while the row was read may be about it: answer it, cache it not.
-  if (invalidation.epoch === epoch) {
-    cache.delete(clientId);
-    if (cache.size >= MAX_CLIENT_ENVIRONMENTS) cache.delete(cache.keys().next().value as string);
-    cache.set(clientId, { env, expiresAt: nowMs + deps.config.apiKeyCacheTtlMs });
-  }
-  return env;
+function environmentOf(deps: Deps, clientId: string): Promise<EnvironmentInfo | undefined> {
+  return environmentCache(deps).resolve(clientId, Date.now(), deps.config.apiKeyCacheTtlMs, () =>
+    batchedLookupOf<EnvironmentInfo>(deps.db, 'client-environments', async (ids) => {
+      const rows = await environmentsOfClientIds(deps.db, ids);
+      return new Map(rows.map((row) => [row.clientId, row]));
+    }).get(clientId),
+  );
 }
 
 export interface ClientCaller {

@@ -1,6 +1,6 @@
 // SCIM bearer tokens (`Authorization: Bearer scim_…`): a directory's identity provider, on the
 // SCIM surface only (`/scim/v2/<directory_id>/…`).
-import { onInvalidation } from '../invalidation/service.ts';
+import { processCache } from '../invalidation/cache.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { type DirectoryPrincipal, directoryTokenRefused } from '../kernel/principals.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
@@ -19,36 +19,22 @@ export interface DirectoryCaller {
 
 type DirectoryTokenRow = Awaited<ReturnType<typeof directoriesByTokenHash>>[number];
 
-/** Tokens this process holds at most (past it the oldest is forgotten). */
-const MAX_DIRECTORY_TOKENS = 10_000;
-
-type TokenEntry = { caller: DirectoryCaller; expiresAt: number };
-const tokenCaches = new WeakMap<Deps['caches'], Map<string, TokenEntry>>();
-
 /**
- * This process's resolved SCIM tokens by hash. A `directory` invalidation (its token rotated, the
- * directory deactivated, deleted or linked: directories/service.ts, sync.ts) drops that
- * directory's entry, an `organization` one (deleted, its directories with it) its organization's,
- * an `environment` one (flags changed) its environment's, a reconnect (`*`) all of them.
+ * This process's resolved SCIM tokens by hash, at most 10,000. A `directory` invalidation (its
+ * token rotated, the directory deactivated, deleted or linked: directories/service.ts, sync.ts)
+ * drops that directory's entry, an `organization` one (deleted, its directories with it) its
+ * organization's, an `environment` one (flags changed) its environment's. An organization deleted
+ * in another process is not notified per directory, so the TTL bounds every entry.
  */
-function tokenCache(deps: Deps): Map<string, TokenEntry> {
-  let cache = tokenCaches.get(deps.caches);
-  if (!cache) {
-    const made = new Map<string, TokenEntry>();
-    onInvalidation(deps, 'directory', (id) => forgetWhere(made, id, (e) => e.caller.principal.directoryId === id));
-    onInvalidation(deps, 'organization', (id) =>
-      forgetWhere(made, id, (e) => e.caller.principal.organizationId === id),
-    );
-    onInvalidation(deps, 'environment', (id) => forgetWhere(made, id, (e) => e.caller.env.id === id));
-    tokenCaches.set(deps.caches, made);
-    cache = made;
-  }
-  return cache;
-}
-
-function forgetWhere(cache: Map<string, TokenEntry>, id: string, match: (entry: TokenEntry) => boolean): void {
-  for (const [hash, entry] of cache) if (id === '*' || match(entry)) cache.delete(hash);
-}
+const tokenCache = processCache<DirectoryCaller>({
+  max: 10_000,
+  untilNotified: false,
+  forget: {
+    directory: (caller, id) => caller.principal.directoryId === id,
+    organization: (caller, id) => caller.principal.organizationId === id,
+    environment: (caller, id) => caller.env.id === id,
+  },
+});
 
 /** Is this bearer secret shaped like a SCIM token (so the authenticate step tries it as one)? */
 export function isDirectoryToken(secret: string | undefined): boolean {
@@ -74,32 +60,23 @@ export async function authenticateDirectoryToken(
   const secret = bearer(header);
   if (!isDirectoryToken(secret)) throw directoryTokenRefused();
   const hash = sha256Hex(secret as string);
-  const cache = tokenCache(deps);
-  const nowMs = Date.now();
-  const cached = cache.get(hash);
-  const caller = cached && cached.expiresAt > nowMs ? cached.caller : await lookUp(deps, cache, hash, nowMs);
+  const caller = await tokenCache(deps).resolve(hash, Date.now(), deps.config.apiKeyCacheTtlMs, () =>
+    lookUp(deps, hash),
+  );
   if (!caller || (directoryId !== undefined && caller.principal.directoryId !== directoryId)) {
     throw directoryTokenRefused();
   }
   return caller;
 }
 
-async function lookUp(
-  deps: Deps,
-  cache: Map<string, TokenEntry>,
-  hash: string,
-  nowMs: number,
-): Promise<DirectoryCaller | undefined> {
-  const { invalidation } = deps.caches;
-  const epoch = invalidation.epoch;
+async function lookUp(deps: Deps, hash: string): Promise<DirectoryCaller | undefined> {
   const lookup = batchedLookupOf<DirectoryTokenRow>(deps.db, 'directory-tokens', async (hashes) => {
     const rows = await directoriesByTokenHash(deps.db, hashes);
     return new Map(rows.map((row) => [row.tokenHash, row]));
   });
   const row = await lookup.get(hash);
-  cache.delete(hash);
   if (!row) return undefined;
-  const caller: DirectoryCaller = {
+  return {
     env: { id: row.id, name: row.name, clientId: row.clientId, flags: row.flags },
     principal: {
       kind: 'directory',
@@ -108,10 +85,4 @@ async function lookUp(
       state: row.state,
     },
   };
-  // A notification heard while the row was read may be about it: answer it, cache it not.
-  if (invalidation.epoch === epoch) {
-    if (cache.size >= MAX_DIRECTORY_TOKENS) cache.delete(cache.keys().next().value as string);
-    cache.set(hash, { caller, expiresAt: nowMs + deps.config.apiKeyCacheTtlMs });
-  }
-  return caller;
 }

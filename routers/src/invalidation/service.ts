@@ -53,14 +53,8 @@ export function applyInvalidation(deps: Deps, payload: string): void {
   }
   const { topic, id } = message;
   if (typeof id !== 'string' || !TOPICS.includes(topic as InvalidationTopic)) return;
-  const { caches } = deps;
-  caches.invalidation.epoch += 1;
-  if (topic === 'environment') {
-    for (const [hash, entry] of caches.apiKeys) if (entry.env.id === id) caches.apiKeys.delete(hash);
-  } else if (topic === 'signing_keys') {
-    caches.signingKeys.delete(id);
-  }
-  for (const handler of caches.invalidation.handlers.get(topic as InvalidationTopic) ?? []) handler(id);
+  deps.caches.invalidation.epoch += 1;
+  forgetLocally(deps, topic as InvalidationTopic, id);
 }
 
 /**
@@ -68,12 +62,10 @@ export function applyInvalidation(deps: Deps, payload: string): void {
  * is lost, so every entry goes, and from now on entries live until a notification names them.
  */
 export function invalidationUp(deps: Deps): void {
-  const { caches } = deps;
-  caches.invalidation.epoch += 1;
-  caches.apiKeys.clear();
-  caches.signingKeys.clear();
-  for (const set of caches.invalidation.handlers.values()) for (const handler of set) handler('*');
-  caches.invalidation.listening = true;
+  const { invalidation } = deps.caches;
+  invalidation.epoch += 1;
+  for (const set of invalidation.handlers.values()) for (const handler of set) handler('*');
+  invalidation.listening = true;
 }
 
 /** The channel dropped: entries fall back to their time bounds until it is heard again. */

@@ -3,22 +3,8 @@ import type { KeyObject } from 'node:crypto';
 import type { Db, DbDriver, ReadReplica } from '@atrium/db';
 import type { Logger } from 'pino';
 import type { Config, TokenConfig } from './config.ts';
-import type { EnvironmentInfo } from './environment.ts';
 
 /** What this process holds in memory about an environment's signing keys. */
-export interface KeyCacheEntry {
-  environmentId: string;
-  clientId: string;
-  /** Published keys, newest first, with their decrypted private keys. */
-  keys: LoadedSigningKey[];
-  /** The JWKS document and its ETag, computed once per entry. */
-  jwks: { body: { keys: Record<string, unknown>[] }; etag: string };
-  /** When this entry must be reloaded: the next key becoming active or retiring. */
-  expiresAt: number;
-  /** When it must be reloaded if this process does not hear invalidations (the TTL fallback). */
-  staleAt: number;
-}
-
 export interface LoadedSigningKey {
   kid: string;
   activeFrom: number;
@@ -76,12 +62,12 @@ export interface Deps {
   /** Where a session's IP address is, when a GeoIP city database is configured (`GEOIP_DATABASE`). */
   geo?: GeoLocator | undefined;
   /**
-   * Per-process caches: API keys by secret hash (auth/api-key.ts); signing keys by environment
-   * id and the environment id of a client id (signing/service.ts).
+   * This process's caches: the identity of this object names them. Those emptied by
+   * invalidations hang off it (invalidation/cache.ts `processCache`: API keys, SCIM tokens,
+   * client ids' environments, signing keys); `clients` is the environment id of a client id
+   * (signing/service.ts), a pair that never changes.
    */
   caches: {
-    apiKeys: Map<string, { env: EnvironmentInfo; keyId: string; expiresAt: number }>;
-    signingKeys: Map<string, KeyCacheEntry>;
     clients: Map<string, string>;
     /** Whether this process hears invalidations now (invalidation/service.ts). */
     invalidation: InvalidationState;
@@ -114,8 +100,6 @@ export interface GeoLocator {
 /** Fresh, empty per-process caches. */
 export function newCaches(): Deps['caches'] {
   return {
-    apiKeys: new Map(),
-    signingKeys: new Map(),
     clients: new Map(),
     invalidation: { listening: false, epoch: 0, handlers: new Map() },
   };

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { newId } from '@atrium/db';
 import { decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { iso } from '../common/schemas.ts';
+import { processCache } from '../invalidation/cache.ts';
 import { publishInvalidation } from '../invalidation/service.ts';
-import type { Deps, KeyCacheEntry, LoadedSigningKey } from '../kernel/deps.ts';
+import type { Deps, LoadedSigningKey } from '../kernel/deps.ts';
 import { notFound } from '../kernel/errors.ts';
 import { decryptPrivateKey, encryptPrivateKey, generateKeyMaterial, publicKeyOf } from './material.ts';
 import type { Jwks } from './schemas.ts';
@@ -58,20 +59,45 @@ async function ensureFirstKey(deps: Deps, environmentId: string): Promise<void> 
 }
 
 /**
- * An environment's published keys, from memory. The first call in this process loads them
- * (making the environment's first key if it has none) and decrypts the private keys; the entry
- * lives until a key becomes active or retires, or a rotation's notification clears it in every
- * process (LISTEN/NOTIFY, invalidation/service.ts). While this process does not hear the channel
- * it also lives `tokens.keyCacheTtlMs` at most, which is why a new key waits `rotationDelayMs`
- * (longer) before it signs.
+ * An environment's published keys and JWKS, as this process keeps them: until a key becomes
+ * active or retires (`expiresAt`), or a rotation's notification clears it in every process
+ * (LISTEN/NOTIFY, invalidation/service.ts); while this process does not hear the channel, also
+ * `tokens.keyCacheTtlMs` at most, which is why a new key waits `rotationDelayMs` (longer) before it signs.
+ */
+export interface KeyCacheEntry {
+  environmentId: string;
+  clientId: string;
+  /** Published keys, newest first, with their decrypted private keys. */
+  keys: LoadedSigningKey[];
+  /** The JWKS document and its ETag, computed once per entry. */
+  jwks: { body: { keys: Record<string, unknown>[] }; etag: string };
+  /** When this entry must be reloaded: the next key becoming active or retiring. */
+  expiresAt: number;
+}
+
+/** Signing keys by environment id (the environments this process signs or verifies for). */
+export const signingKeyCache = processCache<KeyCacheEntry>({
+  max: 10_000,
+  untilNotified: true,
+  alive: (entry, nowMs) => entry.expiresAt > nowMs,
+  forget: { signing_keys: (entry, id) => entry.environmentId === id },
+});
+
+/**
+ * An environment's published keys, from memory (`signingKeyCache`). The first call in this
+ * process loads them (making the environment's first key if it has none) and decrypts the
+ * private keys.
  */
 export async function loadKeys(deps: Deps, environmentId: string, clientId: string): Promise<KeyCacheEntry> {
-  let nowMs = deps.now().getTime();
-  const cached = deps.caches.signingKeys.get(environmentId);
-  const { invalidation } = deps.caches;
-  if (cached && cached.expiresAt > nowMs && (invalidation.listening || cached.staleAt > nowMs)) return cached;
-  const epoch = invalidation.epoch;
+  const nowMs = deps.now().getTime();
+  const entry = await signingKeyCache(deps).resolve(environmentId, nowMs, deps.tokens.keyCacheTtlMs, () =>
+    readKeys(deps, environmentId, clientId),
+  );
+  return entry as KeyCacheEntry;
+}
 
+async function readKeys(deps: Deps, environmentId: string, clientId: string): Promise<KeyCacheEntry> {
+  let nowMs = deps.now().getTime();
   const read = () => publishedKeys(deps.db, environmentId, new Date(nowMs));
   let rows = await read();
   if (rows.length === 0) {
@@ -90,11 +116,7 @@ export async function loadKeys(deps: Deps, environmentId: string, clientId: stri
   const etag = `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
   const transitions = keys.flatMap((k) => [k.activeFrom, k.retiresAt ?? Number.POSITIVE_INFINITY]);
   const next = Math.min(...transitions.filter((t) => t > nowMs));
-  const staleAt = nowMs + deps.tokens.keyCacheTtlMs;
-  const entry: KeyCacheEntry = { environmentId, clientId, keys, jwks: { body, etag }, expiresAt: next, staleAt };
-  // A rotation heard while the keys were read may be missing from them: use them, keep them not.
-  if (invalidation.epoch === epoch) deps.caches.signingKeys.set(environmentId, entry);
-  return entry;
+  return { environmentId, clientId, keys, jwks: { body, etag }, expiresAt: next };
 }
 
 /** The environment id of a client id (cached: the pair never changes). */
@@ -307,7 +329,7 @@ export async function rotateSigningKey(deps: Deps, environmentId: string, delayM
     await insertRotatedKey(tx, key, retiresAt);
     await publishInvalidation(tx, 'signing_keys', environmentId);
   });
-  deps.caches.signingKeys.delete(environmentId);
+  signingKeyCache(deps).delete(environmentId);
   return {
     environment_id: environmentId,
     kid: key.id,

@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { authenticateApiKeyWithId, ensureAdminToken } from '@atrium/routers';
+import { apiKeyCache, authenticateApiKeyWithId, ensureAdminToken } from '@atrium/routers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { snapshot } from './catalog.ts';
@@ -137,7 +137,7 @@ describe('rate limits count the authenticated key, and failures per address in a
 
   it('keeps the store flat under distinct bogus keys, and refuses them with 429 past the failure limit', async () => {
     const keysBefore = own.app.limits?.trackedKeys;
-    const cachedBefore = deps.caches.apiKeys.size;
+    const cachedBefore = apiKeyCache(deps).size;
     const statuses: number[] = [];
     let retryAfter: string | undefined;
     for (let i = 0; i < 40; i++) {
@@ -152,7 +152,7 @@ describe('rate limits count the authenticated key, and failures per address in a
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
     // Forty keys, one address: nothing was stored per key, neither here nor in the API-key cache.
     expect(own.app.limits?.trackedKeys).toBe(keysBefore);
-    expect(deps.caches.apiKeys.size).toBe(cachedBefore);
+    expect(apiKeyCache(deps).size).toBe(cachedBefore);
     expect(own.app.limits?.trackedAddresses).toBe(1);
     // Twenty more addresses: the store keeps at most its cap of five.
     for (let n = 10; n < 30; n++) {

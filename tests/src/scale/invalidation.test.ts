@@ -1,5 +1,6 @@
 import type { Listener } from '@atrium/db';
 import {
+  apiKeyCache,
   applyInvalidation,
   authenticateApiKey,
   authenticateDirectoryToken,
@@ -12,6 +13,7 @@ import {
   newCaches,
   rotateDirectoryToken,
   scopeOf,
+  signingKeyCache,
 } from '@atrium/routers';
 import { createAdminClient } from '@atrium/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,7 +70,10 @@ describe('cache invalidation over LISTEN/NOTIFY', () => {
     await admin().apiKeys.revoke.mutate({ environment: env.environmentId, key_prefix: key.slice(0, 16) });
     await within(
       1_000,
-      () => ![...listening.caches.apiKeys.values()].some((e) => e.env.id === env.environmentId),
+      () =>
+        !apiKeyCache(listening)
+          .values()
+          .some((e) => e.env.id === env.environmentId),
       'dropped',
     );
     await expect(authenticateApiKey(listening, `Bearer ${key}`)).rejects.toMatchObject({ status: 401 });
@@ -80,7 +85,10 @@ describe('cache invalidation over LISTEN/NOTIFY', () => {
     await admin().flags.set.mutate({ environment: env.environmentId, flag: 'groups', enabled: false });
     await within(
       1_000,
-      () => ![...listening.caches.apiKeys.values()].some((e) => e.env.id === env.environmentId),
+      () =>
+        !apiKeyCache(listening)
+          .values()
+          .some((e) => e.env.id === env.environmentId),
       'dropped',
     );
     expect((await authenticateApiKey(listening, `Bearer ${env.apiKey}`)).flags.groups).toBe(false);
@@ -91,7 +99,7 @@ describe('cache invalidation over LISTEN/NOTIFY', () => {
     const before = await jwksOfClient(listening, env.clientId);
     expect(await jwksOfClient(listening, env.clientId)).toBe(before);
     const rotated = await admin().signingKeys.rotate.mutate({ environment: env.environmentId });
-    await within(1_000, () => !listening.caches.signingKeys.has(env.environmentId), 'dropped');
+    await within(1_000, () => !signingKeyCache(listening).has(env.environmentId), 'dropped');
     const after = await jwksOfClient(listening, env.clientId);
     expect(after.body.keys.map((k) => k.kid)).toContain(rotated.kid);
   });
@@ -106,8 +114,8 @@ describe('cache invalidation over LISTEN/NOTIFY', () => {
     } finally {
       invalidationUp(listening);
     }
-    expect(listening.caches.apiKeys.size).toBe(0);
-    expect(listening.caches.signingKeys.size).toBe(0);
+    expect(apiKeyCache(listening).size).toBe(0);
+    expect(signingKeyCache(listening).size).toBe(0);
   });
 
   it('drops a SCIM token another process rotates, before its time bound', async () => {

@@ -1,6 +1,6 @@
 import { createHash, createPublicKey, X509Certificate } from 'node:crypto';
 import { signingKeys } from '@atrium/db';
-import { signToken, TOKEN_KINDS } from '@atrium/routers';
+import { signingKeyCache, signToken, TOKEN_KINDS } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
@@ -122,7 +122,7 @@ describe('GET /sso/jwks/:clientId', () => {
     const later = new Date(Date.now() + 10 * 60_000);
     env.deps.now = () => later;
     try {
-      env.deps.caches.signingKeys.delete(env.environmentId);
+      signingKeyCache(env.deps).delete(env.environmentId);
       const signed = await signToken(
         env.deps,
         { id: env.environmentId, clientId: env.clientId },
@@ -133,7 +133,7 @@ describe('GET /sso/jwks/:clientId', () => {
       expect(signed.kid).toBe(rotated.kid);
     } finally {
       env.deps.now = realNow;
-      env.deps.caches.signingKeys.delete(env.environmentId);
+      signingKeyCache(env.deps).delete(env.environmentId);
     }
     const keys = await admin.signingKeys.list({ environment: env.environmentId });
     expect(keys.find((k) => k.signing)?.kid).toBe(rotated.kid);
