@@ -3,16 +3,7 @@
 
 import type { Db } from '@atrium/db';
 import { orNotFound } from '../common/store.ts';
-import type { Scope } from '../kernel/scope.ts';
-import { assertRoleSlugs } from '../roles/service.ts';
-import type { DirectoryGroup } from './schemas.ts';
-import { toDirectoryGroup } from './service.ts';
-import {
-  environmentIdOfDirectory,
-  environmentIdOfDirectoryGroup,
-  loadDirectoryGroup,
-  roleSlugsOfDirectoryGroups,
-} from './store.ts';
+import { environmentIdOfDirectory, environmentIdOfDirectoryGroup, roleSlugsOfDirectoryGroups } from './store.ts';
 
 /** The role slug each group maps to, for the operator's view of a directory's groups. */
 export function roleSlugsOfGroups(db: Db, groupIds: string[]): Promise<Map<string, string>> {
