@@ -262,8 +262,7 @@ describe('admin CLI', () => {
 
 describe('admin CLI: agents, connections, signing keys', () => {
   async function cli(env: TestEnvironment, ...argv: string[]) {
-    const run = await runAdminCli(argv, { ATRIUM_URL: env.world.url, ATRIUM_ADMIN_TOKEN: await adminTokenOf() });
-    return { ...run, json: () => JSON.parse(run.out) };
+    return runAdminCli(argv, { ATRIUM_URL: env.world.url, ATRIUM_ADMIN_TOKEN: await adminTokenOf() });
   }
   it('agents register --json prints a registration id, an API key and an access token that validate', async () => {
     const env = await newEnvironment();

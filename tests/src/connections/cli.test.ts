@@ -15,8 +15,7 @@ const METADATA_FILE = new URL('./fixtures/idp-metadata.xml', import.meta.url).pa
 const METADATA = readFileSync(METADATA_FILE, 'utf8');
 
 async function cli(env: TestEnvironment, ...argv: string[]) {
-  const run = await runAdminCli(argv, { ATRIUM_URL: env.world.url, ATRIUM_ADMIN_TOKEN: await adminTokenOf() });
-  return { ...run, json: () => JSON.parse(run.out) };
+  return runAdminCli(argv, { ATRIUM_URL: env.world.url, ATRIUM_ADMIN_TOKEN: await adminTokenOf() });
 }
 
 const create = (env: TestEnvironment, organizationId: string, type: string, ...flags: string[]) =>

@@ -14,8 +14,7 @@ import { pushGroup, pushUser, warmUp } from './directory-data.ts';
 beforeAll(warmUp);
 
 async function cli(env: TestEnvironment, ...argv: string[]) {
-  const run = await runAdminCli(argv, { ATRIUM_URL: env.world.url, ATRIUM_ADMIN_TOKEN: await adminTokenOf() });
-  return { ...run, json: () => JSON.parse(run.out) };
+  return runAdminCli(argv, { ATRIUM_URL: env.world.url, ATRIUM_ADMIN_TOKEN: await adminTokenOf() });
 }
 
 const stored = async (env: TestEnvironment) =>
