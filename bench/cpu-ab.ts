@@ -18,6 +18,10 @@
  * PostgreSQL. One request at a time, so PostgreSQL's pipelining is not exercised (`npm run bench`).
  * A variant is `name=bundle` (a build of some commit kept in server/dist, `node server/build.mjs
  * server/dist/x.mjs`) with optional node flags after a comma: `semi16=server/dist/x.mjs,--max-semi-space-size=16`.
+ * A floor is a variant too (`name=floor:graphql`, or `floor:members`, flags after a comma as above):
+ * bench/floors/<name>.ts over the same database and token, measured only in the scenario it serves,
+ * so Atrium and its floor are measured side by side, block after block (bench/README.md, "GraphQL
+ * organization against its floor, interleaved").
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -68,20 +72,64 @@ interface Variant {
   name: string;
   script: string;
   flags: string[];
+  /** A floor (bench/floors/<floor>.ts), run through tsx as `npm run bench` runs it, instead of a bundle. */
+  floor?: string;
 }
 
-/** `name=bundle[,flag...]`; the bundle defaults to `npm start`'s, the flags add to its node flags. */
+/** The scenario each floor serves (bench/floors/*.ts). */
+const FLOOR_SCENARIOS: Record<string, string> = { graphql: 'graphql', members: 'members' };
+
+/**
+ * `name=bundle[,flag...]`; the bundle defaults to `npm start`'s, the flags add to its node flags.
+ * `name=floor:<floor>[,flag...]`: a floor, with only the given node flags.
+ */
 function variantOf(spec: string): Variant {
   const at = spec.indexOf('=');
   const [name, rest] = at < 0 ? [spec, ''] : [spec.slice(0, at), spec.slice(at + 1)];
   const [script = '', ...flags] = rest.split(',');
-  return { name, script, flags };
+  if (!script.startsWith('floor:')) return { name, script, flags };
+  const floor = script.slice('floor:'.length);
+  if (!FLOOR_SCENARIOS[floor]) throw new Error(`unknown floor ${floor}`);
+  return { name, script: join('bench', 'floors', `${floor}.ts`), flags, floor };
 }
 
 function startCommand(variant: Variant): string[] {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const parts = pkg.scripts.start.trim().split(/\s+/);
   return [...parts.slice(1, -1), ...variant.flags, resolve(root, variant.script || (parts.at(-1) as string))];
+}
+
+/** A floor over the bench database: its token's issuer is the first variant's URL, whose JWKS it reads at start. */
+function startFloor(databaseUrl: string, variant: Variant, clientId: string): ChildProcess {
+  const issuer = `http://127.0.0.1:${firstPort}`;
+  return spawn(process.execPath, [...variant.flags, '--import', 'tsx', resolve(root, variant.script)], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      ATRIUM_URL: issuer,
+      ISSUER: issuer,
+      CLIENT_ID: clientId,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/** Is the floor up? It answers 404 to any GET. */
+async function floorReady(child: ChildProcess, limitMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the floor exited with ${child.exitCode}`);
+    try {
+      await fetch(`${baseUrl}/`);
+      return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the floor was not ready in time');
 }
 
 function start(databaseUrl: string, variant: Variant): ChildProcess {
@@ -157,14 +205,20 @@ async function admin<T>(path: string, input: unknown): Promise<T> {
   return body.result.data;
 }
 
-/** Migrates and seeds with an uninstrumented server; the requests each scenario sends. */
-async function prepare(databaseUrl: string, variant: Variant): Promise<Record<string, Request>> {
+/** Migrates and seeds with an uninstrumented server; the requests each scenario sends, and the environment's client id. */
+async function prepare(
+  databaseUrl: string,
+  variant: Variant,
+): Promise<{ scenarios: Record<string, Request>; clientId: string }> {
   const server = start(databaseUrl, variant);
   try {
     await ready(server, 60_000);
-    const env = await admin<{ environment_id: string; api_key: string }>('admin.environments.create', {
-      name: 'instructions',
-    });
+    const env = await admin<{ environment_id: string; api_key: string; client_id: string }>(
+      'admin.environments.create',
+      {
+        name: 'instructions',
+      },
+    );
     const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
     const exec: Exec = (text, params) => sql.unsafe(text, params as never[]);
     await installSeedHelpers(exec);
@@ -196,7 +250,7 @@ async function prepare(databaseUrl: string, variant: Variant): Promise<Record<st
       'WorkOS-Widgets-Type': 'user-management',
       'Content-Type': 'application/json',
     };
-    return {
+    const scenarios: Record<string, Request> = {
       members: { method: 'GET', path: '/_widgets/UserManagement/members', headers: widget },
       graphql: {
         method: 'POST',
@@ -213,6 +267,7 @@ async function prepare(databaseUrl: string, variant: Variant): Promise<Record<st
         headers: { Cookie: cookie, 'x-csrf-token': csrf },
       },
     };
+    return { scenarios, clientId: env.client_id };
   } finally {
     await stop(server);
   }
@@ -242,12 +297,13 @@ async function main(): Promise<void> {
   const servers: ChildProcess[] = [];
   try {
     useVariant(0);
-    const scenarios = await prepare(url.toString(), variants[0] as Variant);
+    if (variants[0]?.floor) throw new Error('the first variant must be an Atrium build (the floors read its JWKS)');
+    const { scenarios, clientId } = await prepare(url.toString(), variants[0] as Variant);
     for (const [i, variant] of variants.entries()) {
       useVariant(i);
-      const server = start(url.toString(), variant);
+      const server = variant.floor ? startFloor(url.toString(), variant, clientId) : start(url.toString(), variant);
       servers.push(server);
-      await ready(server, 120_000);
+      await (variant.floor ? floorReady(server, 60_000) : ready(server, 120_000));
     }
     const names = (args.scenarios ?? '').split(',');
     const figures = new Map<string, number[]>();
@@ -256,6 +312,7 @@ async function main(): Promise<void> {
         const request = scenarios[name];
         if (!request) throw new Error(`unknown scenario ${name}`);
         for (const [i, variant] of variants.entries()) {
+          if (variant.floor && FLOOR_SCENARIOS[variant.floor] !== name) continue;
           useVariant(i);
           const pid = servers[i]?.pid as number;
           const n = round === 0 ? warmup : requests;
@@ -276,6 +333,7 @@ async function main(): Promise<void> {
     for (const name of names) {
       for (const variant of variants) {
         const values = figures.get(`${name} ${variant.name}`) ?? [];
+        if (values.length === 0) continue;
         log(
           `${name} ${variant.name}: median ${Math.round(median(values))} us/req, min ${Math.round(Math.min(...values))} (rounds: ${values.map(Math.round).join(', ')})`,
         );

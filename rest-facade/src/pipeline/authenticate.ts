@@ -34,7 +34,7 @@ export type Identity =
   | { kind: 'admin'; key: string; tokenId?: string; consoleSession?: ConsoleSession }
   | { kind: 'client'; key: string; organizationKey: string; caller: ClientCaller }
   | { kind: 'directory'; key: string; caller: DirectoryCaller }
-  | { kind: 'address'; key: string };
+  | { kind: 'address'; key: string; clientRefusal?: ApiError };
 
 /**
  * One bucket per client address (client-address.ts): an IPv4 address (IPv4-mapped IPv6
@@ -114,7 +114,14 @@ export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): 
       return { kind: 'directory', key: `directory:${caller.principal.directoryId}`, caller };
     }
     if (secret && JWT.test(secret)) {
-      const caller = await authenticateClientBearer(deps, secret, deviceOf(ex));
+      let caller: ClientCaller;
+      try {
+        caller = await authenticateClientBearer(deps, secret, deviceOf(ex));
+      } catch (error) {
+        // Kept, so the codec's credential check answers it without checking the token again.
+        if (error instanceof ApiError && error.status === 403) return addressOf(ex, error);
+        throw error;
+      }
       return {
         kind: 'client',
         key: `client:${caller.env.id}:${caller.principal.userId ?? caller.principal.sessionId}`,
@@ -130,9 +137,13 @@ export async function authenticate(deps: Deps, ex: Exchange, surface: Surface): 
   }
 }
 
-/** The identity of a caller without a valid credential: its client address (made only then). */
-function addressOf(ex: Exchange): Identity {
-  return { kind: 'address', key: addressKey(ex.client) };
+/**
+ * The identity of a caller without a valid credential: its client address (made only then), and
+ * the refusal of its client token if it sent one.
+ */
+function addressOf(ex: Exchange, clientRefusal?: ApiError): Identity {
+  const key = addressKey(ex.client);
+  return clientRefusal ? { kind: 'address', key, clientRefusal } : { kind: 'address', key };
 }
 
 /** A client or widget token (a JWT); API keys and admin tokens have their own prefixes. */
@@ -141,6 +152,14 @@ const JWT = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 /** The verified caller of a client token, for the client procedures' context. */
 export function clientOf(identity: Identity | undefined): ClientCaller | undefined {
   return identity?.kind === 'client' ? identity.caller : undefined;
+}
+
+/**
+ * Why the authenticate step refused a client or widget token (the identity is then the client
+ * address), or undefined: the client codecs' credential check answers it as it stands.
+ */
+export function clientRefusalOf(identity: Identity | undefined): ApiError | undefined {
+  return identity?.kind === 'address' ? identity.clientRefusal : undefined;
 }
 
 /** The environment of a caller authenticated by its API key, for the procedures' context. */

@@ -10,7 +10,7 @@ import {
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
-import { clientOf, deviceOf } from './authenticate.ts';
+import { clientOf, clientRefusalOf, deviceOf } from './authenticate.ts';
 import type { Exchange } from './exchange.ts';
 import type { Call, Codec } from './pipeline.ts';
 import type { Cost } from './rate-limit.ts';
@@ -178,6 +178,9 @@ export function graphqlCodec(deps: Deps, options: GraphQLOptions = { introspecti
         call.caller = known;
         return undefined;
       }
+      // The authenticate step refused this token already (its held permissions read once, not twice).
+      const refused = clientRefusalOf(identity);
+      if (refused) return Promise.resolve(refused);
       return authenticateClientToken(deps, ex.req.headers.authorization, deviceOf(ex)).then(
         (caller) => {
           call.caller = caller;

@@ -1,9 +1,11 @@
-import { environments } from '@atrium/db';
+import { environments, organizationMemberships } from '@atrium/db';
 import { TRPCClientError } from '@trpc/client';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { clientSetup } from '../helpers/client.ts';
+import { clientFor, clientSetup } from '../helpers/client.ts';
+import { statementsOf } from '../helpers/statements.ts';
 import { newEnvironment, TEST_ISSUER, type TestEnvironment } from '../helpers/world.ts';
+import { addMember } from './members-helpers.ts';
 import { graphqlRequestFor, portalCaller, trpcFor } from './self-helpers.ts';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -66,6 +68,48 @@ describe('the organization and settings on GraphQL', () => {
       expect(res.body.errors[0]).toMatchObject({ extensions: { code: 'NOT_FOUND', status: 404 } });
       expect(res.body.errors[0].message).toContain(id);
     }
+  });
+
+  it("organization(id) with a widget token is two statements, its floor's, and a deactivated member is refused on the next one", async () => {
+    const env = await newEnvironment();
+    const org = await env.http.post('/organizations', { name: 'Floor Corp' });
+    const member = await addMember(env, org.body.id, { roleSlug: 'admin' });
+    const issued = await env.http.post('/widgets/token', {
+      organization_id: org.body.id,
+      user_id: member.userId,
+      scopes: ['widgets:users-table:manage'],
+    });
+    expect(issued.status).toBe(201);
+    const { graphql } = clientFor(env, issued.body.token);
+    const query = 'query ($id: ID!) { organization(id: $id) { id name } }';
+    // The first use verifies the token and reads the environment (both cached after); not counted.
+    expect((await graphql(query, { id: org.body.id })).status).toBe(200);
+    const read = await statementsOf(env.deps.db, () => graphql(query, { id: org.body.id }));
+    expect(read.result).toEqual({
+      status: 200,
+      body: { data: { organization: { id: org.body.id, name: 'Floor Corp' } } },
+    });
+    // bench/floors/graphql.ts sends the same two: the permissions the membership still grants, then the organization.
+    expect(read.statements).toHaveLength(2);
+    expect(read.statements[0]).toMatch(/from "organization_memberships"[\s\S]*"permissions"/);
+    expect(read.statements[1]).toMatch(/from "organizations" where/);
+
+    const deactivated = await env.http.put(
+      `/user_management/organization_memberships/${member.membershipId}/deactivate`,
+      {},
+    );
+    expect(deactivated.status).toBe(200);
+    const refused = await statementsOf(env.deps.db, () => graphql(query, { id: org.body.id }));
+    expect(refused.result.status).toBe(403);
+    expect(refused.result.body.errors[0].extensions).toMatchObject({ code: 'FORBIDDEN', status: 403 });
+    expect(refused.result.body.data).toBeUndefined();
+    // Refused by the permissions read alone: the organization was not read.
+    expect(refused.statements).toHaveLength(1);
+    const [stored] = await env.deps.db
+      .select({ status: organizationMemberships.status })
+      .from(organizationMemberships)
+      .where(eq(organizationMemberships.id, member.membershipId));
+    expect(stored?.status).toBe('inactive');
   });
 
   it('branding, authkitSettings and authenticationSettings describe the deployment', async () => {
