@@ -1,9 +1,10 @@
 import { invitations } from '@atrium/db';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { clientSetup } from '../helpers/client.ts';
+import { clientSetup, WIDGET_ROLE } from '../helpers/client.ts';
 import { storedEventData, storedEvents } from '../helpers/events.ts';
 import { uniqueEmail } from '../helpers/people.ts';
+import { statementsOf } from '../helpers/statements.ts';
 import { newEnvironment } from '../helpers/world.ts';
 import { addMember, invitationsOf, membershipsOf } from './members-helpers.ts';
 
@@ -92,6 +93,23 @@ describe('UsersManagement REST (/_widgets/UserManagement)', () => {
     const start = await a.http.get(`${BASE}/members?limit=2&after=${back.body.list_metadata.after}`);
     expect(start.body.data).toEqual(first.body.data);
     expect(start.body.list_metadata.after).toBeNull();
+  });
+
+  // Issue #35: a page the members fill is the token's held-permissions read and one statement
+  // (the rows, their role slugs and the roles that name them), as the bench's floor reads it.
+  it('reads a page the members fill in two statements: the held permissions and the page', async () => {
+    const env = await newEnvironment();
+    const a = await clientSetup(env);
+    for (let i = 0; i < 3; i++) await addMember(env, a.organizationId);
+    await a.http.post(`${BASE}/invite-user`, { email: uniqueEmail('inv'), roles: [] });
+    await a.http.get(`${BASE}/members?limit=2`);
+    const read = await statementsOf(env.deps.db, () => a.http.get(`${BASE}/members?limit=2`));
+    expect(read.result.status).toBe(200);
+    expect(read.result.body.data).toHaveLength(2);
+    expect(read.result.body.data[0]).toMatchObject({ id: a.userId, roles: [{ slug: WIDGET_ROLE }] });
+    expect(read.result.body.list_metadata).toEqual({ before: expect.any(String), after: null });
+    expect(read.statements).toHaveLength(2);
+    expect(read.statements.filter((text) => text.includes('page_roles'))).toHaveLength(1);
   });
 
   it('roles-and-config and roles list the organization roles, the default marked', async () => {

@@ -175,9 +175,11 @@ function invitationBranch(shape: Shape, v: Values, dir: SQL): SQL {
 /**
  * The roles that apply in the organization (its own and the environment's), for the page to name
  * its rows' roles: uncorrelated, so PostgreSQL reads it once per statement (an InitPlan), not per row.
+ * `json`, not `jsonb`: every row carries it, and json's output is its text as built (bench/README.md,
+ * "The members page's statement against its floor's").
  */
 function pageRoles(v: Values): SQL {
-  return sql`(select jsonb_agg(jsonb_build_object('slug', r.slug, 'name', r.name, 'description', r.description,
+  return sql`(select json_agg(json_build_object('slug', r.slug, 'name', r.name, 'description', r.description,
       'own', r.organization_id is not null))
     from ${roles} r where r.environment_id = ${v.env} and (r.organization_id is null or r.organization_id = ${v.org}))`;
 }
