@@ -313,6 +313,60 @@ export async function rawRows<T>(db: Db, query: SQL): Promise<T[]> {
   return Array.isArray(result) ? result : result.rows;
 }
 
+/** A Drizzle builder's prepared-query arguments, as `builtOnce` captures them. */
+type PrepareArgs = unknown[];
+interface DrizzleInternals {
+  session: unknown;
+  _prepare(): unknown;
+}
+
+/**
+ * A Drizzle query (select, insert, update, delete) built and rendered once with placeholders, then
+ * run on any handle, a transaction's included, with Drizzle's own row mapping: each run hands the
+ * rendered text to the handle's session as the builder's `.prepare()` would. `perHandle` and
+ * `renderedOnce` cannot serve a transaction (a new handle each time); this can. Placeholders in
+ * `where` are sent as given (pass a timestamp as ISO text); in `values`/`set` the column encodes them.
+ */
+export function builtOnce<K extends string, Q extends PromiseLike<unknown>>(
+  names: readonly K[],
+  build: (db: Db, values: Record<K, ReturnType<typeof sql.placeholder>>) => Q,
+): (db: Db, values: Record<K, unknown>) => Promise<Awaited<Q>> {
+  let captured: { args: PrepareArgs; joins?: unknown } | undefined;
+  const placeholders = Object.fromEntries(names.map((name) => [name, sql.placeholder(name)])) as unknown as Record<
+    K,
+    ReturnType<typeof sql.placeholder>
+  >;
+  return (db, values) => {
+    if (!captured) {
+      const query = build(db, placeholders) as unknown as DrizzleInternals;
+      // The builder prepares on a recording session: what it would prepare is kept, not run.
+      const recorded: { args: PrepareArgs; joins?: unknown } = { args: [] };
+      query.session = {
+        prepareQuery: (...args: PrepareArgs) => {
+          recorded.args = args;
+          const stub = {
+            setToken: () => stub,
+            set joinsNotNullableMap(value: unknown) {
+              recorded.joins = value;
+            },
+          };
+          return stub;
+        },
+      };
+      query._prepare();
+      captured = recorded;
+    }
+    const session = (db as unknown as { session: { prepareQuery(...args: PrepareArgs): PreparedRun } }).session;
+    const prepared = session.prepareQuery(...captured.args);
+    if (captured.joins !== undefined) prepared.joinsNotNullableMap = captured.joins;
+    return prepared.execute(values) as Promise<Awaited<Q>>;
+  };
+}
+interface PreparedRun {
+  joinsNotNullableMap?: unknown;
+  execute(values: Record<string, unknown>): Promise<unknown>;
+}
+
 /** What `renderedOnce` keeps: the statement's text and its parameters, placeholders included. */
 interface Rendered {
   sql: string;

@@ -7,7 +7,7 @@ import type { Scope } from '../kernel/scope.ts';
 import { revokeApiKeysOfMemberships } from '../organization-api-keys/service.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
-import { assertRoleSlugs } from '../roles/service.ts';
+import { assertRoleSlugs, noDefaultRole } from '../roles/service.ts';
 import { endLiveSessions, endOrganizationSessions } from '../sessions/service.ts';
 import { toUser } from '../user-wire.ts';
 import type {
@@ -132,6 +132,39 @@ export async function addMembership(tx: Db, scope: Scope, input: NewMembershipIn
   const created = { ...row, organizationName: organization.name, roleSlugs: roles.map((r) => r.slug), user };
   await recordEvent(tx, scope, 'organization_membership.created', toMembershipEvent(created));
   return toOrganizationMembership(created);
+}
+
+/**
+ * The membership a first sign-in provisions (SSO Just-in-time), in the sign-in's transaction,
+ * which holds the organization (`share`) already. A `fresh` user was created in this transaction:
+ * it holds no membership and nothing else can see it, so it is neither locked nor counted; any
+ * other user is, as in `addMembership`. The environment's default role is given and the event's
+ * fields answered in one statement (`giveDefaultRole`); without a default role nothing is kept.
+ */
+export async function addSignInMembership(
+  tx: Db,
+  scope: Scope,
+  input: { userId: string; fresh: boolean; organization: { id: string; name: string } },
+): Promise<void> {
+  if (!input.fresh) {
+    await lockUser(tx, scope.env.id, input.userId);
+    await assertBelowParentQuota(tx, scope, 'membershipsPerUser', input.userId);
+  }
+  const now = scope.now();
+  const row = await insertMembership(tx, {
+    id: newId('organizationMembership'),
+    environmentId: scope.env.id,
+    userId: input.userId,
+    organizationId: input.organization.id,
+    status: 'active',
+    directoryManaged: false,
+    customAttributes: {},
+    createdAt: now,
+    updatedAt: now,
+  });
+  const given = await giveDefaultRole(tx, scope.env.id, input.organization.id, [row.id]);
+  if (given.roleSlugs.length === 0) throw noDefaultRole();
+  await recordEvent(tx, scope, 'organization_membership.created', toMembershipEvent(Object.assign({}, row, given)));
 }
 
 export async function createOrganizationMembership(

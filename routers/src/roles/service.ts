@@ -474,6 +474,9 @@ const unknownRoles = (field: string, slugs: string[]) =>
     })),
   );
 
+/** The refusal of a membership given the default role when the environment has none. */
+export const noDefaultRole = () => unknownRoles('role_slug', ['(default)']);
+
 /**
  * The roles a membership of the organization is given, in order: `roleSlug`, or `roleSlugs`
  * (duplicates dropped), or, with neither, the environment's default role. Each slug is the

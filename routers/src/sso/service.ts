@@ -8,7 +8,7 @@ import type { Deps } from '../kernel/deps.ts';
 import { ApiError, type FieldError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
-import { addMembership } from '../organization-memberships/service.ts';
+import { addSignInMembership } from '../organization-memberships/service.ts';
 import { loadOrganization } from '../organizations/store.ts';
 import { seal, unseal } from '../signing/material.ts';
 import { fullName, toUser } from '../user-wire.ts';
@@ -349,6 +349,8 @@ export async function completeSignIn(
       const existing = await findProfile(tx, connection.id, identity.idpId);
       let user = existing?.userId ? await userById(tx, scope.env.id, existing.userId) : undefined;
       user ??= await userByEmail(tx, scope.env.id, email);
+      // Created here: no membership yet, and nothing else sees it before commit.
+      const fresh = !user;
       if (!user) {
         user = await insertUser(tx, {
           id: newId('user'),
@@ -364,8 +366,8 @@ export async function completeSignIn(
         await recordEvent(tx, scope, 'user.created', toUser(user));
       }
       await markSignedIn(tx, scope.env.id, user.id, now);
-      if (!(await membershipOf(tx, scope.env.id, user.id, organization.id))) {
-        await addMembership(tx, scope, { userId: user.id, organizationId: organization.id });
+      if (fresh || !(await membershipOf(tx, scope.env.id, user.id, organization.id))) {
+        await addSignInMembership(tx, scope, { userId: user.id, fresh, organization });
       }
 
       const profile = await upsertProfile(tx, {

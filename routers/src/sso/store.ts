@@ -1,4 +1,5 @@
 import {
+  builtOnce,
   connections,
   type Db,
   environments,
@@ -191,6 +192,24 @@ export async function organizationOfVerifiedDomain(
   return row?.organizationId;
 }
 
+// The sign-in's statements (completeSignIn, in its transaction) are built once (`builtOnce`):
+// Drizzle building them on every ACS POST cost more CPU than PostgreSQL running them.
+
+const verifiedDomainOf = builtOnce(['env', 'organization', 'domain'] as const, (db, v) =>
+  db
+    .select({ id: organizationDomains.id })
+    .from(organizationDomains)
+    .where(
+      and(
+        eq(organizationDomains.environmentId, v.env),
+        eq(organizationDomains.organizationId, v.organization),
+        eq(organizationDomains.domain, v.domain),
+        eq(organizationDomains.state, 'verified'),
+      ),
+    )
+    .limit(1),
+);
+
 /** Whether the organization verified this domain. */
 export async function organizationVerifiedDomain(
   db: Db,
@@ -198,18 +217,7 @@ export async function organizationVerifiedDomain(
   organizationId: string,
   domain: string,
 ): Promise<boolean> {
-  const [row] = await db
-    .select({ id: organizationDomains.id })
-    .from(organizationDomains)
-    .where(
-      and(
-        eq(organizationDomains.environmentId, environmentId),
-        eq(organizationDomains.organizationId, organizationId),
-        eq(organizationDomains.domain, domain),
-        eq(organizationDomains.state, 'verified'),
-      ),
-    )
-    .limit(1);
+  const [row] = await verifiedDomainOf(db, { env: environmentId, organization: organizationId, domain });
   return row !== undefined;
 }
 
@@ -219,13 +227,16 @@ export async function organizationVerifiedDomain(
  * their row lock does not wait for the KEY SHARE locks that concurrent sign-ins hold on the
  * connection (their inserts reference it), where a `SELECT ... FOR UPDATE` did and deadlocked.
  */
+const touchActiveConnection = builtOnce(['id', 'now'] as const, (db, v) =>
+  db
+    .update(connections)
+    .set({ lastSignInAt: v.now as never, updatedAt: v.now as never })
+    .where(and(eq(connections.id, v.id), eq(connections.state, 'active')))
+    .returning({ id: connections.id }),
+);
+
 export async function markConnectionSignIn(tx: Db, id: string, now: Date): Promise<SsoConnectionRow | undefined> {
-  const touch = () =>
-    tx
-      .update(connections)
-      .set({ lastSignInAt: now, updatedAt: now })
-      .where(and(eq(connections.id, id), eq(connections.state, 'active')))
-      .returning({ id: connections.id });
+  const touch = () => touchActiveConnection(tx, { id, now });
   if ((await touch()).length > 0) return undefined;
   const [activated] = await tx
     .update(connections)
@@ -252,19 +263,23 @@ export async function setAuthorizationProtocolState(
   await tx.update(ssoAuthorizations).set(values).where(eq(ssoAuthorizations.id, id));
 }
 
-/** The authorization of the environment (and connection, when given), optionally held FOR UPDATE. */
+const authorizationOf = (db: Db, v: Record<'env' | 'id', ReturnType<typeof sql.placeholder>>) =>
+  db
+    .select()
+    .from(ssoAuthorizations)
+    .where(and(eq(ssoAuthorizations.environmentId, v.env), eq(ssoAuthorizations.id, v.id)))
+    .limit(1);
+const authorizationRead = builtOnce(['env', 'id'] as const, authorizationOf);
+const authorizationHeld = builtOnce(['env', 'id'] as const, (db, v) => authorizationOf(db, v).for('update'));
+
+/** The authorization of the environment, optionally held FOR UPDATE. */
 export async function findAuthorization(
   db: Db,
   environmentId: string,
   id: string,
   lock = false,
 ): Promise<SsoAuthorizationRow | undefined> {
-  const query = db
-    .select()
-    .from(ssoAuthorizations)
-    .where(and(eq(ssoAuthorizations.environmentId, environmentId), eq(ssoAuthorizations.id, id)))
-    .limit(1);
-  const [row] = lock ? await query.for('update') : await query;
+  const [row] = await (lock ? authorizationHeld : authorizationRead)(db, { env: environmentId, id });
   return row;
 }
 
@@ -276,55 +291,74 @@ export async function finishAuthorization(
   failureReason: string | null,
   now: Date,
 ): Promise<SsoAuthorizationRow | undefined> {
-  const [row] = await tx
-    .update(ssoAuthorizations)
-    .set({ state, failureReason, consumedAt: now })
-    .where(and(eq(ssoAuthorizations.id, id), eq(ssoAuthorizations.state, 'started')))
-    .returning();
+  const [row] = await finishStarted(tx, { id, state, failureReason, now });
   return row;
 }
+const finishStarted = builtOnce(['id', 'state', 'failureReason', 'now'] as const, (db, v) =>
+  db
+    .update(ssoAuthorizations)
+    .set({ state: v.state as never, failureReason: v.failureReason as never, consumedAt: v.now as never })
+    .where(and(eq(ssoAuthorizations.id, v.id), eq(ssoAuthorizations.state, 'started')))
+    .returning(),
+);
 
 // Users, memberships, profiles -----------------------------------------------------------------
 
-export async function userByEmail(db: Db, environmentId: string, email: string) {
-  const [row] = await db
+const userOfEmail = builtOnce(['env', 'email'] as const, (db, v) =>
+  db
     .select()
     .from(users)
-    .where(and(eq(users.environmentId, environmentId), sql`lower(${users.email}) = lower(${email})`))
-    .limit(1);
+    .where(and(eq(users.environmentId, v.env), sql`lower(${users.email}) = lower(${v.email})`))
+    .limit(1),
+);
+
+export async function userByEmail(db: Db, environmentId: string, email: string) {
+  const [row] = await userOfEmail(db, { env: environmentId, email });
   return row;
 }
+
+const userOfId = builtOnce(['env', 'id'] as const, (db, v) =>
+  db
+    .select()
+    .from(users)
+    .where(and(eq(users.environmentId, v.env), eq(users.id, v.id)))
+    .limit(1),
+);
 
 export async function userById(db: Db, environmentId: string, id: string) {
-  const [row] = await db
-    .select()
-    .from(users)
-    .where(scopedId(users, environmentId, id))
-    .limit(1);
+  const [row] = await userOfId(db, { env: environmentId, id });
   return row;
 }
 
-export async function membershipOf(db: Db, environmentId: string, userId: string, organizationId: string) {
-  const [row] = await db
+const membershipOfUser = builtOnce(['env', 'user', 'organization'] as const, (db, v) =>
+  db
     .select({ id: organizationMemberships.id, status: organizationMemberships.status })
     .from(organizationMemberships)
     .where(
       and(
-        eq(organizationMemberships.environmentId, environmentId),
-        eq(organizationMemberships.userId, userId),
-        eq(organizationMemberships.organizationId, organizationId),
+        eq(organizationMemberships.environmentId, v.env),
+        eq(organizationMemberships.userId, v.user),
+        eq(organizationMemberships.organizationId, v.organization),
       ),
     )
-    .limit(1);
+    .limit(1),
+);
+
+export async function membershipOf(db: Db, environmentId: string, userId: string, organizationId: string) {
+  const [row] = await membershipOfUser(db, { env: environmentId, user: userId, organization: organizationId });
   return row;
 }
 
-export async function findProfile(db: Db, connectionId: string, idpId: string): Promise<SsoProfileRow | undefined> {
-  const [row] = await db
+const profileOfIdpId = builtOnce(['connection', 'idpId'] as const, (db, v) =>
+  db
     .select()
     .from(ssoProfiles)
-    .where(and(eq(ssoProfiles.connectionId, connectionId), eq(ssoProfiles.idpId, idpId)))
-    .limit(1);
+    .where(and(eq(ssoProfiles.connectionId, v.connection), eq(ssoProfiles.idpId, v.idpId)))
+    .limit(1),
+);
+
+export async function findProfile(db: Db, connectionId: string, idpId: string): Promise<SsoProfileRow | undefined> {
+  const [row] = await profileOfIdpId(db, { connection: connectionId, idpId });
   return row;
 }
 
@@ -364,8 +398,20 @@ export async function upsertProfile(tx: Db, values: NewSsoProfile): Promise<SsoP
 // Codes and access tokens --------------------------------------------------------------------
 
 export async function insertCode(tx: Db, values: typeof ssoCodes.$inferInsert): Promise<void> {
-  await tx.insert(ssoCodes).values(values);
+  await codeInsert(tx, values as Record<CodeColumn, unknown>);
 }
+const CODE_COLUMNS = [
+  'codeHash',
+  'environmentId',
+  'profileId',
+  'redirectUri',
+  'codeChallenge',
+  'expiresAt',
+  'createdAt',
+] as const;
+type CodeColumn = (typeof CODE_COLUMNS)[number];
+// Every column given (a null challenge is a text null, which the column encodes as it is).
+const codeInsert = builtOnce(CODE_COLUMNS, (db, v) => db.insert(ssoCodes).values(v as never));
 
 /**
  * A profile as the wire shows it: its row's fields, its connection's type, and the role slugs of

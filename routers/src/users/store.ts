@@ -1,4 +1,4 @@
-import { type Db, organizationMemberships, type PageParams, paginate, users } from '@atrium/db';
+import { builtOnce, type Db, organizationMemberships, type PageParams, paginate, users } from '@atrium/db';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { loadScoped, orNotFound, type RowLock } from '../common/store.ts';
 import type { UserRow } from '../user-wire.ts';
@@ -24,11 +24,15 @@ export async function findUserByExternalId(db: Db, environmentId: string, extern
 
 /** Records a sign-in (a client token issued for the user) in the caller's transaction. */
 export async function markSignedIn(tx: Db, environmentId: string, id: string, at: Date): Promise<void> {
-  await tx
-    .update(users)
-    .set({ lastSignInAt: at })
-    .where(and(eq(users.environmentId, environmentId), eq(users.id, id)));
+  await signedIn(tx, { env: environmentId, id, at });
 }
+/** Built once (`builtOnce`): it runs in every sign-in's transaction. */
+const signedIn = builtOnce(['env', 'id', 'at'] as const, (db, v) =>
+  db
+    .update(users)
+    .set({ lastSignInAt: v.at as never })
+    .where(and(eq(users.environmentId, v.env), eq(users.id, v.id))),
+);
 
 export interface UserFilter {
   email?: string | undefined;

@@ -1,8 +1,17 @@
-import { connections, organizationMemberships, ssoAuthorizations, ssoCodes, ssoProfiles, users } from '@atrium/db';
+import {
+  connections,
+  membershipRoles,
+  organizationMemberships,
+  ssoAuthorizations,
+  ssoCodes,
+  ssoProfiles,
+  users,
+} from '@atrium/db';
 import { completeSignIn, failSignIn, SsoFailure } from '@atrium/routers';
 import { and, eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { storedEventData, storedEvents } from '../helpers/events.ts';
+import { statementsOf } from '../helpers/statements.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { APP_CALLBACK, identity, registerRedirectUri, ssoSetup, startedAuthorization } from './sign-in.ts';
 
@@ -77,6 +86,69 @@ describe('completeSignIn (Just-in-time)', () => {
         sso: { organization_id: organization.id, connection_id: connection.id, session_id: null },
       },
     ]);
+  });
+
+  // Issue #37: a first sign-in's membership is made for the sign-in (the user it created needs no
+  // lock, no quota count and no role delete; the default role and the event's fields in one statement).
+  it("gives a first sign-in's membership the default role, in its event too, in 15 statements", async () => {
+    const env = await newEnvironment();
+    const { domain, organization, connection, scope } = await ssoSetup(env);
+    const authorizationId = await startedAuthorization(env, connection);
+    const email = `noether@${domain}`;
+
+    const { statements } = await statementsOf(env.deps.db, () =>
+      completeSignIn(scope, connection, authorizationId, identity(email)),
+    );
+
+    const [user] = await usersOf(env);
+    const [membership] = await env.deps.db
+      .select()
+      .from(organizationMemberships)
+      .where(eq(organizationMemberships.userId, user?.id ?? ''));
+    const roles = await env.deps.db
+      .select()
+      .from(membershipRoles)
+      .where(eq(membershipRoles.organizationMembershipId, membership?.id ?? ''));
+    expect(roles).toEqual([expect.objectContaining({ position: 0 })]);
+    expect(await storedEventData(env, 'organization_membership.created')).toEqual([
+      expect.objectContaining({
+        id: membership?.id,
+        user_id: user?.id,
+        organization_id: organization.id,
+        organization_name: 'Acme',
+        status: 'active',
+        directory_managed: false,
+        role: { slug: 'member' },
+        roles: [{ slug: 'member' }],
+      }),
+    ]);
+    // PGlite sends every statement through the handle, a transaction's included; PostgreSQL runs
+    // the transaction on its own pool, which statementsOf does not see.
+    if (env.deps.driver === 'pglite') {
+      const inside = statements.filter((text) => !/^(BEGIN|COMMIT)/i.test(text));
+      expect(inside, inside.join('\n')).toHaveLength(15);
+    }
+  });
+
+  it('gives an existing user without a membership one with the default role at sign-in', async () => {
+    const env = await newEnvironment();
+    const { domain, organization, connection, scope } = await ssoSetup(env);
+    const email = `hopper@${domain}`;
+    const created = await env.caller.users.create({ email });
+    const authorizationId = await startedAuthorization(env, connection);
+
+    await completeSignIn(scope, connection, authorizationId, identity(email));
+
+    expect(await usersOf(env)).toHaveLength(1);
+    const memberships = await env.deps.db
+      .select()
+      .from(organizationMemberships)
+      .where(eq(organizationMemberships.userId, created.id));
+    expect(memberships).toEqual([expect.objectContaining({ organizationId: organization.id, status: 'active' })]);
+    expect(await storedEventData(env, 'organization_membership.created')).toEqual([
+      expect.objectContaining({ user_id: created.id, roles: [{ slug: 'member' }] }),
+    ]);
+    expect(await storedEventData(env, 'user.created')).toHaveLength(1);
   });
 
   it('matches the same person again by profile, then by e-mail; a second completion of one authorization is refused', async () => {
