@@ -19,9 +19,8 @@ import type {
 import {
   deleteMembership,
   findMembership,
-  giveDefaultRole,
+  insertDirectoryMemberships,
   insertMembership,
-  insertMembershipsIfAbsent,
   lockMembership,
   lockMembershipsOfUsers,
   lockUser,
@@ -258,20 +257,21 @@ export async function provisionDirectoryMemberships(
     await assertBelowParentQuota(tx, scope, 'membershipsPerUser', user.userId);
   }
   const now = scope.now();
-  const inserted = await insertMembershipsIfAbsent(
-    tx,
-    missing.map((user) => ({
-      id: newId('organizationMembership'),
+  const wanted = missing.map((user) => ({ id: newId('organizationMembership'), userId: user.userId }));
+  const given = await insertDirectoryMemberships(tx, scope.env.id, organizationId, wanted, now);
+  const inserted = wanted
+    .filter((m) => given.inserted.has(m.id))
+    .map((m) => ({
+      id: m.id,
       environmentId: scope.env.id,
-      userId: user.userId,
+      userId: m.userId,
       organizationId,
       status: 'active' as const,
       directoryManaged: true,
       customAttributes: {},
       createdAt: now,
       updatedAt: now,
-    })),
-  );
+    }));
   for (const row of inserted) result.set(row.userId, { membershipId: row.id, startedNow: true });
   // A concurrent transaction made some of them first (the insert waited for it): take those as existing.
   const raced = missing.filter((u) => !result.has(u.userId)).map((u) => u.userId);
@@ -280,24 +280,18 @@ export async function provisionDirectoryMemberships(
     existing.push(row);
   }
   // New memberships' events are made from what was inserted and the role given: not read again.
-  if (inserted.length > 0) {
-    const given = await giveDefaultRole(
-      tx,
-      scope.env.id,
-      organizationId,
-      inserted.map((row) => row.id),
-    );
-    await recordEvents(
-      tx,
-      scope,
-      [...inserted]
-        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        .map((row) => ({
-          event: 'organization_membership.created',
-          data: toMembershipEvent(Object.assign({}, row, given)),
-        })),
-    );
-  }
+  await recordEvents(
+    tx,
+    scope,
+    [...inserted]
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((row) => ({
+        event: 'organization_membership.created',
+        data: toMembershipEvent(
+          Object.assign({}, row, { organizationName: given.organizationName, roleSlugs: given.roleSlugs }),
+        ),
+      })),
+  );
   const changed = await setMembershipsState(
     tx,
     existing.filter((row) => row.status !== 'active' || !row.directoryManaged).map((row) => row.id),
