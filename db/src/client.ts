@@ -378,13 +378,15 @@ const dialect = new PgDialect();
 /**
  * A raw statement whose text is rendered once: `build` gets a placeholder for each name, and each
  * run fills them and sends the text as it is, instead of Drizzle rendering it on every run. A
- * handle without its own client (a transaction) renders it with its values through Drizzle.
+ * transaction runs it on its own client (its session's); a handle with neither renders it with
+ * its values through Drizzle.
  */
 export function renderedOnce<K extends string>(names: readonly K[], build: (values: Record<K, unknown>) => SQL) {
   let rendered: Rendered | undefined;
   const placeholders = Object.fromEntries(names.map((name) => [name, sql.placeholder(name)])) as Record<K, unknown>;
   return async function run<T>(db: Db, values: Record<K, unknown>): Promise<T[]> {
-    const client = (db as unknown as { $client?: unknown }).$client as
+    const handle = db as unknown as { $client?: unknown; session?: { client?: unknown } };
+    const client = (handle.$client ?? handle.session?.client) as
       | { unsafe?: (text: string, params: unknown[], options: { prepare: boolean }) => Promise<T[]> }
       | { query?: (text: string, params: unknown[]) => Promise<{ rows: T[] }> }
       | undefined;

@@ -11,7 +11,7 @@
 import type { DirectoryQuotaKind } from '@atrium/db';
 import type { Scope } from '../kernel/scope.ts';
 import { type QuotaName, quotaError, quotaLimit } from '../quotas.ts';
-import { releaseQuotaShard, takeQuotaShard } from './store.ts';
+import { type QuotaPlace, releaseQuotaShard, takeQuotaShard } from './store.ts';
 
 /** How many rows a directory's counter of users (of groups) is split into. */
 export const QUOTA_SHARDS = 16;
@@ -28,6 +28,19 @@ const shareOf = (limit: number, shards: number, shard: number) =>
 const randomShard = (shards: number) => Math.floor(Math.random() * shards);
 
 /**
+ * The shard a write tries first for one more user (group), when it adds its place in its own
+ * statement (store.ts `insertDirectoryUser`); not placed there, `takeDirectoryPlace(…, place)`
+ * goes on from it (its first use inserts it).
+ */
+export function drawDirectoryPlace(scope: Scope, kind: DirectoryQuotaKind): QuotaPlace {
+  const limit = quotaLimit(scope.deps, QUOTA_OF[kind]);
+  const shards = Math.min(QUOTA_SHARDS, limit);
+  if (shards < 1) return { kind, shard: 0, cap: 0 };
+  const shard = randomShard(shards);
+  return { kind, shard, cap: shareOf(limit, shards, shard) };
+}
+
+/**
  * Takes a place for one more user (group) of the directory in the caller's transaction, or
  * refuses with the quota's `quota_exceeded` (the SCIM surface answers it as 403). A quota lowered
  * below what a directory holds is enforced per shard: shards over their new share take no more.
@@ -37,14 +50,17 @@ export async function takeDirectoryPlace(
   scope: Scope,
   directory: { id: string },
   kind: DirectoryQuotaKind,
+  tried?: QuotaPlace,
 ): Promise<void> {
   const limit = quotaLimit(scope.deps, QUOTA_OF[kind]);
   // Never more shards than places, so that each shard has at least one.
   const shards = Math.min(QUOTA_SHARDS, limit);
-  const start = randomShard(Math.max(1, shards));
+  // After a `drawDirectoryPlace` that did not place: from its shard on, which may be absent still.
+  const start = tried && tried.shard < shards ? tried.shard : randomShard(Math.max(1, shards));
   for (let i = 0; i < shards; i++) {
     const shard = (start + i) % shards;
-    if (await takeQuotaShard(tx, scope.env.id, directory.id, kind, shard, shareOf(limit, shards, shard))) return;
+    const cap = shareOf(limit, shards, shard);
+    if (await takeQuotaShard(tx, scope.env.id, directory.id, kind, shard, cap, i === 0 && tried !== undefined)) return;
   }
   throw quotaError(scope.deps, QUOTA_OF[kind]);
 }

@@ -9,6 +9,7 @@ import {
   organizationDomains,
   type PageParams,
   paginate,
+  renderedOnce,
   roles,
 } from '@atrium/db';
 import { and, asc, eq, ilike, inArray, isNotNull, isNull, lt, ne, or, sql } from 'drizzle-orm';
@@ -148,10 +149,80 @@ export function loadDirectoryUser(db: Db, environmentId: string, id: string) {
   return loadScoped(db, directoryUsers, 'directory_user', environmentId, id);
 }
 
-export async function insertDirectoryUser(tx: Db, values: NewDirectoryUser): Promise<DirectoryUserRow> {
-  const [row] = await tx.insert(directoryUsers).values(values).returning();
-  return row as DirectoryUserRow;
+/** A quota shard a write tries first for its place (quota.ts `drawDirectoryPlace`): kind, shard and its cap. */
+export interface QuotaPlace {
+  kind: DirectoryQuotaKind;
+  shard: number;
+  cap: number;
 }
+
+/**
+ * Inserts a directory user and, in the same statement (one round trip of a SCIM create), adds one
+ * to the quota shard `place` names when it holds fewer than its cap. `placed` false: the shard
+ * is full or not made yet, and the caller takes its place otherwise (`takeDirectoryPlace`).
+ * Rendered once; the row answered is the one given, at the version the table starts it at.
+ */
+export async function insertDirectoryUser(
+  tx: Db,
+  values: Omit<DirectoryUserRow, 'version'>,
+  place: QuotaPlace,
+): Promise<{ row: DirectoryUserRow; placed: boolean }> {
+  const [inserted] = await insertDirectoryUserStatement<{ version: number; placed: number }>(tx, {
+    id: values.id,
+    env: values.environmentId,
+    directory: values.directoryId,
+    organization: values.organizationId,
+    userName: values.userName,
+    externalId: values.externalId,
+    email: values.email,
+    firstName: values.firstName,
+    lastName: values.lastName,
+    state: values.state,
+    attributes: JSON.stringify(values.attributes),
+    customAttributes: JSON.stringify(values.customAttributes),
+    userId: values.userId,
+    createdAt: values.createdAt.toISOString(),
+    updatedAt: values.updatedAt.toISOString(),
+    kind: place.kind,
+    shard: place.shard,
+    cap: place.cap,
+  });
+  const row: DirectoryUserRow = Object.assign({}, values, { version: Number(inserted?.version ?? 1) });
+  return { row, placed: Number(inserted?.placed ?? 0) > 0 };
+}
+
+const insertDirectoryUserStatement = renderedOnce(
+  [
+    'id',
+    'env',
+    'directory',
+    'organization',
+    'userName',
+    'externalId',
+    'email',
+    'firstName',
+    'lastName',
+    'state',
+    'attributes',
+    'customAttributes',
+    'userId',
+    'createdAt',
+    'updatedAt',
+    'kind',
+    'shard',
+    'cap',
+  ] as const,
+  (v) => sql`with placed as (
+      update ${directoryQuotaShards} set count = count + 1
+      where directory_id = ${v.directory} and kind = ${v.kind} and shard = ${v.shard} and count < ${v.cap}
+      returning 1)
+    insert into ${directoryUsers} (id, environment_id, directory_id, organization_id, user_name, external_id, email,
+      first_name, last_name, state, attributes, custom_attributes, user_id, created_at, updated_at)
+    values (${v.id}, ${v.env}, ${v.directory}, ${v.organization}, ${v.userName}, ${v.externalId}, ${v.email},
+      ${v.firstName}, ${v.lastName}, ${v.state}, ${v.attributes}::jsonb, ${v.customAttributes}::jsonb, ${v.userId},
+      ${v.createdAt}::timestamptz, ${v.updatedAt}::timestamptz)
+    returning version, (select count(*) from placed)::int as placed`,
+);
 
 export async function updateDirectoryUser(
   tx: Db,
@@ -581,7 +652,8 @@ export async function roleSlugsOfDirectoryGroups(db: Db, groupIds: string[]): Pr
  * Adds one to a shard of the directory's counter when it holds fewer than `cap` (creating it at
  * one); false when it is full. Only the shard it adds to is locked (until the caller's
  * transaction ends): a full shard is passed over without a lock, so a create holds at most one
- * shard and creates cannot deadlock on them.
+ * shard and creates cannot deadlock on them. `triedUpdate`: the caller's statement just tried the
+ * update (`insertDirectoryUser`), so this starts at the insert.
  */
 export async function takeQuotaShard(
   tx: Db,
@@ -590,6 +662,7 @@ export async function takeQuotaShard(
   kind: DirectoryQuotaKind,
   shard: number,
   cap: number,
+  triedUpdate = false,
 ): Promise<boolean> {
   const add = async () => {
     const rows = await tx
@@ -606,7 +679,7 @@ export async function takeQuotaShard(
       .returning({ count: directoryQuotaShards.count });
     return rows.length > 0;
   };
-  if (await add()) return true;
+  if (!triedUpdate && (await add())) return true;
   const created = await tx
     .insert(directoryQuotaShards)
     .values({ environmentId, directoryId, kind, shard, count: 1 })

@@ -8,7 +8,7 @@ import { ApiError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { type DirectoryPersonChange, followDirectoryPerson } from '../users/service.ts';
 import { deprovisionUsers, provisionableEmail, provisionDirectoryUsers, syncDirectoryRoles } from './provisioning.ts';
-import { freeDirectoryPlace, takeDirectoryPlace } from './quota.ts';
+import { drawDirectoryPlace, freeDirectoryPlace, takeDirectoryPlace } from './quota.ts';
 import { toDirectoryEvent, toDirectoryGroup, toDirectoryUser } from './service.ts';
 import {
   addDirectoryGroupMembers,
@@ -223,27 +223,32 @@ export async function createDirectoryUser(
         )
       : undefined;
     const now = scope.now();
-    const row = await insertDirectoryUser(tx, {
-      id,
-      environmentId: scope.env.id,
-      directoryId: directory.id,
-      organizationId: directory.organizationId,
-      userName: fields.userName,
-      externalId: fields.externalId,
-      email: fields.email,
-      firstName: fields.firstName,
-      lastName: fields.lastName,
-      state: fields.active ? 'active' : 'inactive',
-      attributes: fields.attributes,
-      customAttributes: fields.customAttributes,
-      userId: linked?.get(id) ?? null,
-      createdAt: now,
-      updatedAt: now,
-    });
-    // The quota's place last: its shard's row stays locked until the commit, so taken first it
-    // held a concurrent create drawing the same shard (8 in flight on 16 shards: one in three)
-    // through every statement of this one. Refused, everything rolls back all the same.
-    await takeDirectoryPlace(tx, scope, directory, 'users');
+    // The quota's place in the insert's own statement, drawn last as it was: its shard's row stays
+    // locked until the commit, so it is held through the events only. A shard full or not made
+    // yet takes the place apart; refused, everything rolls back all the same.
+    const place = drawDirectoryPlace(scope, 'users');
+    const { row, placed } = await insertDirectoryUser(
+      tx,
+      {
+        id,
+        environmentId: scope.env.id,
+        directoryId: directory.id,
+        organizationId: directory.organizationId,
+        userName: fields.userName,
+        externalId: fields.externalId,
+        email: fields.email,
+        firstName: fields.firstName,
+        lastName: fields.lastName,
+        state: fields.active ? 'active' : 'inactive',
+        attributes: fields.attributes,
+        customAttributes: fields.customAttributes,
+        userId: linked?.get(id) ?? null,
+        createdAt: now,
+        updatedAt: now,
+      },
+      place,
+    );
+    if (!placed) await takeDirectoryPlace(tx, scope, directory, 'users', place);
     await recordEvent(tx, scope, 'dsync.user.created', userEventData(row));
     return row;
   });

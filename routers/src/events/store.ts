@@ -21,15 +21,40 @@ export async function insertEvent(db: Db, row: NewEvent): Promise<void> {
   await db.insert(events).values(row);
 }
 
-/** Rows per statement of `insertEvents`: 9 parameters each, well under the protocol's 65,535. */
+/** Rows per statement of `insertEvents` (one JSON parameter), so that no one statement grows without bound. */
 const EVENTS_PER_INSERT = 2_000;
 
-/** Appends many event rows, a statement per 2,000, in the caller's transaction. */
+/**
+ * Appends many event rows, a statement per 2,000, in the caller's transaction. The rows go as one
+ * JSON array and the statement is rendered once: it ends most writes (`withEventsBatched`), where
+ * Drizzle's builder rendered nine parameters a row each time.
+ */
 export async function insertEvents(db: Db, rows: NewEvent[]): Promise<void> {
   for (let i = 0; i < rows.length; i += EVENTS_PER_INSERT) {
-    await db.insert(events).values(rows.slice(i, i + EVENTS_PER_INSERT));
+    const chunk = rows.slice(i, i + EVENTS_PER_INSERT).map((row) => ({
+      id: row.id,
+      environment_id: row.environmentId,
+      event: row.event,
+      organization_id: row.organizationId ?? null,
+      data: row.data,
+      created_at: row.createdAt ?? new Date(),
+      fanout_pending: row.fanoutPending ?? false,
+      actor: row.actor ?? null,
+      reason: row.reason ?? null,
+    }));
+    await insertEventsStatement(db, { rows: JSON.stringify(chunk) });
   }
 }
+
+const insertEventsStatement = renderedOnce(
+  ['rows'] as const,
+  (
+    v,
+  ) => sql`insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending, actor, reason)
+    select e.id, e.environment_id, e.event, e.organization_id, e.data, e.created_at, e.fanout_pending, e.actor, e.reason
+    from jsonb_to_recordset(${v.rows}::jsonb) as e(id text, environment_id text, event text, organization_id text,
+      data jsonb, created_at timestamptz, fanout_pending boolean, actor text, reason text)`,
+);
 
 /**
  * The events about one domain (its `organization_domain.*` events, whose data is the domain or,

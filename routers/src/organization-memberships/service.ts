@@ -19,9 +19,8 @@ import type {
 import {
   deleteMembership,
   findMembership,
-  giveDefaultRole,
   insertMembership,
-  insertMembershipsIfAbsent,
+  insertMembershipsWithDefaultRole,
   lockMembership,
   lockMembershipsOfUsers,
   lockUser,
@@ -139,7 +138,8 @@ export async function addMembership(tx: Db, scope: Scope, input: NewMembershipIn
  * which holds the organization (`share`) already. A `fresh` user was created in this transaction:
  * it holds no membership and nothing else can see it, so it is neither locked nor counted; any
  * other user is, as in `addMembership`. The environment's default role is given and the event's
- * fields answered in one statement (`giveDefaultRole`); without a default role nothing is kept.
+ * fields answered with the insert, in one statement (`insertMembershipsWithDefaultRole`); without a
+ * default role nothing is kept.
  */
 export async function addSignInMembership(
   tx: Db,
@@ -151,18 +151,20 @@ export async function addSignInMembership(
     await assertBelowParentQuota(tx, scope, 'membershipsPerUser', input.userId);
   }
   const now = scope.now();
-  const row = await insertMembership(tx, {
+  const row = {
     id: newId('organizationMembership'),
     environmentId: scope.env.id,
     userId: input.userId,
     organizationId: input.organization.id,
-    status: 'active',
+    status: 'active' as const,
     directoryManaged: false,
     customAttributes: {},
     createdAt: now,
     updatedAt: now,
-  });
-  const given = await giveDefaultRole(tx, scope.env.id, input.organization.id, [row.id]);
+  };
+  const given = await insertMembershipsWithDefaultRole(tx, scope.env.id, row.organizationId, [row], now, false);
+  // Inserted by a concurrent request first (which recorded its own event): the user is a member.
+  if (!given.inserted.has(row.id)) return;
   if (given.roleSlugs.length === 0) throw noDefaultRole();
   await recordEvent(tx, scope, 'organization_membership.created', toMembershipEvent(Object.assign({}, row, given)));
 }
@@ -291,20 +293,21 @@ export async function provisionDirectoryMemberships(
     await assertBelowParentQuota(tx, scope, 'membershipsPerUser', user.userId);
   }
   const now = scope.now();
-  const inserted = await insertMembershipsIfAbsent(
-    tx,
-    missing.map((user) => ({
-      id: newId('organizationMembership'),
+  const wanted = missing.map((user) => ({ id: newId('organizationMembership'), userId: user.userId }));
+  const given = await insertMembershipsWithDefaultRole(tx, scope.env.id, organizationId, wanted, now, true);
+  const inserted = wanted
+    .filter((m) => given.inserted.has(m.id))
+    .map((m) => ({
+      id: m.id,
       environmentId: scope.env.id,
-      userId: user.userId,
+      userId: m.userId,
       organizationId,
       status: 'active' as const,
       directoryManaged: true,
       customAttributes: {},
       createdAt: now,
       updatedAt: now,
-    })),
-  );
+    }));
   for (const row of inserted) result.set(row.userId, { membershipId: row.id, startedNow: true });
   // A concurrent transaction made some of them first (the insert waited for it): take those as existing.
   const raced = missing.filter((u) => !result.has(u.userId)).map((u) => u.userId);
@@ -313,24 +316,18 @@ export async function provisionDirectoryMemberships(
     existing.push(row);
   }
   // New memberships' events are made from what was inserted and the role given: not read again.
-  if (inserted.length > 0) {
-    const given = await giveDefaultRole(
-      tx,
-      scope.env.id,
-      organizationId,
-      inserted.map((row) => row.id),
-    );
-    await recordEvents(
-      tx,
-      scope,
-      [...inserted]
-        .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        .map((row) => ({
-          event: 'organization_membership.created',
-          data: toMembershipEvent(Object.assign({}, row, given)),
-        })),
-    );
-  }
+  await recordEvents(
+    tx,
+    scope,
+    [...inserted]
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((row) => ({
+        event: 'organization_membership.created',
+        data: toMembershipEvent(
+          Object.assign({}, row, { organizationName: given.organizationName, roleSlugs: given.roleSlugs }),
+        ),
+      })),
+  );
   const changed = await setMembershipsState(
     tx,
     existing.filter((row) => row.status !== 'active' || !row.directoryManaged).map((row) => row.id),

@@ -9,7 +9,7 @@ import {
   type PageParams,
   paginate,
   perHandleAndKey,
-  rawRows,
+  renderedOnce,
   roles,
   users,
 } from '@atrium/db';
@@ -267,45 +267,59 @@ export function membershipsWithIds(db: Db, environmentId: string, ids: string[])
   ).orderBy(organizationMemberships.id);
 }
 
-/** Inserts the memberships, skipping any the user holds already (a concurrent insert); those inserted. */
-export function insertMembershipsIfAbsent(
-  tx: Db,
-  values: NewMembership[],
-): Promise<(typeof organizationMemberships.$inferSelect)[]> {
-  if (values.length === 0) return Promise.resolve([]);
-  return tx.insert(organizationMemberships).values(values).onConflictDoNothing().returning();
-}
-
 /**
- * Gives each of these memberships of one organization the environment's default role (they hold
- * none yet), in one statement that also answers what their events show: the organization's name
- * and the slug given (none when the environment has no default role), so new memberships need not
- * be read again.
+ * Inserts active memberships of one organization (`id` and `userId` each; directory-managed or
+ * not), skipping any the user holds already (a concurrent insert), and gives those inserted the
+ * environment's default role, in one statement rendered once. Answers the ids inserted and what
+ * their events show: the organization's name and the slug given (none without a default role),
+ * so new memberships need not be read again. The directory's provisioning and a first SSO sign-in use it.
  */
-export async function giveDefaultRole(
+export async function insertMembershipsWithDefaultRole(
   tx: Db,
   environmentId: string,
   organizationId: string,
-  membershipIds: string[],
-): Promise<{ organizationName: string; roleSlugs: string[] }> {
-  const list = sql.join(
-    membershipIds.map((id) => sql`${id}`),
-    sql`, `,
-  );
-  const [row] = await rawRows<{ organization_name: string; slug: string | null }>(
-    tx,
-    sql`with given as (
-      insert into ${membershipRoles} (environment_id, organization_membership_id, role_id, position)
-      select ${environmentId}, m.id, r.id, 0 from ${organizationMemberships} m
-      join ${roles} r on r.environment_id = ${environmentId} and r.organization_id is null and r.is_default
-      where m.id in (${list})
-      returning role_id)
-    select o.name as organization_name,
-      (select r.slug from given join ${roles} r on r.id = given.role_id limit 1) as slug
-    from ${organizations} o where o.id = ${organizationId}`,
-  );
-  return { organizationName: row?.organization_name ?? '', roleSlugs: row?.slug ? [row.slug] : [] };
+  memberships: { id: string; userId: string }[],
+  now: Date,
+  directoryManaged: boolean,
+): Promise<{ inserted: Set<string>; organizationName: string; roleSlugs: string[] }> {
+  if (memberships.length === 0) return { inserted: new Set(), organizationName: '', roleSlugs: [] };
+  const rows = await insertMembershipsStatement<{
+    id: string;
+    organization_name: string;
+    slug: string | null;
+  }>(tx, {
+    env: environmentId,
+    org: organizationId,
+    now: now.toISOString(),
+    managed: directoryManaged,
+    rows: JSON.stringify(memberships.map((m) => ({ id: m.id, user_id: m.userId }))),
+  });
+  const slug = rows.find((row) => row.slug !== null)?.slug;
+  return {
+    inserted: new Set(rows.map((row) => row.id)),
+    organizationName: rows[0]?.organization_name ?? '',
+    roleSlugs: slug ? [slug] : [],
+  };
 }
+
+const insertMembershipsStatement = renderedOnce(
+  ['env', 'org', 'now', 'managed', 'rows'] as const,
+  (v) => sql`with inserted as (
+      insert into ${organizationMemberships} (id, environment_id, user_id, organization_id, status, directory_managed,
+        custom_attributes, created_at, updated_at)
+      select m.id, ${v.env}, m.user_id, ${v.org}, 'active', ${v.managed}::boolean, '{}'::jsonb, ${v.now}::timestamptz, ${v.now}::timestamptz
+      from jsonb_to_recordset(${v.rows}::jsonb) as m(id text, user_id text)
+      on conflict do nothing
+      returning id),
+    given as (
+      insert into ${membershipRoles} (environment_id, organization_membership_id, role_id, position)
+      select ${v.env}, i.id, r.id, 0 from inserted i
+      join ${roles} r on r.environment_id = ${v.env} and r.organization_id is null and r.is_default
+      returning organization_membership_id, role_id)
+    select i.id, o.name as organization_name,
+      (select r.slug from given g join ${roles} r on r.id = g.role_id where g.organization_membership_id = i.id) as slug
+    from inserted i join ${organizations} o on o.id = ${v.org}`,
+);
 
 /** Sets these memberships' status and directory management where either differs; the ids changed. */
 export async function setMembershipsState(

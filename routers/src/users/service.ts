@@ -209,15 +209,14 @@ export async function provisionUsers(
   const now = scope.now();
   const inserted = await insertUsersIfAbsent(
     tx,
+    scope.env.id,
     [...wanted.values()].map((person) => ({
       id: newId('user'),
-      environmentId: scope.env.id,
       email: person.email,
       firstName: person.firstName,
       lastName: person.lastName,
-      createdAt: now,
-      updatedAt: now,
     })),
+    now,
   );
   const found = new Map<string, { user: UserRow; created: boolean }>();
   for (const user of inserted) found.set(user.email.toLowerCase(), { user, created: true });

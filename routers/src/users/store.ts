@@ -1,4 +1,12 @@
-import { builtOnce, type Db, organizationMemberships, type PageParams, paginate, users } from '@atrium/db';
+import {
+  builtOnce,
+  type Db,
+  organizationMemberships,
+  type PageParams,
+  paginate,
+  renderedOnce,
+  users,
+} from '@atrium/db';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { loadScoped, orNotFound, type RowLock } from '../common/store.ts';
 import type { UserRow } from '../user-wire.ts';
@@ -79,11 +87,63 @@ export function usersWithEmails(db: Db, environmentId: string, emails: string[])
     .where(and(eq(users.environmentId, environmentId), inArray(sql`lower(${users.email})`, emails)));
 }
 
-/** Inserts the users, skipping any whose e-mail the environment holds already (a concurrent insert); those inserted. */
-export function insertUsersIfAbsent(tx: Db, values: NewUser[]): Promise<UserRow[]> {
-  if (values.length === 0) return Promise.resolve([]);
-  return tx.insert(users).values(values).onConflictDoNothing().returning();
+/** A provisioned person's user to insert: its id, e-mail and names. */
+export interface ProvisionedUser {
+  id: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
 }
+
+/**
+ * Inserts provisioned users of the environment, skipping any whose e-mail the environment holds
+ * already (a concurrent insert); answers those inserted, as stored (every other column at its
+ * default). One statement rendered once, the people as one JSON parameter: a SCIM create runs it.
+ */
+export async function insertUsersIfAbsent(
+  tx: Db,
+  environmentId: string,
+  people: ProvisionedUser[],
+  now: Date,
+): Promise<UserRow[]> {
+  if (people.length === 0) return [];
+  const rows = await insertUsersStatement<{ id: string }>(tx, {
+    env: environmentId,
+    now: now.toISOString(),
+    rows: JSON.stringify(
+      people.map((p) => ({ id: p.id, email: p.email, first_name: p.firstName, last_name: p.lastName })),
+    ),
+  });
+  const inserted = new Set(rows.map((row) => row.id));
+  return people
+    .filter((p) => inserted.has(p.id))
+    .map((p) => ({
+      id: p.id,
+      environmentId,
+      email: p.email,
+      emailVerified: false,
+      firstName: p.firstName,
+      lastName: p.lastName,
+      profilePictureUrl: null,
+      locale: null,
+      lastSignInAt: null,
+      externalId: null,
+      metadata: {},
+      passwordHash: null,
+      passwordHashType: null,
+      createdAt: now,
+      updatedAt: now,
+    }));
+}
+
+const insertUsersStatement = renderedOnce(
+  ['env', 'now', 'rows'] as const,
+  (v) => sql`insert into ${users} (id, environment_id, email, first_name, last_name, created_at, updated_at)
+    select p.id, ${v.env}, p.email, p.first_name, p.last_name, ${v.now}::timestamptz, ${v.now}::timestamptz
+    from jsonb_to_recordset(${v.rows}::jsonb) as p(id text, email text, first_name text, last_name text)
+    on conflict do nothing
+    returning id`,
+);
 
 export async function insertUser(tx: Db, values: NewUser): Promise<UserRow> {
   const [row] = await tx.insert(users).values(values).returning();

@@ -22,7 +22,7 @@ describe.skipIf(!databaseUrl)('statements of one SCIM POST /Users (PostgreSQL on
     await client?.end({ timeout: 5 });
   });
 
-  it('provisions a new user in 8 statements (9 when it marks last_sync_at), without looking the token up again', async () => {
+  it('provisions a new user in 6 statements (one more to make a quota shard, one to mark last_sync_at), without looking the token up again', async () => {
     const env = await newEnvironment();
     // The app on a recording client, with caches of its own (the token is cached by this app).
     const deps = { ...env.deps, db: drizzle(client!, { schema }) as never, caches: newCaches() };
@@ -46,11 +46,23 @@ describe.skipIf(!databaseUrl)('statements of one SCIM POST /Users (PostgreSQL on
         sent.length = 0;
         expect((await scim.post(base, scimUser())).status).toBe(201);
         const statements = sent.map((s) => s.sql.replace(/\s+/g, ' ').trim().toLowerCase());
-        expect(statements.length, statements.join('\n')).toBeLessThanOrEqual(9);
+        expect(statements.length, statements.join('\n')).toBeLessThanOrEqual(8);
+        // Less a shard's first use (16 shards: every POST here may draw a new one) and the once-a-second mark.
+        const steady = statements.filter(
+          (s) => !s.startsWith('insert into "directory_quota_shards"') && !s.startsWith('update "directories"'),
+        );
+        expect(steady.length, statements.join('\n')).toBeLessThanOrEqual(6);
         expect(statements.filter((s) => s.includes('"token_hash"'))).toEqual([]);
         // Insert first: the user is not read before it is inserted.
         const firstUsers = statements.findIndex((s) => s.includes('"users"'));
         expect(statements[firstUsers]).toMatch(/^insert into "users"/);
+        // The membership and its default role in one statement; the quota's place in the directory user's.
+        const memberships = statements.filter((s) => s.includes('"organization_memberships"'));
+        expect(memberships).toHaveLength(1);
+        expect(memberships[0]).toContain('"organization_membership_roles"');
+        const quota = steady.filter((s) => s.includes('"directory_quota_shards"'));
+        expect(quota).toHaveLength(1);
+        expect(quota[0]).toContain('insert into "directory_users"');
       }
       const stored = await env.deps.db
         .select()

@@ -89,8 +89,8 @@ describe('completeSignIn (Just-in-time)', () => {
   });
 
   // Issue #37: a first sign-in's membership is made for the sign-in (the user it created needs no
-  // lock, no quota count and no role delete; the default role and the event's fields in one statement).
-  it("gives a first sign-in's membership the default role, in its event too, in 15 statements", async () => {
+  // lock, no quota count and no role delete; the membership, its default role and the event's fields in one statement).
+  it("gives a first sign-in's membership the default role, in its event too, in 14 statements", async () => {
     const env = await newEnvironment();
     const { domain, organization, connection, scope } = await ssoSetup(env);
     const authorizationId = await startedAuthorization(env, connection);
@@ -126,7 +126,7 @@ describe('completeSignIn (Just-in-time)', () => {
     // the transaction on its own pool, which statementsOf does not see.
     if (env.deps.driver === 'pglite') {
       const inside = statements.filter((text) => !/^(BEGIN|COMMIT)/i.test(text));
-      expect(inside, inside.join('\n')).toHaveLength(15);
+      expect(inside, inside.join('\n')).toHaveLength(14);
     }
   });
 
