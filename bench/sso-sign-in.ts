@@ -5,64 +5,15 @@
  * the process's CPU per sign-in and PostgreSQL's transactions per sign-in. Run from two checkouts
  * in turn to compare them under the same neighbours (bench/README.md, "SSO", h2-sso).
  */
-import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { openDb } from '@atrium/db';
-import { createApp } from '@atrium/rest-facade';
-import {
-  completeSignIn,
-  createConnection,
-  createEnvironment,
-  DEFAULT_TOKEN_SETTINGS,
-  type Deps,
-  loadSsoConnection,
-  newCaches,
-  scopeOf,
-} from '@atrium/routers';
+import { completeSignIn, loadSsoConnection } from '@atrium/routers';
 import { sql } from 'drizzle-orm';
-import pino from 'pino';
+import { ssoBenchWorld } from './sso-world.ts';
 
 const { values: args } = parseArgs({
   options: { 'sign-ins': { type: 'string', default: '400' }, warmup: { type: 'string', default: '100' } },
 });
-const handle = await openDb(
-  process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL, poolSize: 10 } : { dataDir: 'memory://' },
-);
-await handle.migrate();
-const deps: Deps = {
-  db: handle.db,
-  driver: handle.driver,
-  now: () => new Date(),
-  log: pino({ level: 'warn' }),
-  config: { apiKeyCacheTtlMs: 2_000, webhooksAllowPrivate: true },
-  tokens: Object.assign({}, DEFAULT_TOKEN_SETTINGS, { masterKey: randomBytes(32), issuer: 'http://127.0.0.1' }),
-  caches: newCaches(),
-};
-const server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1', rateLimit: false }).handler);
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const env = await createEnvironment(deps, { name: `bench-sign-in-${Date.now()}` });
-const scope = await scopeOf(deps, env.environment_id);
-const api = async (path: string, body: unknown) => {
-  const res = await fetch(`${base}${path}`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${env.api_key}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<{ id: string }>;
-};
-const domain = `bench-${Date.now().toString(36)}.com`;
-const organization = await api('/organizations', { name: 'Bench SSO', domain_data: [{ domain, state: 'verified' }] });
-const made = await createConnection(scope, {
-  organization_id: organization.id,
-  connection_type: 'GenericSAML',
-  name: 'Bench IdP',
-  state: 'active',
-} as Parameters<typeof createConnection>[1]);
-await api('/user_management/redirect_uris', { uri: 'https://app.example.com/callback', default: true });
+const { handle, deps, server, scope, domain, made } = await ssoBenchWorld('bench-sign-in');
 const connection = await loadSsoConnection(deps.db, scope.env.id, made.id);
 
 let person = 0;
@@ -88,9 +39,11 @@ const cpu = process.cpuUsage(cpuFrom);
 const wall = performance.now() - wallFrom;
 // pg_stat_database lags by up to its flush interval: wait for it before reading.
 await new Promise((resolve) => setTimeout(resolve, 1_100));
-const xacts = ((await transactions()) - xactFrom - 1) / count;
+// PGlite keeps no pg_stat_database: the count is PostgreSQL's only.
+const xacts =
+  deps.driver === 'postgres' ? (((await transactions()) - xactFrom - 1) / count).toFixed(2) : 'n/a (PGlite)';
 process.stdout.write(
-  `sign-ins ${count}: ${((cpu.user + cpu.system) / 1000 / count).toFixed(2)} ms CPU and ${(wall / count).toFixed(2)} ms wall per sign-in; PostgreSQL transactions per sign-in ${xacts.toFixed(2)}\n`,
+  `sign-ins ${count}: ${((cpu.user + cpu.system) / 1000 / count).toFixed(2)} ms CPU and ${(wall / count).toFixed(2)} ms wall per sign-in; PostgreSQL transactions per sign-in ${xacts}\n`,
 );
 server.close();
 await handle.close();

@@ -12,32 +12,22 @@
  * Targets: >= 200 ACS POSTs/s and >= 1,000 token exchanges/s on one process.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openDb, ssoCodes } from '@atrium/db';
-import { createApp } from '@atrium/rest-facade';
+import { ssoCodes } from '@atrium/db';
 import {
   completeSignIn,
   configureSamlConnection,
   consumeSamlResponse,
-  createConnection,
-  createEnvironment,
-  DEFAULT_TOKEN_SETTINGS,
-  type Deps,
   loadSsoConnection,
-  newCaches,
-  scopeOf,
   startSaml,
 } from '@atrium/routers';
 import { readAuthnRequest, startDevIdp } from '@atrium/server';
 import { eq, sql } from 'drizzle-orm';
-import pino from 'pino';
 import type { LoadResult, LoadSpec } from './load.ts';
+import { CALLBACK, ssoBenchWorld } from './sso-world.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -53,49 +43,9 @@ const { values: args } = parseArgs({
 const seconds = Number(args.seconds);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-const handle = await openDb(
-  process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL, poolSize: 10 } : { dataDir: 'memory://' },
-);
-await handle.migrate();
-const deps: Deps = {
-  db: handle.db,
-  driver: handle.driver,
-  now: () => new Date(),
-  log: pino({ level: 'warn' }),
-  config: { apiKeyCacheTtlMs: 2_000, webhooksAllowPrivate: true },
-  tokens: Object.assign({}, DEFAULT_TOKEN_SETTINGS, { masterKey: randomBytes(32), issuer: 'http://127.0.0.1' }),
-  caches: newCaches(),
-};
-// Rate limits off, as bench/run.ts runs its scenarios: the bench measures throughput, not the limiter.
-const server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1', rateLimit: false }).handler);
-await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-deps.tokens.issuer = base;
+const { handle, deps, server, base, env, scope, domain, made } = await ssoBenchWorld('bench-sso');
 const idp = await startDevIdp();
-
-// One environment, an organization with a verified domain, a SAML connection from the IdP's metadata.
-const env = await createEnvironment(deps, { name: `bench-sso-${Date.now()}` });
-const scope = await scopeOf(deps, env.environment_id);
-const api = async (path: string, body: unknown) => {
-  const res = await fetch(`${base}${path}`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${env.api_key}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<{ id: string }>;
-};
-const domain = `bench-${Date.now().toString(36)}.com`;
-const organization = await api('/organizations', { name: 'Bench SSO', domain_data: [{ domain, state: 'verified' }] });
-const made = await createConnection(scope, {
-  organization_id: organization.id,
-  connection_type: 'GenericSAML',
-  name: 'Bench IdP',
-  state: 'active',
-} as Parameters<typeof createConnection>[1]);
 await configureSamlConnection(scope, made.id, { idp_metadata_xml: idp.metadataXml });
-const callback = 'https://app.example.com/callback';
-await api('/user_management/redirect_uris', { uri: callback, default: true });
 const sp = { entityId: `${base}/sso/saml/${made.id}`, acsUrl: `${base}/sso/saml/acs/${made.id}` };
 
 /** Runs bench/load.ts (autocannon) in its own process on `spec`; returns its result. */
@@ -193,7 +143,7 @@ if (args.only !== 'token') {
     const query = new URLSearchParams({
       client_id: env.client_id,
       connection: made.id,
-      redirect_uri: callback,
+      redirect_uri: CALLBACK,
       response_type: 'code',
       state: `s${i}`,
     });
