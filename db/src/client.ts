@@ -340,27 +340,29 @@ export function builtOnce<K extends string, Q extends PromiseLike<unknown>>(
     if (!captured) {
       const query = build(db, placeholders) as unknown as DrizzleInternals;
       // The builder prepares on a recording session: what it would prepare is kept, not run.
-      const recorded: { args: PrepareArgs; joins?: unknown } = { args: [] };
+      let args: PrepareArgs = [];
+      const stub = new RecordedQuery();
       query.session = {
-        prepareQuery: (...args: PrepareArgs) => {
-          recorded.args = args;
-          const stub = {
-            setToken: () => stub,
-            set joinsNotNullableMap(value: unknown) {
-              recorded.joins = value;
-            },
-          };
+        prepareQuery: (...given: PrepareArgs) => {
+          args = given;
           return stub;
         },
       };
       query._prepare();
-      captured = recorded;
+      captured = { args, joins: stub.joinsNotNullableMap };
     }
     const session = (db as unknown as { session: { prepareQuery(...args: PrepareArgs): PreparedRun } }).session;
     const prepared = session.prepareQuery(...captured.args);
     if (captured.joins !== undefined) prepared.joinsNotNullableMap = captured.joins;
     return prepared.execute(values) as Promise<Awaited<Q>>;
   };
+}
+/** The prepared query a recording session hands the builder: it keeps what the builder sets on it. */
+class RecordedQuery {
+  joinsNotNullableMap: unknown = undefined;
+  setToken(): this {
+    return this;
+  }
 }
 interface PreparedRun {
   joinsNotNullableMap?: unknown;
