@@ -234,14 +234,7 @@ export async function createDirectoryUser(
         environmentId: scope.env.id,
         directoryId: directory.id,
         organizationId: directory.organizationId,
-        userName: fields.userName,
-        externalId: fields.externalId,
-        email: fields.email,
-        firstName: fields.firstName,
-        lastName: fields.lastName,
-        state: fields.active ? 'active' : 'inactive',
-        attributes: fields.attributes,
-        customAttributes: fields.customAttributes,
+        ...storedUserFields(fields),
         userId: linked?.get(id) ?? null,
         createdAt: now,
         updatedAt: now,
@@ -252,6 +245,20 @@ export async function createDirectoryUser(
     await recordEvent(tx, scope, 'dsync.user.created', userEventData(row));
     return row;
   });
+}
+
+/** The columns a SCIM user's fields set, on create and on replace alike. */
+function storedUserFields(fields: DirectoryUserFields) {
+  return {
+    userName: fields.userName,
+    externalId: fields.externalId,
+    email: fields.email,
+    firstName: fields.firstName,
+    lastName: fields.lastName,
+    state: fields.active ? ('active' as const) : ('inactive' as const),
+    attributes: fields.attributes,
+    customAttributes: fields.customAttributes,
+  };
 }
 
 /**
@@ -281,14 +288,7 @@ export async function replaceDirectoryUser(
     }
     const row = orNotFound(
       await updateDirectoryUser(tx, directory.id, id, {
-        userName: fields.userName,
-        externalId: fields.externalId,
-        email: fields.email,
-        firstName: fields.firstName,
-        lastName: fields.lastName,
-        state: fields.active ? 'active' : 'inactive',
-        attributes: fields.attributes,
-        customAttributes: fields.customAttributes,
+        ...storedUserFields(fields),
         userId,
         updatedAt: scope.now(),
       }),
