@@ -111,7 +111,7 @@ describe('atrium --version', () => {
 
   it('prints the package version', async () => {
     expect(version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(await cli('--version')).toEqual({ code: 0, out: `${version}\n`, err: '' });
+    expect(await cli('--version')).toMatchObject({ code: 0, out: `${version}\n`, err: '' });
   });
 
   it('does so as `npx atrium --version`', async () => {
