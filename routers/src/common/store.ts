@@ -1,4 +1,4 @@
-import { builtOnce, type Db, perHandleAndKey } from '@atrium/db';
+import { type Db, perHandleAndKey } from '@atrium/db';
 import { and, eq, getTableName, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { type Entity, notFound } from '../kernel/errors.ts';
@@ -33,7 +33,12 @@ export async function loadScoped<T extends ScopedTable>(
   lock?: RowLock,
 ): Promise<T['$inferSelect']> {
   const rows = lock
-    ? await lockedRead(table, lock)(db, { env: environmentId, id })
+    ? await db
+        .select()
+        .from(table as PgTable)
+        .where(scopedId(table, environmentId, id))
+        .limit(1)
+        .for(lock)
     : await scopedRead(db, table).execute({ env: environmentId, id });
   return orNotFound(rows[0] as T['$inferSelect'] | undefined, entity, id);
 }
@@ -50,28 +55,6 @@ const scopedRead = perHandleAndKey((db: Db, table: ScopedTable) =>
     .limit(1)
     .prepare(`${getTableName(table)}_scoped`),
 );
-
-/**
- * The locked lookup of `table`, built once per table and lock (`builtOnce`): it runs inside
- * transactions, each a handle of its own, where `perHandle` would build it every time.
- */
-function lockedRead(table: ScopedTable, lock: RowLock) {
-  const key = `${getTableName(table)}:${lock}`;
-  let read = lockedReads.get(key);
-  if (!read) {
-    read = builtOnce(['env', 'id'] as const, (db, v) =>
-      db
-        .select()
-        .from(table as PgTable)
-        .where(and(eq(table.environmentId, v.env), eq(table.id, v.id)))
-        .limit(1)
-        .for(lock),
-    );
-    lockedReads.set(key, read);
-  }
-  return read;
-}
-const lockedReads = new Map<string, (db: Db, values: Record<'env' | 'id', unknown>) => Promise<unknown[]>>();
 
 /** A LIKE pattern matching `text` anywhere, its `%`, `_` and backslash taken literally (a search box's text). */
 export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
