@@ -31,8 +31,23 @@ export const PEER_PAIRINGS: Pairing[] = [
   { scenario: 'list_domains_filter' },
 ];
 
-/** The emulator's default API key (its README: "the API key `sk_test_default`"). */
-export const PEER_API_KEY = 'sk_test_default';
+/**
+ * The peer's API keys. The emulator allows each key 1,000 requests a minute (its
+ * src/core/server.ts answers 429 past that), which a throughput run passes in a second, so the
+ * bench seeds it with this many keys (`peerSeedConfig`) and uses them in turn, one per request:
+ * the limit is not what is measured, and the emulator runs unchanged.
+ */
+export const PEER_API_KEYS: string[] = Array.from({ length: 2_000 }, (_, n) => `sk_test_bench_${n + 1}`);
+
+/**
+ * The seed file (`--seed <file>.json`) that registers `PEER_API_KEYS` in the emulator's
+ * allow-list, its map form (README, "API Keys"), all in the environment of its default key.
+ */
+export function peerSeedConfig(): { apiKeys: Record<string, { environment: string }> } {
+  return { apiKeys: Object.fromEntries(PEER_API_KEYS.map((key) => [key, { environment: 'test' }])) };
+}
+
+const peerAuthorizations = PEER_API_KEYS.map((key) => `Bearer ${key}`);
 
 /**
  * How a `workos/emulate` checkout is started, as its README and package.json say: the built CLI
@@ -43,10 +58,12 @@ export function peerCommand(
   checkout: string,
   port: number,
   exists: (path: string) => boolean,
+  seedFile: string,
 ): { command: string; args: string[] } {
+  const flags = ['--port', String(port), '--seed', seedFile];
   const built = `${checkout}/dist/cli.js`;
-  if (exists(built)) return { command: process.execPath, args: [built, '--port', String(port)] };
-  return { command: 'bun', args: [`${checkout}/src/cli.ts`, '--port', String(port)] };
+  if (exists(built)) return { command: process.execPath, args: [built, ...flags] };
+  return { command: 'bun', args: [`${checkout}/src/cli.ts`, ...flags] };
 }
 
 /** What the bench seeded into the peer through its API, to read back in the paired scenarios. */
@@ -59,25 +76,39 @@ export interface PeerSeed {
 
 /** The peer's request for an Atrium scenario, mirroring Atrium's own (or undefined: not paired). */
 export function peerSpec(scenario: string, seed: PeerSeed): RequestSpec | undefined {
-  const auth = { Authorization: `Bearer ${PEER_API_KEY}` };
+  // No shared Authorization header: each request takes the next of the peer's keys.
+  const auth = {};
+  const authorizations = peerAuthorizations;
   switch (scenario) {
     case 'get_organization':
-      return { method: 'GET', paths: seed.organizationIds.map((id) => `/organizations/${id}`), headers: auth };
+      return {
+        method: 'GET',
+        paths: seed.organizationIds.map((id) => `/organizations/${id}`),
+        headers: auth,
+        authorizations,
+      };
     case 'list_memberships':
       return {
         method: 'GET',
         paths: [`/user_management/organization_memberships?organization_id=${seed.membersOrganizationId}&limit=10`],
         headers: auth,
+        authorizations,
       };
     case 'create_organization':
       return {
         method: 'POST',
         paths: ['/organizations'],
-        headers: { ...auth, 'Content-Type': 'application/json' },
+        headers: { 'Content-Type': 'application/json' },
+        authorizations,
         body: JSON.stringify({ name: 'Bench created {n}', metadata: { source: 'bench' } }),
       };
     case 'list_domains_filter':
-      return { method: 'GET', paths: seed.domains.map((d) => `/organizations?domains=${d}`), headers: auth };
+      return {
+        method: 'GET',
+        paths: seed.domains.map((d) => `/organizations?domains=${d}`),
+        headers: auth,
+        authorizations,
+      };
     default:
       return undefined;
   }
@@ -94,10 +125,12 @@ export async function seedPeer(
   members: number,
   concurrency = 16,
 ): Promise<PeerSeed> {
+  let sent = 0;
   const post = async (path: string, body: unknown): Promise<{ id: string }> => {
+    const authorization = peerAuthorizations[sent++ % peerAuthorizations.length] ?? '';
     const res = await fetch(`${url}${path}`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${PEER_API_KEY}`, 'Content-Type': 'application/json' },
+      headers: { Authorization: authorization, 'Content-Type': 'application/json' },
       body: JSON.stringify(body),
     });
     const text = await res.text();

@@ -15,6 +15,8 @@ export interface LoadSpec {
   /** Body text; `{n}` becomes a per-request counter, `{pick}` the next entry of `picks`. */
   body?: string;
   picks?: string[];
+  /** `Authorization` values used in turn, one per request (the peer's many keys: bench/companions.ts). */
+  authorizations?: string[];
   /**
    * Each pick is spent once (a one-use code, a SAML response): the run ends when every pick was
    * sent or after `durationSeconds`, whichever comes first, and the rate is over the time it took.
@@ -54,6 +56,10 @@ function drive(spec: LoadSpec, seconds: number, tag: string): Promise<autocannon
           n += 1;
           const path = spec.paths[i % spec.paths.length] ?? '/';
           const next: autocannon.Request = { ...request, path };
+          const authorizations = spec.authorizations;
+          if (authorizations !== undefined && authorizations.length > 0) {
+            next.headers = { ...spec.headers, Authorization: authorizations[i % authorizations.length] ?? '' };
+          }
           if (spec.body !== undefined) {
             next.body = spec.body
               .replaceAll('{n}', `${tag}${i}`)

@@ -23,6 +23,7 @@ import {
   PEER_PAIRINGS,
   type PeerSeed,
   peerCommand,
+  peerSeedConfig,
   peerSpec,
   type RequestSpec,
   seedPeer,
@@ -848,7 +849,9 @@ async function startFloors(databaseUrl: string, clientId: string): Promise<Compa
 async function startPeer(checkout: string, members: number): Promise<Companion> {
   const peerPort = port + 9;
   await assertPortFree(peerPort);
-  const { command, args: peerArgs } = peerCommand(resolve(checkout), peerPort, existsSync);
+  const seedFile = join(tmpDir, 'peer-seed.json');
+  writeFileSync(seedFile, JSON.stringify(peerSeedConfig()));
+  const { command, args: peerArgs } = peerCommand(resolve(checkout), peerPort, existsSync, seedFile);
   const out = createWriteStream(join(tmpDir, 'peer.log'));
   const child = spawn(command, peerArgs, { cwd: resolve(checkout), stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(out);
@@ -864,9 +867,16 @@ async function startPeer(checkout: string, members: number): Promise<Companion> 
     );
   }
   const url = `http://127.0.0.1:${peerPort}`;
-  await waitFor(`${url}/health`, child, 60_000);
   const t0 = performance.now();
-  const seed: PeerSeed = await seedPeer(url, 1_000, members);
+  let seed: PeerSeed;
+  try {
+    await waitFor(`${url}/health`, child, 60_000);
+    seed = await seedPeer(url, 1_000, members);
+  } catch (error) {
+    // Not yet a companion, so the run's `finally` would not stop it: stop it here.
+    await stop(child);
+    throw error;
+  }
   log(`peer (${command} ${peerArgs.join(' ')}) seeded in ${Math.round(performance.now() - t0)} ms`);
   return {
     kind: 'peer',
