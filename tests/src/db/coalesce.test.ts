@@ -93,4 +93,18 @@ describe('coalesced', () => {
     void run(a, 3);
     expect(sent.map((s) => s.items)).toEqual([[1], [2]]);
   });
+
+  it("shares the queue of a handle derived from another (an idempotent request's, markingDb)", async () => {
+    const { run, sent, finishLast } = recorder();
+    const pool = handle();
+    const derived = Object.create(pool) as Db;
+    const first = run(pool, 1);
+    const second = run(derived, 2);
+    const third = run(pool, 3);
+    expect(sent.map((s) => s.items)).toEqual([[1]]);
+    await finishLast();
+    await finishLast();
+    expect(sent.map((s) => s.items)).toEqual([[1], [2, 3]]);
+    expect(await Promise.all([first, second, third])).toEqual([10, 20, 30]);
+  });
 });
