@@ -691,7 +691,8 @@ const SCENARIOS: Scenario[] = [
     name: 'audit_log_events_create',
     title: 'create audit log event (durable)',
     // Upstream's example event, for one of the write environment's organizations; `occurred_at`
-    // a minute before the run (within retention, not ahead of the clock). One read and one INSERT.
+    // a minute before the run (within retention, not ahead of the clock). One INSERT, shared by
+    // the events sent meanwhile (group commit, docs/audit-logs.md).
     build: (ctx) => ({
       method: 'POST',
       paths: ['/audit_logs/events'],

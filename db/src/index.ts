@@ -1,4 +1,5 @@
 export * from './client.ts';
+export { type CoalescedStatements, coalesced } from './coalesce.ts';
 export { countUpTo, lockEnvironment } from './counting.ts';
 export { DataDirInUseError, LOCK_FILE } from './data-dir.ts';
 export { claimRoundRobin, environmentsWith, type FairTake, interleaveByEnvironment, LAST_ENVIRONMENT } from './fair.ts';

@@ -13,6 +13,7 @@ export {
 } from './audit-logs/exports/service.ts';
 export {
   AUDIT_LOG_CLOCK_SKEW_MS,
+  createAuditLogEvent,
   createPortalAuditLogExport,
   DEFAULT_RETENTION_DAYS as DEFAULT_AUDIT_LOG_RETENTION_DAYS,
   portalAuditLogEvents,

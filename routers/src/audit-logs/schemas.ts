@@ -1,19 +1,32 @@
 import { z } from 'zod';
 import { Id, ListParams, listOf, StrictInt, Timestamp } from '../common/schemas.ts';
 
+/** An unpaired surrogate (in `u` mode a pair is one code point, so only a lone half matches). */
+const UNPAIRED_SURROGATE = /\p{Cs}/u;
+/**
+ * Text an event stores: refused here, naming its field, rather than by the INSERT, which would
+ * fail every other event written in the same statement (store.ts `insertPlainEvents`).
+ */
+const storable = (text: z.ZodString) =>
+  text.refine(
+    // Text PostgreSQL refuses in jsonb (and a NUL in text as well).
+    (value) => !value.includes('\u0000') && !UNPAIRED_SURROGATE.test(value),
+    'may not contain U+0000 or an unpaired surrogate',
+  );
+
 /** Upstream's metadata of an actor, a target or an event: at most 50 keys of scalar values. */
 const METADATA_KEY = /^[a-zA-Z0-9_-]{0,40}$/;
 export const AuditLogMetadata = z
   .record(
     z.string().regex(METADATA_KEY, 'a metadata key is at most 40 letters, digits, _ and -'),
-    z.union([z.string().max(500), z.number(), z.boolean()]),
+    z.union([storable(z.string().max(500)), z.number(), z.boolean()]),
   )
   .refine((value) => Object.keys(value).length <= 50, { message: 'metadata may hold at most 50 keys' });
 
 const AuditLogEntity = z.object({
-  id: z.string().min(1).max(256),
-  type: z.string().min(1).max(256),
-  name: z.string().max(256).optional(),
+  id: storable(z.string().min(1).max(256)),
+  type: storable(z.string().min(1).max(256)),
+  name: storable(z.string().max(256)).optional(),
   metadata: AuditLogMetadata.optional(),
 });
 
@@ -26,13 +39,16 @@ export const ActionName = z
 
 /** `POST /audit_logs/events`: upstream's AuditLogEventIngestionDto. */
 export const CreateAuditLogEventInput = z.object({
-  organization_id: Id,
+  organization_id: storable(Id),
   event: z.object({
     action: ActionName,
     occurred_at: z.iso.datetime({ offset: true }),
     actor: AuditLogEntity,
     targets: z.array(AuditLogEntity).max(100),
-    context: z.object({ location: z.string().max(256), user_agent: z.string().max(1024).optional() }),
+    context: z.object({
+      location: storable(z.string().max(256)),
+      user_agent: storable(z.string().max(1024)).optional(),
+    }),
     metadata: AuditLogMetadata.optional(),
     version: z.number().int().min(1).pipe(z.number().int()).optional(),
   }),

@@ -2,6 +2,7 @@ import {
   auditLogActions,
   auditLogEvents,
   auditLogSchemas,
+  coalesced,
   countUpTo,
   type Db,
   lockEnvironment,
@@ -124,14 +125,91 @@ const insertPlainEvent = renderedOnce(
     select count(*)::int as written from inserted`,
 );
 
-/** True when the event was written in one statement (see `insertPlainEvent`). */
-export async function insertPlainAuditLogEvent(
-  db: Db,
-  values: NewAuditLogEventValues,
-  skewMs: number,
-): Promise<boolean> {
-  const rows = await insertPlainEvent<{ written: number }>(db, Object.assign({ skewMs }, values));
-  return Number(rows[0]?.written ?? 0) > 0;
+const PLAIN_BATCH_VALUES = [
+  'ids',
+  'envs',
+  'orgs',
+  'actions',
+  'occurredAts',
+  'actors',
+  'targets',
+  'contexts',
+  'metadatas',
+  'versions',
+  'ats',
+  'skewsMs',
+] as const;
+/**
+ * `insertPlainEvent` for many events in one statement: one array per column (the JSON columns as
+ * text, each element cast; metadata may be null), each row held to the same conditions; the ids
+ * written come back. One text for any number of rows.
+ */
+const insertPlainEvents = renderedOnce(PLAIN_BATCH_VALUES, (values) => {
+  // Rendered once, each value is a placeholder; rendered with its values (a handle without a
+  // client of its own), an array must stay one parameter rather than become a list.
+  const v = Object.fromEntries(
+    Object.entries(values).map(([name, value]) => [name, Array.isArray(value) ? sql.param(value) : value]),
+  ) as typeof values;
+  return sql`insert into ${auditLogEvents} (id, environment_id, organization_id, action, occurred_at, actor, targets, context, metadata, version, created_at)
+    select e.id, e.env, e.org, e.action, e.occurred_at::timestamptz, e.actor::jsonb, e.targets::jsonb, e.context::jsonb,
+      e.metadata::jsonb, e.version, e.at::timestamptz
+    from unnest(${v.ids}::text[], ${v.envs}::text[], ${v.orgs}::text[], ${v.actions}::text[], ${v.occurredAts}::text[],
+        ${v.actors}::text[], ${v.targets}::text[], ${v.contexts}::text[], ${v.metadatas}::text[], ${v.versions}::int[],
+        ${v.ats}::text[], ${v.skewsMs}::int[])
+      as e(id, env, org, action, occurred_at, actor, targets, context, metadata, version, at, skew_ms)
+    join ${organizations} o on o.environment_id = e.env and o.id = e.org
+    where e.occurred_at::timestamptz >= e.at::timestamptz - make_interval(days => o.audit_logs_retention_days)
+      and e.occurred_at::timestamptz <= e.at::timestamptz + make_interval(secs => e.skew_ms / 1000.0)
+      and not exists (
+        select 1 from ${auditLogActions} a where a.environment_id = e.env and a.name = e.action
+      )
+    returning id`;
+});
+
+/** A plain event as the coalesced insert carries it: its values and the clock skew it is held to. */
+interface PlainEvent {
+  values: NewAuditLogEventValues;
+  skewMs: number;
+}
+
+/**
+ * Concurrent plain inserts go together (group commit, `coalesced`): an event alone is one
+ * `insertPlainEvent`; events arriving while one is in flight go as one `insertPlainEvents`, and
+ * each learns whether its own row was written. A batch that fails is retried event by event.
+ */
+const insertPlainCoalesced = coalesced<PlainEvent, boolean>({
+  async one(db, { values, skewMs }) {
+    const rows = await insertPlainEvent<{ written: number }>(db, Object.assign({ skewMs }, values));
+    return Number(rows[0]?.written ?? 0) > 0;
+  },
+  async many(db, events) {
+    const column = (name: keyof NewAuditLogEventValues) => events.map((e) => e.values[name]);
+    const rows = await insertPlainEvents<{ id: string }>(db, {
+      ids: column('id'),
+      envs: column('env'),
+      orgs: column('org'),
+      actions: column('action'),
+      occurredAts: column('occurredAt'),
+      actors: column('actor'),
+      targets: column('targets'),
+      contexts: column('context'),
+      metadatas: column('metadata'),
+      versions: column('version'),
+      ats: column('at'),
+      skewsMs: events.map((e) => e.skewMs),
+    });
+    const written = new Set(rows.map((row) => row.id));
+    return events.map((e) => written.has(String(e.values.id)));
+  },
+  max: 100,
+});
+
+/**
+ * True when the event was written by the plain statement (see `insertPlainEvent`), possibly in
+ * one statement with other events sent meanwhile; it resolves once that statement has committed.
+ */
+export function insertPlainAuditLogEvent(db: Db, values: NewAuditLogEventValues, skewMs: number): Promise<boolean> {
+  return insertPlainCoalesced(db, { values, skewMs });
 }
 
 /** The one write of an event: a plain INSERT (no lock on any other row but the environment's key share). */
