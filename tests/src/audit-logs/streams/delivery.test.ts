@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type AuditLogStreamType, auditLogEvents, auditLogStreams, newId } from '@atrium/db';
-import { sharedKeySignature } from '@atrium/routers';
+import { createAuditLogEvent, scopeOf, sharedKeySignature } from '@atrium/routers';
 import { LogStreamWorker, type LogStreamWorkerOptions } from '@atrium/server';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
@@ -293,6 +293,40 @@ describe('log stream delivery rules', () => {
     expect(await run()).toBe(1);
     expect(await receiving.delivered()).toEqual([late, early]);
     expect((await streamRow(env, stream.id)).deliveredThrough).toBe(early);
+  });
+
+  it('events written together by group commit (one statement, one transaction) are all delivered, in id order', async () => {
+    const { env, org, receiving, stream, run } = await setUp('GenericHttps');
+    const scope = await scopeOf(env.deps, env.environmentId);
+    const at = new Date(Date.now() - 60_000).toISOString();
+    const event = (n: number) => ({
+      action: 'user.signed_in',
+      occurred_at: at,
+      actor: { id: `user_${n}`, type: 'user' },
+      targets: [{ id: 'team_1', type: 'team' }],
+      context: { location: '203.0.113.7' },
+    });
+    // The first goes alone; the others arrive while it is in flight and go as one INSERT.
+    await Promise.all(
+      Array.from({ length: 12 }, (_, n) => createAuditLogEvent(scope, { organization_id: org.id, event: event(n) })),
+    );
+    const rows = await env.deps.db
+      .select({ id: auditLogEvents.id, txId: auditLogEvents.txId })
+      .from(auditLogEvents)
+      .where(eq(auditLogEvents.organizationId, org.id));
+    expect(rows).toHaveLength(12);
+    // Some of them share a transaction: the batch's.
+    expect(new Set(rows.map((row) => String(row.txId))).size).toBeLessThan(12);
+    for (const row of rows) await settled(env, row.id);
+
+    expect(await run()).toBe(1);
+    const inOrder = [...rows]
+      .sort((a, b) =>
+        BigInt(a.txId) === BigInt(b.txId) ? (a.id < b.id ? -1 : 1) : BigInt(a.txId) < BigInt(b.txId) ? -1 : 1,
+      )
+      .map((row) => row.id);
+    expect(await receiving.delivered()).toEqual(inOrder);
+    expect((await streamRow(env, stream.id)).deliveredThrough).toBe(inOrder.at(-1));
   });
 
   // Two writers at once need two connections: PGlite has one.
