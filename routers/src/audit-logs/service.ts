@@ -179,6 +179,8 @@ export async function createAuditLogEvent(scope: Scope, input: CreateAuditLogEve
     metadata: event.metadata ? JSON.stringify(event.metadata) : null,
     version,
     at: now.toISOString(),
+    // The request's Idempotency-Key, marked committed by the statement that writes the event.
+    claim: scope.idempotency?.key ?? null,
   };
   // The common case (no schema for the action, the event in bounds) is one statement.
   if (await insertPlainAuditLogEvent(scope.db, values, AUDIT_LOG_CLOCK_SKEW_MS)) return { success: true };

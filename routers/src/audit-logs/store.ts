@@ -12,6 +12,7 @@ import {
   renderedOnce,
 } from '@atrium/db';
 import { and, eq, gte, lt, lte, sql } from 'drizzle-orm';
+import { markCommittedEntries, markCommittedEntry } from '../idempotency/store.ts';
 
 export type AuditLogEventRow = typeof auditLogEvents.$inferSelect;
 export type AuditLogActionRow = typeof auditLogActions.$inferSelect;
@@ -86,17 +87,24 @@ const INSERT_VALUES = [
   'metadata',
   'version',
   'at',
+  'claim',
 ] as const;
-/** An event's values for the INSERT: the JSON columns as JSON text, the instants as ISO strings. */
+/**
+ * An event's values for the INSERT: the JSON columns as JSON text, the instants as ISO strings;
+ * `claim` is the request's `Idempotency-Key` (null without one), marked committed by the same
+ * statement that writes the event, so a retry after a lost answer never records it twice.
+ */
 export type NewAuditLogEventValues = Record<(typeof INSERT_VALUES)[number], string | number | null>;
 
 const insertEvent = renderedOnce(
   INSERT_VALUES,
-  (
-    v,
-  ) => sql`insert into ${auditLogEvents} (id, environment_id, organization_id, action, occurred_at, actor, targets, context, metadata, version, created_at)
-    values (${v.id}::text, ${v.env}::text, ${v.org}::text, ${v.action}::text, ${v.occurredAt}::timestamptz, ${v.actor}::jsonb,
-      ${v.targets}::jsonb, ${v.context}::jsonb, ${v.metadata}::jsonb, ${v.version}::int, ${v.at}::timestamptz)`,
+  (v) => sql`with changed as (
+      insert into ${auditLogEvents} (id, environment_id, organization_id, action, occurred_at, actor, targets, context, metadata, version, created_at)
+      values (${v.id}::text, ${v.env}::text, ${v.org}::text, ${v.action}::text, ${v.occurredAt}::timestamptz, ${v.actor}::jsonb,
+        ${v.targets}::jsonb, ${v.context}::jsonb, ${v.metadata}::jsonb, ${v.version}::int, ${v.at}::timestamptz)
+      returning 1
+    ), ${markCommittedEntry(sql`${v.env}::text`, sql`${v.claim}::text`)}
+    select count(*)::int as written from changed`,
 );
 
 const PLAIN_VALUES = [...INSERT_VALUES, 'skewMs'] as const;
@@ -110,7 +118,7 @@ const insertPlainEvent = renderedOnce(
   (v) => sql`with o as (
       select audit_logs_retention_days as days from ${organizations}
       where environment_id = ${v.env}::text and id = ${v.org}::text
-    ), inserted as (
+    ), changed as (
       insert into ${auditLogEvents} (id, environment_id, organization_id, action, occurred_at, actor, targets, context, metadata, version, created_at)
       select ${v.id}::text, ${v.env}::text, ${v.org}::text, ${v.action}::text, ${v.occurredAt}::timestamptz, ${v.actor}::jsonb,
         ${v.targets}::jsonb, ${v.context}::jsonb, ${v.metadata}::jsonb, ${v.version}::int, ${v.at}::timestamptz
@@ -121,8 +129,8 @@ const insertPlainEvent = renderedOnce(
           select 1 from ${auditLogActions} a where a.environment_id = ${v.env}::text and a.name = ${v.action}::text
         )
       returning 1
-    )
-    select count(*)::int as written from inserted`,
+    ), ${markCommittedEntry(sql`${v.env}::text`, sql`${v.claim}::text`)}
+    select count(*)::int as written from changed`,
 );
 
 const PLAIN_BATCH_VALUES = [
@@ -138,6 +146,7 @@ const PLAIN_BATCH_VALUES = [
   'versions',
   'ats',
   'skewsMs',
+  'claims',
 ] as const;
 /**
  * `insertPlainEvent` for many events in one statement: one array per column (the JSON columns as
@@ -150,20 +159,25 @@ const insertPlainEvents = renderedOnce(PLAIN_BATCH_VALUES, (values) => {
   const v = Object.fromEntries(
     Object.entries(values).map(([name, value]) => [name, Array.isArray(value) ? sql.param(value) : value]),
   ) as typeof values;
-  return sql`insert into ${auditLogEvents} (id, environment_id, organization_id, action, occurred_at, actor, targets, context, metadata, version, created_at)
-    select e.id, e.env, e.org, e.action, e.occurred_at::timestamptz, e.actor::jsonb, e.targets::jsonb, e.context::jsonb,
-      e.metadata::jsonb, e.version, e.at::timestamptz
-    from unnest(${v.ids}::text[], ${v.envs}::text[], ${v.orgs}::text[], ${v.actions}::text[], ${v.occurredAts}::text[],
-        ${v.actors}::text[], ${v.targets}::text[], ${v.contexts}::text[], ${v.metadatas}::text[], ${v.versions}::int[],
-        ${v.ats}::text[], ${v.skewsMs}::int[])
-      as e(id, env, org, action, occurred_at, actor, targets, context, metadata, version, at, skew_ms)
-    join ${organizations} o on o.environment_id = e.env and o.id = e.org
-    where e.occurred_at::timestamptz >= e.at::timestamptz - make_interval(days => o.audit_logs_retention_days)
-      and e.occurred_at::timestamptz <= e.at::timestamptz + make_interval(secs => e.skew_ms / 1000.0)
-      and not exists (
-        select 1 from ${auditLogActions} a where a.environment_id = e.env and a.name = e.action
-      )
-    returning id`;
+  return sql`with e as (
+      select * from unnest(${v.ids}::text[], ${v.envs}::text[], ${v.orgs}::text[], ${v.actions}::text[], ${v.occurredAts}::text[],
+          ${v.actors}::text[], ${v.targets}::text[], ${v.contexts}::text[], ${v.metadatas}::text[], ${v.versions}::int[],
+          ${v.ats}::text[], ${v.skewsMs}::int[], ${v.claims}::text[])
+        as e(id, env, org, action, occurred_at, actor, targets, context, metadata, version, at, skew_ms, claim)
+    ), changed as (
+      insert into ${auditLogEvents} (id, environment_id, organization_id, action, occurred_at, actor, targets, context, metadata, version, created_at)
+      select e.id, e.env, e.org, e.action, e.occurred_at::timestamptz, e.actor::jsonb, e.targets::jsonb, e.context::jsonb,
+        e.metadata::jsonb, e.version, e.at::timestamptz
+      from e
+      join ${organizations} o on o.environment_id = e.env and o.id = e.org
+      where e.occurred_at::timestamptz >= e.at::timestamptz - make_interval(days => o.audit_logs_retention_days)
+        and e.occurred_at::timestamptz <= e.at::timestamptz + make_interval(secs => e.skew_ms / 1000.0)
+        and not exists (
+          select 1 from ${auditLogActions} a where a.environment_id = e.env and a.name = e.action
+        )
+      returning id
+    ), ${markCommittedEntries(sql`select e.env, e.claim from e join changed c on c.id = e.id where e.claim is not null`)}
+    select id from changed`;
 });
 
 /** A plain event as the coalesced insert carries it: its values and the clock skew it is held to. */
@@ -197,6 +211,7 @@ const insertPlainCoalesced = coalesced<PlainEvent, boolean>({
       versions: column('version'),
       ats: column('at'),
       skewsMs: events.map((e) => e.skewMs),
+      claims: column('claim'),
     });
     const written = new Set(rows.map((row) => row.id));
     return events.map((e) => written.has(String(e.values.id)));

@@ -103,6 +103,18 @@ export function markCommittedEntry(environmentId: unknown, key: unknown): SQL {
     )`;
 }
 
+/**
+ * `markCommittedEntry` for a statement that writes for several requests at once (a group
+ * commit): marks the key of each `(environment_id, key)` row that `written` selects.
+ */
+export function markCommittedEntries(written: SQL): SQL {
+  return sql`idempotency_marked as (
+      update ${idempotencyKeys} k set state = 'committed'
+      from (${written}) as w(environment_id, key)
+      where k.environment_id = w.environment_id and k.key = w.key and k.state = 'in_flight'
+    )`;
+}
+
 export async function deleteExpired(db: Db, now: Date): Promise<number> {
   const gone = await db
     .delete(idempotencyKeys)

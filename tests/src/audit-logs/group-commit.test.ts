@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { auditLogEvents } from '@atrium/db';
-import { contractError, createAuditLogEvent, type Scope, scopeOf } from '@atrium/routers';
+import { beginIdempotentRequest, contractError, createAuditLogEvent, type Scope, scopeOf } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { statementsOf } from '../helpers/statements.ts';
+import { idempotencyKeyRow } from '../helpers/store.ts';
 import { getWorld, newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 
 // The worker's database is built (and migrated) under the hook's timeout, not the first test's.
@@ -40,7 +42,7 @@ const invoice = (actor: string, type: string) =>
   event(actor, { action: 'invoice.paid', targets: [{ id: 'inv_1', type }] });
 
 /** The batch's statement (store.ts `insertPlainEvents`), by its text. */
-const isBatch = (text: string) => /insert into "audit_log_events"[\s\S]*from unnest\(/.test(text);
+const isBatch = (text: string) => /from unnest\([\s\S]*insert into "audit_log_events"/.test(text);
 
 /** Each outcome as the caller would see it on the wire: 200, or the contract's status and code. */
 const outcomes = (settled: PromiseSettledResult<unknown>[]) =>
@@ -117,6 +119,36 @@ describe('group commit of plain events', () => {
     expect(statements.some(isBatch)).toBe(true);
     const stored = await storedEvents(env);
     expect(stored.map((row) => row.actor.id).sort()).toEqual(['first', 'plain_1', 'plain_2', 'schema_valid']);
+  });
+
+  it('marks the Idempotency-Key of each event it writes committed in the same statement, and no other', async () => {
+    const env = await newEnvironment();
+    const org = await organization(env);
+    const scope = await scopeOf(env.deps, env.environmentId);
+    const keys = Array.from({ length: 12 }, () => randomUUID());
+    for (const key of keys) {
+      expect(await beginIdempotentRequest(env.deps, env.environmentId, key, 'fingerprint')).toEqual({
+        kind: 'proceed',
+      });
+    }
+    const unknownOrg = 'org_01HZZZZZZZZZZZZZZZZZZZZZZZ';
+    const { result: settled, statements } = await statementsOf(env.deps.db, () =>
+      Promise.allSettled(
+        keys.map((key, i) =>
+          createAuditLogEvent(
+            { ...scope, idempotency: { environmentId: env.environmentId, key } },
+            { organization_id: i === 11 ? unknownOrg : org, event: event(`user_${i}`) },
+          ),
+        ),
+      ),
+    );
+    expect(outcomes(settled).map((o) => o.status)).toEqual([...keys.slice(0, 11).map(() => 200), 404]);
+    expect(statements.some(isBatch)).toBe(true);
+    // The key of each written event is committed with it (a lost answer is then never run again);
+    // the refused one's stays in flight, to be freed by its error.
+    const states = await Promise.all(keys.map(async (key) => (await idempotencyKeyRow(env, key))?.state));
+    expect(states).toEqual([...keys.slice(0, 11).map(() => 'committed'), 'in_flight']);
+    expect(await storedEvents(env)).toHaveLength(11);
   });
 
   it('over HTTP: concurrent posts of a mixed set each answer their own status, a NUL refused by the schema', async () => {

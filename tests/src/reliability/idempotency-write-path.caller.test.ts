@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { events } from '@atrium/db';
+import { auditLogEvents, events } from '@atrium/db';
 import { contractError, createCaller, createInnerContext, type Deps } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -87,6 +87,38 @@ describe('one write path with or without an Idempotency-Key', () => {
     const written = await env.deps.db.select().from(events).where(eq(events.environmentId, env.environmentId));
     expect(written.map((e) => e.event)).toEqual(['organization.created']);
     expect((await snapshot(env)).organizations).toBe(1);
+  });
+
+  it('marks the key committed in the statement that records an audit log event, so a lost answer never records it twice', async () => {
+    const env = await newEnvironment();
+    const org = await env.caller.organizations.create({ name: 'Audited' });
+    const key = randomUUID();
+    const input = {
+      organization_id: org.id,
+      event: {
+        action: 'user.signed_in',
+        occurred_at: new Date(Date.now() - 60_000).toISOString(),
+        actor: { id: 'user_1', type: 'user' },
+        targets: [{ id: 'team_1', type: 'team' }],
+        context: { location: '203.0.113.7' },
+      },
+    };
+    const { db } = watched(env.deps.db, true);
+    const lost = await callerWith(env, db, key)
+      .auditLogs.events.create(input)
+      .catch((error: unknown) => error);
+    expect(contractError(lost).status).toBe(503);
+    expect(await idempotencyKeyRow(env, key)).toMatchObject({ state: 'committed', responseStatus: null });
+    // The SDK's retry with the same key is refused, not run again: the event stays recorded once.
+    const retried = await callerWith(env, env.deps.db, key)
+      .auditLogs.events.create(input)
+      .catch((error: unknown) => error);
+    expect(contractError(retried).status).toBe(409);
+    const stored = await env.deps.db
+      .select()
+      .from(auditLogEvents)
+      .where(eq(auditLogEvents.environmentId, env.environmentId));
+    expect(stored).toHaveLength(1);
   });
 
   it('does not mark the key when the statement wrote nothing, so a 5xx frees it for a retry', async () => {
