@@ -13,41 +13,20 @@
  *
  * The server runs in this process on PGlite (in memory), or on `DATABASE_URL` when set.
  */
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { openDb } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
-import {
-  buildNextAuditLogExport,
-  createEnvironment,
-  DEFAULT_TOKEN_SETTINGS,
-  type Deps,
-  newCaches,
-  scopeOf,
-  seedAuditLogEvents,
-} from '@atrium/routers';
-import pino from 'pino';
+import { buildNextAuditLogExport, createEnvironment, scopeOf, seedAuditLogEvents } from '@atrium/routers';
+import { benchDeps, openBenchDb } from './in-process.ts';
 
 const { values: args } = parseArgs({ options: { events: { type: 'string', default: '100000' } } });
 const events = Number(args.events);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
-const handle = await openDb(
-  process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL, poolSize: 10 } : { dataDir: 'memory://' },
-);
-await handle.migrate();
-const deps: Deps = {
-  db: handle.db,
-  driver: handle.driver,
-  now: () => new Date(),
-  log: pino({ level: 'warn' }),
-  config: { apiKeyCacheTtlMs: 2_000 },
-  tokens: Object.assign({}, DEFAULT_TOKEN_SETTINGS, { masterKey: randomBytes(32), issuer: 'http://127.0.0.1' }),
-  caches: newCaches(),
-};
+const handle = await openBenchDb();
+const deps = benchDeps(handle, { apiKeyCacheTtlMs: 2_000 });
 const server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1', rateLimit: false }).handler);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

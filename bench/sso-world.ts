@@ -1,37 +1,17 @@
 // What both SSO benches stand on (bench/sso.ts, bench/sso-sign-in.ts): the server in this process
 // on DATABASE_URL (else PGlite in memory), one environment, an organization with a verified
 // domain, a SAML connection and a default redirect URI.
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { openDb } from '@atrium/db';
 import { createApp } from '@atrium/rest-facade';
-import {
-  createConnection,
-  createEnvironment,
-  DEFAULT_TOKEN_SETTINGS,
-  type Deps,
-  newCaches,
-  scopeOf,
-} from '@atrium/routers';
-import pino from 'pino';
+import { createConnection, createEnvironment, scopeOf } from '@atrium/routers';
+import { benchDeps, openBenchDb } from './in-process.ts';
 
 export const CALLBACK = 'https://app.example.com/callback';
 
 export async function ssoBenchWorld(name: string) {
-  const handle = await openDb(
-    process.env.DATABASE_URL ? { databaseUrl: process.env.DATABASE_URL, poolSize: 10 } : { dataDir: 'memory://' },
-  );
-  await handle.migrate();
-  const deps: Deps = {
-    db: handle.db,
-    driver: handle.driver,
-    now: () => new Date(),
-    log: pino({ level: 'warn' }),
-    config: { apiKeyCacheTtlMs: 2_000, webhooksAllowPrivate: true },
-    tokens: Object.assign({}, DEFAULT_TOKEN_SETTINGS, { masterKey: randomBytes(32), issuer: 'http://127.0.0.1' }),
-    caches: newCaches(),
-  };
+  const handle = await openBenchDb();
+  const deps = benchDeps(handle, { apiKeyCacheTtlMs: 2_000, webhooksAllowPrivate: true });
   // Rate limits off, as bench/run.ts runs its scenarios: the bench measures throughput, not the limiter.
   const server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1', rateLimit: false }).handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -8,20 +8,12 @@
  *
  *   npx tsx bench/statement-cost.ts [--pg-url url] [--size 1000] [--runs 400]
  */
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { openDb, schema } from '@atrium/db';
-import {
-  createCaller,
-  createEnvironment,
-  createInnerContext,
-  DEFAULT_TOKEN_SETTINGS,
-  type Deps,
-  newCaches,
-} from '@atrium/routers';
+import { createCaller, createEnvironment, createInnerContext } from '@atrium/routers';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import pino from 'pino';
 import postgres from 'postgres';
+import { benchDeps } from './in-process.ts';
 import { type Exec, installSeedHelpers, seededDomain, seededOrganizationId, seedOrganizations } from './seed.ts';
 
 const { values: args } = parseArgs({
@@ -63,15 +55,7 @@ const recording = postgres(url.toString(), {
 });
 try {
   await handle.migrate();
-  const deps: Deps = {
-    db: handle.db,
-    driver: handle.driver,
-    now: () => new Date(),
-    log: pino({ level: 'silent' }),
-    config: { apiKeyCacheTtlMs: 60_000, webhooksAllowPrivate: false },
-    tokens: { ...DEFAULT_TOKEN_SETTINGS, masterKey: randomBytes(32), issuer: 'http://127.0.0.1' },
-    caches: newCaches(),
-  };
+  const deps = benchDeps(handle, { apiKeyCacheTtlMs: 60_000, webhooksAllowPrivate: false }, 'silent');
   const env = await createEnvironment(deps, { name: 'statement-cost' });
   const exec: Exec = (text, params = []) => recording.unsafe(text, params as never[]) as never;
   await installSeedHelpers(exec);
