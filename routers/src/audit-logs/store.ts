@@ -227,7 +227,7 @@ export function insertPlainAuditLogEvent(db: Db, values: NewAuditLogEventValues,
   return insertPlainCoalesced(db, { values, skewMs });
 }
 
-/** The one write of an event: a plain INSERT (no lock on any other row but the environment's key share). */
+/** The long path's write of an event: one INSERT that also marks the request's Idempotency-Key committed (`insertEvent`). */
 export async function insertAuditLogEvent(db: Db, values: NewAuditLogEventValues): Promise<void> {
   await insertEvent(db, values);
 }
