@@ -103,8 +103,15 @@ describe('group commit of code exchanges', () => {
   it('gives each exchange of a mixed batch its own answer and stores only the valid spends', async () => {
     const env = await newEnvironment();
     const other = await newEnvironment();
-    const [first, valid, spent, wrongVerifier, twice, pkce, pkceTwice] = (await codesOf(env, 7)) as string[] &
-      Record<number, string>;
+    const [first, valid, spent, wrongVerifier, twice, pkce, pkceTwice] = (await codesOf(env, 7)) as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     const [foreign = ''] = await codesOf(other, 1);
     const verifier = randomBytes(32).toString('base64url');
     const another = randomBytes(32).toString('base64url');
