@@ -9,12 +9,13 @@ import { benchDeps, openBenchDb } from './in-process.ts';
 
 export const CALLBACK = 'https://app.example.com/callback';
 
-export async function ssoBenchWorld(name: string) {
+/** `port` 0 (the default) lets the system pick the server's port. */
+export async function ssoBenchWorld(name: string, port = 0) {
   const handle = await openBenchDb();
   const deps = benchDeps(handle, { apiKeyCacheTtlMs: 2_000, webhooksAllowPrivate: true });
   // Rate limits off, as bench/run.ts runs its scenarios: the bench measures throughput, not the limiter.
   const server = createServer(createApp(deps, { baseUrl: 'http://127.0.0.1', rateLimit: false }).handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   deps.tokens.issuer = base;
 

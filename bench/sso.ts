@@ -39,12 +39,14 @@ const { values: args } = parseArgs({
     verifications: { type: 'string', default: '200' },
     /** `acs` or `token`: run that scenario alone (both by default). */
     only: { type: 'string' },
+    /** The server's port (0: the system picks one), for a machine that hands out port ranges. */
+    port: { type: 'string', default: '0' },
   },
 });
 const seconds = Number(args.seconds);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-const { handle, deps, server, base, env, scope, domain, made } = await ssoBenchWorld('bench-sso');
+const { handle, deps, server, base, env, scope, domain, made } = await ssoBenchWorld('bench-sso', Number(args.port));
 const idp = await startDevIdp();
 await configureSamlConnection(scope, made.id, { idp_metadata_xml: idp.metadataXml });
 const sp = { entityId: `${base}/sso/saml/${made.id}`, acsUrl: `${base}/sso/saml/acs/${made.id}` };

@@ -1,5 +1,6 @@
 import {
   builtOnce,
+  coalesced,
   connections,
   type Db,
   environments,
@@ -481,31 +482,98 @@ const spendCodeStatement = renderedOnce(
     join ${connections} c on c.id = p.connection_id and c.environment_id = p.environment_id`,
 );
 
+const SPEND_BATCH_VALUES = ['envs', 'codes', 'challenges', 'tokens', 'nows', 'expires'] as const;
 /**
- * Spends the code for an access token (`spendCodeStatement`): the profile view, or undefined when
- * the code was refused (then nothing was written).
+ * `spendCodeStatement` for many exchanges in one statement: one array per value, each item's
+ * ordinal `n` on the rows it answers (none when refused). A code named by several items is spent
+ * by the first that meets its conditions only (`distinct on`), so the UPDATE joins each code row
+ * once, and its WHERE checks them again on the row it updates (a concurrent spend is seen).
  */
-export async function spendCodeForAccessToken(
-  db: Db,
-  input: {
-    environmentId: string;
-    codeHash: string;
-    /** The S256 of the caller's code_verifier, null without one: it must equal the code's challenge. */
-    codeChallenge: string | null;
-    tokenHash: string;
-    now: Date;
-    tokenExpiresAt: Date;
+const spendCodesStatement = renderedOnce(SPEND_BATCH_VALUES, (values) => {
+  // As insertPlainEvents (audit-logs/store.ts): an array stays one parameter when rendered with its values.
+  const v = Object.fromEntries(
+    Object.entries(values).map(([name, value]) => [name, Array.isArray(value) ? sql.param(value) : value]),
+  ) as typeof values;
+  // The instants go as text arrays (postgres.js sends no timestamptz[]), each element cast.
+  return sql`with i as (
+      select env, code, challenge, token, now::timestamptz as now, expires::timestamptz as expires, n
+      from unnest(${v.envs}::text[], ${v.codes}::text[], ${v.challenges}::text[], ${v.tokens}::text[],
+          ${v.nows}::text[], ${v.expires}::text[]) with ordinality
+        as i(env, code, challenge, token, now, expires, n)
+    ), first as (
+      select distinct on (i.code) i.* from i
+      join ${ssoCodes} k on k.code_hash = i.code and k.environment_id = i.env
+        and k.used_at is null and k.expires_at > i.now and k.code_challenge is not distinct from i.challenge
+      order by i.code, i.n
+    ), spent as (
+      update ${ssoCodes} k set used_at = f.now
+      from first f
+      where k.code_hash = f.code and k.environment_id = f.env
+        and k.used_at is null and k.expires_at > f.now and k.code_challenge is not distinct from f.challenge
+      returning f.n, f.env, f.token, f.now, f.expires, k.profile_id
+    ), stored as (
+      insert into ${ssoAccessTokens} (token_hash, environment_id, profile_id, expires_at, created_at)
+      select token, env, profile_id, expires, now from spent
+      returning token_hash, environment_id, profile_id
+    )
+    select s.n, ${profileViewColumns}
+    from spent s
+    join stored on stored.token_hash = s.token
+    join ${ssoProfiles} p on p.id = s.profile_id and p.environment_id = s.env
+    join ${connections} c on c.id = p.connection_id and c.environment_id = p.environment_id`;
+});
+
+/** An exchange as `spendCodeForAccessToken` takes it. */
+interface CodeSpend {
+  environmentId: string;
+  codeHash: string;
+  /** The S256 of the caller's code_verifier, null without one: it must equal the code's challenge. */
+  codeChallenge: string | null;
+  tokenHash: string;
+  now: Date;
+  tokenExpiresAt: Date;
+}
+
+/**
+ * Concurrent exchanges go together (group commit, `coalesced`): one alone is one
+ * `spendCodeStatement`; those arriving while one is in flight go as one `spendCodesStatement`, and
+ * each gets its own profile view or undefined. A batch that fails is retried exchange by exchange.
+ */
+const spendCoalesced = coalesced<CodeSpend, ProfileView | undefined>({
+  async one(db, input) {
+    const [row] = await spendCodeStatement<ProfileView>(db, {
+      env: input.environmentId,
+      code: input.codeHash,
+      challenge: input.codeChallenge,
+      token: input.tokenHash,
+      now: input.now.toISOString(),
+      expires: input.tokenExpiresAt.toISOString(),
+    });
+    return row && toProfileView(row);
   },
-): Promise<ProfileView | undefined> {
-  const [row] = await spendCodeStatement<ProfileView>(db, {
-    env: input.environmentId,
-    code: input.codeHash,
-    challenge: input.codeChallenge,
-    token: input.tokenHash,
-    now: input.now.toISOString(),
-    expires: input.tokenExpiresAt.toISOString(),
-  });
-  return row && toProfileView(row);
+  async many(db, inputs) {
+    const rows = await spendCodesStatement<ProfileView & { n: string | number }>(db, {
+      envs: inputs.map((e) => e.environmentId),
+      codes: inputs.map((e) => e.codeHash),
+      challenges: inputs.map((e) => e.codeChallenge),
+      tokens: inputs.map((e) => e.tokenHash),
+      nows: inputs.map((e) => e.now.toISOString()),
+      expires: inputs.map((e) => e.tokenExpiresAt.toISOString()),
+    });
+    const views: Array<ProfileView | undefined> = inputs.map(() => undefined);
+    for (const { n, ...row } of rows) views[Number(n) - 1] = toProfileView(row);
+    return views;
+  },
+  max: 100,
+});
+
+/**
+ * Spends the code for an access token (`spendCodeStatement`, or `spendCodesStatement` with the
+ * exchanges sent meanwhile): the profile view, or undefined when the code was refused (then nothing
+ * was written for it). It resolves once the statement that carried it has committed.
+ */
+export function spendCodeForAccessToken(db: Db, input: CodeSpend): Promise<ProfileView | undefined> {
+  return spendCoalesced(db, input);
 }
 
 /** `GET /sso/profile`'s read: the profile view of an unexpired access token, in one statement. */
