@@ -20,6 +20,8 @@ export interface Exchange {
   shed: boolean;
   /** Where it came from, as a client token's session notes it (authenticate.ts `deviceOf`, made once). */
   device: RequestDevice | undefined;
+  /** When its call's deadline passes (`performance.now()`), once dispatched (deadline.ts). */
+  due: number;
 }
 
 const REQUEST_ID = /^[\w.:@/+=-]{1,200}$/;
@@ -49,6 +51,7 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse, client:
     started: performance.now(),
     shed: false,
     device: undefined,
+    due: 0,
   };
 }
 

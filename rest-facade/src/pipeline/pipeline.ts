@@ -26,6 +26,7 @@ import {
 import { type BodyBounds, BodyBudgetExceeded, closesConnection, readBody, readJsonBody } from './body.ts';
 import { clientAddressOf, type ProxyPredicate } from './client-address.ts';
 import { consoleCredentials } from './console.ts';
+import { Deadlines } from './deadline.ts';
 import { beginExchange, type Exchange, idempotencyKeyOf } from './exchange.ts';
 import { JWKS_TEMPLATE, serveJwks } from './jwks.ts';
 import { type Limits, type Refusal, shareOf as shareOfIdentity } from './limits.ts';
@@ -112,8 +113,8 @@ type AnyCodec = Codec<Call, unknown>;
 
 /** The pipeline's settings, read once. */
 interface Pipeline extends PipelineOptions {
-  /** `config.requestTimeoutMs`: how long a call may run (0: no deadline). */
-  deadlineMs: number;
+  /** The calls running within `config.requestTimeoutMs` (none when it is 0: no deadline). */
+  deadlines: Deadlines<Exchange, AnyCodec> | undefined;
 }
 
 const METRICS_PATH = '/metrics';
@@ -307,36 +308,23 @@ function contextStep(p: Pipeline, ex: Exchange, surface: Surface, call: Call, id
 }
 
 /**
- * The dispatch, deadline and render steps: the call runs within `config.requestTimeoutMs`; past
- * it, the codec answers 503 `service_unavailable` at once and the call's own outcome, when it
- * comes, is dropped (the outcome of a write cut off this way is unknown to the caller, as with
- * any 503). An error of the call is rendered by its codec, with the headers the procedures asked for.
+ * The dispatch, deadline and render steps: the call runs within `config.requestTimeoutMs` (cut
+ * at most a tick later: deadline.ts); past it, the codec answers 503 `service_unavailable` at once
+ * and the call's own outcome, when it comes, is dropped (the outcome of a write cut off this way
+ * is unknown to the caller, as with any 503). An error of the call is rendered by its codec, with
+ * the headers the procedures asked for.
  */
 async function dispatchStep(p: Pipeline, codec: AnyCodec, ex: Exchange, call: Call, ctx: Context): Promise<void> {
-  let late = false;
-  const timer =
-    p.deadlineMs > 0
-      ? setTimeout(() => {
-          late = true;
-          deadlineStep(p, codec, ex);
-        }, p.deadlineMs)
-      : undefined;
+  p.deadlines?.start(ex, codec);
   let result: unknown;
   try {
     result = await codec.dispatch(ex, call, ctx);
   } catch (error) {
-    clearTimeout(timer);
-    if (!late) fail(p, codec, ex, error, ctx.responseHeaders);
+    if (!p.deadlines || p.deadlines.end(ex)) fail(p, codec, ex, error, ctx.responseHeaders);
     return;
   }
-  clearTimeout(timer);
-  if (late) return;
+  if (p.deadlines && !p.deadlines.end(ex)) return;
   return codec.encode(ex, call, result, ctx);
-}
-
-/** The deadline passed: 503 now, logged as the request's failure. */
-function deadlineStep(p: Pipeline, codec: AnyCodec, ex: Exchange): void {
-  fail(p, codec, ex, serviceUnavailable());
 }
 
 /**
@@ -381,9 +369,9 @@ async function metricsPage(p: Pipeline, ex: Exchange): Promise<void> {
  * goes to the Express shell.
  */
 export function pipeline(options: PipelineOptions): RequestListener {
-  const p: Pipeline = {
-    ...options,
-    deadlineMs: options.deps.config.requestTimeoutMs ?? DEFAULT_CONFIG.requestTimeoutMs ?? 0,
-  };
+  const deadlineMs = options.deps.config.requestTimeoutMs ?? DEFAULT_CONFIG.requestTimeoutMs ?? 0;
+  const p: Pipeline = { ...options, deadlines: undefined };
+  // The deadline passed: 503 now, logged as the request's failure.
+  if (deadlineMs > 0) p.deadlines = new Deadlines(deadlineMs, (ex, codec) => fail(p, codec, ex, serviceUnavailable()));
   return (req, res) => routeStep(p, requestIdStep(p, req, res));
 }
