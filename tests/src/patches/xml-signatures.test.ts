@@ -66,6 +66,14 @@ const base = signed(
   '<r:Response xmlns:r="urn:r" ID="_r"><a:Assertion xmlns:a="urn:a" ID="_a1"><a:NameID>alice@example.com</a:NameID></a:Assertion></r:Response>',
 );
 
+/** `base` with a second element carrying the signed element's ID (the classic wrapping). */
+const duplicatedId = base.replace(
+  '<r:Response xmlns:r="urn:r" ID="_r">',
+  '<r:Response xmlns:r="urn:r" ID="_r"><x ID="_a1"/>',
+);
+/** `base` with a namespaced attribute whose local name is ID and whose value is the signed element's. */
+const namespacedId = base.replace('ID="_r"', 'ID="_r" xmlns:q="urn:q" q:ID="_a1"');
+
 describe('the patched xml-crypto reference lookup', () => {
   const evil = signed(
     '<r:Response xmlns:r="urn:r" ID="_r"><a:Assertion xmlns:a="urn:a" ID="_a1"><a:NameID>alice@example.com.evil</a:NameID></a:Assertion></r:Response>',
@@ -74,24 +82,14 @@ describe('the patched xml-crypto reference lookup', () => {
   // [case, document, the XPath's matches over the three id attributes, the outcome]
   const cases: Array<[string, string, number, { valid: boolean; signedText?: string } | { error: string }]> = [
     ['the signed document as made', base, 1, { valid: true, signedText: '<a:NameID>alice@example.com</a:NameID>' }],
-    [
-      'a second element with the same ID (wrapping)',
-      base.replace('<r:Response xmlns:r="urn:r" ID="_r">', '<r:Response xmlns:r="urn:r" ID="_r"><x ID="_a1"/>'),
-      2,
-      { error: wrapped },
-    ],
+    ['a second element with the same ID (wrapping)', duplicatedId, 2, { error: wrapped }],
     [
       'another element with the same value in a lowercase id',
       base.replace('ID="_r"', 'id="_a1"'),
       2,
       { error: wrapped },
     ],
-    [
-      'a namespaced attribute whose local name is ID',
-      base.replace('ID="_r"', 'ID="_r" xmlns:q="urn:q" q:ID="_a1"'),
-      2,
-      { error: wrapped },
-    ],
+    ['a namespaced attribute whose local name is ID', namespacedId, 2, { error: wrapped }],
     [
       'a namespace declaration whose prefix is ID',
       base.replace('ID="_r"', 'ID="_r" xmlns:ID="_a1"'),
@@ -147,16 +145,13 @@ describe('the patched node-saml ID check (//*[@ID=...])', () => {
   });
 
   it('refuses a second element carrying the ID in no namespace, as its XPath did', () => {
-    const xml = base.replace(
-      '<r:Response xmlns:r="urn:r" ID="_r">',
-      '<r:Response xmlns:r="urn:r" ID="_r"><x ID="_a1"/>',
-    );
+    const xml = duplicatedId;
     expect((xpath.select('//*[@ID="_a1"]', parse(xml) as unknown as Node) as Node[]).length).toBe(2);
     expect(verified(xml).error).toMatch(/ID cannot refer to more than one element/);
   });
 
   it('does not count a namespaced ID attribute, as its XPath did not (xml-crypto still refuses it)', () => {
-    const xml = base.replace('ID="_r"', 'ID="_r" xmlns:q="urn:q" q:ID="_a1"');
+    const xml = namespacedId;
     expect((xpath.select('//*[@ID="_a1"]', parse(xml) as unknown as Node) as Node[]).length).toBe(1);
     // node-saml's own count passes; xml-crypto's (any local name ID) refuses, so nothing is verified.
     expect(verified(xml).xml ?? null).toBeNull();
