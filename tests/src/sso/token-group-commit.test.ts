@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ssoAccessTokens, ssoCodes } from '@atrium/db';
-import { completeSignIn, contractError } from '@atrium/routers';
+import { completeSignIn, contractError, sha256Hex } from '@atrium/routers';
 import { eq, inArray } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { statementsOf } from '../helpers/statements.ts';
@@ -15,7 +15,6 @@ beforeAll(async () => {
   await newEnvironment();
 }, 120_000);
 
-const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
 /** The batch's statement (store.ts `spendCodesStatement`), by its text. */
