@@ -98,9 +98,10 @@ for (const [name, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top
 }
 
 // Every sample charged to the innermost frame of Atrium's own code on its stack (the server
-// bundle or the sources): what each step costs with the library and native work it causes
-// (a socket write under `writeOutcome`, a zod parse under the procedure that asked for it).
-const OWN = /\/server\/dist\/main\.mjs|\/(db|routers|rest-facade|server|bench)\/(src|floors)\/|\/bench\/[^/]+\.ts/;
+// bundle or any build of it in server/dist, as cpu-ab.ts runs them, or the sources): what each
+// step costs with the library and native work it causes (a socket write under `writeOutcome`, a
+// zod parse under the procedure that asked for it).
+const OWN = /\/server\/dist\/[^/]+\.mjs|\/(db|routers|rest-facade|server|bench)\/(src|floors)\/|\/bench\/[^/]+\.ts/;
 const owned = new Map<string, number>();
 for (const [id, us] of self) {
   let owner = '(no Atrium frame: idle, GC, I/O callbacks)';

@@ -1,7 +1,7 @@
 // The one place where a refusal (an ApiError) becomes a variant the client schema declares (its
 // mutations' result unions: `DailyEmailQuotaExceeded`, `MemberNotFound`, ...). The typed tRPC
 // procedures (`client.*`) answer these variants, and GraphQL's resolvers run those procedures
-// through a caller; REST renders the ApiError itself.
+// (graphql/caller.ts); REST renders the ApiError itself.
 import { type ApiError, toApiError } from '../kernel/errors.ts';
 
 /** A variant carrying the refusal's message. */

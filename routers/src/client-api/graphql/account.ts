@@ -1,7 +1,7 @@
 import type { PasswordViolation } from '../account/schemas.ts';
 import type { ClientUser } from '../profile/schemas.ts';
 import type { ClientBuilder } from './builder.ts';
-import { proceduresOf } from './caller.ts';
+import { procedures } from './caller.ts';
 import type { profileTypes } from './profile.ts';
 
 /** A mutation's answer: its success, or a declared variant of a refusal (client-api/variants.ts), each with its message. */
@@ -145,13 +145,13 @@ export function accountTypes(builder: ClientBuilder, { UserRef }: ReturnType<typ
   builder.mutationFields((t) => ({
     sendVerificationCode: t.field({
       type: SendVerificationCodeResult,
-      resolve: (_root, _args, ctx) => proceduresOf(ctx).account.sendVerificationCode(),
+      resolve: (_root, _args, ctx) => procedures.account.sendVerificationCode(ctx),
     }),
     verifyCurrentEmail: t.field({
       type: VerifyCurrentEmailResult,
       args: { input: t.arg({ type: VerifyCurrentEmailInput, required: true }) },
       resolve: (_root, { input }, ctx) =>
-        proceduresOf(ctx).account.verifyCurrentEmail({
+        procedures.account.verifyCurrentEmail(ctx, {
           authenticationChallengeId: String(input.authenticationChallengeId),
           code: input.code,
         }),
@@ -159,22 +159,22 @@ export function accountTypes(builder: ClientBuilder, { UserRef }: ReturnType<typ
     sendEmailChange: t.field({
       type: SendEmailChangeResult,
       args: { input: t.arg({ type: SendEmailChangeInput, required: true }) },
-      resolve: (_root, { input }, ctx) => proceduresOf(ctx).account.sendEmailChange(input),
+      resolve: (_root, { input }, ctx) => procedures.account.sendEmailChange(ctx, input),
     }),
     confirmEmailChange: t.field({
       type: ConfirmEmailChangeResult,
       args: { input: t.arg({ type: ConfirmEmailChangeInput, required: true }) },
-      resolve: (_root, { input }, ctx) => proceduresOf(ctx).account.confirmEmailChange(input),
+      resolve: (_root, { input }, ctx) => procedures.account.confirmEmailChange(ctx, input),
     }),
     updatePassword: t.field({
       type: UpdatePasswordResult,
       args: { input: t.arg({ type: UpdatePasswordInput, required: true }) },
-      resolve: (_root, { input }, ctx) => proceduresOf(ctx).account.updatePassword(input),
+      resolve: (_root, { input }, ctx) => procedures.account.updatePassword(ctx, input),
     }),
     createPassword: t.field({
       type: CreatePasswordResult,
       args: { input: t.arg({ type: CreatePasswordInput, required: true }) },
-      resolve: (_root, { input }, ctx) => proceduresOf(ctx).account.createPassword(input),
+      resolve: (_root, { input }, ctx) => procedures.account.createPassword(ctx, input),
     }),
   }));
 }

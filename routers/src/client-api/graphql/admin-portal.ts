@@ -1,6 +1,6 @@
 import { ClientIntent } from '../admin-portal/service.ts';
 import type { ClientBuilder } from './builder.ts';
-import { proceduresOf } from './caller.ts';
+import { procedures } from './caller.ts';
 
 /** `createAdminPortalLink` (issue #23). */
 export function adminPortalTypes(builder: ClientBuilder) {
@@ -20,7 +20,7 @@ export function adminPortalTypes(builder: ClientBuilder) {
     t.field({
       type: AdminPortalLink,
       args: { intent: t.arg({ type: AdminPortalLinkIntent, required: true }) },
-      resolve: (_root, args, ctx) => proceduresOf(ctx).adminPortal.createLink({ intent: args.intent }),
+      resolve: (_root, args, ctx) => procedures.adminPortal.createLink(ctx, { intent: args.intent }),
     }),
   );
 }

@@ -1,6 +1,6 @@
 import { type ClientDomain, DOMAIN_STATES, NAME_SERVERS } from '../domains/service.ts';
 import type { ClientBuilder } from './builder.ts';
-import { type ClientProcedures, proceduresOf } from './caller.ts';
+import { type ClientProcedures, procedures } from './caller.ts';
 import type { PagingTypes } from './paging.ts';
 
 /** The organization's domains (WIDGETS-API.md §4). */
@@ -35,12 +35,12 @@ export function domainTypes(builder: ClientBuilder, { ListMetadataRef, pageArgs 
     organizationDomains: t.field({
       type: OrganizationDomainList,
       args: pageArgs(t),
-      resolve: (_root, args, ctx) => proceduresOf(ctx).domains.list(args),
+      resolve: (_root, args, ctx) => procedures.domains.list(ctx, args),
     }),
     organizationDomain: t.field({
       type: OrganizationDomainRef,
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_root, args, ctx) => proceduresOf(ctx).domains.get({ id: String(args.id) }),
+      resolve: (_root, args, ctx) => procedures.domains.get(ctx, { id: String(args.id) }),
     }),
   }));
 
@@ -48,17 +48,17 @@ export function domainTypes(builder: ClientBuilder, { ListMetadataRef, pageArgs 
     createOrganizationDomain: t.field({
       type: OrganizationDomainRef,
       args: { domain: t.arg.string({ required: true }) },
-      resolve: (_root, args, ctx) => proceduresOf(ctx).domains.create({ domain: args.domain }),
+      resolve: (_root, args, ctx) => procedures.domains.create(ctx, { domain: args.domain }),
     }),
     deleteOrganizationDomain: t.field({
       type: OrganizationDomainRef,
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_root, args, ctx) => proceduresOf(ctx).domains.delete({ id: String(args.id) }),
+      resolve: (_root, args, ctx) => procedures.domains.delete(ctx, { id: String(args.id) }),
     }),
     reverifyOrganizationDomain: t.field({
       type: OrganizationDomainRef,
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_root, args, ctx) => proceduresOf(ctx).domains.reverify({ id: String(args.id) }),
+      resolve: (_root, args, ctx) => procedures.domains.reverify(ctx, { id: String(args.id) }),
     }),
   }));
 }

@@ -6,7 +6,7 @@ import {
   type toOrganizationMember,
 } from '../members/service.ts';
 import type { ClientBuilder } from './builder.ts';
-import { proceduresOf } from './caller.ts';
+import { procedures } from './caller.ts';
 import type { PagingTypes } from './paging.ts';
 
 // The users table (WIDGETS-API.md section 4): members, invitations, roles, permissions.
@@ -106,24 +106,24 @@ export function memberTypes(builder: ClientBuilder, { ListMetadataRef: ListMetad
     organizationMemberships: t.field({
       type: OrganizationMemberList,
       args: { ...pageArgs(t), roleSlug: t.arg.string(), search: t.arg.string() },
-      resolve: (_root, args, ctx) => proceduresOf(ctx).members.list(args),
+      resolve: (_root, args, ctx) => procedures.members.list(ctx, args),
     }),
-    roles: t.field({ type: RolesResult, resolve: (_root, _args, ctx) => proceduresOf(ctx).members.roles() }),
+    roles: t.field({ type: RolesResult, resolve: (_root, _args, ctx) => procedures.members.roles(ctx) }),
     role: t.field({
       type: Role,
       nullable: true,
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_root, args, ctx) => proceduresOf(ctx).members.role({ id: String(args.id) }),
+      resolve: (_root, args, ctx) => procedures.members.role(ctx, { id: String(args.id) }),
     }),
     permissions: t.field({
       type: PermissionList,
       args: { ...pageArgs(t), search: t.arg.string() },
-      resolve: (_root, args, ctx) => proceduresOf(ctx).members.permissions(args),
+      resolve: (_root, args, ctx) => procedures.members.permissions(ctx, args),
     }),
     effectivePermissions: t.field({
       type: [Permission],
       args: { userId: t.arg.id({ required: true }) },
-      resolve: (_root, args, ctx) => proceduresOf(ctx).members.effectivePermissions({ userId: String(args.userId) }),
+      resolve: (_root, args, ctx) => procedures.members.effectivePermissions(ctx, { userId: String(args.userId) }),
     }),
   }));
 
@@ -209,7 +209,7 @@ export function memberTypes(builder: ClientBuilder, { ListMetadataRef: ListMetad
       type: InviteUserResult,
       args: { input: t.arg({ type: InviteUserInput, required: true }) },
       resolve: (_root, { input }, ctx) =>
-        proceduresOf(ctx).members.invite({
+        procedures.members.invite(ctx, {
           email: input.email,
           roleSlug: input.roleSlug ?? undefined,
           expiresInDays: input.expiresInDays ?? undefined,
@@ -218,23 +218,23 @@ export function memberTypes(builder: ClientBuilder, { ListMetadataRef: ListMetad
     resendInvitation: t.field({
       type: ResendInvitationResult,
       args: { input: t.arg({ type: ResendInvitationInput, required: true }) },
-      resolve: (_root, { input }, ctx) => proceduresOf(ctx).members.resendInvitation({ userId: String(input.userId) }),
+      resolve: (_root, { input }, ctx) => procedures.members.resendInvitation(ctx, { userId: String(input.userId) }),
     }),
     revokeInvitation: t.field({
       type: RevokeInvitationResult,
       args: { input: t.arg({ type: RevokeInvitationInput, required: true }) },
-      resolve: (_root, { input }, ctx) => proceduresOf(ctx).members.revokeInvitation({ userId: String(input.userId) }),
+      resolve: (_root, { input }, ctx) => procedures.members.revokeInvitation(ctx, { userId: String(input.userId) }),
     }),
     removeMember: t.field({
       type: RemoveMemberResult,
       args: { input: t.arg({ type: RemoveMemberInput, required: true }) },
-      resolve: (_root, { input }, ctx) => proceduresOf(ctx).members.remove({ userId: String(input.userId) }),
+      resolve: (_root, { input }, ctx) => procedures.members.remove(ctx, { userId: String(input.userId) }),
     }),
     updateMemberRole: t.field({
       type: UpdateMemberRoleResult,
       args: { input: t.arg({ type: UpdateMemberRoleInput, required: true }) },
       resolve: (_root, { input }, ctx) =>
-        proceduresOf(ctx).members.updateRole({ userId: String(input.userId), roleSlugs: input.roleSlugs }),
+        procedures.members.updateRole(ctx, { userId: String(input.userId), roleSlugs: input.roleSlugs }),
     }),
   }));
 }

@@ -1,14 +1,12 @@
 import type { ClientOrganization } from '../organization/schemas.ts';
 import type { authenticationSettings } from '../organization/service.ts';
 import type { ClientBuilder } from './builder.ts';
-import { proceduresOf } from './caller.ts';
+import { procedures } from './caller.ts';
 
 /** The caller's organizations, its own organization, and the deployment's settings (WIDGETS-API.md §4). */
 export function organizationTypes(builder: ClientBuilder) {
   /** The status of the client API (the one operation the widgets' generated SDK declares). */
-  builder.queryField('clientApiStatus', (t) =>
-    t.string({ resolve: (_root, _args, ctx) => proceduresOf(ctx).status() }),
-  );
+  builder.queryField('clientApiStatus', (t) => t.string({ resolve: (_root, _args, ctx) => procedures.status(ctx) }));
 
   const UserOrganization = builder
     .objectRef<{ id: string; name: string; isCurrent: boolean }>('UserOrganization')
@@ -63,21 +61,21 @@ export function organizationTypes(builder: ClientBuilder) {
   builder.queryFields((t) => ({
     organizations: t.field({
       type: [UserOrganization],
-      resolve: (_root, _args, ctx) => proceduresOf(ctx).organizations(),
+      resolve: (_root, _args, ctx) => procedures.organizations(ctx),
     }),
     organization: t.field({
       type: OrganizationRef,
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_root, { id }, ctx) => proceduresOf(ctx).organization({ id: String(id) }),
+      resolve: (_root, { id }, ctx) => procedures.organization(ctx, { id: String(id) }),
     }),
-    branding: t.field({ type: BrandingRef, resolve: (_root, _args, ctx) => proceduresOf(ctx).branding() }),
+    branding: t.field({ type: BrandingRef, resolve: (_root, _args, ctx) => procedures.branding(ctx) }),
     authkitSettings: t.field({
       type: AuthKitSettingsRef,
-      resolve: (_root, _args, ctx) => proceduresOf(ctx).authkitSettings(),
+      resolve: (_root, _args, ctx) => procedures.authkitSettings(ctx),
     }),
     authenticationSettings: t.field({
       type: AuthenticationSettingsRef,
-      resolve: (_root, _args, ctx) => proceduresOf(ctx).authenticationSettings(),
+      resolve: (_root, _args, ctx) => procedures.authenticationSettings(ctx),
     }),
   }));
 }

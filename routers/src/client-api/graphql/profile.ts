@@ -1,7 +1,7 @@
 import { forbidden } from '../../kernel/errors.ts';
 import type { ClientUser } from '../profile/schemas.ts';
 import type { ClientBuilder } from './builder.ts';
-import { callerUserId, proceduresOf } from './caller.ts';
+import { type ClientProcedures, callerUserId, procedures } from './caller.ts';
 import { OAUTH_PROVIDERS } from './sso.ts';
 
 /** GraphQL's User: `self` marks the caller's own, the only one with password facts. */
@@ -43,7 +43,7 @@ export function profileTypes(builder: ClientBuilder) {
       connectedAccounts: t.field({ type: [ConnectedAccountRef], resolve: () => [] }),
       mfaEnabled: t.boolean({ resolve: (parent) => ownOnly(parent, () => false) }),
       passwordSet: t.boolean({
-        resolve: (parent, _args, ctx) => ownOnly(parent, () => proceduresOf(ctx).passwordSet()),
+        resolve: (parent, _args, ctx) => ownOnly(parent, () => procedures.passwordSet(ctx)),
       }),
       mfaLastUsedAt: t.field({ type: 'DateTime', nullable: true, resolve: (parent) => ownOnly(parent, () => null) }),
       passwordLastUsedAt: t.field({
@@ -54,7 +54,7 @@ export function profileTypes(builder: ClientBuilder) {
     }),
   });
 
-  type ProfileOutcome = Awaited<ReturnType<ReturnType<typeof proceduresOf>['updateProfile']>>;
+  type ProfileOutcome = Awaited<ReturnType<ClientProcedures['updateProfile']>>;
   const ProfileUpdatedRef = builder
     .objectRef<Extract<ProfileOutcome, { __typename: 'ProfileUpdated' }>>('ProfileUpdated')
     .implement({
@@ -75,17 +75,16 @@ export function profileTypes(builder: ClientBuilder) {
   builder.queryFields((t) => ({
     me: t.field({
       type: UserRef,
-      resolve: async (_root, _args, ctx) => ({ ...(await proceduresOf(ctx).me()), self: true }),
+      resolve: async (_root, _args, ctx) => ({ ...(await procedures.me(ctx)), self: true }),
     }),
     user: t.field({
       type: UserRef,
       args: { id: t.arg.id({ required: true }) },
       resolve: async (_root, { id }, ctx) => {
-        const caller = proceduresOf(ctx);
-        const user = await caller.user({ id: String(id) });
+        const user = await procedures.user(ctx, { id: String(id) });
         // The verified caller's user (null for a portal session); asked of `me` only if the transport did not verify it.
         const known = callerUserId(ctx);
-        const self = known === undefined ? (await caller.me()).id : known;
+        const self = known === undefined ? (await procedures.me(ctx)).id : known;
         return { ...user, self: user.id === self };
       },
     }),
@@ -95,7 +94,7 @@ export function profileTypes(builder: ClientBuilder) {
     t.field({
       type: UpdateProfileResult,
       args: { input: t.arg({ type: UpdateProfileInput, required: true }) },
-      resolve: (_root, { input }, ctx) => proceduresOf(ctx).updateProfile(input),
+      resolve: (_root, { input }, ctx) => procedures.updateProfile(ctx, input),
     }),
   );
 

@@ -1,6 +1,6 @@
 import type { ClientSession } from '../sessions/schemas.ts';
 import type { ClientBuilder } from './builder.ts';
-import { type ClientProcedures, proceduresOf } from './caller.ts';
+import { type ClientProcedures, procedures } from './caller.ts';
 
 type Revoked = Awaited<ReturnType<ClientProcedures['sessions']['revoke']>>;
 
@@ -58,18 +58,18 @@ export function sessionTypes(builder: ClientBuilder) {
   });
 
   builder.queryField('sessions', (t) =>
-    t.field({ type: [SessionRef], resolve: (_root, _args, ctx) => proceduresOf(ctx).sessions.list() }),
+    t.field({ type: [SessionRef], resolve: (_root, _args, ctx) => procedures.sessions.list(ctx) }),
   );
 
   builder.mutationFields((t) => ({
     revokeSession: t.field({
       type: RevokeSessionResult,
       args: { input: t.arg({ type: RevokeSessionInput, required: true }) },
-      resolve: (_root, { input }, ctx) => proceduresOf(ctx).sessions.revoke({ sessionId: String(input.sessionId) }),
+      resolve: (_root, { input }, ctx) => procedures.sessions.revoke(ctx, { sessionId: String(input.sessionId) }),
     }),
     revokeAllSessions: t.field({
       type: RevokeAllSessionsResult,
-      resolve: (_root, _args, ctx) => proceduresOf(ctx).sessions.revokeAll(),
+      resolve: (_root, _args, ctx) => procedures.sessions.revokeAll(ctx),
     }),
   }));
 }

@@ -1,6 +1,6 @@
 import { type ClientConnection, CONNECTION_STATES, SSO_TYPE_NAMES } from '../sso/service.ts';
 import type { ClientBuilder } from './builder.ts';
-import { proceduresOf } from './caller.ts';
+import { procedures } from './caller.ts';
 
 /** The OAuth providers §4 spells: the OAuth members of `ConnectionType`, and the `OAuthProvider` enum. */
 export const OAUTH_PROVIDERS = [
@@ -53,12 +53,12 @@ export function ssoTypes(builder: ClientBuilder) {
   builder.queryFields((t) => ({
     ssoConnections: t.field({
       type: [ConnectionRef],
-      resolve: (_root, _args, ctx) => proceduresOf(ctx).sso.list(),
+      resolve: (_root, _args, ctx) => procedures.sso.list(ctx),
     }),
     ssoConnection: t.field({
       type: ConnectionRef,
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_root, args, ctx) => proceduresOf(ctx).sso.get({ id: String(args.id) }),
+      resolve: (_root, args, ctx) => procedures.sso.get(ctx, { id: String(args.id) }),
     }),
   }));
 
@@ -66,17 +66,17 @@ export function ssoTypes(builder: ClientBuilder) {
     createSsoConnection: t.field({
       type: ConnectionRef,
       args: { input: t.arg({ type: CreateSsoConnectionInput, required: true }) },
-      resolve: (_root, { input }, ctx) => proceduresOf(ctx).sso.create({ type: String(input.type), name: input.name }),
+      resolve: (_root, { input }, ctx) => procedures.sso.create(ctx, { type: String(input.type), name: input.name }),
     }),
     updateSsoConnection: t.field({
       type: ConnectionRef,
       args: { input: t.arg({ type: UpdateSsoConnectionInput, required: true }) },
-      resolve: (_root, { input }, ctx) => proceduresOf(ctx).sso.update({ id: String(input.id), name: input.name }),
+      resolve: (_root, { input }, ctx) => procedures.sso.update(ctx, { id: String(input.id), name: input.name }),
     }),
     deleteSsoConnection: t.field({
       type: 'ID',
       args: { id: t.arg.id({ required: true }) },
-      resolve: async (_root, args, ctx) => (await proceduresOf(ctx).sso.delete({ id: String(args.id) })).id,
+      resolve: async (_root, args, ctx) => (await procedures.sso.delete(ctx, { id: String(args.id) })).id,
     }),
   }));
 }

@@ -10,7 +10,7 @@ import { ssoClientProcedures } from './sso.ts';
 
 /**
  * `client.*` over `/trpc`: typed tRPC for TypeScript frontends, the operations and shapes of
- * `/client/graphql`, whose resolvers run these procedures through a caller (graphql/caller.ts).
+ * `/client/graphql`, whose resolvers run these procedures from a per-process table (graphql/caller.ts).
  * Authorized by client and widget tokens (`clientProcedure`), confined to the token's
  * organization and user.
  */
