@@ -266,6 +266,12 @@ async function prepare(
         path: '/trpc/admin.environments.list',
         headers: { Cookie: cookie, 'x-csrf-token': csrf },
       },
+      // `npm run bench`'s list_memberships: the first page of the seeded organization's 1,000 memberships.
+      memberships: {
+        method: 'GET',
+        path: `/user_management/organization_memberships?organization_id=${group.seed.organizationId}&limit=10`,
+        headers: { Authorization: `Bearer ${env.api_key}` },
+      },
     };
     return { scenarios, clientId: env.client_id };
   } finally {

@@ -67,6 +67,11 @@ const { values: args } = parseArgs({
      * through the tsx loader, for comparison).
      */
     server: { type: 'string', default: 'start' },
+    /**
+     * A bundle built beforehand (`node server/build.mjs server/dist/x.mjs`) that `start` runs
+     * instead of building the tree: runs of two commits' builds can then alternate (A/B).
+     */
+    bundle: { type: 'string' },
     'keep-db': { type: 'boolean', default: false },
     'skip-baseline': { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -152,7 +157,7 @@ function serverArgs(extra: string[]): string[] {
   const { flags, script } = startCommand();
   return args.server === 'tsx'
     ? nodeArgs('server/src/main.ts', [...flags, ...extra])
-    : [...flags, ...extra, join(root, script)];
+    : [...flags, ...extra, args.bundle ? resolve(root, args.bundle) : join(root, script)];
 }
 
 async function waitFor(url: string, child: ChildProcess, limitMs: number): Promise<void> {
@@ -1067,13 +1072,14 @@ async function agentToken(clientId: string): Promise<{ token: string; kind: stri
 
 async function main(): Promise<void> {
   mkdirSync(tmpDir, { recursive: true });
-  if (args.server === 'start') {
+  if (args.server !== 'start' && args.server !== 'tsx') throw new Error('--server is start or tsx');
+  if (args.server === 'start' && !args.bundle) {
     // What `npm start`'s prestart does.
     const { buildServer } = (await import(pathToFileURL(join(root, 'server', 'build.mjs')).href)) as {
       buildServer: () => Promise<string>;
     };
     await buildServer();
-  } else if (args.server !== 'tsx') throw new Error('--server is start or tsx');
+  }
   const startedAt = new Date();
   // The code under test is the tree at start: an edit made while the run goes on is not measured.
   const commit = gitCommit();
@@ -1305,7 +1311,7 @@ async function main(): Promise<void> {
       postgres: version,
     },
     settings: {
-      server: args.server ?? 'start',
+      server: args.bundle ? `start ${args.bundle}` : (args.server ?? 'start'),
       connections,
       durationSeconds: duration,
       warmupSeconds: warmup,

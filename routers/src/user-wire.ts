@@ -2,9 +2,22 @@
 // user; users/ reads memberships, so neither folder may import the other's mapper).
 import type { users } from '@atrium/db';
 import { z } from 'zod';
-import { iso, Timestamp } from './common/schemas.ts';
+import { Timestamp, wireTime } from './common/schemas.ts';
 
 export type UserRow = typeof users.$inferSelect;
+
+/**
+ * The fields of a user its wire shape shows: a row, or one a read decodes from JSON (timestamps
+ * then in PostgreSQL's JSON encoding, as `membershipTuple` gives them).
+ */
+export type UserRecord = Omit<
+  UserRow,
+  'environmentId' | 'passwordHash' | 'passwordHashType' | 'lastSignInAt' | 'createdAt' | 'updatedAt'
+> & {
+  lastSignInAt: Date | string | null;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+};
 
 /** Upstream's user object (the fields the WorkOS SDKs read). */
 export const User = z
@@ -29,7 +42,7 @@ export const User = z
 export type User = z.infer<typeof User>;
 
 /** The single place that turns a user row into its wire shape. */
-export function toUser(row: UserRow): User {
+export function toUser(row: UserRecord): User {
   return {
     object: 'user',
     id: row.id,
@@ -39,12 +52,12 @@ export function toUser(row: UserRow): User {
     first_name: row.firstName,
     last_name: row.lastName,
     profile_picture_url: row.profilePictureUrl,
-    last_sign_in_at: row.lastSignInAt ? iso(row.lastSignInAt) : null,
+    last_sign_in_at: row.lastSignInAt ? wireTime(row.lastSignInAt) : null,
     locale: row.locale,
     external_id: row.externalId,
     metadata: row.metadata,
-    created_at: iso(row.createdAt),
-    updated_at: iso(row.updatedAt),
+    created_at: wireTime(row.createdAt),
+    updated_at: wireTime(row.updatedAt),
   };
 }
 

@@ -28,6 +28,9 @@ export function isoOfJson(text: string): string {
   return new Date(text).toISOString();
 }
 
+/** A timestamp on the wire, from a Date or from PostgreSQL's JSON encoding of one. */
+export const wireTime = (value: Date | string): string => (typeof value === 'string' ? isoOfJson(value) : iso(value));
+
 /**
  * A boolean for request bodies. trpc-to-openapi turns on zod's coercion for every boolean,
  * number, bigint and date field of an object input it serves — bodies included, and by

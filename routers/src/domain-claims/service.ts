@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, newId } from '@atrium/db';
-import { iso, isoOfJson } from '../common/schemas.ts';
+import { wireTime } from '../common/schemas.ts';
 import { recordEvent } from '../events/record.ts';
 import { conflict, type FieldError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
@@ -19,9 +19,6 @@ import {
   updateClaim,
   updatePendingClaims,
 } from './store.ts';
-
-/** A timestamp on the wire, from a Date or from PostgreSQL's JSON encoding of one. */
-export const wireTime = (value: Date | string): string => (typeof value === 'string' ? isoOfJson(value) : iso(value));
 
 /** The single place that turns a domain claim into its wire shape. */
 export function toOrganizationDomain(row: DomainRecord): OrganizationDomain {

@@ -1,6 +1,6 @@
 import { type Db, newId } from '@atrium/db';
 import type { z } from 'zod';
-import { asList, iso, pageParams } from '../common/schemas.ts';
+import { asList, pageParams, wireTime } from '../common/schemas.ts';
 import { recordEvent, recordEvents } from '../events/record.ts';
 import { notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
@@ -24,6 +24,7 @@ import {
   lockMembership,
   lockMembershipsOfUsers,
   lockUser,
+  type MembershipRecord,
   type MembershipRow,
   membershipsWithIds,
   pageOfMemberships,
@@ -41,13 +42,13 @@ const sessionsOf = (m: { userId: string; organizationId: string }) => ({
   organizationId: m.organizationId,
 });
 
-/** The single place that turns a membership row (with its organization's name and user) into its wire shape. */
-export function toOrganizationMembership(row: MembershipRow): OrganizationMembership {
+/** The single place that turns a membership (with its organization's name and user) into its wire shape. */
+export function toOrganizationMembership(row: MembershipRecord): OrganizationMembership {
   return { ...toMembershipEvent(row), user: toUser(row.user) };
 }
 
 /** A membership as upstream's `organization_membership.*` events carry it: without the embedded user. */
-export function toMembershipEvent(row: Omit<MembershipRow, 'user'>): Omit<OrganizationMembership, 'user'> {
+export function toMembershipEvent(row: Omit<MembershipRecord, 'user'>): Omit<OrganizationMembership, 'user'> {
   return {
     object: 'organization_membership',
     id: row.id,
@@ -59,8 +60,8 @@ export function toMembershipEvent(row: Omit<MembershipRow, 'user'>): Omit<Organi
     custom_attributes: row.customAttributes,
     role: { slug: row.roleSlugs[0] as string },
     roles: row.roleSlugs.map((slug) => ({ slug })),
-    created_at: iso(row.createdAt),
-    updated_at: iso(row.updatedAt),
+    created_at: wireTime(row.createdAt),
+    updated_at: wireTime(row.updatedAt),
   };
 }
 

@@ -1,6 +1,6 @@
 import { newId } from '@atrium/db';
 import type { z } from 'zod';
-import { asList, pageParams } from '../common/schemas.ts';
+import { asList, pageParams, wireTime } from '../common/schemas.ts';
 import { normalizeDomainForLookup } from '../domain-claims/rules.ts';
 import type { DomainDataEntry } from '../domain-claims/schemas.ts';
 import {
@@ -11,7 +11,6 @@ import {
   toOrganizationDomain,
   verificationFailedData,
   verifiedByOther,
-  wireTime,
 } from '../domain-claims/service.ts';
 import { type DomainRow, pendingClaimsOn, verifiedAmong } from '../domain-claims/store.ts';
 import { recordEvent } from '../events/record.ts';

@@ -1,5 +1,5 @@
 import type { PageParams } from '@atrium/db';
-import { wireTime } from '../../domain-claims/service.ts';
+import { wireTime } from '../../common/schemas.ts';
 import type { DomainRow } from '../../domain-claims/store.ts';
 import { notFound } from '../../kernel/errors.ts';
 import { type ClientScope, requirePermission } from '../../kernel/principals.ts';

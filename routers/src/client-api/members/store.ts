@@ -106,13 +106,16 @@ function branchOp(prefix: Prefix, cursor: Cursor): Shape['op'] | null {
   return cursor.op;
 }
 
-/** The search and user filters on a branch's cheap columns (`m`); the role filter is the branch's own. */
-function filterOf(shape: Shape, v: Values): SQL {
+/**
+ * The search and user filters on a branch's cheap columns (`email`, `first_name`, `last_name`,
+ * `id` of the relation `at`); the role filter is the branch's own.
+ */
+function filterOf(shape: Shape, v: Values, at: SQL): SQL {
   const search = shape.search
-    ? sql`(lower(m.email) like ${v.pattern}
-        or lower(coalesce(m.first_name, '') || ' ' || coalesce(m.last_name, '')) like ${v.pattern})`
+    ? sql`(lower(${at}.email) like ${v.pattern}
+        or lower(coalesce(${at}.first_name, '') || ' ' || coalesce(${at}.last_name, '')) like ${v.pattern})`
     : sql`true`;
-  const user = shape.user ? (shape.prefix === '0' ? sql`m.id = ${v.user}` : sql`false`) : sql`true`;
+  const user = shape.user ? (shape.prefix === '0' ? sql`${at}.id = ${v.user}` : sql`false`) : sql`true`;
   return sql`${search} and ${user}`;
 }
 
@@ -132,21 +135,20 @@ function invitationSlugs(v: Values, roleSlug: SQL): SQL {
     '[]'::jsonb) end`;
 }
 
-/** The page's active memberships (with their users' cheap columns and their role slugs), in id order, limited. */
+/**
+ * The page's active memberships, in id order, limited: the page's columns on one query level (the
+ * users' cheap columns, each row's role slugs computed as the limited scan yields it, and the roles
+ * that name them), as the floor reads them (bench/README.md, "The members page's statement on one level").
+ */
 function memberBranch(shape: Shape, v: Values, dir: SQL): SQL {
-  return sql`select m.* from (
-      select 0 as branch, "organization_memberships"."id" as ref, 'member' as kind, u.id, u.email,
-        u.email_verified, u.first_name, u.last_name, u.profile_picture_url,
-        "organization_memberships"."created_at", u.last_sign_in_at as last_activity_at, 'active' as state,
-        null::timestamptz as expires_at, "organization_memberships"."directory_managed", null::text as role_slug,
-        ${roleSlugsOf(sql`"organization_memberships"."id"`, v.env as SQL)} as role_slugs
-      from organization_memberships join ${users} u on u.id = "organization_memberships"."user_id"
-      where "organization_memberships"."environment_id" = ${v.env}
-        and "organization_memberships"."organization_id" = ${v.org}
-        and "organization_memberships"."status" = 'active'
-        and ${keysetOf(sql`"organization_memberships"."id"`, shape, v)}
-        and ${roleFilter(roleSlugsOf(sql`"organization_memberships"."id"`, v.env as SQL), shape, v)}
-    ) m where ${filterOf(shape, v)} order by m.ref ${dir} limit ${v.limit}`;
+  const slugs = roleSlugsOf(sql`om.id`, v.env as SQL);
+  return sql`select '0' || om.id as sort_key, 'member' as kind, u.id, u.email, u.email_verified, u.first_name,
+      u.last_name, u.profile_picture_url, om.created_at, u.last_sign_in_at as last_activity_at, 'active' as state,
+      null::timestamptz as expires_at, om.directory_managed, ${slugs} as role_slugs, ${pageRoles(v)} as page_roles
+    from organization_memberships om join ${users} u on u.id = om.user_id
+    where om.environment_id = ${v.env} and om.organization_id = ${v.org} and om.status = 'active'
+      and ${keysetOf(sql`om.id`, shape, v)} and ${roleFilter(slugs, shape, v)} and ${filterOf(shape, v, sql`u`)}
+    order by om.id ${dir} limit ${v.limit}`;
 }
 
 /**
@@ -158,7 +160,7 @@ function invitationBranch(shape: Shape, v: Values, dir: SQL): SQL {
       select 1 as branch, i.id as ref, 'invitation' as kind, i.id, i.email, false as email_verified,
         null::text as first_name, null::text as last_name, null::text as profile_picture_url, i.created_at,
         null::timestamptz as last_activity_at, i.state::text as state, i.expires_at, false as directory_managed,
-        i.role_slug, null::jsonb as role_slugs
+        i.role_slug
       from ${invitations} i
       where i.environment_id = ${v.env} and i.organization_id = ${v.org}
         and ${keysetOf(sql`i.id`, shape, v)} and i.state <> 'accepted'
@@ -169,7 +171,7 @@ function invitationBranch(shape: Shape, v: Values, dir: SQL): SQL {
         and not exists (select 1 from ${users} u2 join organization_memberships om2 on om2.user_id = u2.id
           where u2.environment_id = ${v.env} and lower(u2.email) = lower(i.email)
             and om2.organization_id = ${v.org})
-    ) m where ${filterOf(shape, v)} order by m.ref ${dir} limit ${v.limit}`;
+    ) m where ${filterOf(shape, v, sql`m`)} order by m.ref ${dir} limit ${v.limit}`;
 }
 
 /**
@@ -186,18 +188,16 @@ function pageRoles(v: Values): SQL {
 
 /**
  * One branch's rows of the page (at most `limit`), each with the organization's roles (one
- * statement for the rows and the names of their roles). A member's role slugs are computed on
- * its own row as the limited scan yields it (only the page's rows), an invitation's here.
+ * statement for the rows and the names of their roles). A member's role slugs are computed in its
+ * branch, an invitation's here.
  */
 function branchQuery(shape: Shape, v: Values): SQL {
   const dir = shape.ascending ? sql`asc` : sql`desc`;
-  const rows = shape.prefix === '0' ? memberBranch(shape, v, dir) : invitationBranch(shape, v, dir);
+  if (shape.prefix === '0') return memberBranch(shape, v, dir);
   return sql`select m.branch || m.ref as sort_key, m.kind, m.id, m.email, m.email_verified, m.first_name,
       m.last_name, m.profile_picture_url, m.created_at, m.last_activity_at, m.state, m.expires_at,
-      m.directory_managed,
-      case when m.branch = 0 then m.role_slugs else ${invitationSlugs(v, sql`m.role_slug`)} end as role_slugs,
-      ${pageRoles(v)} as page_roles
-    from (${rows}) m order by m.ref ${dir}`;
+      m.directory_managed, ${invitationSlugs(v, sql`m.role_slug`)} as role_slugs, ${pageRoles(v)} as page_roles
+    from (${invitationBranch(shape, v, dir)}) m order by m.ref ${dir}`;
 }
 
 /** The branch statements rendered so far, by shape (at most 2 × 2 × 5 × 8). */
