@@ -44,11 +44,28 @@ export function clockSkewMs(deps: Deps): number {
  * request (and tests can replay a recorded assertion at a fixed clock).
  */
 class ScopedSaml extends SAML {
+  /** What the signature covers, parsed once (set when node-saml accepts a signature). */
+  signed: { root: Element; assertion: Element } | undefined;
+
   constructor(
     options: SamlConfig,
     private readonly clock: () => Date,
   ) {
     super(options);
+  }
+
+  /**
+   * node-saml parses the verified XML (the signed Response, or the signed Assertion) to take its
+   * one Assertion out as a string; this parses it once and keeps the elements, so the checks
+   * below read the signed DOM itself instead of parsing the response and the assertion again.
+   * Anything else (no assertion, several, an encrypted one) goes to node-saml's own handling.
+   */
+  protected override async getSignedAssertion(signedXml: string): Promise<string | null> {
+    const root = parseXml(signedXml, 'signed content').documentElement;
+    const assertion = root.localName === 'Response' ? onlyChild(root, 'Assertion') : root;
+    if (assertion?.localName !== 'Assertion') return super.getSignedAssertion(signedXml);
+    this.signed = { root, assertion };
+    return assertion.toString();
   }
 
   protected override checkTimestampsValidityError(
@@ -165,6 +182,26 @@ function parseXml(xml: string, what: string): Document {
   return doc;
 }
 
+/** The one child element of `parent` with this local name (any namespace, as node-saml selects it). */
+function onlyChild(parent: Element, localName: string): Element | undefined {
+  let found: Element | undefined;
+  for (let node = parent.firstChild; node; node = node.nextSibling) {
+    if (node.nodeType !== 1 || (node as Element).localName !== localName) continue;
+    if (found) return undefined;
+    found = node as Element;
+  }
+  return found;
+}
+
+/** The root of the posted response, refused unless it is a samlp:Response. */
+function responseRoot(responseXml: string): Element {
+  const root = parseXml(responseXml, 'SAMLResponse').documentElement;
+  if (root.localName !== 'Response' || root.namespaceURI !== SAMLP_NS) {
+    throw new SsoFailure('invalid_response', 'The SAMLResponse is not a samlp:Response.');
+  }
+  return root;
+}
+
 function text(node: Node | undefined): string | undefined {
   const value = node?.textContent?.trim();
   return value === undefined || value === '' ? undefined : value;
@@ -195,11 +232,9 @@ export async function consumeSamlResponse(
   }
   const acsUrl = samlAcsUrl(scope.deps, connection.id);
   const responseXml = Buffer.from(form.SAMLResponse, 'base64').toString('utf8');
-  const responseDoc = parseXml(responseXml, 'SAMLResponse');
-  const root = responseDoc.documentElement;
-  if (root.localName !== 'Response' || root.namespaceURI !== SAMLP_NS) {
-    throw new SsoFailure('invalid_response', 'The SAMLResponse is not a samlp:Response.');
-  }
+  // node-saml's parser accepts a DOCTYPE: refused here before it parses (anywhere in the text, so
+  // one inside a comment is refused too). The rest of the document's checks run on node-saml's parse.
+  if (/<!DOCTYPE/i.test(responseXml)) throw new SsoFailure('invalid_response', 'The SAMLResponse carries a DOCTYPE.');
   const skewMs = clockSkewMs(scope.deps);
   const saml = new ScopedSaml(
     {
@@ -218,19 +253,25 @@ export async function consumeSamlResponse(
     },
     scope.now,
   );
-  let assertionXml: string;
   try {
     const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: form.SAMLResponse });
     if (!profile) throw new SsoFailure('invalid_response', 'The SAMLResponse carries no assertion.');
-    // The assertion exactly as its signature (or the response's) covers it: every check below
-    // reads this, never the document as posted.
-    assertionXml = profile.getAssertionXml?.() ?? '';
   } catch (error) {
+    // What is not XML or not a samlp:Response is refused as such, before node-saml's own reason.
+    responseRoot(responseXml);
     throw failureOf(error);
   }
-  const assertion = parseXml(assertionXml, 'assertion').documentElement;
+  if (!saml.signed) throw new SsoFailure('invalid_signature', 'The signed content holds no assertion.');
+  // The assertion exactly as its signature (or the response's) covers it: every check below
+  // reads it, never the document as posted.
+  const { assertion } = saml.signed;
   if (assertion.localName !== 'Assertion' || assertion.namespaceURI !== SAML_NS) {
     throw new SsoFailure('invalid_signature', 'The signed content is not an assertion.');
+  }
+  // A signed Response is the posted root itself, verified; an unsigned one is parsed from the post.
+  const root = saml.signed.root === assertion ? responseRoot(responseXml) : saml.signed.root;
+  if (root.localName !== 'Response' || root.namespaceURI !== SAMLP_NS) {
+    throw new SsoFailure('invalid_response', 'The SAMLResponse is not a samlp:Response.');
   }
 
   const destination = root.getAttribute('Destination');
