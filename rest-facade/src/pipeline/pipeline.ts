@@ -17,6 +17,7 @@ import { API_SECURITY_HEADERS, applyHeaders, PAGE_SECURITY_HEADERS } from '../se
 import {
   authenticate,
   clientOf,
+  clientRefusalOf,
   deviceOf,
   elevatedAccessOf,
   environmentOf,
@@ -295,6 +296,9 @@ function contextStep(p: Pipeline, ex: Exchange, surface: Surface, call: Call, id
   const { authorization } = ex.req.headers;
   const ctx = createInnerContext(p.deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
   ctx.client = clientOf(identity) ?? call.caller;
+  // A client token the authenticate step refused is refused as it stands, not checked again.
+  const refused = clientRefusalOf(identity);
+  if (refused) ctx.clientRefusal = refused;
   ctx.device = deviceOf(ex);
   ctx.elevatedAccess = elevatedAccessOf(ex.req);
   if (identity?.kind === 'admin' && identity.tokenId !== undefined) ctx.adminTokenId = identity.tokenId;
