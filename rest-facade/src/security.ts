@@ -29,6 +29,10 @@ export const API_SECURITY_HEADERS: Header[] = headersOf(
 
 export const PAGE_SECURITY_HEADERS: Header[] = headersOf(helmet({ contentSecurityPolicy: false }));
 
+/** The same, as the flat `[name, value, ...]` lists the pipeline's answers carry (exchange.ts `writeHead`). */
+export const API_SECURITY_LIST: readonly string[] = API_SECURITY_HEADERS.flat();
+export const PAGE_SECURITY_LIST: readonly string[] = PAGE_SECURITY_HEADERS.flat();
+
 export function applyHeaders(res: ServerResponse, headers: Header[]): void {
   for (const [name, value] of headers) res.setHeader(name, value);
 }

@@ -86,10 +86,10 @@ export function restCodec(options: RestOptions): Codec<RestRequest, Outcome> {
     dispatch: (ex, call, ctx) =>
       dispatch({ ex, route: call.matched.route, params: call.matched.params, query: call.query, body: call.body, ctx }),
     encode(ex, _call, outcome, ctx) {
-      writeOutcome(ex.res, bounded(outcome, maxResponseBytes), ctx.responseHeaders);
+      writeOutcome(ex, bounded(outcome, maxResponseBytes), ctx.responseHeaders);
     },
     encodeError(ex, error, headers) {
-      writeError(ex.res, error, headers);
+      writeError(ex, error, headers);
     },
   };
 }
