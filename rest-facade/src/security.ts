@@ -5,9 +5,10 @@ type Header = [name: string, value: string];
 
 /**
  * The security headers `helmet` sets, computed once at start-up (they do not depend on the
- * request) and applied with a few `setHeader` calls per request, so the hot path does not run
- * the middleware chain. API responses get a `default-src 'none'` policy; other pages no policy,
- * except the API reference page, which sets its own (docs.ts).
+ * request), so the hot path does not run the middleware chain: the pipeline's answers send them
+ * as a flat list in one `writeHead` (exchange.ts), the Express pages with `setHeader`. API
+ * responses get a `default-src 'none'` policy; other pages no policy, except the API reference
+ * page, which sets its own (docs.ts).
  */
 export function headersOf(middleware: ReturnType<typeof helmet>): Header[] {
   const headers: Header[] = [];
