@@ -47,7 +47,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '5' },
     port: { type: 'string', default: '19580' },
-    scenarios: { type: 'string', default: 'members,graphql,console' },
+    scenarios: { type: 'string', default: 'members,graphql,rest,console' },
     'pg-url': { type: 'string' },
     variant: { type: 'string', multiple: true },
   },
@@ -260,6 +260,12 @@ async function prepare(
           query: 'query Organization($id: ID!) { organization(id: $id) { id name } }',
           variables: { id: seededOrganizationId(1) },
         }),
+      },
+      // REST `GET /organizations/:id` with the environment's API key (issue #35's GET by id).
+      rest: {
+        method: 'GET',
+        path: `/organizations/${seededOrganizationId(1)}`,
+        headers: { Authorization: `Bearer ${env.api_key}` },
       },
       console: {
         method: 'GET',

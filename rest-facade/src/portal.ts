@@ -113,7 +113,7 @@ const sessionOf = (deps: Deps, req: Request) => portalSessionOfCookie(deps, cook
 /** A cookie-authenticated call refused: 403 `forbidden` in the contract's JSON (render.ts `writeError`). */
 function refusedJson(res: Response, message: string): void {
   noStore(res);
-  writeError(res, new ApiError(403, 'forbidden', message));
+  writeError({ res }, new ApiError(403, 'forbidden', message));
 }
 
 /**
@@ -276,7 +276,7 @@ export function portalRoutes(deps: Deps, assetsDir: string | undefined): Router 
       error.status === 413
         ? new ApiError(413, 'payload_too_large', 'The request body is too large.')
         : new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
-    writeError(res, refused);
+    writeError({ res }, refused);
   });
   return app;
 }

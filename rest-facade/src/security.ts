@@ -5,9 +5,10 @@ type Header = [name: string, value: string];
 
 /**
  * The security headers `helmet` sets, computed once at start-up (they do not depend on the
- * request) and applied with a few `setHeader` calls per request, so the hot path does not run
- * the middleware chain. API responses get a `default-src 'none'` policy; other pages no policy,
- * except the API reference page, which sets its own (docs.ts).
+ * request), so the hot path does not run the middleware chain: the pipeline's answers send them
+ * as a flat list in one `writeHead` (exchange.ts), the Express pages with `setHeader`. API
+ * responses get a `default-src 'none'` policy; other pages no policy, except the API reference
+ * page, which sets its own (docs.ts).
  */
 export function headersOf(middleware: ReturnType<typeof helmet>): Header[] {
   const headers: Header[] = [];
@@ -28,6 +29,10 @@ export const API_SECURITY_HEADERS: Header[] = headersOf(
 );
 
 export const PAGE_SECURITY_HEADERS: Header[] = headersOf(helmet({ contentSecurityPolicy: false }));
+
+/** The same, as the flat `[name, value, ...]` lists the pipeline's answers carry (exchange.ts `writeHead`). */
+export const API_SECURITY_LIST: readonly string[] = API_SECURITY_HEADERS.flat();
+export const PAGE_SECURITY_LIST: readonly string[] = PAGE_SECURITY_HEADERS.flat();
 
 export function applyHeaders(res: ServerResponse, headers: Header[]): void {
   for (const [name, value] of headers) res.setHeader(name, value);

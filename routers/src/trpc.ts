@@ -156,6 +156,7 @@ export const adminProcedure = t.procedure.use(({ ctx, next }) =>
  */
 export const clientProcedure = t.procedure.use(({ ctx, next }) =>
   guarded(async () => {
+    if (ctx.clientRefusal) throw ctx.clientRefusal;
     const { env, principal } = ctx.client ?? (await authenticateClientToken(ctx.deps, ctx.authorization, ctx.device));
     const scope: ClientScope = { db: ctx.deps.db, env, now: ctx.deps.now, deps: ctx.deps, client: principal };
     return next({ ctx: { scope } });

@@ -155,10 +155,7 @@ export function readBody(
     };
     const onData = (chunk: Buffer) => {
       if (size + chunk.length > bounds.limit) return refuse(tooLarge());
-      if (budget && !budget.take(chunk.length)) {
-        res?.setHeader('Retry-After', '1');
-        return refuse(new BodyBudgetExceeded());
-      }
+      if (budget && !budget.take(chunk.length)) return refuse(new BodyBudgetExceeded());
       size += chunk.length;
       chunks.push(chunk);
     };

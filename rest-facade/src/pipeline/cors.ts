@@ -1,4 +1,4 @@
-import type { Exchange } from './exchange.ts';
+import { type Exchange, writeHead } from './exchange.ts';
 import { GRAPHQL_PATH } from './graphql.ts';
 import { TRPC_BASE } from './trpc.ts';
 
@@ -8,6 +8,15 @@ export const CORS_ALLOW_HEADERS =
   'Authorization, Content-Type, WorkOS-Widgets-Version, WorkOS-Widgets-Type, x-elevated-access-token';
 /** How long a browser may reuse a preflight (Chromium caps it at 2 h). */
 export const CORS_MAX_AGE_SECONDS = 600;
+/** What an allowed preflight is answered with. */
+const PREFLIGHT_HEADERS = [
+  'Access-Control-Allow-Methods',
+  CORS_ALLOW_METHODS,
+  'Access-Control-Allow-Headers',
+  CORS_ALLOW_HEADERS,
+  'Access-Control-Max-Age',
+  String(CORS_MAX_AGE_SECONDS),
+];
 
 /**
  * The browser-facing surfaces: `/_widgets/…`, `/client/graphql`, and tRPC calls that are all
@@ -38,19 +47,15 @@ export function corsStep(allowed: readonly string[]): (ex: Exchange) => boolean 
   const origins = new Set(allowed);
   return (ex) => {
     if (!isClientSurface(ex.pathname)) return false;
-    const { res, req } = ex;
-    res.setHeader('Vary', 'Origin');
+    const { res, req, answerHeaders } = ex;
+    answerHeaders.push('Vary', 'Origin');
     const origin = req.headers.origin;
     const ok = typeof origin === 'string' && origins.has(origin);
-    if (ok) res.setHeader('Access-Control-Allow-Origin', origin);
+    if (ok) answerHeaders.push('Access-Control-Allow-Origin', origin);
     if (ex.method !== 'OPTIONS' || req.headers['access-control-request-method'] === undefined) return false;
-    if (ok) {
-      res.setHeader('Access-Control-Allow-Methods', CORS_ALLOW_METHODS);
-      res.setHeader('Access-Control-Allow-Headers', CORS_ALLOW_HEADERS);
-      res.setHeader('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS));
-    }
+    if (ok) answerHeaders.push(...PREFLIGHT_HEADERS);
     req.resume();
-    res.writeHead(204, { 'Content-Length': '0' });
+    writeHead(ex, 204, ['Content-Length', '0']);
     res.end();
     return true;
   };

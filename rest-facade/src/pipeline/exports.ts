@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { pipeline as streamPipeline } from 'node:stream/promises';
 import { ApiError, type AuditLogExportDownload, type Deps, openAuditLogExportDownload } from '@atrium/routers';
 import { parseQuery } from './body.ts';
+import { writeHead } from './exchange.ts';
 import { decodeSegment } from './path-params.ts';
 import type { Call, Codec } from './pipeline.ts';
 import type { Cost } from './rate-limit.ts';
@@ -53,11 +54,16 @@ export function exportDownloadCodec(deps: Deps): Codec<ExportDownloadCall, Audit
     },
     dispatch: (_ex, call) => openAuditLogExportDownload(deps, call.id, call.expires, call.signature),
     async encode(ex, _call, download) {
-      ex.res.statusCode = 200;
-      ex.res.setHeader('Content-Type', 'text/csv; charset=utf-8');
-      ex.res.setHeader('Content-Disposition', `attachment; filename="${download.filename}"`);
-      ex.res.setHeader('Content-Length', download.bytes);
-      ex.res.setHeader('Cache-Control', 'private, no-store');
+      writeHead(ex, 200, [
+        'Content-Type',
+        'text/csv; charset=utf-8',
+        'Content-Disposition',
+        `attachment; filename="${download.filename}"`,
+        'Content-Length',
+        download.bytes,
+        'Cache-Control',
+        'private, no-store',
+      ]);
       if (ex.method === 'HEAD') {
         ex.res.end();
         return;
@@ -68,7 +74,7 @@ export function exportDownloadCodec(deps: Deps): Codec<ExportDownloadCall, Audit
       });
     },
     encodeError(ex, error, headers) {
-      writeError(ex.res, error, headers);
+      writeError(ex, error, headers);
     },
   };
 }

@@ -11,7 +11,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { clientOf, clientRefusalOf, deviceOf } from './authenticate.ts';
-import type { Exchange } from './exchange.ts';
+import { type Exchange, namedIn, pushHeaders, writeHead } from './exchange.ts';
 import type { Call, Codec } from './pipeline.ts';
 import type { Cost } from './rate-limit.ts';
 import { logFailure } from './render.ts';
@@ -142,7 +142,10 @@ function writeGraphQLError(ex: Exchange, error: unknown, headers?: Record<string
   const { status, body } = trpcContractError(error);
   const code = graphqlCodeOf(status);
   const text = JSON.stringify({ errors: [{ message: body.message, extensions: { code, status } }] });
-  ex.res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...headers });
+  const own: string[] = [];
+  pushHeaders(own, headers);
+  if (!namedIn(own, 'Content-Type')) own.push('Content-Type', 'application/json; charset=utf-8');
+  writeHead(ex, status, own);
   ex.res.end(text);
 }
 
@@ -201,9 +204,10 @@ export function graphqlCodec(deps: Deps, options: GraphQLOptions = { introspecti
     },
     async encode(ex, _call, response) {
       const text = await response.text();
-      ex.res.writeHead(response.status, {
-        'Content-Type': response.headers.get('content-type') ?? 'application/json; charset=utf-8',
-      });
+      writeHead(ex, response.status, [
+        'Content-Type',
+        response.headers.get('content-type') ?? 'application/json; charset=utf-8',
+      ]);
       ex.res.end(text);
     },
     encodeError: writeGraphQLError,

@@ -1,5 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Deps, jwksOfClient } from '@atrium/routers';
+import { type Exchange, writeHead } from './exchange.ts';
 import { decodeSegment } from './path-params.ts';
 
 export const JWKS_TEMPLATE = '/sso/jwks/{clientId}';
@@ -21,16 +21,15 @@ function etagMatches(ifNoneMatch: string | string[] | undefined, etag: string): 
  * `jwksOfClient` the procedure returns), serialised once per key set. Refusing it would cost as
  * much as serving it, so it takes neither a rate-limit count nor an in-flight turn.
  */
-export async function serveJwks(deps: Deps, req: IncomingMessage, res: ServerResponse, pathname: string) {
+export async function serveJwks(deps: Deps, ex: Exchange) {
+  const { req, res, pathname } = ex;
   req.resume();
   const raw = pathname.slice(pathname.lastIndexOf('/') + 1);
   // Decoded as the other path parameters are; a malformed escape is looked up as sent (404).
   const clientId = decodeSegment(raw) ?? raw;
   const { body, etag } = await jwksOfClient(deps, clientId);
-  res.setHeader('Cache-Control', 'public, max-age=300');
-  res.setHeader('ETag', etag);
   if (etagMatches(req.headers['if-none-match'], etag)) {
-    res.statusCode = 304;
+    writeHead(ex, 304, ['Cache-Control', 'public, max-age=300', 'ETag', etag]);
     res.end();
     return;
   }
@@ -39,8 +38,7 @@ export async function serveJwks(deps: Deps, req: IncomingMessage, res: ServerRes
     text = JSON.stringify(body);
     serialisedJwks.set(body, text);
   }
-  res.statusCode = 200;
-  res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  const own = ['Cache-Control', 'public, max-age=300', 'ETag', etag, 'Content-Type', 'application/json'];
+  writeHead(ex, 200, [...own, 'Content-Length', Buffer.byteLength(text)]);
   res.end(text);
 }

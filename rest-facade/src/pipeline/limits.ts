@@ -52,16 +52,16 @@ export class Limits {
   }
 
   /**
-   * Counts the request against its caller's rate limit (setting the `RateLimit-*` headers):
+   * Counts the request against its caller's rate limit (adding the `RateLimit-*` headers to the answer's):
    * at once in memory, or a promise when the count is shared in PostgreSQL.
    */
   count(
     identity: Identity | undefined,
-    res: ServerResponse,
+    headers: string[],
     cost: Cost,
   ): Refusal | undefined | Promise<Refusal | undefined> {
     if (!this.rate || !identity) return undefined;
-    const admission = this.rate.admit(identity, res, cost);
+    const admission = this.rate.admit(identity, headers, cost);
     return admission instanceof Promise ? admission.then(refusalOf) : refusalOf(admission);
   }
 

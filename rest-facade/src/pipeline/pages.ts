@@ -1,9 +1,9 @@
-import type { ServerResponse } from 'node:http';
 import { ApiError, type Deps, trpcContractError } from '@atrium/routers';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { OpenAPIObject } from 'trpc-to-openapi';
-import { applyHeaders, PAGE_SECURITY_HEADERS } from '../security.ts';
+import { applyHeaders, PAGE_SECURITY_HEADERS, PAGE_SECURITY_LIST } from '../security.ts';
 import { consoleRoutes } from './console.ts';
+import { type Answer, pushHeaders, writeHead } from './exchange.ts';
 import { writeError } from './render.ts';
 
 /**
@@ -113,14 +113,23 @@ export function pagesApp(
   for (const routes of surfaces) app.use(routes);
   app.use(consoleRoutes(deps, baseUrl, assets.console));
   app.use((_req, res) => {
-    writeError(res, new ApiError(404, 'route_not_found', 'No such route.'));
+    writeError({ res }, new ApiError(404, 'route_not_found', 'No such route.'));
   });
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (trpcContractError(error).status >= 500) deps.log.error({ err: error }, 'unhandled error');
-    writeError(res, error);
+    writeError({ res }, error);
   });
   return app;
 }
+
+/** An error page's headers: the pages' security headers, its own policy (inline styles only) and type. */
+const ERROR_PAGE_HEADERS = [
+  ...PAGE_SECURITY_LIST,
+  'Content-Security-Policy',
+  "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+  'Content-Type',
+  'text/html; charset=utf-8',
+];
 
 /**
  * A small HTML page for a browser that cannot be sent back to an app (a failed sign-in with no
@@ -128,12 +137,11 @@ export function pagesApp(
  * escaped, with the pages' security headers. Never a secret: callers pass reason codes only.
  */
 export function writeErrorPage(
-  res: ServerResponse,
+  to: Answer,
   status: number,
   page: { title: string; reason: string; message: string },
+  headers?: Record<string, string>,
 ): void {
-  applyHeaders(res, PAGE_SECURITY_HEADERS);
-  res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
   const body = renderPage({
     title: page.title,
     lang: 'en',
@@ -143,8 +151,9 @@ export function writeErrorPage(
       `    <p>Reason: <code>${escapeHtml(page.reason)}</code></p>`,
     ].join('\n'),
   });
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
+  const own: (string | number)[] = [];
+  pushHeaders(own, headers);
+  own.push(...ERROR_PAGE_HEADERS, 'Content-Length', Buffer.byteLength(body));
+  writeHead(to, status, own);
+  to.res.end(body);
 }

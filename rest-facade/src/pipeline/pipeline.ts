@@ -13,10 +13,11 @@ import {
   serviceUnavailable,
 } from '@atrium/routers';
 import type { Metrics } from '../metrics.ts';
-import { API_SECURITY_HEADERS, applyHeaders, PAGE_SECURITY_HEADERS } from '../security.ts';
+import { API_SECURITY_LIST, PAGE_SECURITY_LIST } from '../security.ts';
 import {
   authenticate,
   clientOf,
+  clientRefusalOf,
   deviceOf,
   elevatedAccessOf,
   environmentOf,
@@ -27,7 +28,7 @@ import { type BodyBounds, BodyBudgetExceeded, closesConnection, readBody, readJs
 import { clientAddressOf, type ProxyPredicate } from './client-address.ts';
 import { consoleCredentials } from './console.ts';
 import { Deadlines } from './deadline.ts';
-import { beginExchange, type Exchange, idempotencyKeyOf } from './exchange.ts';
+import { beginExchange, type Exchange, idempotencyKeyOf, writeHead } from './exchange.ts';
 import { JWKS_TEMPLATE, serveJwks } from './jwks.ts';
 import { type Limits, type Refusal, shareOf as shareOfIdentity } from './limits.ts';
 import { labelOf, observe } from './observe.ts';
@@ -142,14 +143,14 @@ function routeStep(p: Pipeline, ex: Exchange): void {
   ex.logPath = p.routes.redact(ex.pathname);
   if (p.isSsoPath(ex.pathname)) {
     observe(p.deps, p.metrics, p.accessLog, ex, ssoLabelOf(ex.pathname));
-    applyHeaders(ex.res, API_SECURITY_HEADERS);
+    ex.answerHeaders.push(...API_SECURITY_LIST);
     const codec = p.sso as AnyCodec;
     run(p, codec, ex, undefined).catch((error: unknown) => fail(p, codec, ex, error));
     return;
   }
   if (p.isExportDownloadPath(ex.pathname)) {
     observe(p.deps, p.metrics, p.accessLog, ex, EXPORT_DOWNLOAD_LABEL);
-    applyHeaders(ex.res, API_SECURITY_HEADERS);
+    ex.answerHeaders.push(...API_SECURITY_LIST);
     const codec = p.exportDownload as AnyCodec;
     run(p, codec, ex, undefined).catch((error: unknown) => fail(p, codec, ex, error));
     return;
@@ -166,10 +167,13 @@ function routeStep(p: Pipeline, ex: Exchange): void {
     if (ex.pathname === METRICS_PATH && (ex.method === 'GET' || ex.method === 'HEAD')) {
       return void metricsPage(p, ex).catch((error: unknown) => fail(p, p.rest, ex, error));
     }
+    // Express's pages set their own headers one by one: the steps' go first, the same way.
+    const list = ex.answerHeaders;
+    for (let i = 0; i < list.length; i += 2) ex.res.setHeader(list[i] as string, list[i + 1] as string);
     p.pages(ex.req, ex.res);
     return;
   }
-  applyHeaders(ex.res, API_SECURITY_HEADERS);
+  ex.answerHeaders.push(...API_SECURITY_LIST);
   if (route.kind === 'method') {
     ex.req.resume();
     const error = new ApiError(405, 'method_not_allowed', `${ex.method} is not allowed here.`);
@@ -177,7 +181,7 @@ function routeStep(p: Pipeline, ex: Exchange): void {
     return;
   }
   if (template === JWKS_TEMPLATE && ex.method === 'GET') {
-    return void serveJwks(p.deps, ex.req, ex.res, ex.pathname).catch((error: unknown) => fail(p, p.rest, ex, error));
+    return void serveJwks(p.deps, ex).catch((error: unknown) => fail(p, p.rest, ex, error));
   }
   const codec = (scimCall ? p.scim : graphqlCall ? p.graphql : template === undefined ? p.trpc : p.rest) as AnyCodec;
   run(p, codec, ex, matched).catch((error: unknown) => fail(p, codec, ex, error));
@@ -193,7 +197,7 @@ async function run(p: Pipeline, codec: AnyCodec, ex: Exchange, matched: MatchedR
   if (!call) return;
   const identifying = p.limits.identify(ex, codec.surface);
   const identity = identifying && (await identifying);
-  const counted = p.limits.count(identity, ex.res, call.cost);
+  const counted = p.limits.count(identity, ex.answerHeaders, call.cost);
   const limited = counted instanceof Promise ? await counted : counted;
   if (limited) return refuse(codec, ex, limited);
   const checking = codec.credential?.(ex, call, identity);
@@ -257,7 +261,11 @@ async function bodyStep(p: Pipeline, codec: AnyCodec, ex: Exchange, call: Call):
     return true;
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
-    if (error instanceof BodyBudgetExceeded) ex.shed = true;
+    if (error instanceof BodyBudgetExceeded) {
+      ex.shed = true;
+      codec.encodeError(ex, error, { 'Retry-After': '1' });
+      return false;
+    }
     codec.encodeError(ex, error, closesConnection(error.status) ? { Connection: 'close' } : undefined);
     return false;
   }
@@ -295,6 +303,9 @@ function contextStep(p: Pipeline, ex: Exchange, surface: Surface, call: Call, id
   const { authorization } = ex.req.headers;
   const ctx = createInnerContext(p.deps, authorization, ex.requestId, idempotencyKeyOf(ex), environmentOf(identity));
   ctx.client = clientOf(identity) ?? call.caller;
+  // A client token the authenticate step refused is refused as it stands, not checked again.
+  const refused = clientRefusalOf(identity);
+  if (refused) ctx.clientRefusal = refused;
   ctx.device = deviceOf(ex);
   ctx.elevatedAccess = elevatedAccessOf(ex.req);
   if (identity?.kind === 'admin' && identity.tokenId !== undefined) ctx.adminTokenId = identity.tokenId;
@@ -348,7 +359,7 @@ const adminRequired = () => new ApiError(401, 'unauthorized', 'Unauthorized: a v
  * surface), outside the limits so a scrape is answered under load too.
  */
 async function metricsPage(p: Pipeline, ex: Exchange): Promise<void> {
-  applyHeaders(ex.res, PAGE_SECURITY_HEADERS);
+  ex.answerHeaders.push(...PAGE_SECURITY_LIST);
   ex.req.resume();
   const identity = await authenticate(p.deps, ex, 'admin');
   if (identity.kind !== 'admin') {
@@ -356,10 +367,7 @@ async function metricsPage(p: Pipeline, ex: Exchange): Promise<void> {
     return;
   }
   const text = await p.metrics.registry.metrics();
-  ex.res.writeHead(200, {
-    'Content-Type': p.metrics.registry.contentType,
-    'Content-Length': Buffer.byteLength(text),
-  });
+  writeHead(ex, 200, ['Content-Type', p.metrics.registry.contentType, 'Content-Length', Buffer.byteLength(text)]);
   ex.res.end(ex.method === 'HEAD' ? undefined : text);
 }
 

@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import { ApiError, type SharedCount } from '@atrium/routers';
 import type { Identity } from './authenticate.ts';
 
@@ -213,17 +212,18 @@ export class RateLimits {
   }
 
   /**
-   * Counts the request against its caller's limits and sets the `RateLimit-*` headers: a key's
+   * Counts the request against its caller's limits and adds the `RateLimit-*` headers to the
+   * answer's `[name, value, ...]` list (exchange.ts `writeHead`): a key's
    * requests, then (when still allowed) its organization deletes, or a client token's
    * organization; the headers name the bucket that refused, else the one with less left.
    */
-  admit(caller: Identity, res: ServerResponse, cost: Cost): Admission | Promise<Admission> {
+  admit(caller: Identity, headers: string[], cost: Cost): Admission | Promise<Admission> {
     const requests = Math.max(1, cost.requests);
     if (caller.kind === 'address') {
       const count = this.addresses.consume(caller.key, requests);
-      return answer(res, this.addressPolicy, this.options.unauthenticated, count);
+      return answer(headers, this.addressPolicy, this.options.unauthenticated, count);
     }
-    return this.admitBoth(res, requests, this.secondBucket(caller, cost), this.counted, caller.key);
+    return this.admitBoth(headers, requests, this.secondBucket(caller, cost), this.counted, caller.key);
   }
 
   /** What a caller counts besides its requests: organization deletes, or a client token's organization. */
@@ -243,7 +243,7 @@ export class RateLimits {
 
   /** The caller's own bucket, then (when it allowed the request) the second one. */
   private admitBoth<R extends Count | Promise<Count>>(
-    res: ServerResponse,
+    headers: string[],
     requests: number,
     second: Second | undefined,
     counted: (bucket: Bucket, key: string, points: number) => R,
@@ -253,8 +253,8 @@ export class RateLimits {
     const settle = (first: Count, other: Count | undefined): Admission => {
       const byOther = second && other && first.ok && (!other.ok || other.remaining < first.remaining);
       return byOther
-        ? answer(res, second.bucket.policy, second.bucket.limit, other)
-        : answer(res, own.policy, own.limit, first);
+        ? answer(headers, second.bucket.policy, second.bucket.limit, other)
+        : answer(headers, own.policy, own.limit, first);
     };
     const firstCount = counted(own, key, requests);
     const then = (first: Count): Admission | Promise<Admission> => {
@@ -331,8 +331,17 @@ function remember<T>(map: Map<string, T>, key: string, value: T): void {
   map.set(key, value);
 }
 
-function answer(res: ServerResponse, policy: string, limit: number, count: Count): Admission {
-  setHeaders(res, policy, limit, count);
+function answer(headers: string[], policy: string, limit: number, count: Count): Admission {
+  headers.push(
+    'RateLimit-Policy',
+    policy,
+    'RateLimit-Limit',
+    String(limit),
+    'RateLimit-Remaining',
+    String(count.remaining),
+    'RateLimit-Reset',
+    String(Math.max(0, Math.ceil(count.msBeforeNext / 1000))),
+  );
   if (count.ok) return { ok: true };
   const retryAfter = Math.max(1, Math.ceil(count.msBeforeNext / 1000));
   return {
@@ -340,11 +349,4 @@ function answer(res: ServerResponse, policy: string, limit: number, count: Count
     retryAfter,
     error: new ApiError(429, 'rate_limit_exceeded', `Too many requests. Retry after ${retryAfter} seconds.`),
   };
-}
-
-function setHeaders(res: ServerResponse, policy: string, limit: number, count: Count): void {
-  res.setHeader('RateLimit-Policy', policy);
-  res.setHeader('RateLimit-Limit', String(limit));
-  res.setHeader('RateLimit-Remaining', String(count.remaining));
-  res.setHeader('RateLimit-Reset', String(Math.max(0, Math.ceil(count.msBeforeNext / 1000))));
 }

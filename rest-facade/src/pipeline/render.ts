@@ -1,5 +1,5 @@
-import type { ServerResponse } from 'node:http';
 import { ApiError, apiErrorOf, type Deps, trpcContractError } from '@atrium/routers';
+import { type Answer, namedIn, pushHeaders, writeHead } from './exchange.ts';
 
 /** The most bytes one response body may hold (the contract's 16 MiB), on every surface. */
 export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -57,26 +57,27 @@ export function bounded(outcome: Outcome, maxBytes: number): Outcome {
   return Buffer.byteLength(outcome.body) > maxBytes ? errorOutcome(responseTooLarge(maxBytes)) : outcome;
 }
 
-/** Writes an outcome with its length; the headers steps set before (ids, limits) stay. */
-export function writeOutcome(res: ServerResponse, outcome: Outcome, headers?: Record<string, string>): void {
-  res.statusCode = outcome.status;
-  if (outcome.contentType) res.setHeader('Content-Type', outcome.contentType);
-  if (outcome.headers) for (const name in outcome.headers) res.setHeader(name, outcome.headers[name] as string);
-  if (headers) for (const name in headers) res.setHeader(name, headers[name] as string);
-  if (outcome.body === undefined) {
-    res.end();
-    return;
-  }
-  res.setHeader('Content-Length', Buffer.byteLength(outcome.body));
-  res.end(outcome.body);
+/**
+ * Writes an outcome with its length, after the headers the steps gathered (ids, limits); `headers`
+ * (the procedures', a refusal's) win over the outcome's own.
+ */
+export function writeOutcome(to: Answer, outcome: Outcome, headers?: Record<string, string>): void {
+  const own: (string | number)[] = [];
+  pushHeaders(own, headers);
+  pushHeaders(own, outcome.headers);
+  if (outcome.contentType && !namedIn(own, 'Content-Type')) own.push('Content-Type', outcome.contentType);
+  if (outcome.body !== undefined) own.push('Content-Length', Buffer.byteLength(outcome.body));
+  writeHead(to, outcome.status, own);
+  if (outcome.body === undefined) to.res.end();
+  else to.res.end(outcome.body);
 }
 
 /**
  * Renders an error in the contract's JSON: the REST codec's error encoding, and the pages'
  * (pages.ts, portal.ts, console.ts). The bound cannot apply: error bodies are small.
  */
-export function writeError(res: ServerResponse, error: unknown, headers?: Record<string, string>): void {
-  writeOutcome(res, errorOutcome(error), headers);
+export function writeError(to: Answer, error: unknown, headers?: Record<string, string>): void {
+  writeOutcome(to, errorOutcome(error), headers);
 }
 
 /** A 5xx is the service's fault: logged with its cause and the request's id and path (secrets redacted). */

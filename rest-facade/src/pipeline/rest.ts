@@ -1,5 +1,5 @@
 import { ApiError, authenticateApiKey, authenticateClientToken, type Deps } from '@atrium/routers';
-import { deviceOf, type Identity } from './authenticate.ts';
+import { clientRefusalOf, deviceOf, type Identity } from './authenticate.ts';
 import { parseQuery } from './body.ts';
 import type { RestDispatcher } from './dispatch.ts';
 import type { Exchange } from './exchange.ts';
@@ -36,10 +36,19 @@ const CLIENT_PREFIX = '/_widgets/';
  * procedure's guard would give, from the same check, before its body is read. Undefined when
  * the check passes after all.
  */
-async function refusalWithoutCredential(deps: Deps, ex: Exchange, template: string): Promise<ApiError | undefined> {
+async function refusalWithoutCredential(
+  deps: Deps,
+  ex: Exchange,
+  template: string,
+  identity: Identity,
+): Promise<ApiError | undefined> {
   const { authorization } = ex.req.headers;
+  const client = template.startsWith(CLIENT_PREFIX);
+  // The authenticate step refused this client token already (its held permissions read once, not twice).
+  const refused = client ? clientRefusalOf(identity) : undefined;
+  if (refused) return refused;
   try {
-    if (template.startsWith(CLIENT_PREFIX)) await authenticateClientToken(deps, authorization, deviceOf(ex));
+    if (client) await authenticateClientToken(deps, authorization, deviceOf(ex));
     else await authenticateApiKey(deps, authorization);
     return undefined;
   } catch (error) {
@@ -72,15 +81,15 @@ export function restCodec(options: RestOptions): Codec<RestRequest, Outcome> {
     },
     credential(ex, call, identity: Identity | undefined) {
       if (call.reads === undefined || identity?.kind !== 'address') return undefined;
-      return refusalWithoutCredential(deps, ex, call.matched.template);
+      return refusalWithoutCredential(deps, ex, call.matched.template, identity);
     },
     dispatch: (ex, call, ctx) =>
       dispatch({ ex, route: call.matched.route, params: call.matched.params, query: call.query, body: call.body, ctx }),
     encode(ex, _call, outcome, ctx) {
-      writeOutcome(ex.res, bounded(outcome, maxResponseBytes), ctx.responseHeaders);
+      writeOutcome(ex, bounded(outcome, maxResponseBytes), ctx.responseHeaders);
     },
     encodeError(ex, error, headers) {
-      writeError(ex.res, error, headers);
+      writeError(ex, error, headers);
     },
   };
 }

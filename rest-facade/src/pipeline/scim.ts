@@ -17,7 +17,7 @@ import {
 } from '@atrium/routers';
 import { directoryOf, type Identity } from './authenticate.ts';
 import { parseQuery } from './body.ts';
-import type { Exchange } from './exchange.ts';
+import { type Exchange, pushHeaders, writeHead } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
 import { decodeSegment } from './path-params.ts';
 import type { Call, Codec } from './pipeline.ts';
@@ -104,16 +104,16 @@ function scimErrorBody(error: unknown): { status: number; body: string; api: Api
 }
 
 function writeScim(ex: Exchange, status: number, body: string | undefined, headers?: Record<string, string>): void {
-  const { res } = ex;
-  res.statusCode = status;
-  if (headers) for (const name in headers) res.setHeader(name, headers[name] as string);
+  const own: (string | number)[] = [];
+  pushHeaders(own, headers);
   if (body === undefined) {
-    res.end();
+    writeHead(ex, status, own);
+    ex.res.end();
     return;
   }
-  res.setHeader('Content-Type', SCIM_CONTENT_TYPE);
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
+  own.push('Content-Type', SCIM_CONTENT_TYPE, 'Content-Length', Buffer.byteLength(body));
+  writeHead(ex, status, own);
+  ex.res.end(body);
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   trpcContractError,
 } from '@atrium/routers';
 import { parseQuery } from './body.ts';
-import type { Exchange } from './exchange.ts';
+import { type Exchange, pushHeaders, writeHead } from './exchange.ts';
 import { writeErrorPage } from './pages.ts';
 import { decodeSegment } from './path-params.ts';
 import type { Call, Codec } from './pipeline.ts';
@@ -114,10 +114,7 @@ function fieldsOf(ex: Exchange, raw: Buffer | undefined): Record<string, string>
 }
 
 function redirect(ex: Exchange, location: string): void {
-  ex.res.statusCode = 302;
-  ex.res.setHeader('Location', location);
-  ex.res.setHeader('Cache-Control', 'no-store');
-  ex.res.setHeader('Content-Length', 0);
+  writeHead(ex, 302, ['Location', location, 'Cache-Control', 'no-store', 'Content-Length', 0]);
   ex.res.end();
 }
 
@@ -129,19 +126,22 @@ function browserOutcome(ex: Exchange, outcome: BrowserOutcome): void {
   }
   const error = outcome.error ?? { reason: 'sso_failed', message: 'The sign-in failed.' };
   const signedOut = error.reason === 'signed_out';
-  writeErrorPage(ex.res, signedOut ? 200 : 400, {
+  writeErrorPage(ex, signedOut ? 200 : 400, {
     title: signedOut ? 'Signed out' : 'Sign-in failed',
     reason: error.reason,
     message: error.message,
   });
 }
 
-function writeJson(ex: Exchange, status: number, body: unknown): void {
+const JSON_HEADERS = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
+
+function writeJson(ex: Exchange, status: number, body: unknown, headers?: Record<string, string>): void {
   const text = JSON.stringify(body);
-  ex.res.statusCode = status;
-  ex.res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  ex.res.setHeader('Cache-Control', 'no-store');
-  ex.res.setHeader('Content-Length', Buffer.byteLength(text));
+  const own: (string | number)[] = [];
+  pushHeaders(own, headers);
+  pushHeaders(own, JSON_HEADERS);
+  own.push('Content-Length', Buffer.byteLength(text));
+  writeHead(ex, status, own);
   ex.res.end(text);
 }
 
@@ -218,9 +218,12 @@ export function ssoCodec(deps: Deps): Codec<SsoCall, unknown> {
           return writeJson(ex, 200, result);
         case 'metadata': {
           const xml = result as string;
-          ex.res.statusCode = 200;
-          ex.res.setHeader('Content-Type', 'application/samlmetadata+xml; charset=utf-8');
-          ex.res.setHeader('Content-Length', Buffer.byteLength(xml));
+          writeHead(ex, 200, [
+            'Content-Type',
+            'application/samlmetadata+xml; charset=utf-8',
+            'Content-Length',
+            Buffer.byteLength(xml),
+          ]);
           ex.res.end(ex.method === 'HEAD' ? undefined : xml);
           return;
         }
@@ -232,18 +235,21 @@ export function ssoCodec(deps: Deps): Codec<SsoCall, unknown> {
       const kind = routeOf(ex.pathname)?.kind;
       const api = apiErrorOf(error);
       if (kind === 'token' && api && OAUTH.has(api.apiCode)) {
-        if (headers) for (const name in headers) ex.res.setHeader(name, headers[name] as string);
         // Upstream's OAuth shape, with the contract's `code` and `message` beside it.
         const body = { error: api.apiCode, error_description: api.message, code: api.apiCode, message: api.message };
-        return writeJson(ex, api.status, body);
+        return writeJson(ex, api.status, body, headers);
       }
       const browser = kind === 'acs' || kind === 'callback' || kind === 'logout';
       if (browser && (!api || api.status < 429)) {
         const { status, body } = trpcContractError(error);
-        if (headers) for (const name in headers) ex.res.setHeader(name, headers[name] as string);
-        return writeErrorPage(ex.res, status, { title: 'Sign-in failed', reason: body.code, message: body.message });
+        return writeErrorPage(
+          ex,
+          status,
+          { title: 'Sign-in failed', reason: body.code, message: body.message },
+          headers,
+        );
       }
-      writeError(ex.res, error, headers);
+      writeError(ex, error, headers);
     },
   };
 }

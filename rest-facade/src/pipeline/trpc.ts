@@ -9,7 +9,7 @@ import {
 } from '@atrium/routers';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import { resolveResponse } from '@trpc/server/http';
-import type { Exchange } from './exchange.ts';
+import { type Exchange, writeHead } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
 import type { Call, Codec } from './pipeline.ts';
 import { logFailure, MAX_BATCH_CALLS, type Outcome, responseTooLarge, writeOutcome } from './render.ts';
@@ -132,16 +132,16 @@ export function trpcCodec(deps: Deps, maxBytes: number, maxBodyBytes: number): C
       });
     },
     async encode(ex, _call, response) {
-      const { res } = ex;
-      res.statusCode = response.status;
-      for (const [name, value] of response.headers) res.setHeader(name, value);
       const body = await boundedBody(response, maxBytes);
-      if (body === undefined) return writeOutcome(res, trpcErrorOutcome(ex, responseTooLarge(maxBytes)));
-      res.setHeader('Content-Length', body.byteLength);
-      res.end(body);
+      if (body === undefined) return writeOutcome(ex, trpcErrorOutcome(ex, responseTooLarge(maxBytes)));
+      const own: (string | number)[] = [];
+      for (const [name, value] of response.headers) own.push(name, value);
+      own.push('Content-Length', body.byteLength);
+      writeHead(ex, response.status, own);
+      ex.res.end(body);
     },
     encodeError(ex, error, headers) {
-      writeOutcome(ex.res, trpcErrorOutcome(ex, error), headers);
+      writeOutcome(ex, trpcErrorOutcome(ex, error), headers);
     },
   };
 }

@@ -1,5 +1,6 @@
 // The call context every transport hands to a procedure: the raw credentials of one request.
 import type { Deps } from './deps.ts';
+import type { ApiError } from './errors.ts';
 import type { ClientPrincipal, DirectoryPrincipal } from './principals.ts';
 import type { EnvironmentInfo } from './scope.ts';
 
@@ -24,6 +25,11 @@ export interface Context {
    * request, for the per-user limits); `clientProcedure` verifies it otherwise.
    */
   client?: { env: EnvironmentInfo; principal: ClientPrincipal } | undefined;
+  /**
+   * The refusal of `authorization`'s client token when the transport has checked it already (a
+   * revoked session, for the limits): `clientProcedure` throws it rather than check it again.
+   */
+  clientRefusal?: ApiError | undefined;
   /**
    * The SCIM caller (a directory's bearer token), when the transport has verified it already (once
    * per request, for the limits); `scimProcedure` verifies it otherwise.

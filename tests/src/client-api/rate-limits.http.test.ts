@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import { DEFAULT_RATE_LIMITS, RateLimits } from '@atrium/rest-facade';
 import { type ClientCaller, consumeSharedWindow } from '@atrium/routers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,13 +89,13 @@ describe('the organization bucket in the shared (PostgreSQL) store', () => {
       organizationKey: `client-org:${run}:${organization}`,
       caller: {} as ClientCaller,
     });
-    const headers: Record<string, string> = {};
-    const res = { setHeader: (name: string, value: string) => (headers[name] = value) } as unknown as ServerResponse;
     const cost = { requests: 1, organizationDeletes: 0 };
     const outcomes: string[] = [];
     const admit = async (i: number, who: ReturnType<typeof caller>) => {
-      const admission = await processes[i % 2]!.admit(who, res, cost);
-      outcomes.push(`${admission.ok ? 'ok' : 'refused'} ${headers['RateLimit-Policy']}`);
+      // The answer's headers, `[name, value, ...]`, as the pipeline sends them.
+      const headers: string[] = [];
+      const admission = await processes[i % 2]!.admit(who, headers, cost);
+      outcomes.push(`${admission.ok ? 'ok' : 'refused'} ${headers[headers.indexOf('RateLimit-Policy') + 1]}`);
     };
     for (let i = 0; i < 4; i++) await admit(i, caller('a', 'org1'));
     for (let i = 0; i < 3; i++) await admit(i, caller('b', 'org1'));

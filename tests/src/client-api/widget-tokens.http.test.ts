@@ -5,6 +5,7 @@ import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { ALL_WIDGET_SCOPES, clientFor, clientSetup, trpcFor } from '../helpers/client.ts';
 import { storedEvents } from '../helpers/events.ts';
+import { statementsOf } from '../helpers/statements.ts';
 import { newEnvironment, type TestEnvironment } from '../helpers/world.ts';
 import { addMember } from './members-helpers.ts';
 import { anotherToken } from './self-helpers.ts';
@@ -128,6 +129,44 @@ describe('widget token scopes (item 1)', () => {
     // Promoted again, the same token works again: the permission is the roles' of the moment.
     await env.http.put(`/user_management/organization_memberships/${admin.membershipId}`, { role_slug: 'admin' });
     expect((await http.get(`${BASE}/members`)).status).toBe(200);
+  });
+
+  it('checks a refused token once per request on REST and tRPC: its permissions read alone, nothing changed', async () => {
+    const env = await newEnvironment();
+    const { organizationId } = await organizationWithMember(env);
+    const admin = await addMember(env, organizationId, { roleSlug: 'admin' });
+    const issued = await widgetToken(env, {
+      organization_id: organizationId,
+      user_id: admin.userId,
+      scopes: ['widgets:users-table:manage'],
+    });
+    const { http } = clientFor(env, issued.body.token);
+    // The first use verifies the token and reads the environment (both cached after).
+    expect((await http.get(`${BASE}/members`)).status).toBe(200);
+    const deactivated = await env.http.put(
+      `/user_management/organization_memberships/${admin.membershipId}/deactivate`,
+      {},
+    );
+    expect(deactivated.status).toBe(200);
+
+    // Refused on its next use on each transport, by one read of the permissions the membership holds.
+    const get = await statementsOf(env.deps.db, () => http.get(`${BASE}/members`));
+    expect(get.result).toMatchObject({ status: 403, body: { code: 'invalid_client_token' } });
+    expect(get.statements).toHaveLength(1);
+    expect(get.statements[0]).toMatch(/from "organization_memberships"[\s\S]*"permissions"/);
+    const post = await statementsOf(env.deps.db, () =>
+      http.post(`${BASE}/members/${admin.userId}`, { roles: ['admin'] }),
+    );
+    expect(post.result).toMatchObject({ status: 403, body: { code: 'invalid_client_token' } });
+    expect(post.statements).toHaveLength(1);
+    const trpc = await statementsOf(env.deps.db, () =>
+      trpcFor(env, issued.body.token)
+        .client.members.updateRole.mutate({ userId: admin.userId, roleSlugs: ['admin'] })
+        .catch((e: unknown) => e),
+    );
+    expect((trpc.result as { data?: { httpStatus?: number } }).data?.httpStatus).toBe(403);
+    expect(trpc.statements).toHaveLength(1);
+    expect(await rolesOf(env, admin.membershipId)).toEqual(['admin']);
   });
 });
 
