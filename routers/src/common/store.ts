@@ -57,4 +57,8 @@ const scopedRead = perHandleAndKey((db: Db, table: ScopedTable) =>
 );
 
 /** A LIKE pattern matching `text` anywhere, its `%`, `_` and backslash taken literally (a search box's text). */
+/** A column qualified by its table, for subqueries and JSON tuples that must name the outer row. */
+export const qualified = (column: AnyPgColumn): SQL =>
+  sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
+
 export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -1,6 +1,6 @@
 import { type Db, organizationDomains as d, organizations } from '@atrium/db';
-import { and, asc, eq, getTableName, inArray, ne, type SQL, sql } from 'drizzle-orm';
-import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
+import { qualified } from '../common/store.ts';
 
 export type DomainRow = typeof d.$inferSelect;
 export type NewDomainRow = typeof d.$inferInsert;
@@ -21,10 +21,6 @@ export type DomainRecord = Pick<
   | 'verificationToken'
   | 'verificationFailedReason'
 > & { createdAt: Date | string; updatedAt: Date | string };
-
-/** A column qualified by its table, for subqueries that must name the outer row. */
-export const qualified = (column: AnyPgColumn): SQL =>
-  sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
 
 /** `domainTuple` as JSON gives it: positional, in the order `fromDomainTuple` reads. */
 export type DomainTuple = [

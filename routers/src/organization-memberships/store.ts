@@ -14,8 +14,7 @@ import {
   users,
 } from '@atrium/db';
 import { and, asc, desc, eq, getTableColumns, inArray, ne, type SQL, sql } from 'drizzle-orm';
-import { loadScoped, orNotFound, scopedId } from '../common/store.ts';
-import { qualified as q } from '../domain-claims/store.ts';
+import { loadScoped, orNotFound, qualified as q, scopedId } from '../common/store.ts';
 import type { UserRecord } from '../user-wire.ts';
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect & {

@@ -12,14 +12,8 @@ import {
   renderedOnce,
 } from '@atrium/db';
 import { and, asc, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
-import { loadScoped, type RowLock, scopedId } from '../common/store.ts';
-import {
-  type DomainRecord,
-  type DomainTuple,
-  domainTuple,
-  fromDomainTuple,
-  qualified as q,
-} from '../domain-claims/store.ts';
+import { loadScoped, qualified as q, type RowLock, scopedId } from '../common/store.ts';
+import { type DomainRecord, type DomainTuple, domainTuple, fromDomainTuple } from '../domain-claims/store.ts';
 import { writeWithEvent } from '../events/store.ts';
 import type { Scope } from '../kernel/scope.ts';
 
