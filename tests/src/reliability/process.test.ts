@@ -19,6 +19,12 @@ const databaseUrl = inject('databaseUrl');
 const LOAD = Number(process.env.CRASH_LOAD ?? 60);
 
 const processStats = { requests: 0, kills: 0, terms: 0, fiveXx: 0 };
+/**
+ * Each test starts real server processes (two for the SIGKILL one: the crash, then the recovery),
+ * which on PGlite open their data directory each time: about 15-30 s when CI runs the two
+ * storages side by side on two cores, against vitest's 30 s default.
+ */
+const PROCESS_TEST_MS = 90_000;
 
 describe('server process', () => {
   let dir: string;
@@ -101,7 +107,7 @@ describe('server process', () => {
     });
     expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
     expect(heard).toContain(`Atrium is listening on http://127.0.0.1:${port}`);
-  });
+  }, PROCESS_TEST_MS);
 
   it('drains in-flight requests on SIGTERM, stops, and exits 0', async () => {
     const data = join(dir, 'term');
@@ -139,7 +145,7 @@ describe('server process', () => {
       again.child.kill('SIGTERM');
       await again.exited;
     }
-  });
+  }, PROCESS_TEST_MS);
 
   it(`keeps every acknowledged write after SIGKILL in the middle of ${LOAD} concurrent creates`, async () => {
     const data = join(dir, 'kill');
@@ -186,5 +192,5 @@ describe('server process', () => {
       again.child.kill('SIGTERM');
       await again.exited;
     }
-  });
+  }, PROCESS_TEST_MS);
 });
