@@ -42,6 +42,19 @@ async function organizationWithMember(env: TestEnvironment) {
   return { organizationId: org.body.id as string, member };
 }
 
+/** An organization's admin and a widget token of theirs for the members table. */
+async function adminWithMembersToken() {
+  const env = await newEnvironment();
+  const { organizationId } = await organizationWithMember(env);
+  const admin = await addMember(env, organizationId, { roleSlug: 'admin' });
+  const issued = await widgetToken(env, {
+    organization_id: organizationId,
+    user_id: admin.userId,
+    scopes: ['widgets:users-table:manage'],
+  });
+  return { env, admin, issued };
+}
+
 describe('widget token scopes (item 1)', () => {
   it("a member asking for the users table's manage scope gets a token without it, and cannot make themself admin", async () => {
     const env = await newEnvironment();
@@ -100,14 +113,7 @@ describe('widget token scopes (item 1)', () => {
   });
 
   it("refuses a demoted admin's earlier token at once, on REST, GraphQL and tRPC", async () => {
-    const env = await newEnvironment();
-    const { organizationId } = await organizationWithMember(env);
-    const admin = await addMember(env, organizationId, { roleSlug: 'admin' });
-    const issued = await widgetToken(env, {
-      organization_id: organizationId,
-      user_id: admin.userId,
-      scopes: ['widgets:users-table:manage'],
-    });
+    const { env, admin, issued } = await adminWithMembersToken();
     const { http, graphql } = clientFor(env, issued.body.token);
     expect((await http.get(`${BASE}/members`)).status).toBe(200);
 
@@ -132,14 +138,7 @@ describe('widget token scopes (item 1)', () => {
   });
 
   it('checks a refused token once per request on REST and tRPC: its permissions read alone, nothing changed', async () => {
-    const env = await newEnvironment();
-    const { organizationId } = await organizationWithMember(env);
-    const admin = await addMember(env, organizationId, { roleSlug: 'admin' });
-    const issued = await widgetToken(env, {
-      organization_id: organizationId,
-      user_id: admin.userId,
-      scopes: ['widgets:users-table:manage'],
-    });
+    const { env, admin, issued } = await adminWithMembersToken();
     const { http } = clientFor(env, issued.body.token);
     // The first use verifies the token and reads the environment (both cached after).
     expect((await http.get(`${BASE}/members`)).status).toBe(200);
