@@ -42,17 +42,13 @@ async function organizationWithMember(env: TestEnvironment) {
   return { organizationId: org.body.id as string, member };
 }
 
-/** An organization's admin and a widget token of theirs for the members table. */
-async function adminWithMembersToken() {
+/** An organization's admin and the widget token they asked for (by default, the members table's). */
+async function adminWithToken(scopes = ['widgets:users-table:manage']) {
   const env = await newEnvironment();
   const { organizationId } = await organizationWithMember(env);
   const admin = await addMember(env, organizationId, { roleSlug: 'admin' });
-  const issued = await widgetToken(env, {
-    organization_id: organizationId,
-    user_id: admin.userId,
-    scopes: ['widgets:users-table:manage'],
-  });
-  return { env, admin, issued };
+  const issued = await widgetToken(env, { organization_id: organizationId, user_id: admin.userId, scopes });
+  return { env, organizationId, admin, issued };
 }
 
 describe('widget token scopes (item 1)', () => {
@@ -84,14 +80,12 @@ describe('widget token scopes (item 1)', () => {
   });
 
   it('grants the asked scopes that the roles hold, in the order asked, once each', async () => {
-    const env = await newEnvironment();
-    const { organizationId } = await organizationWithMember(env);
-    const admin = await addMember(env, organizationId, { roleSlug: 'admin' });
-    const issued = await widgetToken(env, {
-      organization_id: organizationId,
-      user_id: admin.userId,
-      scopes: ['widgets:sso:manage', 'widgets:users-table:manage', 'widgets:sso:manage', 'widgets:pipes:manage'],
-    });
+    const { env, organizationId, issued } = await adminWithToken([
+      'widgets:sso:manage',
+      'widgets:users-table:manage',
+      'widgets:sso:manage',
+      'widgets:pipes:manage',
+    ]);
     expect(issued.status).toBe(201);
     // pipes: known to the widgets, held by no role here.
     expect(decodeJwt(issued.body.token).permissions).toEqual(['widgets:sso:manage', 'widgets:users-table:manage']);
@@ -113,7 +107,7 @@ describe('widget token scopes (item 1)', () => {
   });
 
   it("refuses a demoted admin's earlier token at once, on REST, GraphQL and tRPC", async () => {
-    const { env, admin, issued } = await adminWithMembersToken();
+    const { env, admin, issued } = await adminWithToken();
     const { http, graphql } = clientFor(env, issued.body.token);
     expect((await http.get(`${BASE}/members`)).status).toBe(200);
 
@@ -138,7 +132,7 @@ describe('widget token scopes (item 1)', () => {
   });
 
   it('checks a refused token once per request on REST and tRPC: its permissions read alone, nothing changed', async () => {
-    const { env, admin, issued } = await adminWithMembersToken();
+    const { env, admin, issued } = await adminWithToken();
     const { http } = clientFor(env, issued.body.token);
     // The first use verifies the token and reads the environment (both cached after).
     expect((await http.get(`${BASE}/members`)).status).toBe(200);
