@@ -15,6 +15,10 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: { forks: { isolate: false } },
     testTimeout: 30_000,
+    // expect.poll waits for what comes true in its own time (a widget's render after a server
+    // round trip, a worker's pass): 10 s as the browser tests' actions, not vitest's 1 s, which
+    // CI's two storages side by side on two cores can overrun.
+    expect: { poll: { timeout: 10_000 } },
     hookTimeout: 120_000,
   },
 });
