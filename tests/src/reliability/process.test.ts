@@ -19,12 +19,9 @@ const databaseUrl = inject('databaseUrl');
 const LOAD = Number(process.env.CRASH_LOAD ?? 60);
 
 const processStats = { requests: 0, kills: 0, terms: 0, fiveXx: 0 };
-/**
- * Each test starts real server processes (two for the SIGKILL one: the crash, then the recovery),
- * which on PGlite open their data directory each time: about 15-30 s when CI runs the two
- * storages side by side on two cores, against vitest's 30 s default.
- */
-const PROCESS_TEST_MS = 90_000;
+// Each test below has 90 s: it starts real server processes (two for the SIGKILL one: the crash,
+// then the recovery), which on PGlite open their data directory each time: 15-30 s when CI runs
+// the two storages side by side on two cores, against vitest's 30 s default.
 
 describe('server process', () => {
   let dir: string;
@@ -107,7 +104,7 @@ describe('server process', () => {
     });
     expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
     expect(heard).toContain(`Atrium is listening on http://127.0.0.1:${port}`);
-  }, PROCESS_TEST_MS);
+  }, 90_000);
 
   it('drains in-flight requests on SIGTERM, stops, and exits 0', async () => {
     const data = join(dir, 'term');
@@ -145,7 +142,7 @@ describe('server process', () => {
       again.child.kill('SIGTERM');
       await again.exited;
     }
-  }, PROCESS_TEST_MS);
+  }, 90_000);
 
   it(`keeps every acknowledged write after SIGKILL in the middle of ${LOAD} concurrent creates`, async () => {
     const data = join(dir, 'kill');
@@ -192,5 +189,5 @@ describe('server process', () => {
       again.child.kill('SIGTERM');
       await again.exited;
     }
-  }, PROCESS_TEST_MS);
+  }, 90_000);
 });
