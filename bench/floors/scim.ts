@@ -10,6 +10,8 @@
  * the events (`user.created` when a user was made, `organization_membership.created`,
  * `dsync.user.created`), `last_sync_at` at most once a second, and 409 `uniqueness` from the indexes.
  * A failure anywhere aborts the one statement, so nothing of it is stored (a transaction's guarantee).
+ * JSON goes out as text cast to jsonb (`::text::jsonb`): a parameter typed jsonb would make postgres.js
+ * encode the string again (Drizzle's client, Atrium's, sends it as text).
  *
  * Started by bench/scim.ts as its own process, with PORT and DATABASE_URL in its environment.
  * Left out, as once-per-directory work: the `dsync.activated` event of a directory's first write
@@ -254,13 +256,13 @@ const create = (v: Record<CreateKey, string | number | boolean | null>) => sql<{
     insert into directory_users (id, environment_id, directory_id, organization_id, user_name, external_id, email,
       first_name, last_name, state, attributes, custom_attributes, user_id, created_at, updated_at)
     values (${v.id}, ${v.env}, ${v.directory}, ${v.org}, ${v.userName}, ${v.externalId}, ${v.email}, ${v.firstName},
-      ${v.lastName}, ${v.state}, ${v.attributes}::jsonb, ${v.custom}::jsonb, (select id from u),
+      ${v.lastName}, ${v.state}, ${v.attributes}::text::jsonb, ${v.custom}::text::jsonb, (select id from u),
       ${v.now}::timestamptz, ${v.now}::timestamptz)
     returning version
   ), ev as (
     insert into events (id, environment_id, event, organization_id, data, created_at, fanout_pending)
     select ${v.event1}, ${v.env}, 'user.created', null,
-      ${v.userData}::jsonb, ${v.now}::timestamptz, true
+      ${v.userData}::text::jsonb, ${v.now}::timestamptz, true
     from u where u.created
     union all
     select ${v.event2}, ${v.env}, 'organization_membership.created', ${v.org},
@@ -273,7 +275,7 @@ const create = (v: Record<CreateKey, string | number | boolean | null>) => sql<{
         'created_at', ${v.now}::text, 'updated_at', ${v.now}::text), ${v.now}::timestamptz, true
     from m
     union all
-    select ${v.event3}, ${v.env}, 'dsync.user.created', ${v.org}, ${v.directoryUserData}::jsonb, ${v.now}::timestamptz, true
+    select ${v.event3}, ${v.env}, 'dsync.user.created', ${v.org}, ${v.directoryUserData}::text::jsonb, ${v.now}::timestamptz, true
   ), touched as (
     update directories set last_sync_at = ${v.now}::timestamptz,
       state = case when state = 'unlinked' then 'linked' else state end
