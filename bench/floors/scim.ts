@@ -17,6 +17,7 @@
  * Left out, as once-per-directory work: the `dsync.activated` event of a directory's first write
  * (its state is set `linked` here all the same). A membership that exists already (a user linked by
  * e-mail who is a member of the organization) is kept as it is; Atrium reactivates an inactive one.
+ * No rate limit, as in the other floors (Atrium counts each SCIM call in its limiter).
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
