@@ -247,6 +247,20 @@ function scimLines(results: BenchResults): string[] {
         `${fmt(sync.stored.managedMemberships)} active directory-managed memberships.`,
     );
     if (r.failures.length > 0) lines.push('', `First failures: ${r.failures.map((f) => `\`${f}\``).join('; ')}`);
+    const floor = sync.floor;
+    if (floor) {
+      const perUser = (seconds: number | undefined) => fmt(((seconds ?? 0) * 1000) / Math.max(1, sync.users), 2);
+      const users = sync.usersCpuSeconds;
+      lines.push(
+        '',
+        `**Against its floor** (bench/floors/scim.ts, the same users phase right after, a fresh directory): ` +
+          `floor ${fmt(floor.result.users.perSecond)} users/s (statuses ${JSON.stringify(floor.result.users.statuses)}), ` +
+          `Atrium / floor = **${fmt(floor.ratio, 2)}**; CPU ms per user over the users phase: ` +
+          `floor ${perUser(floor.cpuSeconds?.server)} + PostgreSQL ${perUser(floor.cpuSeconds?.postgres)}` +
+          (users ? `, Atrium ${perUser(users.server)} + PostgreSQL ${perUser(users.postgres)}` : '') +
+          `; same answer (a probe's 201, ids and times blanked): ${floor.sameShape}.`,
+      );
+    }
     lines.push('');
     const { alone, during } = sync.reader;
     lines.push(

@@ -103,6 +103,19 @@ export interface ScimResults {
     /** The other tenant's reads, alone and during the sync. */
     reader: { alone: ReaderResult; during: ReaderResult };
     cpuSeconds: { server: number; postgres: number; load: number | null } | null;
+    /** Atrium's and PostgreSQL's CPU over the users phase alone (the floor's is over its users phase). */
+    usersCpuSeconds?: { server: number; postgres: number };
+    /**
+     * The SCIM create floor (bench/floors/scim.ts) right after: the same users phase against a fresh
+     * directory; `ratio` is Atrium users/s ÷ the floor's, `sameShape` whether a probe's 201s match.
+     */
+    floor?: {
+      result: SyncResult;
+      cpuSeconds: { server: number; postgres: number; load: number | null } | null;
+      ratio: number;
+      sameShape: boolean | null;
+      stored: { directoryUsers: number; provisionedUsers: number; managedMemberships: number; events: number };
+    };
   };
   groupPatch?: { members: number; ms: number[]; statuses: number[]; stored: number[]; failures: string[] };
   deepPage?: { users: number; seedSeconds: number; first: ScenarioRun; deep: ScenarioRun };

@@ -1275,7 +1275,9 @@ async function main(): Promise<void> {
           logRun(run, 1);
           return run;
         },
-        cpuWindow: (loadPid) => new CpuSplit(pid, loadPid),
+        cpuWindow: (loadPid, serverPid) => new CpuSplit(serverPid ?? pid, loadPid),
+        // The SCIM create floor on `port + 4` (the other floors take + 2 and + 3, the peer + 9).
+        floor: args['skip-floors'] ? undefined : { databaseUrl: benchUrl.toString(), port: port + 4 },
         readerSeconds: duration,
         syncUsers: Number(args['scim-users']),
         log,

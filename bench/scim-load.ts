@@ -4,7 +4,8 @@
  *
  * - `sync`: an identity provider's initial sync: `users` POST /Users at `concurrency` in flight,
  *   then `groups` POST /Groups (no members, as Entra creates them) each followed by one PATCH adding
- *   its members. Prints `start`, then one JSON line with the timings and every status.
+ *   its members. Prints `start`, `users` when the users phase ends, then one JSON line with the
+ *   timings and every status.
  * - `reader`: another tenant reading (`GET` of `paths` in turn, `concurrency` in flight) until a line
  *   `stop` arrives on stdin (or `seconds` pass). Prints `ready` after its first answer, then one JSON
  *   line with the latency percentiles.
@@ -145,6 +146,8 @@ async function sync(spec: SyncSpec): Promise<SyncResult> {
     ids[i] = ((await res.json()) as { id: string }).id;
   });
   const usersSeconds = (performance.now() - t0) / 1000;
+  // The users phase is over: the bench reads its CPU window here (users alone).
+  process.stdout.write('users\n');
 
   const groupStatuses: Record<string, number> = {};
   const patchStatuses: Record<string, number> = {};

@@ -15,6 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { isDeepStrictEqual } from 'node:util';
 import type { RequestSpec } from './companions.ts';
 import type { ScenarioRun, ScimResults } from './results.ts';
 import type { ReaderResult, ReaderSpec, SyncResult, SyncSpec } from './scim-load.ts';
@@ -54,8 +55,10 @@ export interface ScimBenchContext {
     spec: RequestSpec,
     base: Pick<ScenarioRun, 'size' | 'organizations' | 'scenario' | 'title'>,
   ): Promise<ScenarioRun>;
-  /** CPU seconds of Atrium, PostgreSQL and `loadPid` from now until `end()`. */
-  cpuWindow(loadPid: number | undefined): { end(): CpuSeconds | null };
+  /** CPU seconds of Atrium (or `serverPid`: a floor), PostgreSQL and `loadPid` from now until `end()`. */
+  cpuWindow(loadPid: number | undefined, serverPid?: number): { end(): CpuSeconds | null };
+  /** Where the SCIM create floor (bench/floors/scim.ts) runs; undefined with `--skip-floors`. */
+  floor?: { databaseUrl: string; port: number } | undefined;
   readerSeconds: number;
   /** Users the initial sync POSTs (SYNC_USERS unless told). */
   syncUsers: number;
@@ -153,6 +156,7 @@ function startLoad<T>(
   spec: SyncSpec | ReaderSpec,
   name: string,
   onResult?: () => void,
+  onUsers?: () => void,
 ): { child: ChildProcess; marker: Promise<void>; result: Promise<T> } {
   const file = join(ctx.tmpDir, `scim-${name}-${process.pid}.json`);
   writeFileSync(file, JSON.stringify(spec));
@@ -169,6 +173,7 @@ function startLoad<T>(
     let last: string | undefined;
     lines.on('line', (line) => {
       if (line === 'start' || line === 'ready') markerSeen();
+      else if (line === 'users') onUsers?.();
       else if (line.startsWith('{')) {
         last = line;
         // The measured window ends with the result, while the process is still there to read.
@@ -229,10 +234,18 @@ async function initialSync(ctx: ScimBenchContext): Promise<ScimResults['initialS
     tag: Date.now().toString(36),
   };
   // Atrium's and PostgreSQL's CPU from the sync's first request to its result line.
-  const window: { cpu?: ReturnType<ScimBenchContext['cpuWindow']>; spent: CpuSeconds | null } = { spent: null };
-  const sync = startLoad<SyncResult>(ctx, syncSpec, 'sync', () => {
-    window.spent = window.cpu?.end() ?? null;
-  });
+  const window: Window = { spent: null, users: null };
+  const sync = startLoad<SyncResult>(
+    ctx,
+    syncSpec,
+    'sync',
+    () => {
+      window.spent = window.cpu?.end() ?? null;
+    },
+    () => {
+      window.users = window.cpu?.end() ?? null;
+    },
+  );
   await sync.marker;
   window.cpu = ctx.cpuWindow(undefined);
   const result = await sync.result;
@@ -272,6 +285,10 @@ async function initialSync(ctx: ScimBenchContext): Promise<ScimResults['initialS
     ),
   };
   ctx.log(`scim_initial_sync: stored ${JSON.stringify(stored)}`);
+  const usersCpu = window.users;
+  const floor = ctx.floor
+    ? await floorSync(ctx, ctx.floor, readerSpec, { ...syncSpec, groups: 0 }, { result, cpu: usersCpu }, directory)
+    : undefined;
   return {
     users: ctx.syncUsers,
     groups: SYNC_GROUPS,
@@ -280,7 +297,157 @@ async function initialSync(ctx: ScimBenchContext): Promise<ScimResults['initialS
     stored,
     reader: { alone, during },
     cpuSeconds,
+    ...(usersCpu ? { usersCpuSeconds: { server: usersCpu.server, postgres: usersCpu.postgres } } : {}),
+    ...(floor ? { floor } : {}),
   };
+}
+
+interface Window {
+  cpu?: ReturnType<ScimBenchContext['cpuWindow']>;
+  spent: CpuSeconds | null;
+  users: CpuSeconds | null;
+}
+
+type SyncFloor = NonNullable<NonNullable<ScimResults['initialSync']>['floor']>;
+
+/** Starts bench/floors/scim.ts on `port` against the bench database; resolves once it listens. */
+async function startScimFloor(ctx: ScimBenchContext, floor: { databaseUrl: string; port: number }) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/floors/scim.ts'], {
+    cwd: ctx.root,
+    env: { ...process.env, PORT: String(floor.port), DATABASE_URL: floor.databaseUrl },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  try {
+    for await (const line of lines) if (line.startsWith('listening')) return child;
+    throw new Error(`bench/floors/scim.ts exited with ${child.exitCode} before it listened`);
+  } finally {
+    clearTimeout(timer);
+    lines.close();
+  }
+}
+
+/** A SCIM answer with what must differ between two creates blanked: ids, times, location, version. */
+function shapeOf(text: string): unknown {
+  const body = JSON.parse(text) as Record<string, unknown>;
+  const meta = body.meta as Record<string, unknown> | undefined;
+  return {
+    ...body,
+    id: typeof body.id,
+    ...(meta ? { meta: { ...meta, created: 'time', lastModified: 'time', location: 'url', version: 'etag' } } : {}),
+  };
+}
+
+/**
+ * The SCIM create floor's users phase (bench/floors/scim.ts), right after Atrium's: a fresh
+ * directory of a fresh environment, the same load generator settings (users only) and the same
+ * other tenant reading Atrium meanwhile; then one probe body POSTed to both, their 201s compared
+ * with ids, times, location and version blanked, and the floor's stored rows counted.
+ */
+async function floorSync(
+  ctx: ScimBenchContext,
+  floor: { databaseUrl: string; port: number },
+  readerSpec: (seconds?: number) => ReaderSpec,
+  spec: SyncSpec,
+  atrium: { result: SyncResult; cpu: CpuSeconds | null },
+  atriumDirectory: { directoryId: string; token: string },
+): Promise<SyncFloor> {
+  const env = await ctx.newEnvironment('bench-scim-floor');
+  const directory = await seedDirectory(ctx.exec, env.environment_id, 'Initial sync floor');
+  const child = await startScimFloor(ctx, floor);
+  try {
+    const floorUrl = `http://127.0.0.1:${floor.port}`;
+    const reader = startLoad<ReaderResult>(ctx, readerSpec(), 'reader-floor');
+    await reader.marker;
+    const window: Window = { spent: null, users: null };
+    const sync = startLoad<SyncResult>(
+      ctx,
+      { ...spec, scimUrl: `${floorUrl}/scim/v2/${directory.directoryId}`, token: directory.token },
+      'sync-floor',
+      () => {
+        window.spent = window.cpu?.end() ?? null;
+      },
+      () => {
+        window.users = window.cpu?.end() ?? null;
+      },
+    );
+    await sync.marker;
+    window.cpu = ctx.cpuWindow(undefined, child.pid);
+    const result = await sync.result;
+    reader.child.stdin?.end('stop\n');
+    await reader.result;
+    // One more user, the same body, to each: Atrium's answer and the floor's, compared.
+    const probe = JSON.stringify({
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      userName: `probe.${spec.tag}@bench-directory.example.com`,
+      externalId: `00uprobe${spec.tag}`,
+      name: { givenName: 'Probe', familyName: 'User' },
+      emails: [{ primary: true, value: `probe.${spec.tag}@bench-directory.example.com`, type: 'work' }],
+      active: true,
+    });
+    const post = async (url: string, token: string) => {
+      const res = await fetch(`${url}/Users`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/scim+json' },
+        body: probe,
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    const a = await post(`${ctx.baseUrl}/scim/v2/${atriumDirectory.directoryId}`, atriumDirectory.token);
+    const f = await post(`${floorUrl}/scim/v2/${directory.directoryId}`, directory.token);
+    const sameShape = a.status === 201 && f.status === 201 ? isDeepStrictEqual(shapeOf(a.text), shapeOf(f.text)) : null;
+    if (sameShape !== true) {
+      ctx.log(
+        `scim_initial_sync@floor: the floor's answer is not Atrium's: ${a.status} ${a.text} / ${f.status} ${f.text}`,
+      );
+    }
+    const params = [directory.directoryId];
+    const stored = {
+      directoryUsers: await count(
+        ctx.exec,
+        'select count(*)::int as n from directory_users where directory_id = $1',
+        params,
+      ),
+      provisionedUsers: await count(
+        ctx.exec,
+        'select count(*)::int as n from directory_users where directory_id = $1 and user_id is not null',
+        params,
+      ),
+      managedMemberships: await count(
+        ctx.exec,
+        `select count(*)::int as n from organization_memberships
+         where organization_id = $1 and directory_managed and status = 'active'`,
+        [directory.organizationId],
+      ),
+      events: await count(ctx.exec, 'select count(*)::int as n from events where environment_id = $1', [
+        env.environment_id,
+      ]),
+    };
+    const cpu = window.users;
+    const users = spec.users;
+    const perUser = (seconds: number | undefined) =>
+      seconds === undefined ? null : Math.round((seconds * 1e6) / Math.max(1, users)) / 1000;
+    const ratio = Math.round((atrium.result.users.perSecond / Math.max(0.01, result.users.perSecond)) * 100) / 100;
+    ctx.log(
+      `scim_initial_sync@floor: ${users} users in ${result.users.seconds} s = ${result.users.perSecond} users/s ` +
+        `(statuses ${JSON.stringify(result.users.statuses)}; p50 ${result.users.latency.p50} ms); ` +
+        `CPU ms per user: floor ${perUser(cpu?.server)}, PostgreSQL ${perUser(cpu?.postgres)} ` +
+        `(Atrium ${perUser(atrium.cpu?.server)}, PostgreSQL ${perUser(atrium.cpu?.postgres)}); ` +
+        `Atrium / floor = ${ratio}; same answer: ${sameShape}; stored ${JSON.stringify(stored)}` +
+        (result.failures.length > 0 ? `; first failures: ${result.failures.slice(0, 3).join(' | ')}` : ''),
+    );
+    return {
+      result,
+      cpuSeconds: cpu ? { server: cpu.server, postgres: cpu.postgres, load: result.cpuSeconds } : null,
+      ratio,
+      sameShape,
+      stored,
+    };
+  } finally {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+  }
 }
 
 /** The directory of 100,000 seeded users that the PATCH and the deep page use. */

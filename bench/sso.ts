@@ -11,10 +11,11 @@
  * The server runs in this process on PGlite (in memory), or on `DATABASE_URL` when set.
  * Targets: >= 200 ACS POSTs/s and >= 1,000 token exchanges/s on one process.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { ssoCodes } from '@atrium/db';
 import {
@@ -41,6 +42,8 @@ const { values: args } = parseArgs({
     only: { type: 'string' },
     /** The server's port (0: the system picks one), for a machine that hands out port ranges. */
     port: { type: 'string', default: '0' },
+    /** Leave out the ACS floor (bench/floors/acs.ts), which otherwise runs right after Atrium's ACS run. */
+    'skip-floors': { type: 'boolean', default: false },
   },
 });
 const seconds = Number(args.seconds);
@@ -132,17 +135,15 @@ async function measureFrom() {
   return { cpu: process.cpuUsage(), pg: pgTicks(), xacts };
 }
 
-const connection = await loadSsoConnection(deps.db, env.environment_id, made.id);
-const codes: string[] = [];
-let prepared = Date.now();
-
-// ---- sso_saml_acs: responses made beforehand, each for its own authorization (GET /sso/authorize).
-if (args.only !== 'token') {
-  const responses = Number(args.responses);
-  log(`preparing ${responses} signed responses...`);
+/**
+ * `count` sign-ins of new people (`<who><i>@domain`), each its own `GET /sso/authorize` answered
+ * by the loopback IdP with a fresh response (response and assertion signed): the ACS form bodies.
+ */
+async function prepareResponses(count: number, who: string): Promise<string[]> {
+  log(`preparing ${count} signed responses...`);
   const preparedAt = Date.now();
   const bodies: string[] = [];
-  for (let i = 0; i < responses; i += 1) {
+  for (let i = 0; i < count; i += 1) {
     const query = new URLSearchParams({
       client_id: env.client_id,
       connection: made.id,
@@ -156,7 +157,7 @@ if (args.only !== 'token') {
     const request = readAuthnRequest(location.searchParams.get('SAMLRequest') ?? '');
     const xml = await idp.loginResponse(
       sp,
-      { email: `user${i}@${domain}`, firstName: 'Bench', lastName: `${i}` },
+      { email: `${who}${i}@${domain}`, firstName: 'Bench', lastName: `${i}` },
       request.id,
     );
     bodies.push(
@@ -164,6 +165,44 @@ if (args.only !== 'token') {
     );
   }
   log(`prepared in ${((Date.now() - preparedAt) / 1000).toFixed(1)} s`);
+  return bodies;
+}
+
+/** CPU ticks (1/100 s) of one process, from /proc. */
+function ticksOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Starts bench/floors/acs.ts on this bench's database; resolves with it and its URL once it listens. */
+async function startAcsFloor(databaseUrl: string): Promise<{ child: ChildProcess; url: string }> {
+  const port = Number(args.port) === 0 ? 0 : Number(args.port) + 1;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/floors/acs.ts'], {
+    env: { ...process.env, PORT: String(port), DATABASE_URL: databaseUrl, ATRIUM_URL: base },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  try {
+    for await (const line of lines) {
+      if (line.startsWith('listening ')) return { child, url: `http://127.0.0.1:${line.slice(10).trim()}` };
+    }
+    throw new Error(`bench/floors/acs.ts exited with ${child.exitCode} before it listened`);
+  } finally {
+    clearTimeout(timer);
+    lines.close();
+  }
+}
+
+const connection = await loadSsoConnection(deps.db, env.environment_id, made.id);
+const codes: string[] = [];
+let prepared = Date.now();
+
+// ---- sso_saml_acs: responses made beforehand, each for its own authorization (GET /sso/authorize).
+if (args.only !== 'token') {
+  const responses = Number(args.responses);
+  const bodies = await prepareResponses(responses, 'user');
 
   // CPU of one verification, alone: consumeSamlResponse on fresh responses (no HTTP, no sign-in),
   // and the library's floor beside it: node-saml's validatePostResponseAsync alone on the same kind
@@ -255,6 +294,64 @@ if (args.only !== 'token') {
   log(
     `  ${signedIn} redirects, ${codesIssued} codes issued (one per sign-in, counted once the POSTs in flight when the run stopped had ended: those count here, not above)`,
   );
+
+  // The ACS floor (bench/floors/acs.ts) right after, in its own process, on a second set of fresh
+  // responses of new people: the same POSTs, the same load generator settings.
+  if (args['skip-floors']) log('ACS floor: skipped (--skip-floors)');
+  else if (!process.env.DATABASE_URL || deps.driver !== 'postgres') log('ACS floor: needs PostgreSQL (DATABASE_URL)');
+  else {
+    // A fresh process: warmed first (its code compiled, its statements prepared) as Atrium was by
+    // the requests above, with responses of their own, not measured.
+    const warmups = Math.min(50, Math.ceil(responses / 5));
+    const floorBodies = await prepareResponses(responses + warmups, 'floor');
+    const floor = await startAcsFloor(process.env.DATABASE_URL);
+    try {
+      const floorPid = floor.child.pid as number;
+      for (const body of floorBodies.splice(0, warmups)) {
+        const res = await fetch(`${floor.url}/sso/saml/acs/${made.id}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body,
+          redirect: 'manual',
+        });
+        if (res.status !== 302) throw new Error(`the ACS floor's warm-up: ${res.status} ${await res.text()}`);
+      }
+      const codesBefore = await countCodes();
+      const from = await measureFrom();
+      const floorTicks = ticksOf(floorPid);
+      const run = await drive({
+        url: floor.url,
+        method: 'POST',
+        paths: [`/sso/saml/acs/${made.id}`],
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: '{pick}',
+        picks: floorBodies,
+        oneUse: true,
+        connections: Number(args.connections),
+        warmupSeconds: 0,
+        durationSeconds: seconds,
+      });
+      const floorMs = ((ticksOf(floorPid) - floorTicks) * 10) / Math.max(1, run.requests);
+      let floorCodes = (await countCodes()) - codesBefore;
+      for (let again = -1; again !== floorCodes; ) {
+        again = floorCodes;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        floorCodes = (await countCodes()) - codesBefore;
+      }
+      log(
+        `sso_saml_acs@floor: ${run.requests} POSTs in ${run.seconds.toFixed(1)} s = ${run.rps.toFixed(0)}/s, p50 ${run.latency.p50} ms, p99 ${run.latency.p99} ms, ` +
+          `statuses ${JSON.stringify(run.statusCodes)}, floor CPU ${floorMs.toFixed(2)} ms per POST; ` +
+          `Atrium / floor = ${(acs.rps / Math.max(0.01, run.rps)).toFixed(2)}` +
+          (run.requests >= responses ? ' (every prepared response was used: the run ended early)' : ''),
+      );
+      // The bench process's own CPU is its idle share here (Atrium is not driven): PostgreSQL's is the floor's.
+      log(`  ${await perRequest(from, run.requests)} (server: this process, idle; pg: the floor's statements)`);
+      log(`  ${floorCodes} codes issued by the floor`);
+    } finally {
+      floor.child.kill('SIGTERM');
+      if (floor.child.exitCode === null) await new Promise((resolve) => floor.child.once('exit', resolve));
+    }
+  }
 }
 
 // ---- sso_token: one-use codes minted beforehand through the SSO service (IdP-initiated sign-ins).
