@@ -2,11 +2,11 @@
  * What one SCIM `POST /Users` costs PostgreSQL, counted from the driver (bench/README.md, "Directory
  * sync"): a scratch database, Atrium's app in this process on a postgres.js client whose `debug`
  * hook records every statement it sends, `--warmup` POSTs, then `--posts` more (Okta's create body,
- * as bench/scim-load.ts sends it) one after the other; prints the statements per POST, the
- * transactions, this process's CPU per POST (app and client together), and the statements of
- * the last POST in order.
+ * as bench/scim-load.ts sends it), `--concurrency` at a time (1: one after the other); prints the
+ * statements per POST, the transactions, this process's CPU per POST (app and client together),
+ * and the statements of the last POST in order (at 1 at a time).
  *
- *   npx tsx bench/scim-statements.ts [--pg-url url] [--posts 50] [--warmup 5]
+ *   npx tsx bench/scim-statements.ts [--pg-url url] [--posts 50] [--warmup 5] [--concurrency 1]
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -24,11 +24,13 @@ const { values: args } = parseArgs({
     'pg-url': { type: 'string' },
     posts: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '5' },
+    concurrency: { type: 'string', default: '1' },
   },
 });
 const serverUrl = args['pg-url'] ?? process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const posts = Number(args.posts);
 const warmup = Number(args.warmup);
+const concurrency = Math.max(1, Number(args.concurrency));
 
 const dbName = `atrium_scimstmt_${Date.now()}`;
 const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
@@ -115,14 +117,25 @@ try {
   let last: string[] = [];
   // This process's CPU (the app and the client sending the POSTs: an A/B figure, not the server's alone).
   const cpuBefore = process.cpuUsage();
-  for (let i = warmup; i < warmup + posts; i++) {
-    const before = sent.length;
-    await post(i);
-    last = sent.slice(before);
+  if (concurrency === 1) {
+    for (let i = warmup; i < warmup + posts; i++) {
+      const before = sent.length;
+      await post(i);
+      last = sent.slice(before);
+    }
+  } else {
+    // `concurrency` workers, each sending its next POST once its last is answered (as scim-load.ts).
+    let next = warmup;
+    const worker = async () => {
+      while (next < warmup + posts) await post(next++);
+    };
+    await Promise.all(Array.from({ length: concurrency }, worker));
   }
   const cpu = process.cpuUsage(cpuBefore);
   const begins = sent.filter((s) => /^begin\b/i.test(s)).length;
-  console.log(`${posts} POST /Users (after ${warmup}): ${sent.length} statements, ${(sent.length / posts).toFixed(2)}`);
+  console.log(
+    `${posts} POST /Users (after ${warmup}, ${concurrency} at a time): ${sent.length} statements, ${(sent.length / posts).toFixed(2)}`,
+  );
   console.log(`per POST, ${(begins / posts).toFixed(2)} transactions per POST.`);
   console.log(`CPU of this process (app and client): ${((cpu.user + cpu.system) / posts).toFixed(0)} µs per POST.`);
   console.log("The last POST's statements:");

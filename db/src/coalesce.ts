@@ -8,6 +8,11 @@ export interface CoalescedStatements<I, R> {
   many(db: Db, items: I[]): Promise<R[]>;
   /** At most this many items per statement (default 100). */
   max?: number;
+  /**
+   * Items of one key go together, each key its own queue (default: one queue per client). A batch
+   * that runs several statements in one transaction keys by what they share (a directory).
+   */
+  key?(item: I): string;
 }
 
 interface Waiting<I, R> {
@@ -18,9 +23,10 @@ interface Waiting<I, R> {
 }
 
 /**
- * Group commit for single autocommit statements, per database client: an item arriving while
- * none is in flight is sent at once (no added latency alone); arrivals during a statement wait,
- * and go together as one statement (`many`, at most `max`) when it returns. Each caller's promise
+ * Group commit, per database client (and `key`): an item arriving while none is in flight is
+ * sent at once (no added latency alone); arrivals during a statement wait, and go together as one
+ * statement (`many`, at most `max`) when it returns. A "statement" may be a transaction of several
+ * (`directories/sync.ts`: concurrent SCIM creates of one directory as one transaction). Each caller's promise
  * settles with its own item's result once the statement that carried it has finished. A batch
  * that fails is sent again item by item (`one`), so each caller sees its own item's outcome only.
  *
@@ -30,13 +36,21 @@ interface Waiting<I, R> {
  * A transaction is a queue of its own.
  */
 export function coalesced<I, R>(statements: CoalescedStatements<I, R>): (db: Db, item: I) => Promise<R> {
-  const lanes = new WeakMap<object, Lane<I, R>>();
+  const lanes = new WeakMap<object, Map<string, Lane<I, R>>>();
   return (db, item) => {
     const client = clientOf(db);
-    let lane = lanes.get(client);
+    let keyed = lanes.get(client);
+    if (keyed === undefined) {
+      keyed = new Map();
+      lanes.set(client, keyed);
+    }
+    const key = statements.key?.(item) ?? '';
+    let lane = keyed.get(key);
     if (lane === undefined) {
-      lane = new Lane(statements);
-      lanes.set(client, lane);
+      // An idle lane goes (a key per directory would otherwise keep one for each ever written).
+      const own = keyed;
+      lane = new Lane(statements, () => own.delete(key));
+      keyed.set(key, lane);
     }
     return lane.submit(db, item);
   };
@@ -54,7 +68,10 @@ class Lane<I, R> {
   private readonly waiting: Waiting<I, R>[] = [];
   private readonly max: number;
 
-  constructor(private readonly statements: CoalescedStatements<I, R>) {
+  constructor(
+    private readonly statements: CoalescedStatements<I, R>,
+    private readonly idle: () => void,
+  ) {
     this.max = Math.max(1, statements.max ?? 100);
   }
 
@@ -70,6 +87,7 @@ class Lane<I, R> {
     const batch = this.waiting.splice(0, this.max);
     this.busy = batch.length > 0;
     if (this.busy) void this.send(batch).then(() => this.next());
+    else this.idle();
   }
 
   private async send(batch: Waiting<I, R>[]): Promise<void> {

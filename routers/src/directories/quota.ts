@@ -29,7 +29,7 @@ const randomShard = (shards: number) => Math.floor(Math.random() * shards);
 
 /**
  * The shard a write tries first for one more user (group), when it adds its place in its own
- * statement (store.ts `insertDirectoryUser`); not placed there, `takeDirectoryPlace(…, place)`
+ * statement (store.ts `insertDirectoryUsers`); not placed there, `takeDirectoryPlace(…, place)`
  * goes on from it (its first use inserts it).
  */
 export function drawDirectoryPlace(scope: Scope, kind: DirectoryQuotaKind): QuotaPlace {
@@ -44,6 +44,8 @@ export function drawDirectoryPlace(scope: Scope, kind: DirectoryQuotaKind): Quot
  * Takes a place for one more user (group) of the directory in the caller's transaction, or
  * refuses with the quota's `quota_exceeded` (the SCIM surface answers it as 403). A quota lowered
  * below what a directory holds is enforced per shard: shards over their new share take no more.
+ * `count` places at once (a batch of creates, sync.ts) are taken on one shard, or refused: the
+ * batch's creates are then made one by one, each refused or placed exactly.
  */
 export async function takeDirectoryPlace(
   tx: Scope['db'],
@@ -51,6 +53,7 @@ export async function takeDirectoryPlace(
   directory: { id: string },
   kind: DirectoryQuotaKind,
   tried?: QuotaPlace,
+  count = 1,
 ): Promise<void> {
   const limit = quotaLimit(scope.deps, QUOTA_OF[kind]);
   // Never more shards than places, so that each shard has at least one.
@@ -60,7 +63,8 @@ export async function takeDirectoryPlace(
   for (let i = 0; i < shards; i++) {
     const shard = (start + i) % shards;
     const cap = shareOf(limit, shards, shard);
-    if (await takeQuotaShard(tx, scope.env.id, directory.id, kind, shard, cap, i === 0 && tried !== undefined)) return;
+    const triedUpdate = i === 0 && tried !== undefined;
+    if (await takeQuotaShard(tx, scope.env.id, directory.id, kind, shard, cap, triedUpdate, count)) return;
   }
   throw quotaError(scope.deps, QUOTA_OF[kind]);
 }

@@ -12,7 +12,7 @@ import {
   renderedOnce,
   roles,
 } from '@atrium/db';
-import { and, asc, eq, ilike, inArray, isNotNull, isNull, lt, ne, or, sql } from 'drizzle-orm';
+import { and, asc, eq, ilike, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
 
 export type DirectoryRow = typeof directories.$inferSelect;
@@ -157,71 +157,64 @@ export interface QuotaPlace {
 }
 
 /**
- * Inserts a directory user and, in the same statement (one round trip of a SCIM create), adds one
- * to the quota shard `place` names when it holds fewer than its cap. `placed` false: the shard
- * is full or not made yet, and the caller takes its place otherwise (`takeDirectoryPlace`).
- * Rendered once; the row answered is the one given, at the version the table starts it at.
+ * Inserts directory users and, in the same statement (one round trip of a SCIM create, or of a
+ * batch of them), adds their number to the quota shard `place` names when it stays within its
+ * cap. `placed` false: the shard is full or not made yet, and the caller takes their places
+ * otherwise (`takeDirectoryPlace`). The rows go as one JSON parameter; rendered once. The rows
+ * answered are the ones given, at the version the table starts them at.
  */
-export async function insertDirectoryUser(
+export async function insertDirectoryUsers(
   tx: Db,
-  values: Omit<DirectoryUserRow, 'version'>,
+  values: Omit<DirectoryUserRow, 'version'>[],
   place: QuotaPlace,
-): Promise<{ row: DirectoryUserRow; placed: boolean }> {
-  const [inserted] = await insertDirectoryUserStatement<{ version: number; placed: number }>(tx, {
-    id: values.id,
-    env: values.environmentId,
-    directory: values.directoryId,
-    organization: values.organizationId,
-    userName: values.userName,
-    externalId: values.externalId,
-    email: values.email,
-    firstName: values.firstName,
-    lastName: values.lastName,
-    state: values.state,
-    attributes: JSON.stringify(values.attributes),
-    customAttributes: JSON.stringify(values.customAttributes),
-    userId: values.userId,
-    createdAt: values.createdAt.toISOString(),
-    updatedAt: values.updatedAt.toISOString(),
+): Promise<{ rows: DirectoryUserRow[]; placed: boolean }> {
+  const inserted = await insertDirectoryUsersStatement<{ id: string; version: number; placed: number }>(tx, {
+    rows: JSON.stringify(
+      values.map((v) => ({
+        id: v.id,
+        environment_id: v.environmentId,
+        directory_id: v.directoryId,
+        organization_id: v.organizationId,
+        user_name: v.userName,
+        external_id: v.externalId,
+        email: v.email,
+        first_name: v.firstName,
+        last_name: v.lastName,
+        state: v.state,
+        attributes: v.attributes,
+        custom_attributes: v.customAttributes,
+        user_id: v.userId,
+        created_at: v.createdAt,
+        updated_at: v.updatedAt,
+      })),
+    ),
+    directory: values[0]?.directoryId,
     kind: place.kind,
     shard: place.shard,
     cap: place.cap,
+    n: values.length,
   });
-  const row: DirectoryUserRow = Object.assign({}, values, { version: Number(inserted?.version ?? 1) });
-  return { row, placed: Number(inserted?.placed ?? 0) > 0 };
+  const versions = new Map(inserted.map((r) => [r.id, Number(r.version)]));
+  const rows = values.map((v) => Object.assign({}, v, { version: versions.get(v.id) ?? 1 }));
+  return { rows, placed: Number(inserted[0]?.placed ?? 0) > 0 };
 }
 
-const insertDirectoryUserStatement = renderedOnce(
-  [
-    'id',
-    'env',
-    'directory',
-    'organization',
-    'userName',
-    'externalId',
-    'email',
-    'firstName',
-    'lastName',
-    'state',
-    'attributes',
-    'customAttributes',
-    'userId',
-    'createdAt',
-    'updatedAt',
-    'kind',
-    'shard',
-    'cap',
-  ] as const,
+const insertDirectoryUsersStatement = renderedOnce(
+  ['rows', 'directory', 'kind', 'shard', 'cap', 'n'] as const,
   (v) => sql`with placed as (
-      update ${directoryQuotaShards} set count = count + 1
-      where directory_id = ${v.directory} and kind = ${v.kind} and shard = ${v.shard} and count < ${v.cap}
+      update ${directoryQuotaShards} set count = count + ${v.n}::int
+      where directory_id = ${v.directory} and kind = ${v.kind} and shard = ${v.shard}
+        and count + ${v.n}::int <= ${v.cap}::int
       returning 1)
     insert into ${directoryUsers} (id, environment_id, directory_id, organization_id, user_name, external_id, email,
       first_name, last_name, state, attributes, custom_attributes, user_id, created_at, updated_at)
-    values (${v.id}, ${v.env}, ${v.directory}, ${v.organization}, ${v.userName}, ${v.externalId}, ${v.email},
-      ${v.firstName}, ${v.lastName}, ${v.state}, ${v.attributes}::jsonb, ${v.customAttributes}::jsonb, ${v.userId},
-      ${v.createdAt}::timestamptz, ${v.updatedAt}::timestamptz)
-    returning version, (select count(*) from placed)::int as placed`,
+    select u.id, u.environment_id, u.directory_id, u.organization_id, u.user_name, u.external_id, u.email,
+      u.first_name, u.last_name, u.state, u.attributes, u.custom_attributes, u.user_id, u.created_at, u.updated_at
+    from jsonb_to_recordset(${v.rows}::jsonb) as u(id text, environment_id text, directory_id text,
+      organization_id text, user_name text, external_id text, email text, first_name text, last_name text,
+      state text, attributes jsonb, custom_attributes jsonb, user_id text, created_at timestamptz,
+      updated_at timestamptz)
+    returning id, version, (select count(*) from placed)::int as placed`,
 );
 
 export async function updateDirectoryUser(
@@ -649,11 +642,11 @@ export async function roleSlugsOfDirectoryGroups(db: Db, groupIds: string[]): Pr
 // ---- quota shards (quota.ts) ----
 
 /**
- * Adds one to a shard of the directory's counter when it holds fewer than `cap` (creating it at
- * one); false when it is full. Only the shard it adds to is locked (until the caller's
- * transaction ends): a full shard is passed over without a lock, so a create holds at most one
- * shard and creates cannot deadlock on them. `triedUpdate`: the caller's statement just tried the
- * update (`insertDirectoryUser`), so this starts at the insert.
+ * Adds `amount` (one, or a batch's users) to a shard of the directory's counter when it stays
+ * within `cap` (creating it at `amount`); false when it would not. Only the shard it adds to is
+ * locked (until the caller's transaction ends): a full shard is passed over without a lock, so a
+ * create holds at most one shard and creates cannot deadlock on them. `triedUpdate`: the caller's
+ * statement just tried the update (`insertDirectoryUsers`), so this starts at the insert.
  */
 export async function takeQuotaShard(
   tx: Db,
@@ -663,17 +656,19 @@ export async function takeQuotaShard(
   shard: number,
   cap: number,
   triedUpdate = false,
+  amount = 1,
 ): Promise<boolean> {
+  if (amount > cap) return false;
   const add = async () => {
     const rows = await tx
       .update(directoryQuotaShards)
-      .set({ count: sql`${directoryQuotaShards.count} + 1` })
+      .set({ count: sql`${directoryQuotaShards.count} + ${amount}` })
       .where(
         and(
           eq(directoryQuotaShards.directoryId, directoryId),
           eq(directoryQuotaShards.kind, kind),
           eq(directoryQuotaShards.shard, shard),
-          lt(directoryQuotaShards.count, cap),
+          lte(directoryQuotaShards.count, cap - amount),
         ),
       )
       .returning({ count: directoryQuotaShards.count });
@@ -682,7 +677,7 @@ export async function takeQuotaShard(
   if (!triedUpdate && (await add())) return true;
   const created = await tx
     .insert(directoryQuotaShards)
-    .values({ environmentId, directoryId, kind, shard, count: 1 })
+    .values({ environmentId, directoryId, kind, shard, count: amount })
     .onConflictDoNothing()
     .returning({ count: directoryQuotaShards.count });
   if (created.length > 0) return true;

@@ -1,6 +1,6 @@
 // What an identity provider writes into a directory (SCIM's users, groups and members), as plain
 // fields: the SCIM surface parses the protocol, this file applies the change in one transaction.
-import { newId } from '@atrium/db';
+import { coalesced, newId } from '@atrium/db';
 import { orNotFound } from '../common/store.ts';
 import { type EventToRecord, recordEvent, recordEvents, withEventsBatched } from '../events/record.ts';
 import { forgetLocally } from '../invalidation/service.ts';
@@ -22,7 +22,7 @@ import {
   findDirectoryGroup,
   findDirectoryUser,
   insertDirectoryGroup,
-  insertDirectoryUser,
+  insertDirectoryUsers,
   linkDirectory,
   memberIdsOfDirectoryGroup,
   noteDirectorySync,
@@ -193,58 +193,115 @@ export function previousAttributes(
   return previous;
 }
 
+/** A SCIM create as the group commit carries it (`createUsersTogether`). */
+interface UserCreate {
+  scope: Scope;
+  directory: DirectoryRef;
+  fields: DirectoryUserFields;
+}
+
+/**
+ * Concurrent creates of one directory go together (group commit, `coalesced`, keyed by the
+ * directory): one arriving alone is its own transaction, as it always was; those arriving while
+ * one is in flight go as one transaction for all, in the statements one create costs (the writes
+ * below are list-shaped). A batch with any refusal (409 `uniqueness`, 403 quota, a shard without
+ * room for all) rolls back and its creates run again one by one, so each caller gets its own outcome.
+ */
+const createUsersTogether = coalesced<UserCreate, DirectoryUserRow>({
+  // The batch runs in its first caller's scope: only creates alike in all their events carry go together.
+  key: ({ scope, directory }) =>
+    JSON.stringify([scope.env.id, directory.id, scope.actor ?? null, scope.reason ?? null]),
+  async one(_db, { scope, directory, fields }) {
+    const [row] = await directoryWrite(scope, directory, (tx) => insertNewUsers(tx, scope, directory, [fields]));
+    return row as DirectoryUserRow;
+  },
+  many(_db, creates) {
+    const { scope, directory } = creates[0] as UserCreate;
+    // Linked by the batch if any of its callers saw the directory unlinked (touchDirectory).
+    const ref = creates.some((c) => c.directory.state === 'unlinked')
+      ? { ...directory, state: 'unlinked' as const }
+      : directory;
+    return directoryWrite(scope, ref, (tx) =>
+      insertNewUsers(
+        tx,
+        scope,
+        ref,
+        creates.map((c) => c.fields),
+      ),
+    );
+  },
+  max: 100,
+});
+
 /**
  * SCIM `POST /Users`: the directory user (`dsync.user.created`); an active one with a usable
  * e-mail is provisioned first (provisioning.ts), so the row is written once, linked. A userName
  * or externalId taken already (409), or the directory's quota reached (403), rolls everything back.
+ * Concurrent creates of one directory share a transaction (`createUsersTogether`).
  */
 export async function createDirectoryUser(
   scope: Scope,
   directory: DirectoryRef,
   fields: DirectoryUserFields,
 ): Promise<DirectoryUserRow> {
-  return directoryWrite(scope, directory, async (tx) => {
-    const id = newId('directoryUser');
-    const linked = fields.active
-      ? await provisionDirectoryUsers(
-          tx,
-          scope,
-          directory.organizationId,
-          [
-            {
-              directoryUserId: id,
-              userId: null,
-              email: fields.email,
-              firstName: fields.firstName,
-              lastName: fields.lastName,
-            },
-          ],
-          false,
-        )
-      : undefined;
-    const now = scope.now();
-    // The quota's place in the insert's own statement, drawn last as it was: its shard's row stays
-    // locked until the commit, so it is held through the events only. A shard full or not made
-    // yet takes the place apart; refused, everything rolls back all the same.
-    const place = drawDirectoryPlace(scope, 'users');
-    const { row, placed } = await insertDirectoryUser(
-      tx,
-      {
+  if (directory.state === 'deleting') throw notFound('directory', directory.id);
+  return createUsersTogether(scope.db, { scope, directory, fields });
+}
+
+/** New directory users of one directory in the caller's transaction, in its order: `createDirectoryUser`'s write. */
+async function insertNewUsers(
+  tx: Scope['db'],
+  scope: Scope,
+  directory: DirectoryRef,
+  list: DirectoryUserFields[],
+): Promise<DirectoryUserRow[]> {
+  const ids = list.map(() => newId('directoryUser'));
+  const targets = list.flatMap((fields, i) =>
+    fields.active
+      ? [
+          {
+            directoryUserId: ids[i] as string,
+            userId: null,
+            email: fields.email,
+            firstName: fields.firstName,
+            lastName: fields.lastName,
+          },
+        ]
+      : [],
+  );
+  const linked =
+    targets.length > 0
+      ? await provisionDirectoryUsers(tx, scope, directory.organizationId, targets, false)
+      : new Map<string, string>();
+  const now = scope.now();
+  // The quota's places in the insert's own statement, drawn last as they were: its shard's row
+  // stays locked until the commit, so it is held through the events only. A shard full or not
+  // made yet takes the places apart; refused, everything rolls back all the same.
+  const place = drawDirectoryPlace(scope, 'users');
+  const { rows, placed } = await insertDirectoryUsers(
+    tx,
+    list.map((fields, i) => {
+      const id = ids[i] as string;
+      return {
         id,
         environmentId: scope.env.id,
         directoryId: directory.id,
         organizationId: directory.organizationId,
         ...storedUserFields(fields),
-        userId: linked?.get(id) ?? null,
+        userId: linked.get(id) ?? null,
         createdAt: now,
         updatedAt: now,
-      },
-      place,
-    );
-    if (!placed) await takeDirectoryPlace(tx, scope, directory, 'users', place);
-    await recordEvent(tx, scope, 'dsync.user.created', userEventData(row));
-    return row;
-  });
+      };
+    }),
+    place,
+  );
+  if (!placed) await takeDirectoryPlace(tx, scope, directory, 'users', place, rows.length);
+  await recordEvents(
+    tx,
+    scope,
+    rows.map((row) => ({ event: 'dsync.user.created', data: userEventData(row) })),
+  );
+  return rows;
 }
 
 /** The columns a SCIM user's fields set, on create and on replace alike. */

@@ -2,7 +2,7 @@ import { coalesced, type Db } from '@atrium/db';
 import { describe, expect, it } from 'vitest';
 
 /** A statement that answers when the test says so: what each call was sent, in order. */
-function recorder(options: { max?: number; failing?: (item: number) => boolean } = {}) {
+function recorder(options: { max?: number; failing?: (item: number) => boolean; key?: (item: number) => string } = {}) {
   const sent: { kind: 'one' | 'many'; items: number[]; finish(): void }[] = [];
   const statement = <R>(kind: 'one' | 'many', items: number[], answer: () => R) =>
     new Promise<R>((resolve, reject) => {
@@ -20,6 +20,7 @@ function recorder(options: { max?: number; failing?: (item: number) => boolean }
     one: (_db, item) => statement('one', [item], () => item * 10),
     many: (_db, items) => statement('many', items, () => items.map((item) => item * 10)),
     max: options.max,
+    key: options.key,
   });
   /** Finishes the statement in flight (the last sent) and lets its callers and the next send run. */
   const finishLast = async () => {
@@ -106,5 +107,26 @@ describe('coalesced', () => {
     await finishLast();
     expect(sent.map((s) => s.items)).toEqual([[1], [2, 3]]);
     expect(await Promise.all([first, second, third])).toEqual([10, 20, 30]);
+  });
+
+  it('keeps one queue per key of a client: items of another key are not held, nor sent with them', async () => {
+    const { run, sent, finishLast } = recorder({ key: (item) => (item % 2 === 0 ? 'even' : 'odd') });
+    const db = handle();
+    const all = [1, 2, 3, 4, 5, 6].map((item) => run(db, item));
+    // 1 and 2 go at once, each alone in its key; the rest wait for their own key's statement.
+    expect(sent.map((s) => s.items)).toEqual([[1], [2]]);
+    sent[0]?.finish();
+    sent[1]?.finish();
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(sent.slice(2).map((s) => s.items)).toEqual([
+      [3, 5],
+      [4, 6],
+    ]);
+    await finishLast();
+    sent[2]?.finish();
+    expect(await Promise.all(all)).toEqual([10, 20, 30, 40, 50, 60]);
+    // Both keys idle again: the next item of either goes at once.
+    void run(db, 7);
+    expect(sent.at(-1)?.items).toEqual([7]);
   });
 });

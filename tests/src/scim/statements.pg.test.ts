@@ -15,14 +15,14 @@ import { scimUser } from './helpers.ts';
 
 const databaseUrl = inject('databaseUrl');
 
-describe.skipIf(!databaseUrl)('statements of one SCIM POST /Users (PostgreSQL only)', () => {
+describe.skipIf(!databaseUrl)('statements of SCIM POST /Users, one and at once (PostgreSQL only)', () => {
   const sent: Sent[] = [];
   const client = databaseUrl ? recordingClient(databaseUrl, sent) : undefined;
   afterAll(async () => {
     await client?.end({ timeout: 5 });
   });
 
-  it('provisions a new user in 6 statements (one more to make a quota shard, one to mark last_sync_at), without looking the token up again', async () => {
+  it('provisions a new user in 6 statements (one more to make a quota shard, one to mark last_sync_at), without looking the token up again; 16 at once in at most 3 each', async () => {
     const env = await newEnvironment();
     // The app on a recording client, with caches of its own (the token is cached by this app).
     const deps = { ...env.deps, db: drizzle(client!, { schema }) as never, caches: newCaches() };
@@ -64,11 +64,20 @@ describe.skipIf(!databaseUrl)('statements of one SCIM POST /Users (PostgreSQL on
         expect(quota).toHaveLength(1);
         expect(quota[0]).toContain('insert into "directory_users"');
       }
+      // At once, the POSTs go as one transaction per batch (group commit, directories/sync.ts
+      // `createUsersTogether`): far fewer statements, and transactions, than POSTs.
+      sent.length = 0;
+      const burst = await Promise.all(Array.from({ length: 16 }, () => scim.post(base, scimUser())));
+      expect(burst.map((r) => r.status)).toEqual(burst.map(() => 201));
+      const statements = sent.map((s) => s.sql.replace(/\s+/g, ' ').trim().toLowerCase());
+      const begins = statements.filter((s) => s.startsWith('begin'));
+      expect(begins.length, statements.join('\n')).toBeLessThanOrEqual(6);
+      expect(statements.length / 16, statements.join('\n')).toBeLessThanOrEqual(3);
       const stored = await env.deps.db
         .select()
         .from(directoryUsers)
         .where(eq(directoryUsers.directoryId, directory.id));
-      expect(stored).toHaveLength(7);
+      expect(stored).toHaveLength(7 + 16);
       expect(stored.every((row) => row.userId !== null)).toBe(true);
     } finally {
       server.close();
