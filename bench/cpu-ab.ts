@@ -47,7 +47,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '5' },
     port: { type: 'string', default: '19580' },
-    scenarios: { type: 'string', default: 'members,graphql,rest,console' },
+    scenarios: { type: 'string', default: 'members,graphql,rest,console' }, // or create, memberships
     'pg-url': { type: 'string' },
     variant: { type: 'string', multiple: true },
   },
@@ -191,7 +191,7 @@ async function send(request: Request): Promise<void> {
     ...(request.body === undefined ? {} : { body: request.body }),
   });
   const text = await res.text();
-  if (res.status !== 200)
+  if (res.status !== 200 && res.status !== 201)
     throw new Error(`${request.method} ${request.path} answered ${res.status}: ${text.slice(0, 200)}`);
 }
 
@@ -271,6 +271,13 @@ async function prepare(
         method: 'GET',
         path: '/trpc/admin.environments.list',
         headers: { Cookie: cookie, 'x-csrf-token': csrf },
+      },
+      // `npm run bench`'s create_organization: a durable create without domain data (issue #35).
+      create: {
+        method: 'POST',
+        path: '/organizations',
+        headers: { Authorization: `Bearer ${env.api_key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'CPU A/B created', metadata: { source: 'bench' } }),
       },
       // `npm run bench`'s list_memberships: the first page of the seeded organization's 1,000 memberships.
       memberships: {

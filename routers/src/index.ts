@@ -172,7 +172,7 @@ export {
   takeDueDomains,
   verifyOrganizationDomainManually,
 } from './organization-domains/service.ts';
-export { toOrganization } from './organizations/service.ts';
+export { createOrganization, toOrganization } from './organizations/service.ts';
 export {
   addPortalDirectory,
   addPortalDomain,

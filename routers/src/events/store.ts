@@ -1,6 +1,6 @@
-import { type Db, events, type PageParams, paginate, renderedOnce } from '@atrium/db';
+import { coalesced, type Db, events, type PageParams, paginate, renderedOnce } from '@atrium/db';
 import { and, eq, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
-import { markCommittedEntry } from '../idempotency/store.ts';
+import { markCommittedEntries, markCommittedEntry } from '../idempotency/store.ts';
 import type { Scope } from '../kernel/scope.ts';
 
 export type EventRow = typeof events.$inferSelect;
@@ -156,11 +156,15 @@ function eventValues(
  * returns; the writer resolves false when it wrote nothing, and the caller explains the refusal
  * (404, 409 or 422). `before` adds WITH entries (`name as (…)`) `change` may read. With an
  * Idempotency-Key claim in the scope, the statement also marks the key `committed` if it wrote.
+ *
+ * With `many`, concurrent writes go together (group commit, `coalesced`, as `writeManyWithEvents`
+ * says); without it each write is its own statement.
  */
 export function writeWithEvent<K extends string>(
   names: readonly K[],
   change: (values: Record<K, unknown>) => SQL,
-  before?: (values: Record<K | EventValue, unknown>) => SQL,
+  before?: ((values: Record<K | EventValue, unknown>) => SQL) | undefined,
+  many?: (columns: Record<K, SQL>) => SQL,
 ) {
   const build = (v: Record<K | EventValue, unknown>, mark: SQL) =>
     sql`with ${before ? sql`${before(v)},` : sql``} changed as (${change(v)}),
@@ -175,7 +179,16 @@ export function writeWithEvent<K extends string>(
   const marking = renderedOnce([...names, ...EVENT_VALUES, ...CLAIM_VALUES], (v) =>
     build(v, sql`, ${markCommittedEntry(v.claimEnvironment, v.claimKey)}`),
   );
-  return async (
+  /** One write alone: its statement, with the claim's mark when it carries one. */
+  const one = async (db: Db, all: Record<string, unknown>): Promise<boolean> => {
+    const rows =
+      all.claimKey === undefined
+        ? await plain<{ written: number }>(db, all)
+        : await marking<{ written: number }>(db, all);
+    return Number(rows[0]?.written ?? 0) > 0;
+  };
+  const write = many ? writeManyWithEvents(names, one, many) : one;
+  return (
     scope: Scope,
     values: Record<K, unknown>,
     event: { id: string; name: string; data: Record<string, unknown>; organizationId: string | null; now: Date },
@@ -188,12 +201,55 @@ export function writeWithEvent<K extends string>(
       eventValues(scope, event.id, event.name, event.data, event.organizationId, event.now),
     );
     const claim = scope.idempotency;
-    const rows = claim
-      ? await marking<{ written: number }>(
-          scope.db,
-          Object.assign(all, { claimEnvironment: claim.environmentId, claimKey: claim.key }),
-        )
-      : await plain<{ written: number }>(scope.db, all);
-    return Number(rows[0]?.written ?? 0) > 0;
+    if (claim) Object.assign(all, { claimEnvironment: claim.environmentId, claimKey: claim.key });
+    return write(scope.db, all);
   };
+}
+
+/** Writes per statement of a group commit (`coalesced`'s `max`). */
+const WRITES_PER_STATEMENT = 100;
+
+/**
+ * Group commit for `writeWithEvent` (issue #35): a write arriving while none of its kind is in
+ * flight is its own statement (`one`); those arriving meanwhile go as one statement, whose `input`
+ * holds a row per write (every value a text column named as the value, `columns` refers to them):
+ * `many(columns)` changes from `input` and returns the `id` of each row it wrote, which must be
+ * its write's `id` value. Each written row gets its own event and, with a claim, its key marked
+ * committed; each caller learns whether its own row was written. A batch that fails (a duplicate
+ * external id, a value the database refuses) is retried write by write, so each caller sees its
+ * own outcome.
+ */
+function writeManyWithEvents<K extends string>(
+  names: readonly K[],
+  one: (db: Db, all: Record<string, unknown>) => Promise<boolean>,
+  many: (columns: Record<K, SQL>) => SQL,
+) {
+  const all = [...names, ...EVENT_VALUES, ...CLAIM_VALUES];
+  const column = (name: string) => sql.raw(`input."${name}"`);
+  const columns = Object.fromEntries(names.map((name) => [name, column(name)])) as Record<K, SQL>;
+  const e = Object.fromEntries(EVENT_VALUES.map((name) => [name, column(name)])) as Record<EventValue, SQL>;
+  const statement = renderedOnce(
+    ['rows'] as const,
+    (v) => sql`with input as (
+      select * from jsonb_to_recordset(${v.rows}::jsonb) as input(${sql.raw(all.map((name) => `"${name}" text`).join(', '))})
+    ), changed as (${many(columns)}),
+    recorded as (
+      insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending, actor)
+      select ${e.eventId}, ${e.eventEnvironment}, ${e.eventName}, ${e.eventOrganization}, ${e.eventData}::jsonb, ${e.eventAt}::timestamptz, true, ${e.eventActor}
+      from input join changed on changed.id = input.id
+      returning id
+    ), ${markCommittedEntries(
+      sql`select input."claimEnvironment", input."claimKey" from input join changed on changed.id = input.id where input."claimKey" is not null`,
+    )}
+    select id from changed`,
+  );
+  return coalesced<Record<string, unknown>, boolean>({
+    one,
+    async many(db, writes) {
+      const rows = await statement<{ id: string }>(db, { rows: JSON.stringify(writes) });
+      const written = new Set(rows.map((row) => row.id));
+      return writes.map((w) => written.has(String(w.id)));
+    },
+    max: WRITES_PER_STATEMENT,
+  });
 }

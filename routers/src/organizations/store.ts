@@ -279,13 +279,23 @@ const ORGANIZATION_VALUES = [
   'at',
 ] as const;
 
-/** The create statement without domain data: the organization and `organization.created`. */
+/**
+ * The create statement without domain data: the organization and `organization.created`.
+ * Concurrent creates go as one statement (group commit, events/store.ts `writeManyWithEvents`).
+ */
 const createAlone = writeWithEvent(
   ORGANIZATION_VALUES,
   (
     v,
   ) => sql`insert into ${organizations} (id, environment_id, name, external_id, metadata, billing_customer_id, allow_profiles_outside_organization, domain_count, created_at, updated_at)
       values (${v.id}, ${v.environmentId}, ${v.name}, ${v.externalId}, ${v.metadata}::jsonb, null, ${v.allowProfilesOutsideOrganization}, 0, ${v.at}::timestamptz, ${v.at}::timestamptz)
+      returning id`,
+  undefined,
+  (
+    c,
+  ) => sql`insert into ${organizations} (id, environment_id, name, external_id, metadata, billing_customer_id, allow_profiles_outside_organization, domain_count, created_at, updated_at)
+      select ${c.id}, ${c.environmentId}, ${c.name}, ${c.externalId}, ${c.metadata}::jsonb, null, ${c.allowProfilesOutsideOrganization}::boolean, 0, ${c.at}::timestamptz, ${c.at}::timestamptz
+      from input
       returning id`,
 );
 
