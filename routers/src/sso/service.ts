@@ -25,6 +25,7 @@ import {
 } from './protocols.ts';
 import type { BrowserOutcome, Profile } from './schemas.ts';
 import {
+  completeAuthorization,
   connectionAndAuthorization,
   connectionsOfOrganization,
   connectionsOfType,
@@ -311,18 +312,10 @@ export async function completeSignIn(
       let appState: string | null = null;
       let codeChallenge: string | null = null;
       if (authorizationId !== null) {
-        const authorization = await findAuthorization(tx, scope.env.id, authorizationId, true);
-        if (!authorization || authorization.connectionId !== connection.id) {
-          throw new SsoFailure(
-            'unknown_authorization',
-            'The sign-in does not match an authorization of this connection.',
-          );
-        }
-        if (isExpired(authorization, now)) throw expiredFailure();
-        if (authorization.state !== 'started') {
-          throw new SsoFailure('authorization_already_used', 'This sign-in was already completed or refused.');
-        }
-        await finishAuthorization(tx, authorization.id, 'successful', null, now);
+        // One UPDATE where it is this connection's, started and unexpired; only a refusal reads it to say why.
+        const authorization =
+          (await completeAuthorization(tx, scope.env.id, connection.id, authorizationId, now)) ??
+          refusalOf(await findAuthorization(tx, scope.env.id, authorizationId, true), connection.id, now);
         redirectUri = authorization.redirectUri;
         appState = authorization.appState;
         codeChallenge = authorization.codeChallenge;
@@ -354,6 +347,7 @@ export async function completeSignIn(
       // Created here: no membership yet, and nothing else sees it before commit.
       const fresh = !user;
       if (!user) {
+        // Inserted signed in (its `last_sign_in_at` is this sign-in's, on `user.created` too).
         user = await insertUser(tx, {
           id: newId('user'),
           environmentId: scope.env.id,
@@ -362,12 +356,14 @@ export async function completeSignIn(
           firstName: identity.firstName ?? null,
           lastName: identity.lastName ?? null,
           metadata: {},
+          lastSignInAt: now,
           createdAt: now,
           updatedAt: now,
         });
         await recordEvent(tx, scope, 'user.created', toUser(user));
+      } else {
+        await markSignedIn(tx, scope.env.id, user.id, now);
       }
-      await markSignedIn(tx, scope.env.id, user.id, now);
       if (fresh || !(await membershipOf(tx, scope.env.id, user.id, organization.id))) {
         await addSignInMembership(tx, scope, { userId: user.id, fresh, organization });
       }
@@ -714,6 +710,15 @@ async function settle(
   const { redirectUrl } = await failSignIn(scope, connection, authorizationId, failure, device);
   if (redirectUrl) return { redirect: redirectUrl };
   return { error: { reason: failure.reason, message: failure.message } };
+}
+
+/** Why an authorization could not complete the sign-in (`completeAuthorization` found none to finish). */
+function refusalOf(authorization: SsoAuthorizationRow | undefined, connectionId: string, now: Date): never {
+  if (!authorization || authorization.connectionId !== connectionId) {
+    throw new SsoFailure('unknown_authorization', 'The sign-in does not match an authorization of this connection.');
+  }
+  if (isExpired(authorization, now)) throw expiredFailure();
+  throw new SsoFailure('authorization_already_used', 'This sign-in was already completed or refused.');
 }
 
 const EXPIRED = 'authorization_expired';

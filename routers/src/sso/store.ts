@@ -331,6 +331,35 @@ export async function finishAuthorization(
   const [row] = await finishStarted(tx, { id, state, failureReason, now });
   return row;
 }
+/**
+ * Marks the authorization `successful` if it is the connection's, still `started` and unexpired at
+ * `now` (its row locked until commit, as `FOR UPDATE` would); undefined otherwise.
+ */
+export async function completeAuthorization(
+  tx: Db,
+  environmentId: string,
+  connectionId: string,
+  id: string,
+  now: Date,
+): Promise<SsoAuthorizationRow | undefined> {
+  const [row] = await completeStarted(tx, { env: environmentId, connection: connectionId, id, now: now.toISOString() });
+  return row;
+}
+const completeStarted = builtOnce(['env', 'connection', 'id', 'now'] as const, (db, v) =>
+  db
+    .update(ssoAuthorizations)
+    .set({ state: 'successful', failureReason: null, consumedAt: sql`${v.now}::timestamptz` })
+    .where(
+      and(
+        eq(ssoAuthorizations.environmentId, v.env),
+        eq(ssoAuthorizations.id, v.id),
+        eq(ssoAuthorizations.connectionId, v.connection),
+        eq(ssoAuthorizations.state, 'started'),
+        gt(ssoAuthorizations.expiresAt, sql`${v.now}::timestamptz`),
+      ),
+    )
+    .returning(),
+);
 const finishStarted = builtOnce(['id', 'state', 'failureReason', 'now'] as const, (db, v) =>
   db
     .update(ssoAuthorizations)

@@ -228,7 +228,9 @@ export async function consumeSamlResponse(
   const use = identity?.use ?? (refusal instanceof SsoFailure ? refusal.use : undefined);
   if (use && !(await rememberSamlAssertion(scope.db, scope, connection.id, use))) throw replayedAnswer();
   if (!identity) throw refusal;
-  return identity;
+  // Remembered here already: without its use, a sign-in of this identity does not remember it again.
+  const { use: _remembered, ...remembered } = identity;
+  return remembered;
 }
 
 /**
