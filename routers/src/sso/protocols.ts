@@ -1,6 +1,7 @@
+import type { Db } from '@atrium/db';
 import type { Deps } from '../kernel/deps.ts';
 import type { Scope } from '../kernel/scope.ts';
-import type { SsoIdentity } from './identity.ts';
+import type { AnswerUse, SsoIdentity } from './identity.ts';
 import { SsoFailure } from './identity.ts';
 import * as oidc from './oidc/service.ts';
 import * as saml from './saml/service.ts';
@@ -56,13 +57,22 @@ export async function startProtocol(
   throw new SsoFailure('unsupported_connection_type', `Connection type ${connection.connectionType} cannot sign in.`);
 }
 
+/** Verifies a SAML response; its assertion's one use comes back as `use`, for `rememberUse`. */
 export async function consumeSaml(
   scope: Scope,
   connection: SsoConnectionRow,
   form: { SAMLResponse: string; RelayState?: string },
   expected: { samlRequestId: string } | null,
 ): Promise<SsoIdentity> {
-  return saml.consumeSamlResponse(scope, connection, form, expected);
+  return saml.verifySamlResponse(scope, connection, form, expected);
+}
+
+/**
+ * Remembers a verified answer's one use on `db` (the sign-in's transaction, or its refusal's);
+ * false when the connection has accepted it before (a replay).
+ */
+export function rememberUse(db: Db, scope: Scope, connectionId: string, use: AnswerUse): Promise<boolean> {
+  return saml.rememberSamlAssertion(db, scope, connectionId, use);
 }
 
 export async function consumeOidc(

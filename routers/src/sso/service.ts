@@ -13,10 +13,20 @@ import { loadOrganization } from '../organizations/store.ts';
 import { seal, unseal } from '../signing/material.ts';
 import { fullName, toUser } from '../user-wire.ts';
 import { insertUser, markSignedIn } from '../users/store.ts';
-import { SsoFailure, type SsoIdentity } from './identity.ts';
-import { consumeOidc, consumeSaml, isConfigured, protocolOf, samlMetadata, startProtocol } from './protocols.ts';
+import { replayedAnswer, SsoFailure, type SsoIdentity } from './identity.ts';
+import {
+  consumeOidc,
+  consumeSaml,
+  isConfigured,
+  protocolOf,
+  rememberUse,
+  samlMetadata,
+  startProtocol,
+} from './protocols.ts';
 import type { BrowserOutcome, Profile } from './schemas.ts';
 import {
+  completeAuthorization,
+  connectionAndAuthorization,
   connectionsOfOrganization,
   connectionsOfType,
   connectionWithEnvironment,
@@ -257,16 +267,6 @@ export async function beginAuthorization(
   });
 }
 
-/** The authorization an IdP answer names, if it is one of this connection's (else undefined). */
-export async function authorizationOf(
-  scope: Scope,
-  connection: SsoConnectionRow,
-  authorizationId: string,
-): Promise<SsoAuthorizationRow | undefined> {
-  const row = await findAuthorization(scope.db, scope.env.id, authorizationId);
-  return row && row.connectionId === connection.id ? row : undefined;
-}
-
 /** Where an IdP-initiated sign-in lands: the environment's default redirect URI (or its only one). */
 async function idpInitiatedRedirect(db: Db, environmentId: string): Promise<string> {
   const rows = await redirectUrisOf(db, environmentId);
@@ -305,22 +305,17 @@ export async function completeSignIn(
   return scope.db.transaction((tx) =>
     withEventsBatched(tx, async () => {
       const now = scope.now();
+      // First, so that a second POST of the answer waits here for this one and is then refused;
+      // a refusal below rolls this back and failSignIn remembers the use instead.
+      if (identity.use && !(await rememberUse(tx, scope, connection.id, identity.use))) throw replayedAnswer();
       let redirectUri: string;
       let appState: string | null = null;
       let codeChallenge: string | null = null;
       if (authorizationId !== null) {
-        const authorization = await findAuthorization(tx, scope.env.id, authorizationId, true);
-        if (!authorization || authorization.connectionId !== connection.id) {
-          throw new SsoFailure(
-            'unknown_authorization',
-            'The sign-in does not match an authorization of this connection.',
-          );
-        }
-        if (isExpired(authorization, now)) throw expiredFailure();
-        if (authorization.state !== 'started') {
-          throw new SsoFailure('authorization_already_used', 'This sign-in was already completed or refused.');
-        }
-        await finishAuthorization(tx, authorization.id, 'successful', null, now);
+        // One UPDATE where it is this connection's, started and unexpired; only a refusal reads it to say why.
+        const authorization =
+          (await completeAuthorization(tx, scope.env.id, connection.id, authorizationId, now)) ??
+          refusalOf(await findAuthorization(tx, scope.env.id, authorizationId, true), connection.id, now);
         redirectUri = authorization.redirectUri;
         appState = authorization.appState;
         codeChallenge = authorization.codeChallenge;
@@ -352,6 +347,7 @@ export async function completeSignIn(
       // Created here: no membership yet, and nothing else sees it before commit.
       const fresh = !user;
       if (!user) {
+        // Inserted signed in (its `last_sign_in_at` is this sign-in's, on `user.created` too).
         user = await insertUser(tx, {
           id: newId('user'),
           environmentId: scope.env.id,
@@ -360,12 +356,14 @@ export async function completeSignIn(
           firstName: identity.firstName ?? null,
           lastName: identity.lastName ?? null,
           metadata: {},
+          lastSignInAt: now,
           createdAt: now,
           updatedAt: now,
         });
         await recordEvent(tx, scope, 'user.created', toUser(user));
+      } else {
+        await markSignedIn(tx, scope.env.id, user.id, now);
       }
-      await markSignedIn(tx, scope.env.id, user.id, now);
       if (fresh || !(await membershipOf(tx, scope.env.id, user.id, organization.id))) {
         await addSignInMembership(tx, scope, { userId: user.id, fresh, organization });
       }
@@ -429,6 +427,9 @@ export async function failSignIn(
   const timedOut = failure.reason === EXPIRED;
   return scope.db.transaction(async (tx) => {
     const now = scope.now();
+    // A verified answer refused (by the domain policy, say) is spent all the same: it must not
+    // pass later, after a change of policy. A replay is remembered already.
+    if (failure.use && failure.reason !== REPLAYED) await rememberUse(tx, scope, connection.id, failure.use);
     let redirectUrl: string | undefined;
     if (authorizationId !== null) {
       const authorization = await findAuthorization(tx, scope.env.id, authorizationId, true);
@@ -666,6 +667,21 @@ async function connectionScope(
   return { scope, connection: found.connection };
 }
 
+/**
+ * `connectionScope` and the authorization the IdP's answer names (RelayState, `state`), read
+ * together; the authorization is undefined when it is none of this connection's.
+ */
+async function answerScope(
+  deps: Deps,
+  connectionId: string,
+  authorizationId: string | null | undefined,
+): Promise<{ scope: Scope; connection: SsoConnectionRow; authorization: SsoAuthorizationRow | undefined }> {
+  const found = await connectionAndAuthorization(deps.db, connectionId, authorizationId || null);
+  if (!found) throw notFound('connection', connectionId);
+  const scope: Scope = { db: deps.db, env: found.env, now: deps.now, deps };
+  return { scope, connection: found.connection, authorization: found.authorization };
+}
+
 function failureOf(error: unknown): SsoFailure {
   if (error instanceof SsoFailure) return error;
   if (error instanceof ApiError && error.status < 500) return new SsoFailure(error.apiCode, error.message);
@@ -681,19 +697,32 @@ async function settle(
   verify: () => Promise<SsoIdentity>,
 ): Promise<BrowserOutcome> {
   let failure: SsoFailure;
+  let identity: SsoIdentity | undefined;
   try {
-    const identity = await verify();
+    identity = await verify();
     const { redirectUrl } = await completeSignIn(scope, connection, authorizationId, identity, device);
     return { redirect: redirectUrl };
   } catch (error) {
     failure = failureOf(error);
   }
+  // The sign-in's transaction rolled back with the answer's use: its refusal remembers it.
+  failure.use ??= identity?.use;
   const { redirectUrl } = await failSignIn(scope, connection, authorizationId, failure, device);
   if (redirectUrl) return { redirect: redirectUrl };
   return { error: { reason: failure.reason, message: failure.message } };
 }
 
+/** Why an authorization could not complete the sign-in (`completeAuthorization` found none to finish). */
+function refusalOf(authorization: SsoAuthorizationRow | undefined, connectionId: string, now: Date): never {
+  if (!authorization || authorization.connectionId !== connectionId) {
+    throw new SsoFailure('unknown_authorization', 'The sign-in does not match an authorization of this connection.');
+  }
+  if (isExpired(authorization, now)) throw expiredFailure();
+  throw new SsoFailure('authorization_already_used', 'This sign-in was already completed or refused.');
+}
+
 const EXPIRED = 'authorization_expired';
+const REPLAYED = replayedAnswer().reason;
 const expiredFailure = () => new SsoFailure(EXPIRED, 'The sign-in took longer than 10 minutes.');
 const isExpired = (authorization: { state: string; expiresAt: Date }, now: Date) =>
   authorization.state === 'timed_out' || authorization.expiresAt.getTime() <= now.getTime();
@@ -720,8 +749,7 @@ export async function receiveSamlResponse(
   input: { connection_id: string; SAMLResponse: string; RelayState?: string | undefined },
   device: RequestDevice = NO_DEVICE,
 ): Promise<BrowserOutcome> {
-  const { scope, connection } = await connectionScope(deps, input.connection_id);
-  const authorization = input.RelayState ? await authorizationOf(scope, connection, input.RelayState) : undefined;
+  const { scope, connection, authorization } = await answerScope(deps, input.connection_id, input.RelayState);
   const form: { SAMLResponse: string; RelayState?: string } = { SAMLResponse: input.SAMLResponse };
   if (input.RelayState !== undefined) form.RelayState = input.RelayState;
   const expected = authorization?.samlRequestId ? { samlRequestId: authorization.samlRequestId } : null;
@@ -740,10 +768,9 @@ export async function receiveOidcCallback(
   input: { connection_id: string; url: string },
   device: RequestDevice = NO_DEVICE,
 ): Promise<BrowserOutcome> {
-  const { scope, connection } = await connectionScope(deps, input.connection_id);
   const url = new URL(input.url);
   const state = url.searchParams.get('state');
-  const authorization = state ? await authorizationOf(scope, connection, state) : undefined;
+  const { scope, connection, authorization } = await answerScope(deps, input.connection_id, state);
   if (!authorization) {
     return settle(scope, connection, null, device, () =>
       Promise.reject(new SsoFailure('state_mismatch', 'The callback names no sign-in of this connection.')),

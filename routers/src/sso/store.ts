@@ -155,6 +155,42 @@ export async function connectionWithEnvironment(
   return row;
 }
 
+/**
+ * The connection of a public URL (ACS, OIDC callback) with its environment and, when
+ * `authorizationId` names one of this connection's authorizations, that authorization: one
+ * statement where there were two reads (the browser's answer needs both before it verifies).
+ */
+export async function connectionAndAuthorization(
+  db: Db,
+  connectionId: string,
+  authorizationId: string | null,
+): Promise<
+  { connection: SsoConnectionRow; env: EnvironmentInfo; authorization: SsoAuthorizationRow | undefined } | undefined
+> {
+  const [row] = await connectionWithAuthorization(db, { id: connectionId, authorization: authorizationId ?? '' });
+  return row && { connection: row.connection, env: row.env, authorization: row.authorization ?? undefined };
+}
+const connectionWithAuthorization = builtOnce(['id', 'authorization'] as const, (db, v) =>
+  db
+    .select({
+      connection: connections,
+      env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
+      authorization: ssoAuthorizations,
+    })
+    .from(connections)
+    .innerJoin(environments, eq(environments.id, connections.environmentId))
+    .leftJoin(
+      ssoAuthorizations,
+      and(
+        eq(ssoAuthorizations.id, v.authorization),
+        eq(ssoAuthorizations.environmentId, connections.environmentId),
+        eq(ssoAuthorizations.connectionId, connections.id),
+      ),
+    )
+    .where(eq(connections.id, v.id))
+    .limit(1),
+);
+
 /** The connections of an organization, oldest first. */
 export function connectionsOfOrganization(db: Db, environmentId: string, organizationId: string) {
   return db
@@ -295,6 +331,35 @@ export async function finishAuthorization(
   const [row] = await finishStarted(tx, { id, state, failureReason, now });
   return row;
 }
+/**
+ * Marks the authorization `successful` if it is the connection's, still `started` and unexpired at
+ * `now` (its row locked until commit, as `FOR UPDATE` would); undefined otherwise.
+ */
+export async function completeAuthorization(
+  tx: Db,
+  environmentId: string,
+  connectionId: string,
+  id: string,
+  now: Date,
+): Promise<SsoAuthorizationRow | undefined> {
+  const [row] = await completeStarted(tx, { env: environmentId, connection: connectionId, id, now: now.toISOString() });
+  return row;
+}
+const completeStarted = builtOnce(['env', 'connection', 'id', 'now'] as const, (db, v) =>
+  db
+    .update(ssoAuthorizations)
+    .set({ state: 'successful', failureReason: null, consumedAt: sql`${v.now}::timestamptz` })
+    .where(
+      and(
+        eq(ssoAuthorizations.environmentId, v.env),
+        eq(ssoAuthorizations.id, v.id),
+        eq(ssoAuthorizations.connectionId, v.connection),
+        eq(ssoAuthorizations.state, 'started'),
+        gt(ssoAuthorizations.expiresAt, sql`${v.now}::timestamptz`),
+      ),
+    )
+    .returning(),
+);
 const finishStarted = builtOnce(['id', 'state', 'failureReason', 'now'] as const, (db, v) =>
   db
     .update(ssoAuthorizations)

@@ -1,5 +1,5 @@
 import { events, redirectUris, ssoAccessTokens, ssoAuthorizations, ssoCodes } from '@atrium/db';
-import { authenticateApiKey } from '@atrium/routers';
+import { authenticateApiKey, hasAssertionId } from '@atrium/routers';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storedEventData } from '../helpers/events.ts';
@@ -443,6 +443,94 @@ describe('the SAML sign-in through the ACS, then POST /sso/token and GET /sso/pr
     expect(page).not.toContain('SAMLResponse');
     const codes = await env.deps.db.select().from(ssoCodes).where(eq(ssoCodes.environmentId, env.environmentId));
     expect(codes).toHaveLength(1);
+  });
+
+  it('spends a response the domain policy refused: posted again once the domain is verified, it is a replay', async () => {
+    const setup = await samlSetup(idp, clock);
+    const { env } = setup;
+    await registerRedirectUri(env);
+    const query = new URLSearchParams({
+      client_id: env.clientId,
+      redirect_uri: APP_CALLBACK,
+      connection: setup.connectionId,
+      state: 'policy',
+    });
+    const started = await noFollow(`${env.world.url}/sso/authorize?${query}`);
+    const relayState = new URL(started.headers.get('location') ?? '').searchParams.get('RelayState') ?? '';
+    const [authorization] = await authorizationsOf(env);
+    const xml = await idp.loginResponse(
+      setup.sp,
+      { email: 'ada@example.com' },
+      authorization?.samlRequestId ?? undefined,
+    );
+    const post = () =>
+      noFollow(`${env.world.url}/sso/saml/acs/${setup.connectionId}`, {
+        method: 'POST',
+        headers: FORM,
+        body: form({ SAMLResponse: Buffer.from(xml).toString('base64'), RelayState: relayState }),
+      });
+    // example.com is no verified domain of the organization, which allows no profiles outside.
+    const refused = await post();
+    expect(refused.status).toBe(302);
+    expect(new URL(refused.headers.get('location') ?? '').searchParams.get('error')).toBe('domain_not_allowed');
+    const assertionId = /<saml:Assertion[^>]* ID="([^"]+)"/.exec(xml)?.[1] ?? '';
+    expect(await hasAssertionId(env.deps.db, setup.connectionId, assertionId)).toBe(true);
+
+    await env.caller.organizations.update({
+      id: setup.organizationId,
+      domain_data: [{ domain: 'example.com', state: 'verified' }],
+    });
+    const replay = await post();
+    expect(replay.status).toBe(400);
+    expect(await replay.text()).toContain('Reason: <code>replayed_assertion</code>');
+    const codes = await env.deps.db.select().from(ssoCodes).where(eq(ssoCodes.environmentId, env.environmentId));
+    expect(codes).toHaveLength(0);
+    const failed = await storedEventData(env, 'authentication.sso_failed');
+    expect(failed.map((data) => (data.error as { code: string }).code)).toEqual([
+      'domain_not_allowed',
+      'replayed_assertion',
+    ]);
+  });
+
+  it('an ACS POST reads its connection and authorization in one statement; the rest is the sign-in transaction', async () => {
+    const setup = await samlSetup(idp, clock);
+    const { env } = setup;
+    await env.caller.organizations.update({
+      id: setup.organizationId,
+      domain_data: [{ domain: 'example.com', state: 'verified' }],
+    });
+    await registerRedirectUri(env);
+    const query = new URLSearchParams({
+      client_id: env.clientId,
+      redirect_uri: APP_CALLBACK,
+      connection: setup.connectionId,
+    });
+    const started = await noFollow(`${env.world.url}/sso/authorize?${query}`);
+    const relayState = new URL(started.headers.get('location') ?? '').searchParams.get('RelayState') ?? '';
+    const [authorization] = await authorizationsOf(env);
+    const xml = await idp.loginResponse(
+      setup.sp,
+      { email: 'ada@example.com' },
+      authorization?.samlRequestId ?? undefined,
+    );
+    const { result: acs, statements } = await statementsOf(env.deps.db, () =>
+      noFollow(`${env.world.url}/sso/saml/acs/${setup.connectionId}`, {
+        method: 'POST',
+        headers: FORM,
+        body: form({ SAMLResponse: Buffer.from(xml).toString('base64'), RelayState: relayState }),
+      }),
+    );
+    expect(new URL(acs.headers.get('location') ?? '').searchParams.get('code')).toEqual(expect.any(String));
+    // PostgreSQL: the statements outside a transaction only; PGlite: those before BEGIN.
+    const begin = statements.indexOf('BEGIN');
+    const outside = begin === -1 ? statements : statements.slice(0, begin);
+    expect(outside).toHaveLength(1);
+    expect(outside[0]).toMatch(/from "connections".*left join "sso_authorizations"/is);
+    if (begin !== -1) {
+      const inside = statements.slice(begin + 1);
+      expect(inside.filter((text) => /insert into "saml_assertion_ids"/i.test(text))).toHaveLength(1);
+      expect(inside.filter((text) => text === 'BEGIN')).toHaveLength(0);
+    }
   });
 
   it('an IdP-initiated response is refused (off by default) on the error page, with sso_failed recorded', async () => {

@@ -3,7 +3,7 @@
 // to its caller (Recipient, Destination, Issuer, the replay cache), and the attribute mapping.
 // Protocol only: the SSO service (../service.ts) decides what a verified identity becomes.
 import { createPrivateKey, randomBytes } from 'node:crypto';
-import type { AttributeMapping } from '@atrium/db';
+import type { AttributeMapping, Db } from '@atrium/db';
 import {
   type CacheProvider,
   generateServiceProviderMetadata,
@@ -17,7 +17,7 @@ import type { ConnectionRow } from '../../connections/store.ts';
 import type { Deps } from '../../kernel/deps.ts';
 import type { Scope } from '../../kernel/scope.ts';
 import { unseal } from '../../signing/material.ts';
-import { SsoFailure, type SsoIdentity } from '../identity.ts';
+import { type AnswerUse, replayedAnswer, SsoFailure, type SsoIdentity } from '../identity.ts';
 import { samlAcsUrl, samlSpEntityId } from '../urls.ts';
 import { DEFAULT_ATTRIBUTE_NAMES, spKeyContext } from './config.ts';
 import { rememberAssertionId } from './store.ts';
@@ -208,13 +208,53 @@ function text(node: Node | undefined): string | undefined {
 }
 
 /**
+ * `verifySamlResponse`, then the replay check on its own: remembers the assertion id (also when
+ * the mapping refuses it) and refuses one this connection has accepted before. The ACS does not
+ * call this: the SSO service remembers the id in the sign-in's transaction (`SsoIdentity.use`).
+ */
+export async function consumeSamlResponse(
+  scope: Scope,
+  connection: ConnectionRow,
+  form: { SAMLResponse: string; RelayState?: string },
+  expected: { samlRequestId: string } | null,
+): Promise<SsoIdentity> {
+  let identity: SsoIdentity | undefined;
+  let refusal: unknown;
+  try {
+    identity = await verifySamlResponse(scope, connection, form, expected);
+  } catch (error) {
+    refusal = error;
+  }
+  const use = identity?.use ?? (refusal instanceof SsoFailure ? refusal.use : undefined);
+  if (use && !(await rememberSamlAssertion(scope.db, scope, connection.id, use))) throw replayedAnswer();
+  if (!identity) throw refusal;
+  // Remembered here already: without its use, a sign-in of this identity does not remember it again.
+  const { use: _remembered, ...remembered } = identity;
+  return remembered;
+}
+
+/**
+ * Remembers an accepted assertion id of the connection on `db` (a transaction's, for the ACS);
+ * false when the connection has accepted it before (a replay).
+ */
+export function rememberSamlAssertion(db: Db, scope: Scope, connectionId: string, use: AnswerUse): Promise<boolean> {
+  return rememberAssertionId(
+    db,
+    { environmentId: scope.env.id, connectionId, assertionId: use.assertionId, expiresAt: use.expiresAt },
+    scope.now(),
+  );
+}
+
+/**
  * Verifies the IdP's POSTed response for this connection and maps the person it names. With
  * `expected`, the response must answer that AuthnRequest; without (IdP-initiated), the
  * connection must allow IdP-initiated sign-in and the response must answer no request.
  * Accepted: a signed Response, or a signed Assertion (in a signed or unsigned Response), by one
- * of the connection's IdP certificates. Throws `SsoFailure` with a stable reason.
+ * of the connection's IdP certificates. Throws `SsoFailure` with a stable reason. Writes nothing:
+ * the assertion's id and lifetime come back as `use` (on the refusal too when the mapping refuses
+ * a verified assertion), for the caller to remember once.
  */
-export async function consumeSamlResponse(
+export async function verifySamlResponse(
   scope: Scope,
   connection: ConnectionRow,
   form: { SAMLResponse: string; RelayState?: string },
@@ -313,19 +353,13 @@ export async function consumeSamlResponse(
     .filter((value) => Number.isFinite(value));
   // Without a NotOnOrAfter the assertion would never expire: keep its id for a day past the skew.
   const until = limits.length > 0 ? Math.max(...limits) : now.getTime() + 86_400_000;
-  const fresh = await rememberAssertionId(
-    scope.db,
-    {
-      environmentId: scope.env.id,
-      connectionId: connection.id,
-      assertionId,
-      expiresAt: new Date(until + skewMs),
-    },
-    now,
-  );
-  if (!fresh) throw new SsoFailure('replayed_assertion', 'This assertion has been used already.');
-
-  return mapIdentity(assertion, connection.attributeMapping);
+  const use: AnswerUse = { assertionId, expiresAt: new Date(until + skewMs) };
+  try {
+    return { ...mapIdentity(assertion, connection.attributeMapping), use };
+  } catch (error) {
+    if (error instanceof SsoFailure) error.use = use;
+    throw error;
+  }
 }
 
 /** Every attribute of the assertion: a single value as a string, several as an array. */

@@ -1,4 +1,4 @@
-import { connections, type Db, samlAssertionIds } from '@atrium/db';
+import { builtOnce, connections, type Db, samlAssertionIds } from '@atrium/db';
 import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import { scopedId } from '../../common/store.ts';
 import type { ConnectionRow } from '../../connections/store.ts';
@@ -15,17 +15,28 @@ export async function rememberAssertionId(
   entry: { environmentId: string; connectionId: string; assertionId: string; expiresAt: Date },
   now: Date,
 ): Promise<boolean> {
-  const inserted = await db
-    .insert(samlAssertionIds)
-    .values(entry)
-    .onConflictDoUpdate({
-      target: [samlAssertionIds.connectionId, samlAssertionIds.assertionId],
-      set: { environmentId: entry.environmentId, expiresAt: entry.expiresAt },
-      setWhere: lt(samlAssertionIds.expiresAt, now),
-    })
-    .returning({ assertionId: samlAssertionIds.assertionId });
+  const inserted = await rememberStatement(db, { ...entry, now: now.toISOString() });
   return inserted.length === 1;
 }
+/** Built once (`builtOnce`): every ACS POST runs it, in its sign-in's transaction. */
+const rememberStatement = builtOnce(
+  ['environmentId', 'connectionId', 'assertionId', 'expiresAt', 'now'] as const,
+  (db, v) =>
+    db
+      .insert(samlAssertionIds)
+      .values({
+        environmentId: v.environmentId as never,
+        connectionId: v.connectionId as never,
+        assertionId: v.assertionId as never,
+        expiresAt: v.expiresAt as never,
+      })
+      .onConflictDoUpdate({
+        target: [samlAssertionIds.connectionId, samlAssertionIds.assertionId],
+        set: { environmentId: sql`excluded.environment_id`, expiresAt: sql`excluded.expires_at` },
+        setWhere: lt(samlAssertionIds.expiresAt, sql`${v.now}::timestamptz`),
+      })
+      .returning({ assertionId: samlAssertionIds.assertionId }),
+);
 
 /** Whether the connection has remembered this assertion id (tests and diagnostics). */
 export async function hasAssertionId(db: Db, connectionId: string, assertionId: string): Promise<boolean> {
