@@ -18,7 +18,14 @@ export {
   graphqlHardening,
   type YogaContext,
 } from './pipeline/graphql.ts';
-export { DEFAULT_IN_FLIGHT, InFlightLimit, type InFlightOptions, weightOfPage } from './pipeline/in-flight.ts';
+export {
+  type Admitted,
+  DEFAULT_IN_FLIGHT,
+  InFlightLimit,
+  type InFlightOptions,
+  type Turn,
+  weightOfPage,
+} from './pipeline/in-flight.ts';
 export { DEFAULT_RATE_LIMITS, type RateLimitOptions, RateLimits } from './pipeline/rate-limit.ts';
 export { MAX_BATCH_CALLS, MAX_RESPONSE_BYTES } from './pipeline/render.ts';
 export { type RestRoute, type RouteMatch, RouteTable } from './pipeline/routes.ts';

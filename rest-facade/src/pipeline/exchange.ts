@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestDevice } from '@atrium/routers';
+import type { Admitted } from './in-flight.ts';
 
 /** One request on its way through the pipeline: what the steps have learnt about it so far. */
 export interface Exchange {
@@ -22,6 +23,8 @@ export interface Exchange {
   device: RequestDevice | undefined;
   /** When its call's deadline passes (`performance.now()`), once dispatched (deadline.ts). */
   due: number;
+  /** Its turn of the in-flight limit while its call runs: released when the call ends or is cut. */
+  turn: Admitted | undefined;
   /**
    * The headers the steps gathered for its answer, `[name, value, ...]` (request id, security,
    * CORS, rate limit): the codec sends them with its own in one `writeHead` (`writeHead` below).
@@ -98,6 +101,7 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse, client:
     shed: false,
     device: undefined,
     due: 0,
+    turn: undefined,
     answerHeaders: ['X-Request-ID', requestId],
   };
 }

@@ -29,8 +29,17 @@ export function weightOfPage(limit: unknown): number {
 /** Why a request was refused a turn (the `reason` label of `atrium_http_shed_total`). */
 export type ShedReason = 'queue_full' | 'timeout';
 
+/**
+ * A turn taken: the call runs, and `release` gives the turn back when the call ends (or is cut at
+ * its deadline). Only the first `release` counts, so a turn is never given back twice.
+ */
+export interface Admitted {
+  ok: true;
+  release: () => void;
+}
+
 /** A turn: go on, or answer 503 with `Retry-After`. `closed` means the caller left while waiting. */
-export type Turn = { ok: true } | { ok: false; reason: ShedReason | 'closed'; error: ApiError; retryAfter: number };
+export type Turn = Admitted | { ok: false; reason: ShedReason | 'closed'; error: ApiError; retryAfter: number };
 
 interface Waiter {
   res: ServerResponse;
@@ -54,7 +63,6 @@ interface Share {
   tail: Waiter | undefined;
 }
 
-const GO: Turn = { ok: true };
 const RETRY_AFTER_SECONDS = 1;
 
 const overloaded = () => new ApiError(503, 'service_unavailable', 'The server is at capacity. Try again shortly.');
@@ -66,8 +74,10 @@ const left = (): Turn => ({ ok: false, reason: 'closed', error: overloaded(), re
  * Admission control for the API: requests run their procedures while their weights (one, or
  * more for a large page: `weightOfPage`) add up to at most `max`; the rest wait their turn, at
  * most `queue` of them and `timeoutMs` each, and are then refused with 503
- * `service_unavailable` and `Retry-After`. A turn is held until the response closes (sent, or
- * its connection lost).
+ * `service_unavailable` and `Retry-After`. A turn is held until its call ends (answered, failed, or
+ * cut at the request deadline: pipeline.ts), not until its response closes: a caller that sends
+ * and disconnects leaves its call running, and that call keeps its turn, so the limit bounds the
+ * work running, not the answers awaited.
  *
  * Turns are shared fairly between environments (the `share` of `enter`), as the workers share
  * their rounds (db/src/fair.ts): when a turn frees up, it goes to the waiting request of the
@@ -112,7 +122,8 @@ export class InFlightLimit {
 
   /**
    * Takes a turn for the request answered by `res`, in `share` (its environment), now (no
-   * promise) or when one frees up.
+   * promise) or when one frees up; the caller gives it back with `release`. `res` only tells
+   * when a waiting caller leaves (it is then dropped from the queue).
    */
   enter(res: ServerResponse, weight = 1, share = ''): Turn | Promise<Turn> {
     // Its caller left already (while its rate limit was counted): 'close' will not come again.
@@ -120,8 +131,7 @@ export class InFlightLimit {
     // A call heavier than the whole limit runs alone.
     const w = Math.max(1, Math.min(weight, this.options.max));
     if (this.waiting === 0 && this.running + w <= this.options.max) {
-      this.admit(this.shareOf(share), w, res);
-      return GO;
+      return this.admit(this.shareOf(share), w);
     }
     if (this.waiting >= this.options.queue) return this.refuse('queue_full');
     return new Promise<Turn>((resolve) => {
@@ -165,13 +175,19 @@ export class InFlightLimit {
     return share;
   }
 
-  private admit(share: Share, weight: number, res: ServerResponse): void {
+  private admit(share: Share, weight: number): Admitted {
     this.running += weight;
     share.running += weight;
-    res.once('close', () => this.release(share, weight));
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      this.release(share, weight);
+    };
+    return { ok: true, release };
   }
 
-  /** A running request's response closed: its weight frees turns for the waiters. */
+  /** A running call ended (or was cut at its deadline): its weight frees turns for the waiters. */
   private release(share: Share, weight: number): void {
     this.running -= weight;
     share.running -= weight;
@@ -241,8 +257,7 @@ export class InFlightLimit {
       }
       if (!chosen || this.running + chosen.weight > this.options.max) break;
       this.take(chosen);
-      this.admit(chosen.share, chosen.weight, chosen.res);
-      chosen.resolve(GO);
+      chosen.resolve(this.admit(chosen.share, chosen.weight));
     }
     this.armTimer();
   }

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { ApiError, Deps } from '@atrium/routers';
 import { authenticate, type Identity, type Surface } from './authenticate.ts';
 import type { Exchange } from './exchange.ts';
-import type { InFlightLimit } from './in-flight.ts';
+import type { Admitted, InFlightLimit } from './in-flight.ts';
 import type { Admission, Cost, RateLimits } from './rate-limit.ts';
 
 function refusalOf(admission: Admission): Refusal | undefined {
@@ -31,6 +31,9 @@ export function shareOf(identity: Identity | undefined): string {
 
 /** A request the limits turned away: its error and `Retry-After`, or nothing to answer (it left). */
 export type Refusal = { error: ApiError; retryAfter: number; silent: boolean };
+
+/** The turn of a request when the in-flight limit is off: nothing to give back. */
+const UNLIMITED: Admitted = { ok: true, release: () => {} };
 
 /**
  * The limits, one for every codec, called by the pipeline's steps alone (pipeline.ts): the
@@ -67,12 +70,14 @@ export class Limits {
 
   /**
    * A turn to run for a request of `weight` (pages weigh more), now or when one frees up, in
-   * the fair share of its caller's environment (`shareOf`).
+   * the fair share of its caller's environment (`shareOf`); the pipeline releases it when the
+   * call ends or is cut at its deadline.
    */
-  async turn(res: ServerResponse, weight: number, share: string): Promise<Refusal | undefined> {
+  async turn(res: ServerResponse, weight: number, share: string): Promise<Refusal | Admitted> {
     const entered = this.inFlight?.enter(res, weight, share);
     const turn = entered instanceof Promise ? await entered : entered;
-    if (!turn || turn.ok) return undefined;
+    if (!turn) return UNLIMITED;
+    if (turn.ok) return turn;
     return { error: turn.error, retryAfter: turn.retryAfter, silent: turn.reason === 'closed' };
   }
 }

@@ -189,8 +189,9 @@ function routeStep(p: Pipeline, ex: Exchange): void {
 
 /**
  * decode → identify → count → credential → body → turn (a batch as one) → context → dispatch
- * (within the deadline) → render. Each step refuses through the codec; a step that needs no wait awaits
- * nothing (the in-memory rate limit answers at once, a GET reads no body).
+ * (within the deadline) → render, the turn held until the render or the deadline. Each step
+ * refuses through the codec; a step that needs no wait awaits nothing (the in-memory rate limit
+ * answers at once, a GET reads no body).
  */
 async function run(p: Pipeline, codec: AnyCodec, ex: Exchange, matched: MatchedRoute | undefined): Promise<void> {
   const call = decodeStep(codec, ex, matched);
@@ -205,13 +206,21 @@ async function run(p: Pipeline, codec: AnyCodec, ex: Exchange, matched: MatchedR
   if (call.reads === undefined) ex.req.resume();
   else if (!(await bodyStep(p, codec, ex, call))) return;
   if (batchStep(p, codec, ex, call)) return;
-  const waited = await p.limits.turn(ex.res, call.weight, shareOf(identity, call));
-  if (waited) {
+  const turn = await p.limits.turn(ex.res, call.weight, shareOf(identity, call));
+  if ('error' in turn) {
     ex.shed = true;
-    return refuse(codec, ex, waited);
+    return refuse(codec, ex, turn);
   }
-  const ctx = contextStep(p, ex, codec.surface, call, identity);
-  await dispatchStep(p, codec, ex, call, ctx);
+  // The turn is held until the call ends, whether or not its caller is still there (a caller
+  // that sends and disconnects must not free a turn while its call runs), or until the deadline
+  // cuts it (`pipeline`, below), whichever comes first; `release` counts only once.
+  ex.turn = turn;
+  try {
+    const ctx = contextStep(p, ex, codec.surface, call, identity);
+    await dispatchStep(p, codec, ex, call, ctx);
+  } finally {
+    turn.release();
+  }
 }
 
 /** The decode step: the call, or undefined when it was refused (rendered here). */
@@ -320,10 +329,10 @@ function contextStep(p: Pipeline, ex: Exchange, surface: Surface, call: Call, id
 
 /**
  * The dispatch, deadline and render steps: the call runs within `config.requestTimeoutMs` (cut
- * at most a tick later: deadline.ts); past it, the codec answers 503 `service_unavailable` at once
- * and the call's own outcome, when it comes, is dropped (the outcome of a write cut off this way
- * is unknown to the caller, as with any 503). An error of the call is rendered by its codec, with
- * the headers the procedures asked for.
+ * at most a tick later: deadline.ts); past it, the codec answers 503 `service_unavailable` at
+ * once, the call's turn is given back, and the call's own outcome, when it comes, is dropped (the
+ * outcome of a write cut off this way is unknown to the caller, as with any 503). An error of the
+ * call is rendered by its codec, with the headers the procedures asked for.
  */
 async function dispatchStep(p: Pipeline, codec: AnyCodec, ex: Exchange, call: Call, ctx: Context): Promise<void> {
   p.deadlines?.start(ex, codec);
@@ -379,7 +388,13 @@ async function metricsPage(p: Pipeline, ex: Exchange): Promise<void> {
 export function pipeline(options: PipelineOptions): RequestListener {
   const deadlineMs = options.deps.config.requestTimeoutMs ?? DEFAULT_CONFIG.requestTimeoutMs ?? 0;
   const p: Pipeline = { ...options, deadlines: undefined };
-  // The deadline passed: 503 now, logged as the request's failure.
-  if (deadlineMs > 0) p.deadlines = new Deadlines(deadlineMs, (ex, codec) => fail(p, codec, ex, serviceUnavailable()));
+  // The deadline passed: the call's turn is given back (its call may never settle: postgres.js
+  // can leave a query pending on a killed connection, porsager/postgres#1186), and 503 now,
+  // logged as the request's failure.
+  if (deadlineMs > 0)
+    p.deadlines = new Deadlines(deadlineMs, (ex, codec) => {
+      ex.turn?.release();
+      fail(p, codec, ex, serviceUnavailable());
+    });
   return (req, res) => routeStep(p, requestIdStep(p, req, res));
 }

@@ -87,7 +87,7 @@ describe('the request deadline', () => {
     const status = await widgets.post('/client/graphql', { query: '{ clientApiStatus }' });
     expect(status.status).toBe(200);
     expect(status.body).toEqual({ data: { clientApiStatus: 'ok' } });
-    // The turns of the calls cut off were given back when their answers closed.
+    // The turns of the calls cut off were given back at their deadline.
     await vi.waitFor(() => expect(own?.app.inFlight?.load).toEqual({ running: 0, waiting: 0 }));
   });
 });

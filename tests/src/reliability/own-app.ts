@@ -11,6 +11,7 @@ export async function startOwnApp(deps: Deps, options: Partial<AppOptions> = {})
   const { port } = server.address() as AddressInfo;
   return {
     app,
+    server,
     url: `http://127.0.0.1:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
