@@ -200,6 +200,18 @@ const codes: string[] = [];
 let prepared = Date.now();
 
 // ---- sso_saml_acs: responses made beforehand, each for its own authorization (GET /sso/authorize).
+/** Atrium's ACS rate, set by its run, for the floor's ratio. */
+let acsRps: number | undefined;
+// The POSTs a stopped load generator left in flight still run in the server (their turns were
+// freed when their connections closed): count the codes once two reads 100 ms apart agree.
+const countCodes = async () =>
+  (
+    await deps.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(ssoCodes)
+      .where(eq(ssoCodes.environmentId, env.environment_id))
+  )[0]?.n ?? 0;
+
 if (args.only !== 'token') {
   const responses = Number(args.responses);
   const bodies = await prepareResponses(responses, 'user');
@@ -275,15 +287,6 @@ if (args.only !== 'token') {
       `statuses ${JSON.stringify(acs.statusCodes)}, server CPU ${(acsServerCpuMs / Math.max(1, acs.requests)).toFixed(2)} ms per POST` +
       (acs.requests >= responses ? ' (every prepared response was used: the run ended early)' : ''),
   );
-  // The POSTs a stopped load generator left in flight still run in the server (their turns were
-  // freed when their connections closed): count the codes once two reads 100 ms apart agree.
-  const countCodes = async () =>
-    (
-      await deps.db
-        .select({ n: sql<number>`count(*)::int` })
-        .from(ssoCodes)
-        .where(eq(ssoCodes.environmentId, env.environment_id))
-    )[0]?.n ?? 0;
   let codesIssued = await countCodes();
   for (let again = -1; again !== codesIssued; ) {
     again = codesIssued;
@@ -294,64 +297,7 @@ if (args.only !== 'token') {
   log(
     `  ${signedIn} redirects, ${codesIssued} codes issued (one per sign-in, counted once the POSTs in flight when the run stopped had ended: those count here, not above)`,
   );
-
-  // The ACS floor (bench/floors/acs.ts) right after, in its own process, on a second set of fresh
-  // responses of new people: the same POSTs, the same load generator settings.
-  if (args['skip-floors']) log('ACS floor: skipped (--skip-floors)');
-  else if (!process.env.DATABASE_URL || deps.driver !== 'postgres') log('ACS floor: needs PostgreSQL (DATABASE_URL)');
-  else {
-    // A fresh process: warmed first (its code compiled, its statements prepared) as Atrium was by
-    // the requests above, with responses of their own, not measured.
-    const warmups = Math.min(50, Math.ceil(responses / 5));
-    const floorBodies = await prepareResponses(responses + warmups, 'floor');
-    const floor = await startAcsFloor(process.env.DATABASE_URL);
-    try {
-      const floorPid = floor.child.pid as number;
-      for (const body of floorBodies.splice(0, warmups)) {
-        const res = await fetch(`${floor.url}/sso/saml/acs/${made.id}`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-          body,
-          redirect: 'manual',
-        });
-        if (res.status !== 302) throw new Error(`the ACS floor's warm-up: ${res.status} ${await res.text()}`);
-      }
-      const codesBefore = await countCodes();
-      const from = await measureFrom();
-      const floorTicks = ticksOf(floorPid);
-      const run = await drive({
-        url: floor.url,
-        method: 'POST',
-        paths: [`/sso/saml/acs/${made.id}`],
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: '{pick}',
-        picks: floorBodies,
-        oneUse: true,
-        connections: Number(args.connections),
-        warmupSeconds: 0,
-        durationSeconds: seconds,
-      });
-      const floorMs = ((ticksOf(floorPid) - floorTicks) * 10) / Math.max(1, run.requests);
-      let floorCodes = (await countCodes()) - codesBefore;
-      for (let again = -1; again !== floorCodes; ) {
-        again = floorCodes;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        floorCodes = (await countCodes()) - codesBefore;
-      }
-      log(
-        `sso_saml_acs@floor: ${run.requests} POSTs in ${run.seconds.toFixed(1)} s = ${run.rps.toFixed(0)}/s, p50 ${run.latency.p50} ms, p99 ${run.latency.p99} ms, ` +
-          `statuses ${JSON.stringify(run.statusCodes)}, floor CPU ${floorMs.toFixed(2)} ms per POST; ` +
-          `Atrium / floor = ${(acs.rps / Math.max(0.01, run.rps)).toFixed(2)}` +
-          (run.requests >= responses ? ' (every prepared response was used: the run ended early)' : ''),
-      );
-      // The bench process's own CPU is its idle share here (Atrium is not driven): PostgreSQL's is the floor's.
-      log(`  ${await perRequest(from, run.requests)} (server: this process, idle; pg: the floor's statements)`);
-      log(`  ${floorCodes} codes issued by the floor`);
-    } finally {
-      floor.child.kill('SIGTERM');
-      if (floor.child.exitCode === null) await new Promise((resolve) => floor.child.once('exit', resolve));
-    }
-  }
+  acsRps = acs.rps;
 }
 
 // ---- sso_token: one-use codes minted beforehand through the SSO service (IdP-initiated sign-ins).
@@ -397,6 +343,69 @@ if (args.only !== 'acs') {
       (token.requests >= codes.length ? ' (every code was spent: the run ended early)' : ''),
   );
   log(`  ${await perRequest(tokenFrom, token.requests)}`);
+}
+
+// ---- the ACS floor (bench/floors/acs.ts), last: in its own process, on a second set of fresh
+// responses of new people, the same POSTs and load generator settings. Last, because its sign-ins
+// are writes of their own: run before `sso_token`, they slowed the exchange from 962 to 573/s
+// (PostgreSQL 659 against 1,255 µs per exchange; bench/README.md, the eleventh session).
+if (acsRps !== undefined) {
+  const acsRpsOf = acsRps;
+  if (args['skip-floors']) log('ACS floor: skipped (--skip-floors)');
+  else if (!process.env.DATABASE_URL || deps.driver !== 'postgres') log('ACS floor: needs PostgreSQL (DATABASE_URL)');
+  else {
+    // A fresh process: warmed first (its code compiled, its statements prepared) as Atrium was by
+    // the requests above, with responses of their own, not measured.
+    const warmups = Math.min(50, Math.ceil(Number(args.responses) / 5));
+    const floorBodies = await prepareResponses(Number(args.responses) + warmups, 'floor');
+    const floor = await startAcsFloor(process.env.DATABASE_URL);
+    try {
+      const floorPid = floor.child.pid as number;
+      for (const body of floorBodies.splice(0, warmups)) {
+        const res = await fetch(`${floor.url}/sso/saml/acs/${made.id}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body,
+          redirect: 'manual',
+        });
+        if (res.status !== 302) throw new Error(`the ACS floor's warm-up: ${res.status} ${await res.text()}`);
+      }
+      const codesBefore = await countCodes();
+      const from = await measureFrom();
+      const floorTicks = ticksOf(floorPid);
+      const run = await drive({
+        url: floor.url,
+        method: 'POST',
+        paths: [`/sso/saml/acs/${made.id}`],
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: '{pick}',
+        picks: floorBodies,
+        oneUse: true,
+        connections: Number(args.connections),
+        warmupSeconds: 0,
+        durationSeconds: seconds,
+      });
+      const floorMs = ((ticksOf(floorPid) - floorTicks) * 10) / Math.max(1, run.requests);
+      let floorCodes = (await countCodes()) - codesBefore;
+      for (let again = -1; again !== floorCodes; ) {
+        again = floorCodes;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        floorCodes = (await countCodes()) - codesBefore;
+      }
+      log(
+        `sso_saml_acs@floor: ${run.requests} POSTs in ${run.seconds.toFixed(1)} s = ${run.rps.toFixed(0)}/s, p50 ${run.latency.p50} ms, p99 ${run.latency.p99} ms, ` +
+          `statuses ${JSON.stringify(run.statusCodes)}, floor CPU ${floorMs.toFixed(2)} ms per POST; ` +
+          `Atrium / floor = ${(acsRpsOf / Math.max(0.01, run.rps)).toFixed(2)}` +
+          (run.requests >= Number(args.responses) ? ' (every prepared response was used: the run ended early)' : ''),
+      );
+      // The bench process's own CPU is its idle share here (Atrium is not driven): PostgreSQL's is the floor's.
+      log(`  ${await perRequest(from, run.requests)} (server: this process, idle; pg: the floor's statements)`);
+      log(`  ${floorCodes} codes issued by the floor`);
+    } finally {
+      floor.child.kill('SIGTERM');
+      if (floor.child.exitCode === null) await new Promise((resolve) => floor.child.once('exit', resolve));
+    }
+  }
 }
 
 await idp.close();
