@@ -236,7 +236,8 @@ describe('GET /sso/authorize', () => {
 });
 
 describe('the SAML sign-in through the ACS, then POST /sso/token and GET /sso/profile', () => {
-  async function signIn(state = 'app-state') {
+  /** A connection set up for example.com, and an authorization started through `/sso/authorize`. */
+  async function startSignIn(state?: string) {
     const setup = await samlSetup(idp, clock);
     const { env } = setup;
     await env.caller.organizations.update({
@@ -248,11 +249,16 @@ describe('the SAML sign-in through the ACS, then POST /sso/token and GET /sso/pr
       client_id: env.clientId,
       redirect_uri: APP_CALLBACK,
       connection: setup.connectionId,
-      state,
+      ...(state === undefined ? {} : { state }),
     });
     const started = await noFollow(`${env.world.url}/sso/authorize?${query}`);
     const relayState = new URL(started.headers.get('location') ?? '').searchParams.get('RelayState') ?? '';
     const [authorization] = await authorizationsOf(env);
+    return { setup, env, relayState, authorization };
+  }
+
+  async function signIn(state = 'app-state') {
+    const { setup, env, relayState, authorization } = await startSignIn(state);
     const xml = await idp.loginResponse(
       setup.sp,
       { email: 'ada@example.com', firstName: 'Ada', lastName: 'Lovelace', groups: ['Engineering'] },
@@ -493,21 +499,7 @@ describe('the SAML sign-in through the ACS, then POST /sso/token and GET /sso/pr
   });
 
   it('an ACS POST reads its connection and authorization in one statement; the rest is the sign-in transaction', async () => {
-    const setup = await samlSetup(idp, clock);
-    const { env } = setup;
-    await env.caller.organizations.update({
-      id: setup.organizationId,
-      domain_data: [{ domain: 'example.com', state: 'verified' }],
-    });
-    await registerRedirectUri(env);
-    const query = new URLSearchParams({
-      client_id: env.clientId,
-      redirect_uri: APP_CALLBACK,
-      connection: setup.connectionId,
-    });
-    const started = await noFollow(`${env.world.url}/sso/authorize?${query}`);
-    const relayState = new URL(started.headers.get('location') ?? '').searchParams.get('RelayState') ?? '';
-    const [authorization] = await authorizationsOf(env);
+    const { setup, env, relayState, authorization } = await startSignIn();
     const xml = await idp.loginResponse(
       setup.sp,
       { email: 'ada@example.com' },
