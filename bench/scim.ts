@@ -193,6 +193,25 @@ async function count(exec: Exec, sql: string, params: unknown[]): Promise<number
   return Number(row?.n ?? 0);
 }
 
+/** What a sync stored in a directory and provisioned from it: the "loses nothing" counts, Atrium's and the floor's. */
+async function provisionedCounts(exec: Exec, directory: { directoryId: string; organizationId: string }) {
+  const params = [directory.directoryId];
+  return {
+    directoryUsers: await count(exec, 'select count(*)::int as n from directory_users where directory_id = $1', params),
+    provisionedUsers: await count(
+      exec,
+      'select count(*)::int as n from directory_users where directory_id = $1 and user_id is not null',
+      params,
+    ),
+    managedMemberships: await count(
+      exec,
+      `select count(*)::int as n from organization_memberships
+       where organization_id = $1 and directory_managed and status = 'active'`,
+      [directory.organizationId],
+    ),
+  };
+}
+
 async function scimAvailable(ctx: ScimBenchContext, directoryId: string, token: string): Promise<string | undefined> {
   const res = await fetch(`${ctx.baseUrl}/scim/v2/${directoryId}/Users?count=1`, {
     headers: { Authorization: `Bearer ${token}` },
@@ -260,28 +279,13 @@ async function initialSync(ctx: ScimBenchContext): Promise<ScimResults['initialS
   );
   const params = [directory.directoryId];
   const stored = {
-    directoryUsers: await count(
-      ctx.exec,
-      'select count(*)::int as n from directory_users where directory_id = $1',
-      params,
-    ),
+    ...(await provisionedCounts(ctx.exec, directory)),
     groups: await count(ctx.exec, 'select count(*)::int as n from directory_groups where directory_id = $1', params),
     memberships: await count(
       ctx.exec,
       `select count(*)::int as n from directory_group_members m join directory_groups g on g.id = m.group_id
        where g.directory_id = $1`,
       params,
-    ),
-    provisionedUsers: await count(
-      ctx.exec,
-      'select count(*)::int as n from directory_users where directory_id = $1 and user_id is not null',
-      params,
-    ),
-    managedMemberships: await count(
-      ctx.exec,
-      `select count(*)::int as n from organization_memberships
-       where organization_id = $1 and directory_managed and status = 'active'`,
-      [directory.organizationId],
     ),
   };
   ctx.log(`scim_initial_sync: stored ${JSON.stringify(stored)}`);
@@ -402,24 +406,8 @@ async function floorSync(
         `scim_initial_sync@floor: the floor's answer is not Atrium's: ${a.status} ${a.text} / ${f.status} ${f.text}`,
       );
     }
-    const params = [directory.directoryId];
     const stored = {
-      directoryUsers: await count(
-        ctx.exec,
-        'select count(*)::int as n from directory_users where directory_id = $1',
-        params,
-      ),
-      provisionedUsers: await count(
-        ctx.exec,
-        'select count(*)::int as n from directory_users where directory_id = $1 and user_id is not null',
-        params,
-      ),
-      managedMemberships: await count(
-        ctx.exec,
-        `select count(*)::int as n from organization_memberships
-         where organization_id = $1 and directory_managed and status = 'active'`,
-        [directory.organizationId],
-      ),
+      ...(await provisionedCounts(ctx.exec, directory)),
       events: await count(ctx.exec, 'select count(*)::int as n from events where environment_id = $1', [
         env.environment_id,
       ]),
