@@ -1,4 +1,5 @@
 import type { BenchResults, ScenarioRun } from './results.ts';
+import type { ReaderResult } from './scim-load.ts';
 
 const fmt = (n: number | undefined | null, digits = 0) =>
   n === undefined || n === null || Number.isNaN(n)
@@ -267,10 +268,12 @@ function scimLines(results: BenchResults): string[] {
       '| another tenant, GET /organizations/:id (2 in flight) | requests | req/s | p50 ms | p95 ms | p99 ms | max ms |',
     );
     lines.push('|---|---:|---:|---:|---:|---:|---:|');
-    for (const [label, x] of [
+    const rows: [string, ReaderResult][] = [
       ['alone', alone],
       ['during the sync', during],
-    ] as const) {
+    ];
+    if (sync.floor?.reader) rows.push(["during the floor's sync (the machine's share)", sync.floor.reader]);
+    for (const [label, x] of rows) {
       lines.push(
         `| ${label} | ${fmt(x.requests)} | ${fmt(x.perSecond)} | ${fmt(x.p50, 1)} | ${fmt(x.p95, 1)} | ${fmt(x.p99, 1)} | ${fmt(x.max, 1)} |`,
       );

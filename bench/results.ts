@@ -115,6 +115,8 @@ export interface ScimResults {
       ratio: number;
       sameShape: boolean | null;
       stored: { directoryUsers: number; provisionedUsers: number; managedMemberships: number; events: number };
+      /** The same other tenant reading Atrium during the floor's sync: the machine's share, not Atrium's. */
+      reader?: ReaderResult;
     };
   };
   groupPatch?: { members: number; ms: number[]; statuses: number[]; stored: number[]; failures: string[] };

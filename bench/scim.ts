@@ -380,7 +380,7 @@ async function floorSync(
     window.cpu = ctx.cpuWindow(undefined, child.pid);
     const result = await sync.result;
     reader.child.stdin?.end('stop\n');
-    await reader.result;
+    const readerDuring = await reader.result;
     // One more user, the same body, to each: Atrium's answer and the floor's, compared.
     const probe = JSON.stringify({
       schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
@@ -422,7 +422,8 @@ async function floorSync(
         `(statuses ${JSON.stringify(result.users.statuses)}; p50 ${result.users.latency.p50} ms); ` +
         `CPU ms per user: floor ${perUser(cpu?.server)}, PostgreSQL ${perUser(cpu?.postgres)} ` +
         `(Atrium ${perUser(atrium.cpu?.server)}, PostgreSQL ${perUser(atrium.cpu?.postgres)}); ` +
-        `Atrium / floor = ${ratio}; same answer: ${sameShape}; stored ${JSON.stringify(stored)}` +
+        `Atrium / floor = ${ratio}; same answer: ${sameShape}; stored ${JSON.stringify(stored)}; ` +
+        `other tenant p95 ${readerDuring.p95} ms during the floor's sync` +
         (result.failures.length > 0 ? `; first failures: ${result.failures.slice(0, 3).join(' | ')}` : ''),
     );
     return {
@@ -431,6 +432,7 @@ async function floorSync(
       ratio,
       sameShape,
       stored,
+      reader: readerDuring,
     };
   } finally {
     child.kill('SIGTERM');
