@@ -62,6 +62,8 @@ export interface ScimBenchContext {
   readerSeconds: number;
   /** Users the initial sync POSTs (SYNC_USERS unless told). */
   syncUsers: number;
+  /** Requests the initial sync keeps in flight (SYNC_CONCURRENCY unless told). */
+  syncConcurrency: number;
   log(line: string): void;
 }
 
@@ -249,7 +251,7 @@ async function initialSync(ctx: ScimBenchContext): Promise<ScimResults['initialS
     users: ctx.syncUsers,
     groups: SYNC_GROUPS,
     membersPerGroup: SYNC_MEMBERS_PER_GROUP,
-    concurrency: SYNC_CONCURRENCY,
+    concurrency: ctx.syncConcurrency,
     tag: Date.now().toString(36),
   };
   // Atrium's and PostgreSQL's CPU from the sync's first request to its result line.
@@ -296,7 +298,7 @@ async function initialSync(ctx: ScimBenchContext): Promise<ScimResults['initialS
   return {
     users: ctx.syncUsers,
     groups: SYNC_GROUPS,
-    concurrency: SYNC_CONCURRENCY,
+    concurrency: ctx.syncConcurrency,
     result,
     stored,
     reader: { alone, during },
