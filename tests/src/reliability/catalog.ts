@@ -1916,12 +1916,10 @@ export interface ScimFixture {
 export async function makeScimFixture(env: TestEnvironment): Promise<ScimFixture> {
   const org = await created(env.http.post('/organizations', { name: 'SCIM fixture' }), 'organization');
   const scope = await scopeOf(env.deps, env.environmentId);
-  const foreignOrg = await created(env.http.post('/organizations', { name: 'SCIM fixture, another' }), 'organization');
   const make = (organizationId: string) =>
     createDirectory(scope, { organization_id: organizationId, name: 'IdP', type: 'okta scim v2.0' } as never);
   const directory = await make(org.id);
   const other = await make(org.id);
-  const foreign = await make(foreignOrg.id);
   const scim = new HttpClient(env.world.url, {
     Authorization: `Bearer ${directory.bearer_token}`,
     'Content-Type': 'application/scim+json',
@@ -1932,6 +1930,8 @@ export async function makeScimFixture(env: TestEnvironment): Promise<ScimFixture
     scim.post(`${base}/Groups`, { displayName: 'Fixture', members: [{ value: user.id }] }),
     'SCIM group',
   );
+  const foreignOrg = await created(env.http.post('/organizations', { name: 'SCIM fixture, another' }), 'organization');
+  const foreign = await make(foreignOrg.id);
   return {
     env,
     organizationId: org.id,
