@@ -4,7 +4,7 @@ import { coalesced, newId } from '@atrium/db';
 import { orNotFound } from '../common/store.ts';
 import { type EventToRecord, recordEvent, recordEvents, withEventsBatched } from '../events/record.ts';
 import { forgetLocally } from '../invalidation/service.ts';
-import { ApiError, invalid, notFound } from '../kernel/errors.ts';
+import { ApiError, invalid, isTransactionConflict, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { type DirectoryPersonChange, followDirectoryPerson } from '../users/service.ts';
 import { deprovisionUsers, provisionableEmail, provisionDirectoryUsers, syncDirectoryRoles } from './provisioning.ts';
@@ -193,6 +193,27 @@ export function previousAttributes(
   return previous;
 }
 
+/**
+ * How many more times a lone create runs when PostgreSQL aborts its transaction for a concurrent
+ * one (a deadlock with a batch creating the same userName or e-mail, or a serialization failure).
+ */
+const CONFLICT_RETRIES = 2;
+
+/**
+ * Runs `write` (a whole transaction) again, up to CONFLICT_RETRIES times, while it loses a deadlock
+ * or a serialization failure: its caller then sees its own outcome (201, or 409 `uniqueness` when
+ * the concurrent write took the userName), not "retry it", which Okta does not do.
+ */
+async function againOnConflict<T>(write: () => Promise<T>): Promise<T> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (tries >= CONFLICT_RETRIES || !isTransactionConflict(error)) throw error;
+    }
+  }
+}
+
 /** A SCIM create as the group commit carries it (`createUsersTogether`). */
 interface UserCreate {
   scope: Scope;
@@ -205,14 +226,17 @@ interface UserCreate {
  * directory): one arriving alone is its own transaction, as it always was; those arriving while
  * one is in flight go as one transaction for all, in the statements one create costs (the writes
  * below are list-shaped). A batch with any refusal (409 `uniqueness`, 403 quota, a shard without
- * room for all) rolls back and its creates run again one by one, so each caller gets its own outcome.
+ * room for all, a deadlock with a lone create) rolls back and its creates run again one by one, so
+ * each caller gets its own outcome; one alone that loses a deadlock runs again (`againOnConflict`).
  */
 const createUsersTogether = coalesced<UserCreate, DirectoryUserRow>({
   // The batch runs in its first caller's scope: only creates alike in all their events carry go together.
   key: ({ scope, directory }) =>
     JSON.stringify([scope.env.id, directory.id, scope.actor ?? null, scope.reason ?? null]),
   async one(_db, { scope, directory, fields }) {
-    const [row] = await directoryWrite(scope, directory, (tx) => insertNewUsers(tx, scope, directory, [fields]));
+    const [row] = await againOnConflict(() =>
+      directoryWrite(scope, directory, (tx) => insertNewUsers(tx, scope, directory, [fields])),
+    );
     return row as DirectoryUserRow;
   },
   many(_db, creates) {

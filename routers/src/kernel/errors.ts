@@ -234,6 +234,20 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Did this error abort its transaction only because a concurrent one won (a deadlock, 40P01, or a
+ * serialization failure, 40001)? The same transaction run again may then succeed.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const code = (current as PgErrorLike).code;
+    if (code === '40P01' || code === '40001') return true;
+    current = (current as PgErrorLike).cause;
+  }
+  return false;
+}
+
 export interface ZodIssueLike {
   code: string;
   path: PropertyKey[];

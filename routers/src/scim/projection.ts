@@ -1,6 +1,7 @@
 // `attributes` and `excludedAttributes` (RFC 7644 §3.4.2.5, §3.9): which attributes a response
 // returns. `id`, `schemas` and `meta` are always returned; names are case-insensitive, and
-// `name.givenName` or an extension's `urn:…:User:department` select sub-attributes.
+// `name.givenName`, an extension's `urn:…:User:department`, or `members.value` (of each value of a
+// multi-valued attribute) select sub-attributes.
 import { invalidValue, isRecord } from './protocol.ts';
 
 const ALWAYS = new Set(['id', 'schemas', 'meta']);
@@ -41,6 +42,17 @@ function pick(resource: Record<string, unknown>, path: string[], into: Record<st
   const key = keyIn(resource, head);
   if (key === undefined) return;
   const value = resource[key];
+  if (rest.length > 0 && Array.isArray(value)) {
+    // A sub-attribute of a multi-valued attribute (`members.value`, `emails.type`): of each value.
+    const picked = Array.isArray(into[key]) ? (into[key] as unknown[]) : [];
+    into[key] = value.map((item, i) => {
+      if (!isRecord(item)) return item;
+      const nested = isRecord(picked[i]) ? (picked[i] as Record<string, unknown>) : {};
+      pick(item, rest, nested);
+      return nested;
+    });
+    return;
+  }
   if (rest.length === 0 || !isRecord(value)) {
     into[key] = value;
     return;
@@ -60,7 +72,15 @@ function drop(resource: Record<string, unknown>, path: string[]): void {
     return;
   }
   const value = resource[key];
-  if (isRecord(value)) {
+  if (Array.isArray(value)) {
+    // A sub-attribute of a multi-valued attribute: dropped from each value.
+    resource[key] = value.map((item) => {
+      if (!isRecord(item)) return item;
+      const copy = { ...item };
+      drop(copy, rest);
+      return copy;
+    });
+  } else if (isRecord(value)) {
     const copy = { ...value };
     drop(copy, rest);
     resource[key] = copy;

@@ -1,4 +1,13 @@
-import { createDirectoryGroup, createDirectoryUser, replaceDirectoryUser, writeDirectoryGroup } from '@atrium/routers';
+import {
+  createDirectoryGroup,
+  createDirectoryUser,
+  deactivateDirectory,
+  deleteDirectory,
+  deleteDirectoryGroup,
+  deleteDirectoryUser,
+  replaceDirectoryUser,
+  writeDirectoryGroup,
+} from '@atrium/routers';
 import { WebhookWorker } from '@atrium/server';
 import { WorkOS } from '@workos-inc/node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -108,6 +117,51 @@ describe('dsync events carry upstream payloads', () => {
     expect(byName.get('dsync.activated')).toMatchObject({
       data: { id: w.directory.id, externalKey: w.directory.externalKey, state: 'active', domains: [] },
     });
+  });
+
+  it('the deletions and the directory going: dsync.user.deleted, dsync.group.deleted, dsync.deactivated, dsync.deleted, as listed and as the SDK reads them', async () => {
+    const w = await syncedWorld();
+    await deleteDirectoryGroup(w.scope, await w.fresh(), w.groupId);
+    await deleteDirectoryUser(w.scope, await w.fresh(), w.userId);
+    await deactivateDirectory(w.scope, w.directory.id);
+    await deleteDirectory(w.scope, w.directory.id);
+    const GONE = ['dsync.user.deleted', 'dsync.group.deleted', 'dsync.deactivated', 'dsync.deleted'];
+    // Every dsync event upstream names, each in the shape of the OpenAPI document (the contract guard).
+    const res = await w.env.http.get(`/events?events=${[...DSYNC, ...GONE].join(',')}&limit=100&order=asc`);
+    expect(res.status).toBe(200);
+    const names = res.body.data.map((e: { event: string }) => e.event);
+    expect(names.slice(DSYNC.length)).toEqual(['dsync.group.deleted', 'dsync.user.deleted', ...GONE.slice(2)]);
+    const byName = new Map(res.body.data.map((e: { event: string; data: unknown }) => [e.event, e.data]));
+    expect(byName.get('dsync.user.deleted')).toMatchObject({
+      object: 'directory_user',
+      id: w.userId,
+      directory_id: w.directory.id,
+      state: 'active',
+    });
+    expect(byName.get('dsync.user.deleted')).not.toHaveProperty('groups');
+    expect(byName.get('dsync.group.deleted')).toMatchObject({
+      object: 'directory_group',
+      id: w.groupId,
+      name: 'Platform',
+    });
+    expect(byName.get('dsync.deactivated')).toMatchObject({
+      object: 'directory',
+      id: w.directory.id,
+      state: 'inactive',
+    });
+    expect(byName.get('dsync.deleted')).toMatchObject({ object: 'directory', id: w.directory.id, state: 'deleting' });
+    for (const data of byName.values()) expect(JSON.stringify(data)).not.toMatch(/scim_[0-9A-Za-z]{20,}/);
+
+    const list = await sdkFor(w.env).events.listEvents({ events: GONE as never, limit: 100 });
+    // SDK 11 declares no `dsync.deactivated` (upstream's OpenAPI document does): it lists it as sent.
+    const read = new Map<string, unknown>(list.data.map((e) => [e.event, e]));
+    expect([...read.keys()].sort()).toEqual([...GONE].sort());
+    expect(read.get('dsync.user.deleted')).toMatchObject({ data: { id: w.userId, directoryId: w.directory.id } });
+    expect(read.get('dsync.group.deleted')).toMatchObject({ data: { id: w.groupId, directoryId: w.directory.id } });
+    expect(read.get('dsync.deactivated')).toMatchObject({
+      data: { id: w.directory.id, organization_id: w.organizationId, state: 'inactive' },
+    });
+    expect(read.get('dsync.deleted')).toMatchObject({ data: { id: w.directory.id, organizationId: w.organizationId } });
   });
 
   describe('webhooks', () => {

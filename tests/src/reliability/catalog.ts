@@ -1908,14 +1908,18 @@ export interface ScimFixture {
   /** Another directory of the same organization, and its token (the isolation suite's caller). */
   otherDirectoryId: string;
   otherToken: string;
+  /** A directory of another organization of the environment, and its token (the isolation suite's other caller). */
+  foreignDirectoryId: string;
+  foreignToken: string;
 }
 
 export async function makeScimFixture(env: TestEnvironment): Promise<ScimFixture> {
   const org = await created(env.http.post('/organizations', { name: 'SCIM fixture' }), 'organization');
   const scope = await scopeOf(env.deps, env.environmentId);
-  const make = () => createDirectory(scope, { organization_id: org.id, name: 'IdP', type: 'okta scim v2.0' } as never);
-  const directory = await make();
-  const other = await make();
+  const make = (organizationId: string) =>
+    createDirectory(scope, { organization_id: organizationId, name: 'IdP', type: 'okta scim v2.0' } as never);
+  const directory = await make(org.id);
+  const other = await make(org.id);
   const scim = new HttpClient(env.world.url, {
     Authorization: `Bearer ${directory.bearer_token}`,
     'Content-Type': 'application/scim+json',
@@ -1926,6 +1930,8 @@ export async function makeScimFixture(env: TestEnvironment): Promise<ScimFixture
     scim.post(`${base}/Groups`, { displayName: 'Fixture', members: [{ value: user.id }] }),
     'SCIM group',
   );
+  const foreignOrg = await created(env.http.post('/organizations', { name: 'SCIM fixture, another' }), 'organization');
+  const foreign = await make(foreignOrg.id);
   return {
     env,
     organizationId: org.id,
@@ -1936,6 +1942,8 @@ export async function makeScimFixture(env: TestEnvironment): Promise<ScimFixture
     groupId: group.id,
     otherDirectoryId: other.id,
     otherToken: other.bearer_token,
+    foreignDirectoryId: foreign.id,
+    foreignToken: foreign.bearer_token,
   };
 }
 

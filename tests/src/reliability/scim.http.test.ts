@@ -6,8 +6,8 @@ import { hostileString, makeScimFixture, SCIM_OPERATIONS, type ScimFixture, snap
 
 /**
  * The reliability suites over the SCIM surface (issue #36), one row of SCIM_OPERATIONS per
- * route: the catalogue is complete; another directory's token is refused (401) and changes
- * nothing; hostile input never answers 5xx, always answers SCIM's error shape, and an error
+ * route: the catalogue is complete; another directory's token (of the same organization, and of
+ * another) is refused (401) and changes nothing; hostile input never answers 5xx, always answers SCIM's error shape, and an error
  * stores nothing; malformed bodies are refused as SCIM errors; a create run again is refused
  * (SCIM has no Idempotency-Key: a repeated POST is a uniqueness conflict) and adds nothing.
  */
@@ -47,17 +47,20 @@ describe.each(SCIM_OPERATIONS)('SCIM: $name', (op) => {
     f = await makeScimFixture(await newEnvironment());
   });
 
-  it('isolation: another directory of the same organization is refused with 401 and nothing changes', async () => {
+  it.each([
+    ['of the same organization', 'otherToken', 'otherDirectoryId'],
+    ['of another organization', 'foreignToken', 'foreignDirectoryId'],
+  ] as const)('isolation: a directory %s is refused with 401 and nothing changes', async (_, tokenOf, directoryOf) => {
     const before = await snapshot(f.env);
     const other = new HttpClient(f.env.world.url, {
-      Authorization: `Bearer ${f.otherToken}`,
+      Authorization: `Bearer ${f[tokenOf]}`,
       'Content-Type': 'application/scim+json',
     });
     const body = op.sample?.(f) ?? (op.creates ? op.creates.validBody(f) : undefined);
     const res = await other.request(op.method, op.path(f), { body });
     expectScimError(res, 401);
     // The other directory's own path does not reach this directory's records either.
-    const ownPath = op.path(f).replace(f.directoryId, f.otherDirectoryId);
+    const ownPath = op.path(f).replace(f.directoryId, f[directoryOf]);
     const own = await other.request(op.method, ownPath, { body });
     if (op.hasParam && !op.route.startsWith('/ResourceTypes') && !op.route.startsWith('/Schemas')) {
       expectScimError(own, 404);

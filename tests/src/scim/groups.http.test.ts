@@ -1,6 +1,7 @@
 import { directoryGroupMembers, directoryGroups, directoryUsers, newId } from '@atrium/db';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { storedEvents } from '../helpers/events.ts';
 import { getWorld } from '../helpers/world.ts';
 import {
   ERROR_SCHEMA,
@@ -187,5 +188,90 @@ describe('SCIM /Groups', () => {
     expect((await d.scim.get(`${d.base}/Groups/${g}`)).status).toBe(404);
     expect(await members(d, g)).toEqual([]);
     expect((await d.scim.get(`${d.base}/Users/${u1}`)).status).toBe(200);
+  });
+});
+
+// The ETag behaviour ServiceProviderConfig declares (`etag.supported`), and the list parameters,
+// for Groups as for Users (users.http.test.ts): a stale `If-Match` changes nothing and records nothing.
+describe('SCIM /Groups versions and lists', () => {
+  it('ETag and meta.version count writes; If-None-Match answers 304; a stale If-Match is 412 for PATCH, PUT and DELETE', async () => {
+    const d = await newDirectory();
+    const [u1, u2] = await users(d, 2);
+    const created = await d.scim.post(`${d.base}/Groups`, { displayName: 'G', members: [{ value: u1 }] });
+    expect(created.headers.get('etag')).toBe('W/"1"');
+    const url = `${d.base}/Groups/${created.body.id}`;
+    expect((await d.scim.get(url, { 'If-None-Match': 'W/"1"' })).status).toBe(304);
+
+    const added = await d.scim.patch(url, patch([{ op: 'add', path: 'members', value: [{ value: u2 }] }]), {
+      'If-Match': 'W/"1"',
+    });
+    expect(added.status, added.text).toBe(204);
+    expect(added.headers.get('etag')).toBe('W/"2"');
+    const got = await d.scim.get(url, { 'If-None-Match': 'W/"1"' });
+    expect(got.status).toBe(200);
+    expect(got.headers.get('etag')).toBe('W/"2"');
+    expect(got.body.meta.version).toBe('W/"2"');
+
+    const events = (await storedEvents(d.env)).length;
+    const stale = { 'If-Match': 'W/"1"' };
+    const refused = [
+      await d.scim.patch(url, patch([{ op: 'remove', path: 'members', value: [{ value: u1 }] }]), stale),
+      await d.scim.put(url, { displayName: 'Renamed', members: [] }, stale),
+      await d.scim.delete(url, stale),
+    ];
+    for (const res of refused) {
+      expect(res.status, res.text).toBe(412);
+      expect(res.body).toMatchObject({ schemas: [ERROR_SCHEMA], status: '412' });
+    }
+    const [row] = await d.env.deps.db.select().from(directoryGroups).where(eq(directoryGroups.id, created.body.id));
+    expect(row).toMatchObject({ displayName: 'G', version: 2 });
+    expect(await members(d, created.body.id)).toEqual([u1, u2].sort());
+    expect((await storedEvents(d.env)).length).toBe(events);
+
+    const renamed = await d.scim.put(
+      url,
+      { displayName: 'Renamed', members: [{ value: u1 }] },
+      { 'If-Match': 'W/"2"' },
+    );
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(renamed.body.meta.version).toBe('W/"3"');
+    expect(await members(d, created.body.id)).toEqual([u1]);
+    expect((await d.scim.delete(url, { 'If-Match': 'W/"3"' })).status).toBe(204);
+    expect(await d.env.deps.db.select().from(directoryGroups).where(eq(directoryGroups.id, created.body.id))).toEqual(
+      [],
+    );
+  });
+
+  it('startIndex and count page the groups; attributes keeps only what it names (and id, schemas, meta), members.value of each member', async () => {
+    const d = await newDirectory();
+    const [u1] = await users(d, 1);
+    for (const name of ['A', 'B', 'C', 'D', 'E']) {
+      expect((await d.scim.post(`${d.base}/Groups`, { displayName: name, members: [{ value: u1 }] })).status).toBe(201);
+    }
+    const all = await d.scim.get(`${d.base}/Groups`);
+    expect(all.body).toMatchObject({ totalResults: 5, startIndex: 1, itemsPerPage: 5 });
+    const order = all.body.Resources.map((r: { id: string }) => r.id);
+    const page = await d.scim.get(`${d.base}/Groups?startIndex=2&count=2`);
+    expect(page.body).toMatchObject({ schemas: [LIST_SCHEMA], totalResults: 5, startIndex: 2, itemsPerPage: 2 });
+    expect(page.body.Resources.map((r: { id: string }) => r.id)).toEqual(order.slice(1, 3));
+    const last = await d.scim.get(`${d.base}/Groups?startIndex=5&count=2`);
+    expect(last.body.Resources.map((r: { id: string }) => r.id)).toEqual(order.slice(4));
+    const past = await d.scim.get(`${d.base}/Groups?startIndex=9`);
+    expect(past.body).toMatchObject({ totalResults: 5, itemsPerPage: 0, Resources: [] });
+    const none = await d.scim.get(`${d.base}/Groups?count=0`);
+    expect(none.body).toMatchObject({ totalResults: 5, itemsPerPage: 0 });
+
+    const named = await d.scim.get(`${d.base}/Groups?attributes=displayName&count=1`);
+    expect(Object.keys(named.body.Resources[0]).sort()).toEqual(['displayName', 'id', 'meta', 'schemas']);
+    const one = await d.scim.get(`${d.base}/Groups/${order[0]}?attributes=members.value`);
+    expect(Object.keys(one.body).sort()).toEqual(['id', 'members', 'meta', 'schemas']);
+    expect(one.body.members).toEqual([{ value: u1 }]);
+    const lean = await d.scim.get(`${d.base}/Groups/${order[0]}?excludedAttributes=members.display,members.$ref`);
+    expect(lean.body.members).toEqual([{ value: u1 }]);
+    expect(lean.body.displayName).toBe('A');
+    const excluded = await d.scim.get(`${d.base}/Groups/${order[0]}?excludedAttributes=members,displayName`);
+    expect(excluded.body.members).toBeUndefined();
+    expect(excluded.body.displayName).toBeUndefined();
+    expect(excluded.body.id).toBe(order[0]);
   });
 });
