@@ -18,8 +18,8 @@
  * PostgreSQL. One request at a time, so PostgreSQL's pipelining is not exercised (`npm run bench`).
  * A variant is `name=bundle` (a build of some commit kept in server/dist, `node server/build.mjs
  * server/dist/x.mjs`) with optional node flags after a comma: `semi16=server/dist/x.mjs,--max-semi-space-size=16`.
- * A floor is a variant too (`name=floor:graphql`, or `floor:members`, flags after a comma as above):
- * bench/floors/<name>.ts over the same database and token, measured only in the scenario it serves,
+ * A floor is a variant too (`name=floor:graphql`, `floor:members` or `floor:rest`, flags after a comma as above):
+ * bench/floors/<name>.ts over the same database and token, measured only in the scenarios it serves,
  * so Atrium and its floor are measured side by side, block after block (bench/README.md, "GraphQL
  * organization against its floor, interleaved").
  */
@@ -76,8 +76,12 @@ interface Variant {
   floor?: string;
 }
 
-/** The scenario each floor serves (bench/floors/*.ts). */
-const FLOOR_SCENARIOS: Record<string, string> = { graphql: 'graphql', members: 'members' };
+/** The scenarios each floor serves (bench/floors/*.ts). */
+const FLOOR_SCENARIOS: Record<string, string[]> = {
+  graphql: ['graphql'],
+  members: ['members'],
+  rest: ['rest', 'memberships', 'create'],
+};
 
 /**
  * `name=bundle[,flag...]`; the bundle defaults to `npm start`'s, the flags add to its node flags.
@@ -331,7 +335,7 @@ async function main(): Promise<void> {
         const request = scenarios[name];
         if (!request) throw new Error(`unknown scenario ${name}`);
         for (const [i, variant] of variants.entries()) {
-          if (variant.floor && FLOOR_SCENARIOS[variant.floor] !== name) continue;
+          if (variant.floor && !FLOOR_SCENARIOS[variant.floor]?.includes(name)) continue;
           useVariant(i);
           const pid = servers[i]?.pid as number;
           const n = round === 0 ? warmup : requests;

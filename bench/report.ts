@@ -351,12 +351,23 @@ function companionLines(results: BenchResults): string[] {
           ? atrium.repeats.map((a, i) => fmt(a.rps / Math.max(1, c.repeats?.[i]?.rps ?? 0), 2)).join(' / ')
           : '—';
       const cpu = c.cpuUsPerRequest ? `${fmt(c.cpuUsPerRequest.server)} / ${fmt(c.cpuUsPerRequest.postgres)}` : '—';
+      // Beside the peer, the floor of the same scenario in the same rounds: whether Atrium / peer's
+      // target is within this stack's reach at all (floor / peer).
+      const floor = results.runs.find(
+        (r) => r.available && r.companion?.kind === 'floor' && r.companion.of === info.of && r.size === c.size,
+      );
+      const floorRounds =
+        floor?.repeats && c.repeats
+          ? ` (per round ${floor.repeats.map((f, i) => fmt(f.rps / Math.max(1, c.repeats?.[i]?.rps ?? 0), 2)).join(' / ')})`
+          : '';
       const note =
         info.kind === 'floor'
           ? info.sameAnswer === true
             ? 'same JSON as Atrium'
             : `**answer differs from Atrium's** (${String(info.sameAnswer)})`
-          : '';
+          : floor
+            ? `floor / peer = **${fmt((floor.rps ?? 0) / Math.max(1, c.rps ?? 0), 2)}**${floorRounds}`
+            : '';
       lines.push(
         `| ${info.of} | ${sizeLabel(c.size)} | ${info.kind} ${info.name} | ${fmt(atrium.rps)} | ${fmt(c.rps)} | ${fmt(ratio, 2)} | ` +
           `${info.target === undefined ? '—' : `≥ ${fmt(info.target, 2)}`} | ` +

@@ -27,6 +27,7 @@ import {
   peerSpec,
   type RequestSpec,
   seedPeer,
+  shapeOf,
 } from './companions.ts';
 import type { LoadResult, LoadSpec } from './load.ts';
 import { renderMarkdown, renderSvg } from './report.ts';
@@ -845,8 +846,8 @@ async function startFloors(databaseUrl: string, clientId: string): Promise<Compa
       name: floor.name,
       url: `http://127.0.0.1:${floorPort}`,
       child,
-      pairings: [{ scenario: floor.scenario, target: floor.target }],
-      specFor: (scenario, atrium) => (scenario === floor.scenario ? atrium : undefined),
+      pairings: floor.pairings,
+      specFor: (scenario, atrium) => (floor.pairings.some((p) => p.scenario === scenario) ? atrium : undefined),
     });
     log(`floor ${floor.name} listening on ${floorPort} (${floor.script})`);
   }
@@ -897,8 +898,9 @@ async function startPeer(checkout: string, members: number): Promise<Companion> 
 }
 
 /**
- * Whether a floor answers Atrium's request with the same JSON (parsed, compared deeply): a floor
- * that answered less would be no floor. Null when either did not answer 200.
+ * Whether a floor answers Atrium's request with the same JSON (parsed, compared deeply; a create's
+ * id and times blanked, `shapeOf`): a floor that answered less would be no floor. Null when either
+ * did not answer 200 (201 to a POST).
  */
 async function sameAnswer(spec: RequestSpec, floorUrl: string): Promise<{ same: boolean | null; detail?: string }> {
   const ask = async (url: string) => {
@@ -911,9 +913,10 @@ async function sameAnswer(spec: RequestSpec, floorUrl: string): Promise<{ same: 
     return { status: res.status, text: await res.text() };
   };
   const [atrium, floor] = [await ask(baseUrl), await ask(floorUrl)];
-  if (atrium.status !== 200 || floor.status !== 200)
+  const ok = spec.method === 'POST' ? 201 : 200;
+  if (atrium.status !== ok || floor.status !== ok)
     return { same: null, detail: `Atrium ${atrium.status}, floor ${floor.status}: ${floor.text.slice(0, 200)}` };
-  const same = isDeepStrictEqual(JSON.parse(atrium.text), JSON.parse(floor.text));
+  const same = isDeepStrictEqual(shapeOf(ok, atrium.text), shapeOf(ok, floor.text));
   return same ? { same } : { same, detail: `Atrium ${atrium.text.slice(0, 300)} / floor ${floor.text.slice(0, 300)}` };
 }
 
@@ -1278,8 +1281,8 @@ async function main(): Promise<void> {
           return run;
         },
         cpuWindow: (loadPid, serverPid) => new CpuSplit(serverPid ?? pid, loadPid),
-        // The SCIM create floor on `port + 4` (the other floors take + 2 and + 3, the peer + 9).
-        floor: args['skip-floors'] ? undefined : { databaseUrl: benchUrl.toString(), port: port + 4 },
+        // The SCIM create floor on `port + 5` (the other floors take + 2 to + 4, the peer + 9).
+        floor: args['skip-floors'] ? undefined : { databaseUrl: benchUrl.toString(), port: port + 5 },
         readerSeconds: duration,
         syncUsers: Number(args['scim-users']),
         syncConcurrency: Number(args['scim-concurrency']),

@@ -44,7 +44,11 @@ const sessionsOf = (m: { userId: string; organizationId: string }) => ({
 
 /** The single place that turns a membership (with its organization's name and user) into its wire shape. */
 export function toOrganizationMembership(row: MembershipRecord): OrganizationMembership {
-  return { ...toMembershipEvent(row), user: toUser(row.user) };
+  // The event's object is new and this call's own: the user goes onto it rather than into a copy
+  // (a list page made a second 12-field object per row).
+  const membership = toMembershipEvent(row) as OrganizationMembership;
+  membership.user = toUser(row.user);
+  return membership;
 }
 
 /** A membership as upstream's `organization_membership.*` events carry it: without the embedded user. */
