@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/scim-cpu-ab.ts --variant base=server/dist/base.mjs --variant mine=server/dist/x.mjs
- * --variant floor=floor:scim`: the server's CPU per SCIM `POST /Users` (Okta's create body, as
+ * --variant floor=floor:scim` (node flags after a comma: `mine=server/dist/x.mjs,--cpu-prof`): the server's CPU per SCIM `POST /Users` (Okta's create body, as
  * bench/scim-load.ts sends it) of several builds and the SCIM create floor (bench/floors/scim.ts),
  * interleaved, `--concurrency` in flight (8, as the initial sync), and nothing else: no other
  * tenant reading (`scim_initial_sync` counts the other tenant's reads in Atrium's CPU, not in the
@@ -48,6 +48,8 @@ const log = (line: string) => console.log(`[scim-cpu-ab ${new Date().toISOString
 interface Variant {
   name: string;
   script: string;
+  /** Node flags added to the start command (`name=bundle,--cpu-prof`), as bench/cpu-ab.ts takes them. */
+  flags: string[];
   floor: boolean;
   port: number;
   child?: ChildProcess;
@@ -56,16 +58,17 @@ interface Variant {
 
 function variantOf(spec: string, i: number): Variant {
   const at = spec.indexOf('=');
-  const [name, script] = at < 0 ? [spec, ''] : [spec.slice(0, at), spec.slice(at + 1)];
-  if (script === 'floor:scim') return { name, script: 'bench/floors/scim.ts', floor: true, port: firstPort + i };
-  return { name, script, floor: false, port: firstPort + i };
+  const [name, rest] = at < 0 ? [spec, ''] : [spec.slice(0, at), spec.slice(at + 1)];
+  const [script = '', ...flags] = rest.split(',');
+  if (script === 'floor:scim') return { name, script: 'bench/floors/scim.ts', flags, floor: true, port: firstPort + i };
+  return { name, script, flags, floor: false, port: firstPort + i };
 }
 
 /** Atrium as `npm start` runs it (cpu-ab.ts's settings: no rate limit in the way, one process). */
 function startAtrium(databaseUrl: string, variant: Variant): ChildProcess {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const parts = pkg.scripts.start.trim().split(/\s+/);
-  const command = [...parts.slice(1, -1), resolve(root, variant.script || (parts.at(-1) as string))];
+  const command = [...parts.slice(1, -1), ...variant.flags, resolve(root, variant.script || (parts.at(-1) as string))];
   return spawn(process.execPath, command, {
     cwd: root,
     env: {
@@ -104,7 +107,7 @@ async function atriumReady(child: ChildProcess, port: number): Promise<void> {
 
 /** The floor, as bench/scim.ts starts it: ready once it prints `listening`. */
 async function startFloor(databaseUrl: string, variant: Variant): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', variant.script], {
+  const child = spawn(process.execPath, [...variant.flags, '--import', 'tsx', variant.script], {
     cwd: root,
     env: { ...process.env, PORT: String(variant.port), DATABASE_URL: databaseUrl },
     stdio: ['ignore', 'pipe', 'inherit'],
