@@ -41,6 +41,12 @@ export interface ProvisionTarget {
   lastName: string | null;
 }
 
+/** What `linkDirectoryUsers` found: each directory user's Atrium user, and each user's "created just now". */
+export interface DirectoryUserLinks {
+  linked: Map<string, string>;
+  fresh: Map<string, boolean>;
+}
+
 /**
  * Provisions these (active) directory users of the organization: each one with a user already, or
  * with a usable e-mail, gets its user (found by e-mail or created) and an active, directory-managed
@@ -55,6 +61,21 @@ export async function provisionDirectoryUsers(
   targets: ProvisionTarget[],
   mayHaveGroups: boolean,
 ): Promise<Map<string, string>> {
+  const links = await linkDirectoryUsers(tx, scope, targets);
+  await provisionLinkedMemberships(tx, scope, organizationId, links, mayHaveGroups);
+  return links.linked;
+}
+
+/**
+ * `provisionDirectoryUsers`' first half: the Atrium user of each target (its own, else found by
+ * its usable e-mail or created). A caller with a write that needs only these ids sends it beside
+ * the second half (`provisionLinkedMemberships`), so both go in one round trip.
+ */
+export async function linkDirectoryUsers(
+  tx: Db,
+  scope: Scope,
+  targets: ProvisionTarget[],
+): Promise<DirectoryUserLinks> {
   const emails = new Map(
     targets.map((t) => [t.directoryUserId, t.userId === null ? provisionableEmail(t.email) : null]),
   );
@@ -73,7 +94,18 @@ export async function provisionDirectoryUsers(
     linked.set(t.directoryUserId, userId);
     fresh.set(userId, (fresh.get(userId) ?? true) && found?.created === true);
   }
-  if (fresh.size === 0) return linked;
+  return { linked, fresh };
+}
+
+/** `provisionDirectoryUsers`' second half: the linked users' memberships, and their mapped roles. */
+export async function provisionLinkedMemberships(
+  tx: Db,
+  scope: Scope,
+  organizationId: string,
+  { fresh }: DirectoryUserLinks,
+  mayHaveGroups: boolean,
+): Promise<void> {
+  if (fresh.size === 0) return;
   const memberships = await provisionDirectoryMemberships(
     tx,
     scope,
@@ -84,7 +116,6 @@ export async function provisionDirectoryUsers(
     .filter(([userId, m]) => m.startedNow && (mayHaveGroups || !fresh.get(userId)))
     .map(([userId]) => userId);
   if (started.length > 0) await syncDirectoryRoles(tx, scope, organizationId, started, false);
-  return linked;
 }
 
 /**

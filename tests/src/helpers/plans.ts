@@ -1,19 +1,19 @@
 import postgres from 'postgres';
 
-/** A statement a recording client sent, with its parameters. */
-export type Sent = { sql: string; params: unknown[] };
+/** A statement a recording client sent, with its parameters (and `stamp`'s value when it was sent). */
+export type Sent = { sql: string; params: unknown[]; at?: number };
 
 /**
  * A one-connection client planned the way openDb plans (prepared, generic plans) that records
- * every statement it sends into `sent`.
+ * every statement it sends into `sent`, each stamped by `stamp` when one is given.
  */
-export function recordingClient(databaseUrl: string, sent: Sent[]) {
+export function recordingClient(databaseUrl: string, sent: Sent[], stamp?: () => number) {
   return postgres(databaseUrl, {
     max: 1,
     prepare: true,
     onnotice: () => {},
     connection: { plan_cache_mode: 'force_generic_plan' },
-    debug: (_connection, query, params) => sent.push({ sql: query, params: params as unknown[] }),
+    debug: (_connection, query, params) => sent.push({ sql: query, params: params as unknown[], at: stamp?.() }),
   });
 }
 

@@ -17,7 +17,15 @@ const databaseUrl = inject('databaseUrl');
 
 describe.skipIf(!databaseUrl)('statements of SCIM POST /Users, one and at once (PostgreSQL only)', () => {
   const sent: Sent[] = [];
-  const client = databaseUrl ? recordingClient(databaseUrl, sent) : undefined;
+  // Event-loop turns (a check phase between any two I/O callbacks): statements sent in one turn
+  // went without waiting for each other's results, one round trip.
+  let turn = 0;
+  let turning = false;
+  const tick = () => {
+    turn++;
+    if (turning) setImmediate(tick);
+  };
+  const client = databaseUrl ? recordingClient(databaseUrl, sent, () => turn) : undefined;
   afterAll(async () => {
     await client?.end({ timeout: 5 });
   });
@@ -64,6 +72,22 @@ describe.skipIf(!databaseUrl)('statements of SCIM POST /Users, one and at once (
         expect(quota).toHaveLength(1);
         expect(quota[0]).toContain('insert into "directory_users"');
       }
+      // The membership and the directory user need only the user's id: sent in one turn, after the user's insert answered.
+      sent.length = 0;
+      turning = true;
+      tick();
+      try {
+        expect((await scim.post(base, scimUser())).status).toBe(201);
+      } finally {
+        turning = false;
+      }
+      const turnOf = (prefix: string) =>
+        sent.find((s) => s.sql.replace(/\s+/g, ' ').trim().toLowerCase().startsWith(prefix))?.at;
+      const membershipTurn = turnOf('with inserted as ( insert into "organization_memberships"');
+      const directoryUserTurn = turnOf('with placed as ( update "directory_quota_shards"');
+      expect(membershipTurn, JSON.stringify(sent.map((s) => [s.at, s.sql.slice(0, 60)]))).toBeDefined();
+      expect(directoryUserTurn).toBe(membershipTurn);
+      expect(turnOf('insert into "users"')).toBeLessThan(membershipTurn as number);
       // At once, the POSTs go as one transaction per batch (group commit, directories/sync.ts
       // `createUsersTogether`): far fewer statements, and transactions, than POSTs.
       sent.length = 0;
@@ -77,7 +101,7 @@ describe.skipIf(!databaseUrl)('statements of SCIM POST /Users, one and at once (
         .select()
         .from(directoryUsers)
         .where(eq(directoryUsers.directoryId, directory.id));
-      expect(stored).toHaveLength(7 + 16);
+      expect(stored).toHaveLength(8 + 16);
       expect(stored.every((row) => row.userId !== null)).toBe(true);
     } finally {
       server.close();
