@@ -43,7 +43,9 @@ export const mutability = (detail: string) => scimError(400, 'mutability', detai
 export function scimTypeOf(error: ApiError): ScimType | undefined {
   const own = error.detail?.scimType;
   if (typeof own === 'string') return own as ScimType;
-  if (error.status === 409) return 'uniqueness';
+  // A 409 of a concurrent write that lost (`conflict`: "retry it") is no duplicate: Okta and Entra
+  // read `uniqueness` as "the resource exists" and go on to match it, so it has no scimType.
+  if (error.status === 409) return error.apiCode === 'conflict' ? undefined : 'uniqueness';
   if (error.apiCode === 'invalid_json') return 'invalidSyntax';
   if (error.apiCode === 'quota_exceeded') return undefined;
   if (error.status === 422) return 'invalidValue';

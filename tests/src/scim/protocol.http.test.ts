@@ -1,4 +1,5 @@
 import { directoryGroups, directoryUsers } from '@atrium/db';
+import { type ApiError, scimTypeOf, toApiError } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { getWorld } from '../helpers/world.ts';
@@ -136,5 +137,19 @@ describe('SCIM malformed input', () => {
     expect(method.headers.get('allow')).toBe('GET, POST');
     expect(method.body).toMatchObject({ schemas: [ERROR_SCHEMA], status: '405' });
     expect((await d.scim.get(`${d.base}/users`)).status).toBe(200);
+  });
+});
+
+describe('SCIM error types', () => {
+  it('a 409 of a duplicate is `uniqueness`; a 409 of a concurrent write that lost has no scimType', () => {
+    // Okta and Entra read `uniqueness` on a create as "the user exists" and go on to match it.
+    const duplicate = toApiError({ code: '23505', constraint_name: 'directory_users_user_name_unique' });
+    expect(duplicate?.status).toBe(409);
+    expect(scimTypeOf(duplicate as ApiError)).toBe('uniqueness');
+    for (const code of ['40P01', '40001']) {
+      const lost = toApiError({ code });
+      expect(lost?.status).toBe(409);
+      expect(scimTypeOf(lost as ApiError)).toBeUndefined();
+    }
   });
 });
