@@ -11,7 +11,9 @@ import { groupsRouter } from './groups/router.ts';
 import { invitationsRouter } from './invitations/router.ts';
 import { itContactsRouter } from './it-contacts/router.ts';
 import { organizationApiKeysRouter, userApiKeysRouter } from './organization-api-keys/router.ts';
+import { revokeApiKeysOfMemberships } from './organization-api-keys/service.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
+import { onMembershipsDeleted } from './organization-memberships/reactions.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
 import { permissionsRouter } from './permissions/router.ts';
@@ -23,6 +25,9 @@ import { redirectUrisRouter, ssoRouter } from './sso/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
 import { usersRouter } from './users/router.ts';
 import { webhookEndpointsRouter } from './webhooks/router.ts';
+
+// A membership's deletion revokes the API keys held under it (api_key.revoked), in its transaction.
+onMembershipsDeleted(revokeApiKeysOfMemberships);
 
 /** Every procedure of the service. Resources with REST paths carry `meta.openapi`. */
 export const appRouter = router({

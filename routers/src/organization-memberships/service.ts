@@ -4,12 +4,12 @@ import { asList, pageParams, wireTime } from '../common/schemas.ts';
 import { recordEvent, recordEvents } from '../events/record.ts';
 import { notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
-import { revokeApiKeysOfMemberships } from '../organization-api-keys/service.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 import { assertRoleSlugs, noDefaultRole } from '../roles/service.ts';
 import { endLiveSessions, endOrganizationSessions } from '../sessions/service.ts';
 import { toUser } from '../user-wire.ts';
+import { membershipsDeleted } from './reactions.ts';
 import type {
   CreateOrganizationMembershipInput,
   ListOrganizationMembershipsInput,
@@ -242,7 +242,7 @@ export async function deleteOrganizationMembership(scope: Scope, id: string, gua
     if (guard) await lockMembership(tx, scope.env.id, id);
     const current = await findMembership(tx, scope.env.id, id);
     await guard?.(tx, current, null);
-    await revokeApiKeysOfMemberships(tx, scope, [current.id]);
+    await membershipsDeleted(tx, scope, [current.id]);
     if (!(await deleteMembership(tx, scope.env.id, id))) throw notFound('organization_membership', id);
     await recordEvent(tx, scope, 'organization_membership.deleted', toMembershipEvent(current));
     await endLiveSessions(tx, scope, sessionsOf(current));

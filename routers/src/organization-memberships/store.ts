@@ -9,7 +9,9 @@ import {
   type PageParams,
   paginate,
   perHandleAndKey,
+  permissions,
   renderedOnce,
+  rolePermissions,
   roles,
   users,
 } from '@atrium/db';
@@ -247,6 +249,32 @@ export async function membershipStatus(
   return row?.status;
 }
 
+/**
+ * The user's membership of the organization (id and status), if any; `lock` holds it (FOR NO KEY
+ * UPDATE: an API key created under it, FOR KEY SHARE: a row that only references it).
+ */
+export async function membershipOf(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string,
+  lock?: 'no key update' | 'key share',
+): Promise<{ id: string; status: MembershipStatus } | undefined> {
+  const query = db
+    .select({ id: organizationMemberships.id, status: organizationMemberships.status })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.organizationId, organizationId),
+        eq(organizationMemberships.userId, userId),
+      ),
+    )
+    .limit(1);
+  const [row] = lock ? await query.for(lock) : await query;
+  return row;
+}
+
 /** Whether a directory provisions the user (any of their memberships is directory-managed): it owns their e-mail. */
 export async function directoryManagesUser(db: Db, environmentId: string, userId: string): Promise<boolean> {
   const [row] = await db
@@ -455,4 +483,66 @@ export async function replaceRolesOfMemberships(
   );
   if (values.length > 0) await tx.insert(membershipRoles).values(values);
   await tx.update(organizationMemberships).set({ updatedAt: now }).where(inArray(organizationMemberships.id, ids));
+}
+
+/**
+ * The permission slugs the roles of the user's membership of the organization grant (distinct):
+ * a widget token's scopes and a user API key's ceiling.
+ */
+export async function membershipPermissionSlugs(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string,
+): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ slug: permissions.slug })
+    .from(organizationMemberships)
+    .innerJoin(membershipRoles, eq(membershipRoles.organizationMembershipId, organizationMemberships.id))
+    .innerJoin(rolePermissions, eq(rolePermissions.roleId, membershipRoles.roleId))
+    .innerJoin(permissions, eq(permissions.id, rolePermissions.permissionId))
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.organizationId, organizationId),
+        eq(organizationMemberships.userId, userId),
+      ),
+    );
+  return rows.map((row) => row.slug);
+}
+
+/**
+ * The widget permissions (`widgets:*` slugs) the roles of the user's **active** membership of the
+ * organization grant now: no rows when there is no active membership, else one row per slug
+ * (a null slug when its roles grant none). It runs on every use of a widget token
+ * (auth/widget-token.ts), so a demotion counts from its commit; its text is rendered once
+ * (`renderedOnce`) and sent prepared, without Drizzle's prepared-query wrapper on each use.
+ */
+const heldWidgetPermissionsRead = renderedOnce(
+  ['env', 'org', 'user'] as const,
+  (v) => sql`select ${organizationMemberships.id} as membership_id, ${permissions.slug} as slug
+    from ${organizationMemberships}
+    left join ${membershipRoles} on ${membershipRoles.organizationMembershipId} = ${organizationMemberships.id}
+    left join ${rolePermissions} on ${rolePermissions.roleId} = ${membershipRoles.roleId}
+    left join ${permissions} on ${permissions.id} = ${rolePermissions.permissionId} and ${permissions.slug} like 'widgets:%'
+    where ${organizationMemberships.environmentId} = ${v.env} and ${organizationMemberships.organizationId} = ${v.org}
+      and ${organizationMemberships.userId} = ${v.user} and ${organizationMemberships.status} = 'active'`,
+);
+
+/** The widget permissions the user's active membership of the organization grants now; undefined without one. */
+export async function heldWidgetPermissions(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string,
+): Promise<Set<string> | undefined> {
+  const rows = await heldWidgetPermissionsRead<{ membership_id: string; slug: string | null }>(db, {
+    env: environmentId,
+    org: organizationId,
+    user: userId,
+  });
+  if (rows.length === 0) return undefined;
+  const held = new Set<string>();
+  for (const row of rows) if (row.slug !== null) held.add(row.slug);
+  return held;
 }
