@@ -1,7 +1,8 @@
 // The layering of the workspaces, checked by `npm run lint`: scripts/check-layering.mjs runs
 // dependency-cruiser with these rules, then the checks it cannot express (named imports of
-// @atrium/db tables outside stores, cycles between resource folders of routers/src, relative
-// imports of another package, undeclared workspaces, the structure rules).
+// @atrium/db tables outside stores, a table named outside its `@owner`'s store, cycles between
+// resource folders of routers/src, relative imports of another package, undeclared workspaces,
+// the structure rules).
 //
 // Packages depend one way only: db <- routers <- rest-facade <- server; the browser apps
 // (web/) imports routers' types only; tests/ and bench/ may import any of them. Across

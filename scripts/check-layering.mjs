@@ -5,6 +5,9 @@
 // - sql-outside-store: named imports of @atrium/db tables and query helpers outside store.ts
 //   files (types, `newId` and the enum constants stay importable everywhere);
 // - resource-cycle: an import cycle between folders of routers/src;
+// - table-owner: a table whose schema declaration carries `@owner routers/src/<folder>` named
+//   (a value import of it from @atrium/db, or its SQL name in a `sql` template or `sql.raw`
+//   string) outside the store.ts files of that folder: other resources call the owner's store;
 // - import-by-name: another package imported by a relative path instead of its name;
 // - undeclared-workspace: a workspace imported but not declared in the importer's package.json;
 // - trpc-internals: tRPC's internals (`@trpc/server/unstable-core-do-not-import`, a `_def` read)
@@ -63,6 +66,10 @@ const COMMENTS = new Map([
     'folders of routers/src import each other: move the shared part into one of them, or its own module',
   ],
   [
+    'table-owner',
+    "a table belongs to one store (its `@owner` in db/src/schema): ask that store's functions, or take a SQL fragment it builds",
+  ],
+  [
     'sql-outside-store',
     'drizzle-orm, @atrium/db tables and its query helpers are for store.ts files (`import type` is fine)',
   ],
@@ -102,6 +109,7 @@ export async function checkLayering({ root = REPO, cache = true } = {}) {
 
   const modules = await cruiseModules(root, cache, report, comments);
   checkDbImports(root, modules, parse, report);
+  checkTableOwners(root, modules, parse, report);
   checkPackageImports(root, modules, report);
   checkResourceCycles(modules, report);
   checkStructure(modules, parse, report);
@@ -182,6 +190,79 @@ function checkDbImports(root, modules, parse, report) {
       if (d.resolved !== 'db/src/index.ts') continue;
       const hits = valueImports(parse(m.source), d.module).filter((name) => name === '*' || forbidden.has(name));
       if (hits.length > 0) report(m.source, 'sql-outside-store', d.module, `{ ${[...new Set(hits)].join(', ')} }`);
+    }
+  }
+}
+
+/**
+ * The tables of db/src/schema that declare their owner (`@owner routers/src/<folder>` in the
+ * comment before `export const x = pgTable('name', ...)`): their export name, SQL name and folder.
+ */
+export function tableOwners(root) {
+  const owned = [];
+  const dir = join(root, 'db/src/schema');
+  if (!existsSync(dir)) return owned;
+  for (const file of ts.sys.readDirectory(dir, ['.ts'])) {
+    const text = readFileSync(file, 'utf8');
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest);
+    for (const statement of source.statements) {
+      if (!ts.isVariableStatement(statement)) continue;
+      const comments = ts.getLeadingCommentRanges(text, statement.pos) ?? [];
+      const owner = comments
+        .map((c) => /@owner\s+(routers\/src\/[\w/-]+?)\/?(\s|\*|$)/.exec(text.slice(c.pos, c.end)))
+        .find(Boolean)?.[1];
+      if (!owner) continue;
+      for (const d of statement.declarationList.declarations) {
+        const call = d.initializer;
+        if (!ts.isIdentifier(d.name) || !call || !ts.isCallExpression(call)) continue;
+        const [name] = call.arguments;
+        if (call.expression.getText(source) !== 'pgTable' || !name || !ts.isStringLiteralLike(name)) continue;
+        owned.push({ exported: d.name.text, sql: name.text, owner });
+      }
+    }
+  }
+  return owned;
+}
+
+/** The SQL text a file writes: its `sql`-tagged templates (static parts) and `sql.raw` strings. */
+function sqlTexts(source) {
+  const texts = [];
+  const visit = (node) => {
+    if (ts.isTaggedTemplateExpression(node) && /(^|\.)sql$/.test(node.tag.getText(source))) {
+      const t = node.template;
+      texts.push(
+        ts.isNoSubstitutionTemplateLiteral(t)
+          ? t.text
+          : [t.head.text, ...t.templateSpans.map((x) => x.literal.text)].join(' '),
+      );
+    }
+    if (ts.isCallExpression(node) && /(^|\.)sql\.raw$/.test(node.expression.getText(source))) {
+      for (const a of node.arguments) if (ts.isStringLiteralLike(a)) texts.push(a.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return texts;
+}
+
+/** Owned tables named (imported as a value, or in SQL text) outside their owner's store.ts files. */
+function checkTableOwners(root, modules, parse, report) {
+  const owned = tableOwners(root);
+  if (owned.length === 0) return;
+  for (const m of modules) {
+    if (!SQL_FREE.test(m.source) || !/\.(ts|tsx|mts)$/.test(m.source) || m.source.endsWith('.d.ts')) continue;
+    const mine = (t) => STORE.test(m.source) && m.source.startsWith(`${t.owner}/`);
+    const others = owned.filter((t) => !mine(t));
+    if (others.length === 0) continue;
+    const source = parse(m.source);
+    const imported = new Set(valueImports(source, '@atrium/db'));
+    const texts = sqlTexts(source);
+    for (const t of others) {
+      const how = [
+        imported.has(t.exported) || imported.has('*') ? `imports ${t.exported}` : '',
+        texts.some((x) => new RegExp(`\\b${t.sql}\\b`).test(x)) ? `names ${t.sql} in SQL` : '',
+      ].filter(Boolean);
+      if (how.length > 0) report(m.source, 'table-owner', t.sql, `(${how.join(', ')}; owner ${t.owner}/store.ts)`);
     }
   }
 }

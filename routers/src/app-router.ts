@@ -11,18 +11,27 @@ import { groupsRouter } from './groups/router.ts';
 import { invitationsRouter } from './invitations/router.ts';
 import { itContactsRouter } from './it-contacts/router.ts';
 import { organizationApiKeysRouter, userApiKeysRouter } from './organization-api-keys/router.ts';
+import { revokeApiKeysOfMemberships } from './organization-api-keys/service.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
+import { onMembershipsDeleted, onMembershipsEnded } from './organization-memberships/reactions.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
 import { permissionsRouter } from './permissions/router.ts';
 import { portalRouter } from './portal/router.ts';
 import { rolesRouter } from './roles/router.ts';
 import { sessionsRouter } from './sessions/router.ts';
+import { endSessionsOfStoppedMemberships } from './sessions/service.ts';
 import { jwksRouter } from './signing/router.ts';
 import { redirectUrisRouter, ssoRouter } from './sso/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
 import { usersRouter } from './users/router.ts';
 import { webhookEndpointsRouter } from './webhooks/router.ts';
+
+// What memberships' changes do to other resources, in their transaction (the memberships import
+// neither: both read memberships). A deletion revokes the API keys held under it (api_key.revoked);
+// a deactivation or deletion ends the user's live sessions in that organization (session.revoked).
+onMembershipsDeleted(revokeApiKeysOfMemberships);
+onMembershipsEnded(endSessionsOfStoppedMemberships);
 
 /** Every procedure of the service. Resources with REST paths carry `meta.openapi`. */
 export const appRouter = router({

@@ -41,6 +41,7 @@ export type AuditLogMetadataSchema = Record<string, unknown>;
  * foreign key takes KEY SHARE on the organization's row), and deleting an organization does not
  * delete its trail before its retention ends (the sweep then applies the default retention).
  */
+// @owner routers/src/audit-logs
 export const auditLogEvents = pgTable(
   'audit_log_events',
   {
@@ -68,6 +69,7 @@ export const auditLogEvents = pgTable(
 );
 
 /** The actions of an environment that have schemas (`POST /audit_logs/actions/{action}/schemas`). */
+// @owner routers/src/audit-logs
 export const auditLogActions = pgTable(
   'audit_log_actions',
   {
@@ -82,6 +84,7 @@ export const auditLogActions = pgTable(
 );
 
 /** The versions of an action's schema (1, 2, ...): JSON schemas of its targets, actor and metadata. */
+// @owner routers/src/audit-logs
 export const auditLogSchemas = pgTable(
   'audit_log_schemas',
   {
@@ -125,6 +128,7 @@ export type AuditLogStreamState = (typeof AUDIT_LOG_STREAM_STATES)[number];
  * The delivery worker keeps its place in `delivered_through` and its attempt state beside it,
  * as the webhook deliveries do (`next_attempt_at` doubles as the lease of an attempt in flight).
  */
+// @owner routers/src/audit-logs
 export const auditLogStreams = pgTable(
   'audit_log_streams',
   {
@@ -179,6 +183,7 @@ export type AuditLogExportState = (typeof AUDIT_LOG_EXPORT_STATES)[number];
  * skips it until it passes); `attempts` counts the builds begun, and the parts a build writes are
  * tagged with its attempt, so a build that lost its lease never mixes its parts with the winner's.
  */
+// @owner routers/src/audit-logs
 export const auditLogExports = pgTable(
   'audit_log_exports',
   {
@@ -211,6 +216,7 @@ export const auditLogExports = pgTable(
 );
 
 /** The CSV of an export in parts of about 1 MiB, in order of `seq`, per build attempt. */
+// @owner routers/src/audit-logs
 export const auditLogExportParts = pgTable(
   'audit_log_export_parts',
   {

@@ -169,6 +169,7 @@ export type DirectoryQuotaKind = (typeof DIRECTORY_QUOTA_KINDS)[number];
  * a shard below its share of the quota, a delete takes one from a shard above zero, and the sum
  * of a directory's shards is the number of its users (groups). See routers/src/directories/quota.ts.
  */
+// @owner routers/src/directories
 export const directoryQuotaShards = pgTable(
   'directory_quota_shards',
   {

@@ -54,6 +54,7 @@ export const apiKeys = pgTable(
  * Admin tokens guard the admin tRPC router. They sit above environments, so this is the one
  * table without an `environment_id`.
  */
+// @owner routers/src/auth
 export const adminTokens = pgTable(
   'admin_tokens',
   {

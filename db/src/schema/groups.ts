@@ -24,6 +24,7 @@ export const groups = pgTable(
  * The link between a group and an organization membership. Deleting either side (or the user,
  * or the organization, through their own cascades) removes the link in the same statement.
  */
+// @owner routers/src/groups
 export const groupMemberships = pgTable(
   'group_memberships',
   {

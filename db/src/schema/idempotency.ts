@@ -11,6 +11,7 @@ export type IdempotencyState = (typeof IDEMPOTENCY_STATES)[number];
  * raw input, so the key reused for another request is told apart. A row is `in_flight` while its first
  * request runs; `locked_until` bounds how long a crashed request can hold the key.
  */
+// @owner routers/src/idempotency
 export const idempotencyKeys = pgTable(
   'idempotency_keys',
   {

@@ -7,6 +7,7 @@ import { bigint, integer, pgTable, text } from 'drizzle-orm/pg-core';
  * write each, and losing them in a crash only resets the current windows. Not environment-scoped:
  * the bucket is a key id or a token hash, and rows are purged once their window is long over.
  */
+// @owner routers/src/rate-limits
 export const rateLimitWindows = pgTable('rate_limit_windows', {
   bucket: text('bucket').primaryKey(),
   /** Start of the current window, milliseconds since the epoch (a multiple of the window length). */

@@ -68,6 +68,7 @@ export const ssoAuthorizations = pgTable(
  * A profile: who signed in through a connection, one row per (connection, IdP user id), updated
  * at each sign-in. `user_id` is the Atrium user the sign-in provisioned or matched (JIT).
  */
+// @owner routers/src/sso
 export const ssoProfiles = pgTable(
   'sso_profiles',
   {
@@ -99,6 +100,7 @@ export const ssoProfiles = pgTable(
  * The one-use authorization code handed to the app's redirect URI, stored only as its SHA-256.
  * `POST /sso/token` spends it (sets `used_at`) within the contract's 10 minutes.
  */
+// @owner routers/src/sso
 export const ssoCodes = pgTable(
   'sso_codes',
   {
@@ -118,6 +120,7 @@ export const ssoCodes = pgTable(
 );
 
 /** The access token `POST /sso/token` returns, for `GET /sso/profile`; stored as its SHA-256. */
+// @owner routers/src/sso
 export const ssoAccessTokens = pgTable(
   'sso_access_tokens',
   {
@@ -136,6 +139,7 @@ export const ssoAccessTokens = pgTable(
  * SAML assertion ids already accepted, per connection, kept until the assertion's
  * `NotOnOrAfter` (plus the clock skew) has passed: a second POST of one assertion is a replay.
  */
+// @owner routers/src/sso
 export const samlAssertionIds = pgTable(
   'saml_assertion_ids',
   {
@@ -156,6 +160,7 @@ export const samlAssertionIds = pgTable(
  * An environment's registered redirect URIs (upstream `POST /user_management/redirect_uris`): an
  * authorization whose `redirect_uri` is not one of them is refused. One may be the default.
  */
+// @owner routers/src/sso
 export const redirectUris = pgTable(
   'redirect_uris',
   {

@@ -18,6 +18,7 @@ export interface PublicRsaJwk {
  * `retires_at` (null: no successor yet) and signs from `active_from` while it is the newest
  * active key. The private key is AES-256-GCM encrypted under the master key.
  */
+// @owner routers/src/signing
 export const signingKeys = pgTable(
   'signing_keys',
   {
@@ -108,6 +109,7 @@ export const AGENT_REGISTRATION_KINDS = ['service_auth'] as const;
 export type AgentRegistrationKind = (typeof AGENT_REGISTRATION_KINDS)[number];
 
 /** An agent identity: who the agent acts for in the caller's application. */
+// @owner routers/src/agents
 export const agentIdentities = pgTable(
   'agent_identities',
   {
@@ -152,6 +154,7 @@ export const agentRegistrations = pgTable(
 );
 
 /** Agent API keys, stored only as SHA-256 hashes like API keys. */
+// @owner routers/src/agents
 export const agentApiKeys = pgTable(
   'agent_api_keys',
   {
@@ -173,6 +176,7 @@ export const agentApiKeys = pgTable(
 );
 
 /** Issued agent access tokens by `jti`, so a token can be revoked before it expires. */
+// @owner routers/src/agents
 export const agentAccessTokens = pgTable(
   'agent_access_tokens',
   {

@@ -38,6 +38,7 @@ export const MEMBERSHIP_STATUSES = ['active', 'inactive', 'pending'] as const;
 export type MembershipStatus = (typeof MEMBERSHIP_STATUSES)[number];
 
 /** A user's membership of an organization: one per user and organization. */
+// @owner routers/src/organization-memberships
 export const organizationMemberships = pgTable(
   'organization_memberships',
   {

@@ -8,6 +8,7 @@ export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
 export type WebhookEndpointStatus = (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
 
 /** A receiver of signed event deliveries. `events` lists the event names it wants (`*` = all). */
+// @owner routers/src/webhooks
 export const webhookEndpoints = pgTable(
   'webhook_endpoints',
   {
@@ -31,6 +32,7 @@ export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
  * once per endpoint and event: the unique index), worked off by the delivery worker;
  * `next_attempt_at` doubles as the lease of an attempt in flight.
  */
+// @owner routers/src/webhooks
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
@@ -59,6 +61,7 @@ export const webhookDeliveries = pgTable(
 );
 
 /** Every attempt of a delivery, kept for the operator (status code, error, duration). */
+// @owner routers/src/webhooks
 export const webhookAttempts = pgTable(
   'webhook_attempts',
   {

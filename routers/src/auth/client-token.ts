@@ -8,7 +8,7 @@ import type { Deps } from '../kernel/deps.ts';
 import { type ClientPrincipal, clientTokenRefused } from '../kernel/principals.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 import { batchedLookupOf } from '../lib/batched-lookup.ts';
-import { membershipPermissionSlugs } from '../roles/store.ts';
+import { membershipPermissionSlugs } from '../organization-memberships/store.ts';
 import { noteSessionUse } from '../sessions/service.ts';
 import { liveSession } from '../sessions/store.ts';
 import { rememberedClaims, verifyToken } from '../signing/service.ts';

@@ -3,14 +3,14 @@ import { type Db, newId } from '@atrium/db';
 import { recordEvent } from '../events/record.ts';
 import { ApiError } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
-import { membershipStatus } from '../organization-memberships/store.ts';
+import { heldWidgetPermissions, membershipStatus } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { toSession } from '../sessions/service.ts';
 import { insertSession } from '../sessions/store.ts';
 import { signToken } from '../signing/service.ts';
 import { findUser, markSignedIn } from '../users/store.ts';
 import type { ClientToken } from './schemas.ts';
-import { heldWidgetPermissions, purgeSessionsBefore } from './store.ts';
+import { purgeSessionsBefore } from './store.ts';
 
 function membershipRequired(userId: string, organizationId: string): ApiError {
   const message = `User '${userId}' has no active membership of organization '${organizationId}'.`;

@@ -4,17 +4,14 @@ import {
   groups,
   type KeysetOp,
   keysetCondition,
-  organizationMemberships,
-  organizations,
   type PageParams,
   paginate,
   perHandle,
   perHandleAndKey,
-  users,
 } from '@atrium/db';
 import { and, asc, desc, eq, getTableColumns, type SQLWrapper, sql } from 'drizzle-orm';
 import { orNotFound } from '../common/store.ts';
-import { membershipColumns } from '../organization-memberships/store.ts';
+import { selectMembershipsThrough } from '../organization-memberships/store.ts';
 
 export type GroupRow = typeof groups.$inferSelect;
 export type NewGroup = typeof groups.$inferInsert;
@@ -45,12 +42,7 @@ const groupByPath = perHandle((db: Db) =>
 const groupMembershipsPage = perHandleAndKey((db: Db, shape: `${boolean}:${KeysetOp | 'first'}`) => {
   const [ascending, op] = shape.split(':') as [string, KeysetOp | 'first'];
   const member = groupMemberships.organizationMembershipId;
-  return db
-    .select(membershipColumns)
-    .from(groupMemberships)
-    .innerJoin(organizationMemberships, eq(organizationMemberships.id, member))
-    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .innerJoin(users, eq(users.id, organizationMemberships.userId))
+  return selectMembershipsThrough(db, groupMemberships, member)
     .where(
       and(
         eq(groupMemberships.environmentId, sql.placeholder('env')),

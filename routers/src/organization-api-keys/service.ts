@@ -6,9 +6,9 @@ import { recordEvent, recordEvents } from '../events/record.ts';
 import { conflict, invalid } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
+import { membershipOf, membershipPermissionSlugs } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
-import { membershipPermissionSlugs } from '../roles/store.ts';
 import type {
   ApiKey,
   CreateOrganizationApiKeyInput,
@@ -27,7 +27,6 @@ import {
   findKeyHolder,
   insertOrganizationApiKey,
   lockKeyOfOrganization,
-  membershipOf,
   type NewOrganizationApiKey,
   type OrganizationApiKeyRow,
   pageOfApiKeys,
@@ -175,7 +174,7 @@ export async function createUserApiKeyRow(
   return scope.db.transaction(async (tx) => {
     const user = await findKeyHolder(tx, scope.env.id, input.user_id);
     const organization = await requireOrganization(tx, scope, input.organization_id);
-    const membership = await membershipOf(tx, scope.env.id, organization.id, user.id, true);
+    const membership = await membershipOf(tx, scope.env.id, organization.id, user.id, 'no key update');
     if (membership?.status !== 'active') {
       throw invalid([
         {

@@ -1,4 +1,4 @@
-import { type Db, organizationApiKeys, organizationMemberships, type PageParams, paginate, users } from '@atrium/db';
+import { type Db, organizationApiKeys, type PageParams, paginate, users } from '@atrium/db';
 import { and, eq, ilike, inArray, or } from 'drizzle-orm';
 import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
 
@@ -68,29 +68,6 @@ export async function deleteOrganizationApiKeyRow(
     .delete(organizationApiKeys)
     .where(scopedId(organizationApiKeys, environmentId, id))
     .returning();
-  return row;
-}
-
-/** The user's membership of the organization (id and status), held FOR NO KEY UPDATE when `lock`. */
-export async function membershipOf(
-  db: Db,
-  environmentId: string,
-  organizationId: string,
-  userId: string,
-  lock = false,
-): Promise<{ id: string; status: string } | undefined> {
-  const query = db
-    .select({ id: organizationMemberships.id, status: organizationMemberships.status })
-    .from(organizationMemberships)
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, environmentId),
-        eq(organizationMemberships.organizationId, organizationId),
-        eq(organizationMemberships.userId, userId),
-      ),
-    )
-    .limit(1);
-  const [row] = lock ? await query.for('no key update') : await query;
   return row;
 }
 

@@ -4,12 +4,10 @@ import { asList, pageParams, wireTime } from '../common/schemas.ts';
 import { recordEvent, recordEvents } from '../events/record.ts';
 import { notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
-import { revokeApiKeysOfMemberships } from '../organization-api-keys/service.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quotas/store.ts';
 import { assertRoleSlugs, noDefaultRole } from '../roles/service.ts';
-import { endLiveSessions, endOrganizationSessions } from '../sessions/service.ts';
 import { toUser } from '../user-wire.ts';
+import { membershipsDeleted, membershipsEnded } from './reactions.ts';
 import type {
   CreateOrganizationMembershipInput,
   ListOrganizationMembershipsInput,
@@ -17,6 +15,7 @@ import type {
   UpdateOrganizationMembershipInput,
 } from './schemas.ts';
 import {
+  assertBelowMembershipsPerUser,
   deleteMembership,
   findMembership,
   insertMembership,
@@ -36,10 +35,10 @@ import {
   updateMembershipStatus,
 } from './store.ts';
 
-/** The live sessions a membership's user holds in its organization (ended when the membership stops). */
-const sessionsOf = (m: { userId: string; organizationId: string }) => ({
-  userId: m.userId,
+/** The membership as it stops (its user's live sessions in its organization end: sessions/, registered in app-router.ts). */
+const stoppedOf = (m: { userId: string; organizationId: string }) => ({
   organizationId: m.organizationId,
+  userIds: [m.userId],
 });
 
 /** The single place that turns a membership (with its organization's name and user) into its wire shape. */
@@ -112,7 +111,7 @@ export async function addMembership(tx: Db, scope: Scope, input: NewMembershipIn
   // The user and the organization are held so that a concurrent delete of either waits, or
   // won and this answers 404; the user's lock also serialises the memberships-per-user count.
   const user = await lockUser(tx, scope.env.id, input.userId);
-  await assertBelowParentQuota(tx, scope, 'membershipsPerUser', user.id);
+  await assertBelowMembershipsPerUser(tx, scope, user.id);
   const organization = await requireOrganization(tx, scope, input.organizationId, 'share');
   const roles = await assertRoleSlugs(tx, scope, organization.id, input);
   const now = scope.now();
@@ -153,7 +152,7 @@ export async function addSignInMembership(
 ): Promise<void> {
   if (!input.fresh) {
     await lockUser(tx, scope.env.id, input.userId);
-    await assertBelowParentQuota(tx, scope, 'membershipsPerUser', input.userId);
+    await assertBelowMembershipsPerUser(tx, scope, input.userId);
   }
   const now = scope.now();
   const row = {
@@ -235,7 +234,7 @@ export async function setMembershipStatus(
     if (changed) await updateMembershipStatus(tx, current.id, status, scope.now());
     const after = await findMembership(tx, scope.env.id, id);
     if (changed) await recordEvent(tx, scope, 'organization_membership.updated', toMembershipEvent(after));
-    if (changed && status === 'inactive') await endLiveSessions(tx, scope, sessionsOf(current));
+    if (changed && status === 'inactive') await membershipsEnded(tx, scope, stoppedOf(current));
     return toOrganizationMembership(after);
   });
 }
@@ -246,10 +245,10 @@ export async function deleteOrganizationMembership(scope: Scope, id: string, gua
     if (guard) await lockMembership(tx, scope.env.id, id);
     const current = await findMembership(tx, scope.env.id, id);
     await guard?.(tx, current, null);
-    await revokeApiKeysOfMemberships(tx, scope, [current.id]);
+    await membershipsDeleted(tx, scope, [current.id]);
     if (!(await deleteMembership(tx, scope.env.id, id))) throw notFound('organization_membership', id);
     await recordEvent(tx, scope, 'organization_membership.deleted', toMembershipEvent(current));
-    await endLiveSessions(tx, scope, sessionsOf(current));
+    await membershipsEnded(tx, scope, stoppedOf(current));
   });
 }
 
@@ -295,7 +294,7 @@ export async function provisionDirectoryMemberships(
   for (const user of missing) {
     if (user.fresh) continue;
     await lockUser(tx, scope.env.id, user.userId);
-    await assertBelowParentQuota(tx, scope, 'membershipsPerUser', user.userId);
+    await assertBelowMembershipsPerUser(tx, scope, user.userId);
   }
   const now = scope.now();
   const wanted = missing.map((user) => ({ id: newId('organizationMembership'), userId: user.userId }));
@@ -367,7 +366,7 @@ export async function deactivateDirectoryMemberships(
   await recordMembershipEvents(tx, scope, 'updated', changed);
   const deactivated = new Set(changed);
   const users = held.filter((row) => deactivated.has(row.id)).map((row) => row.userId);
-  await endOrganizationSessions(tx, scope, organizationId, users);
+  await membershipsEnded(tx, scope, { organizationId, userIds: users });
   return users;
 }
 

@@ -1,4 +1,5 @@
 import {
+  builtOnce,
   type Db,
   type KeysetOp,
   keysetCondition,
@@ -9,12 +10,18 @@ import {
   type PageParams,
   paginate,
   perHandleAndKey,
+  permissions,
+  rawRows,
   renderedOnce,
+  rolePermissions,
   roles,
   users,
 } from '@atrium/db';
 import { and, asc, desc, eq, getTableColumns, inArray, ne, type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { loadScoped, orNotFound, qualified as q, scopedId } from '../common/store.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { assertBelowQuota } from '../quotas.ts';
 import type { UserRecord } from '../user-wire.ts';
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect & {
@@ -247,6 +254,115 @@ export async function membershipStatus(
   return row?.status;
 }
 
+/** `membershipOf` without a lock, built once: an SSO sign-in and a key's validation run it. */
+const membershipOfRead = builtOnce(['env', 'org', 'user'] as const, (db, v) =>
+  db
+    .select({ id: organizationMemberships.id, status: organizationMemberships.status })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, v.env),
+        eq(organizationMemberships.organizationId, v.org),
+        eq(organizationMemberships.userId, v.user),
+      ),
+    )
+    .limit(1),
+);
+
+/**
+ * The user's membership of the organization (id and status), if any; `lock` holds it (FOR NO KEY
+ * UPDATE: an API key created under it, FOR KEY SHARE: a row that only references it).
+ */
+export async function membershipOf(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string,
+  lock?: 'no key update' | 'key share',
+): Promise<{ id: string; status: MembershipStatus } | undefined> {
+  if (!lock) {
+    const [row] = await membershipOfRead(db, { env: environmentId, org: organizationId, user: userId });
+    return row;
+  }
+  const [row] = await db
+    .select({ id: organizationMemberships.id, status: organizationMemberships.status })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.organizationId, organizationId),
+        eq(organizationMemberships.userId, userId),
+      ),
+    )
+    .limit(1)
+    .for(lock);
+  return row;
+}
+
+/**
+ * The organization's members (their user ids, any status) as a subquery, for a statement of
+ * another store: the users list filtered by organization stays one statement.
+ */
+export function userIdsOfOrganization(db: Db, environmentId: string, organizationId: string) {
+  return db
+    .select({ id: organizationMemberships.userId })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.organizationId, organizationId),
+      ),
+    );
+}
+
+/**
+ * The role slugs of the user's membership of the organization (null without one), as a scalar
+ * subquery over the outer statement's columns: an SSO profile's view reads them in its statement.
+ */
+export function roleSlugsOfMember(environmentId: SQL, userId: SQL, organizationId: SQL): SQL {
+  return sql`(select ${roleSlugsOf(sql`m.id`, sql`m.environment_id`)} from ${organizationMemberships} m
+    where m.environment_id = ${environmentId} and m.user_id = ${userId} and m.organization_id = ${organizationId}
+    limit 1)`;
+}
+
+/**
+ * Memberships (`membershipColumns`) reached from another resource's `table` through its column
+ * naming them, with their organization and user: a group's members page in one statement.
+ */
+export function selectMembershipsThrough(db: Db, table: PgTable, membershipId: AnyPgColumn) {
+  return db
+    .select(membershipColumns)
+    .from(table)
+    .innerJoin(organizationMemberships, eq(organizationMemberships.id, membershipId))
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .innerJoin(users, eq(users.id, organizationMemberships.userId));
+}
+
+/**
+ * Refuses a membership that would take the user past `membershipsPerUser`. The caller holds the
+ * user's row lock that serialises them.
+ */
+export function assertBelowMembershipsPerUser(tx: Db, scope: Scope, userId: string): Promise<void> {
+  const m = organizationMemberships;
+  return assertBelowQuota(
+    tx,
+    scope.deps,
+    'membershipsPerUser',
+    m,
+    and(eq(m.environmentId, scope.env.id), eq(m.userId, userId)),
+  );
+}
+
+/**
+ * Whether the user holds an active membership of the organization (both named by the outer
+ * statement's columns, qualified here: a one-table select leaves them bare): a condition of
+ * another store's statement, as the live-session read's.
+ */
+export function activeMembershipExists(organizationId: AnyPgColumn, userId: AnyPgColumn): SQL {
+  return sql`exists (select 1 from ${organizationMemberships} om
+    where om.organization_id = ${q(organizationId)} and om.user_id = ${q(userId)} and om.status = 'active')`;
+}
+
 /** Whether a directory provisions the user (any of their memberships is directory-managed): it owns their e-mail. */
 export async function directoryManagesUser(db: Db, environmentId: string, userId: string): Promise<boolean> {
   const [row] = await db
@@ -455,4 +571,110 @@ export async function replaceRolesOfMemberships(
   );
   if (values.length > 0) await tx.insert(membershipRoles).values(values);
   await tx.update(organizationMemberships).set({ updatedAt: now }).where(inArray(organizationMemberships.id, ids));
+}
+
+/**
+ * The permission slugs the roles of the user's membership of the organization grant (distinct):
+ * a widget token's scopes and a user API key's ceiling.
+ */
+export async function membershipPermissionSlugs(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string,
+): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ slug: permissions.slug })
+    .from(organizationMemberships)
+    .innerJoin(membershipRoles, eq(membershipRoles.organizationMembershipId, organizationMemberships.id))
+    .innerJoin(rolePermissions, eq(rolePermissions.roleId, membershipRoles.roleId))
+    .innerJoin(permissions, eq(permissions.id, rolePermissions.permissionId))
+    .where(
+      and(
+        eq(organizationMemberships.environmentId, environmentId),
+        eq(organizationMemberships.organizationId, organizationId),
+        eq(organizationMemberships.userId, userId),
+      ),
+    );
+  return rows.map((row) => row.slug);
+}
+
+/**
+ * The widget permissions (`widgets:*` slugs) the roles of the user's **active** membership of the
+ * organization grant now: no rows when there is no active membership, else one row per slug
+ * (a null slug when its roles grant none). It runs on every use of a widget token
+ * (auth/widget-token.ts), so a demotion counts from its commit; its text is rendered once
+ * (`renderedOnce`) and sent prepared, without Drizzle's prepared-query wrapper on each use.
+ */
+const heldWidgetPermissionsRead = renderedOnce(
+  ['env', 'org', 'user'] as const,
+  (v) => sql`select ${organizationMemberships.id} as membership_id, ${permissions.slug} as slug
+    from ${organizationMemberships}
+    left join ${membershipRoles} on ${membershipRoles.organizationMembershipId} = ${organizationMemberships.id}
+    left join ${rolePermissions} on ${rolePermissions.roleId} = ${membershipRoles.roleId}
+    left join ${permissions} on ${permissions.id} = ${rolePermissions.permissionId} and ${permissions.slug} like 'widgets:%'
+    where ${organizationMemberships.environmentId} = ${v.env} and ${organizationMemberships.organizationId} = ${v.org}
+      and ${organizationMemberships.userId} = ${v.user} and ${organizationMemberships.status} = 'active'`,
+);
+
+/** The widget permissions the user's active membership of the organization grants now; undefined without one. */
+export async function heldWidgetPermissions(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  userId: string,
+): Promise<Set<string> | undefined> {
+  const rows = await heldWidgetPermissionsRead<{ membership_id: string; slug: string | null }>(db, {
+    env: environmentId,
+    org: organizationId,
+    user: userId,
+  });
+  if (rows.length === 0) return undefined;
+  const held = new Set<string>();
+  for (const row of rows) if (row.slug !== null) held.add(row.slug);
+  return held;
+}
+
+/** How many active memberships of the organization hold the role `slug` (directly or as the default role). */
+export async function countMembersHolding(
+  tx: Db,
+  environmentId: string,
+  organizationId: string,
+  slug: string,
+): Promise<number> {
+  const [row] = await rawRows<{ n: number | string }>(
+    tx,
+    sql`select count(*) as n from ${organizationMemberships}
+      where environment_id = ${environmentId} and organization_id = ${organizationId} and status = 'active'
+        and ${roleSlugsOf(sql`${organizationMemberships.id}`, sql`${environmentId}`)} @> jsonb_build_array(${slug}::text)`,
+  );
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * The organization's active memberships (`om`, joined to their user `u`) as one select of another
+ * store's statement, in id order, limited: the members page's member branch. `columns` and `where`
+ * read `om`, `u` and the row's role slugs (`roleSlugsOf`, the environment as a value).
+ */
+export function activeMembersOf(parts: {
+  env: SQL;
+  org: SQL;
+  columns: (slugs: SQL) => SQL;
+  where: (slugs: SQL) => SQL;
+  dir: SQL;
+  limit: SQL;
+}): SQL {
+  const slugs = roleSlugsOf(sql`om.id`, parts.env);
+  return sql`select ${parts.columns(slugs)}
+    from ${organizationMemberships} om join ${users} u on u.id = om.user_id
+    where om.environment_id = ${parts.env} and om.organization_id = ${parts.org} and om.status = 'active'
+      and ${parts.where(slugs)}
+    order by om.id ${parts.dir} limit ${parts.limit}`;
+}
+
+/** Whether a member (any status) of the organization has this e-mail (case-insensitively): a condition of another store's statement. */
+export function memberWithEmail(environmentId: SQL, organizationId: SQL, email: SQL): SQL {
+  return sql`exists (select 1 from ${users} u2 join ${organizationMemberships} om2 on om2.user_id = u2.id
+    where u2.environment_id = ${environmentId} and lower(u2.email) = lower(${email})
+      and om2.organization_id = ${organizationId})`;
 }

@@ -7,7 +7,6 @@ import {
   invitations,
   itContacts,
   organizationApiKeys,
-  organizationMemberships,
   roles,
 } from '@atrium/db';
 import { and, eq, gt, type SQL } from 'drizzle-orm';
@@ -20,7 +19,6 @@ export type ParentQuota =
   | 'connectionsPerOrganization'
   | 'agentRegistrationsPerOrganization'
   | 'directoriesPerOrganization'
-  | 'membershipsPerUser'
   | 'pendingInvitationsPerOrganization'
   | 'itContactsPerOrganization'
   | 'organizationApiKeysPerOrganization'
@@ -42,7 +40,6 @@ const COUNTED: Record<ParentQuota, Counted> = {
   connectionsPerOrganization: { table: connections, parent: connections.organizationId },
   agentRegistrationsPerOrganization: { table: agentRegistrations, parent: agentRegistrations.organizationId },
   directoriesPerOrganization: { table: directories, parent: directories.organizationId },
-  membershipsPerUser: { table: organizationMemberships, parent: organizationMemberships.userId },
   // An expired invitation is answered `expired` though stored `pending`: it no longer counts.
   pendingInvitationsPerOrganization: {
     table: invitations,
@@ -61,8 +58,8 @@ const COUNTED: Record<ParentQuota, Counted> = {
 };
 
 /**
- * Refuses a create that would take the parent's rows (an organization's groups, a user's
- * memberships, …) past the quota. The caller holds the parent's row lock that serialises them.
+ * Refuses a create that would take the parent's rows (an organization's groups, a membership's
+ * keys, …) past the quota (a user's memberships: organization-memberships/store.ts). The caller holds the parent's row lock that serialises them.
  */
 export function assertBelowParentQuota(tx: Db, scope: Scope, name: ParentQuota, parentId: string): Promise<void> {
   const { table, parent, only } = COUNTED[name];

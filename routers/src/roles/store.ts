@@ -2,7 +2,6 @@ import {
   type Db,
   lockEnvironment,
   membershipRoles,
-  organizationMemberships,
   organizations,
   perHandle,
   permissions,
@@ -253,30 +252,4 @@ export async function moveDefaultRole(tx: Db, environmentId: string, roleId: str
     .set({ isDefault: false, updatedAt: now })
     .where(and(environmentRole(environmentId), eq(roles.isDefault, true)));
   await tx.update(roles).set({ isDefault: true, updatedAt: now }).where(eq(roles.id, roleId));
-}
-
-/**
- * The permission slugs the roles of the user's membership of the organization grant (distinct):
- * a widget token's scopes and a user API key's ceiling.
- */
-export async function membershipPermissionSlugs(
-  db: Db,
-  environmentId: string,
-  organizationId: string,
-  userId: string,
-): Promise<string[]> {
-  const rows = await db
-    .selectDistinct({ slug: permissions.slug })
-    .from(organizationMemberships)
-    .innerJoin(membershipRoles, eq(membershipRoles.organizationMembershipId, organizationMemberships.id))
-    .innerJoin(rolePermissions, eq(rolePermissions.roleId, membershipRoles.roleId))
-    .innerJoin(permissions, eq(permissions.id, rolePermissions.permissionId))
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, environmentId),
-        eq(organizationMemberships.organizationId, organizationId),
-        eq(organizationMemberships.userId, userId),
-      ),
-    );
-  return rows.map((row) => row.slug);
 }

@@ -123,6 +123,22 @@ export async function endLiveSessions(tx: Db, scope: Scope, filter: LiveSessions
 }
 
 /**
+ * The live sessions of users whose memberships of the organization stopped end, each with
+ * `session.revoked` (registered with the memberships at composition, app-router.ts).
+ */
+export function endSessionsOfStoppedMemberships(
+  tx: Db,
+  scope: Scope,
+  stopped: { organizationId: string; userIds: string[] },
+): Promise<number> {
+  const [only] = stopped.userIds;
+  if (stopped.userIds.length === 1 && only !== undefined) {
+    return endLiveSessions(tx, scope, { userId: only, organizationId: stopped.organizationId });
+  }
+  return endOrganizationSessions(tx, scope, stopped.organizationId, stopped.userIds);
+}
+
+/**
  * `endLiveSessions` for many users of one organization at once (a directory deprovisioning its
  * members): their live sessions there end in one statement, each with `session.revoked`.
  */

@@ -1,6 +1,7 @@
-import { type Db, organizationMemberships, type PageParams, paginate, perHandle, sessions, users } from '@atrium/db';
+import { type Db, type PageParams, paginate, perHandle, sessions, users } from '@atrium/db';
 import { and, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock } from '../common/store.ts';
+import { activeMembershipExists } from '../organization-memberships/store.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
 export type NewSession = typeof sessions.$inferInsert;
@@ -149,17 +150,10 @@ const liveSessionRead = perHandle((db: Db) =>
   db
     .select({ session: sessions })
     .from(sessions)
-    .innerJoin(
-      organizationMemberships,
-      and(
-        eq(organizationMemberships.organizationId, sessions.organizationId),
-        eq(organizationMemberships.userId, sessions.userId),
-        eq(organizationMemberships.status, 'active'),
-      ),
-    )
     .where(
       and(
         eq(sessions.id, sql.placeholder('id')),
+        activeMembershipExists(sessions.organizationId, sessions.userId),
         eq(sessions.environmentId, sql.placeholder('env')),
         isNull(sessions.revokedAt),
         gt(sessions.expiresAt, sql.placeholder('now')),

@@ -9,6 +9,7 @@ import { ApiError, type FieldError, invalid, notFound } from '../kernel/errors.t
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { addSignInMembership } from '../organization-memberships/service.ts';
+import { membershipOf } from '../organization-memberships/store.ts';
 import { loadOrganization } from '../organizations/store.ts';
 import { seal, unseal } from '../signing/material.ts';
 import { fullName, toUser } from '../user-wire.ts';
@@ -43,7 +44,6 @@ import {
   lockExpiredAuthorizations,
   markConnectionSignIn,
   markTimedOut,
-  membershipOf,
   organizationOfVerifiedDomain,
   organizationVerifiedDomain,
   type ProfileView,
@@ -364,7 +364,7 @@ export async function completeSignIn(
       } else {
         await markSignedIn(tx, scope.env.id, user.id, now);
       }
-      if (fresh || !(await membershipOf(tx, scope.env.id, user.id, organization.id))) {
+      if (fresh || !(await membershipOf(tx, scope.env.id, organization.id, user.id))) {
         await addSignInMembership(tx, scope, { userId: user.id, fresh, organization });
       }
 

@@ -5,7 +5,6 @@ import {
   type Db,
   environments,
   organizationDomains,
-  organizationMemberships,
   type PageParams,
   paginate,
   redirectUris,
@@ -21,7 +20,7 @@ import { and, eq, gt, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
 import { environmentsOfClientIds } from '../auth/store.ts';
 import { loadScoped, scopedId } from '../common/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
-import { roleSlugsOf } from '../organization-memberships/store.ts';
+import { roleSlugsOfMember } from '../organization-memberships/store.ts';
 
 // Every query of single sign-on: redirect URIs, authorizations in flight, profiles, one-use
 // codes, access tokens, and the expiry of all of them (the retention worker).
@@ -396,25 +395,6 @@ export async function userById(db: Db, environmentId: string, id: string) {
   return row;
 }
 
-const membershipOfUser = builtOnce(['env', 'user', 'organization'] as const, (db, v) =>
-  db
-    .select({ id: organizationMemberships.id, status: organizationMemberships.status })
-    .from(organizationMemberships)
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, v.env),
-        eq(organizationMemberships.userId, v.user),
-        eq(organizationMemberships.organizationId, v.organization),
-      ),
-    )
-    .limit(1),
-);
-
-export async function membershipOf(db: Db, environmentId: string, userId: string, organizationId: string) {
-  const [row] = await membershipOfUser(db, { env: environmentId, user: userId, organization: organizationId });
-  return row;
-}
-
 const profileOfIdpId = builtOnce(['connection', 'idpId'] as const, (db, v) =>
   db
     .select()
@@ -513,13 +493,11 @@ function toProfileView(row: ProfileView): ProfileView {
 
 /**
  * The columns of a `ProfileView` over `sso_profiles p` joined with its connection `c`: the role
- * slugs are those of the user's membership of the organization (roleSlugsOf), none without one.
+ * slugs are those of the user's membership of the organization (roleSlugsOfMember), none without one.
  */
 const profileViewColumns = sql`p.id, p.idp_id, p.organization_id, p.connection_id, c.connection_type, p.email,
   p.first_name, p.last_name, p.name, p.groups, p.custom_attributes, p.raw_attributes,
-  (select ${roleSlugsOf(sql`m.id`, sql`m.environment_id`)} from ${organizationMemberships} m
-    where m.environment_id = p.environment_id and m.user_id = p.user_id and m.organization_id = p.organization_id
-    limit 1) as role_slugs`;
+  ${roleSlugsOfMember(sql`p.environment_id`, sql`p.user_id`, sql`p.organization_id`)} as role_slugs`;
 
 /**
  * `POST /sso/token` in one statement (no transaction): spends the code if it is unused, unexpired

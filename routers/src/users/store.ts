@@ -1,14 +1,7 @@
-import {
-  builtOnce,
-  type Db,
-  organizationMemberships,
-  type PageParams,
-  paginate,
-  renderedOnce,
-  users,
-} from '@atrium/db';
+import { builtOnce, type Db, type PageParams, paginate, renderedOnce, users } from '@atrium/db';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { loadScoped, orNotFound, type RowLock } from '../common/store.ts';
+import { userIdsOfOrganization } from '../organization-memberships/store.ts';
 import type { UserRow } from '../user-wire.ts';
 
 export type { UserRow };
@@ -51,18 +44,7 @@ export interface UserFilter {
 export function pageOfUsers(db: Db, environmentId: string, params: PageParams, filter: UserFilter) {
   const byEmail = filter.email ? eq(sql`lower(${users.email})`, filter.email.toLowerCase()) : undefined;
   const byOrganization = filter.organizationId
-    ? inArray(
-        users.id,
-        db
-          .select({ id: organizationMemberships.userId })
-          .from(organizationMemberships)
-          .where(
-            and(
-              eq(organizationMemberships.environmentId, environmentId),
-              eq(organizationMemberships.organizationId, filter.organizationId),
-            ),
-          ),
-      )
+    ? inArray(users.id, userIdsOfOrganization(db, environmentId, filter.organizationId))
     : undefined;
   return paginate(
     params,

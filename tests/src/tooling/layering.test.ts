@@ -54,6 +54,29 @@ const FIXTURE: Record<string, string> = {
     'type Limits = { identify(): unknown; count(): unknown; turn(): unknown };',
     'export const run = (o: { limits: Limits }, rows: unknown[]) => [o.limits.turn(), rows.length];',
   ].join('\n'),
+  // A table owned by one resource's store: named there, and (wrongly) in another store and a service.
+  'db/src/schema/gadgets.ts': [
+    "import { pgTable, text } from 'drizzle-orm/pg-core';",
+    '/** Gadgets. */',
+    '// @owner routers/src/gadgets',
+    "export const gadgets = pgTable('gadgets', { id: text('id') });",
+    "export const spares = pgTable('spares', { id: text('id') });",
+  ].join('\n'),
+  'routers/src/gadgets/store.ts': [
+    "import { gadgets } from '@atrium/db';",
+    "import { sql } from 'drizzle-orm';",
+    'export const all = () => [gadgets, sql`select id from gadgets`];',
+  ].join('\n'),
+  'routers/src/gadgets/parts/store.ts':
+    "import { sql } from 'drizzle-orm';\nexport const one = sql`select 1 from gadgets`;",
+  'routers/src/sprockets/store.ts': [
+    "import { gadgets, spares } from '@atrium/db';",
+    "import { sql } from 'drizzle-orm';",
+    '// gadgets in a comment, and a string that is not SQL, do not count',
+    "export const w = () => [gadgets, spares, 'gadgets', sql`select 1 from spares`];",
+  ].join('\n'),
+  'routers/src/sprockets/count.ts':
+    "import { sql } from 'drizzle-orm';\nexport const n = sql.raw('select count(*) from gadgets');",
   // The browser apps' .tsx files are scanned too: a ring between two of them.
   'web/src/main.tsx': "import { Row } from './row.tsx';\nexport const Main = () => <Row />;",
   'web/src/row.tsx': "import { Main } from './main.tsx';\nexport const Row = () => <div>{String(Main)}</div>;",
@@ -116,8 +139,17 @@ describe('the layering check', () => {
     ]);
   });
 
+  it("lets only its owner's store.ts files name a table that declares an @owner, by import or in SQL text", () => {
+    const owners = violations.filter((v) => v.rule === 'table-owner');
+    expect(owners.map((v) => `${v.from} ${v.to} ${v.detail}`).sort()).toEqual([
+      'routers/src/sprockets/count.ts gadgets (names gadgets in SQL; owner routers/src/gadgets/store.ts)',
+      'routers/src/sprockets/store.ts gadgets (imports gadgets; owner routers/src/gadgets/store.ts)',
+    ]);
+    expect(formatViolations(owners, comments)).toContain('rules:\n  table-owner: a table belongs to one store');
+  });
+
   it('reports nothing else', () => {
-    const known = ['kernel-', 'resource-no-', 'no-cycle', 'trpc-internals', 'one-pipeline'];
+    const known = ['kernel-', 'resource-no-', 'no-cycle', 'trpc-internals', 'one-pipeline', 'table-owner'];
     expect(lines(violations.filter((v) => !known.some((rule) => v.rule.startsWith(rule))))).toEqual([]);
   });
 });

@@ -19,10 +19,10 @@ import {
   pageOfMemberApiKeys,
   type UserApiKeyWithOwnerRow,
 } from '../../organization-api-keys/store.ts';
+import { membershipPermissionSlugs } from '../../organization-memberships/store.ts';
 import type { Permission } from '../../permissions/schemas.ts';
 import { listPermissions } from '../../permissions/service.ts';
 import { findPermission } from '../../permissions/store.ts';
-import { membershipPermissionSlugs } from '../../roles/store.ts';
 import { fullName } from '../../user-wire.ts';
 
 /** The ApiKeys widget's scope. */

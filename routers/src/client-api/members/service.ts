@@ -18,14 +18,14 @@ import {
   type MembershipGuard,
   updateOrganizationMembership,
 } from '../../organization-memberships/service.ts';
-import type { MembershipRow } from '../../organization-memberships/store.ts';
+import { countMembersHolding, type MembershipRow, membershipOf } from '../../organization-memberships/store.ts';
 import { requireOrganization } from '../../organizations/lookup.ts';
 import type { Permission } from '../../permissions/schemas.ts';
 import { getPermission, listPermissions } from '../../permissions/service.ts';
 import { quotaKey } from '../../quotas.ts';
 import { rolesOfOrganization } from '../../roles/service.ts';
 import type { RoleRow } from '../../roles/store.ts';
-import { countMembersHolding, type MemberListRow, membershipIdOfUser, pageOfMembers } from './store.ts';
+import { type MemberListRow, pageOfMembers } from './store.ts';
 
 /** Every operation of the users table needs this permission (WIDGETS-API.md section 3). */
 export const MEMBERS_PERMISSION = 'widgets:users-table:manage';
@@ -378,7 +378,7 @@ function memberGuard(scope: ClientScope): MembershipGuard {
 /** Removes a member of the token's organization (not yourself, not the last admin, not a directory's). */
 export async function removeMember(scope: ClientScope, userId: string) {
   requirePermission(scope, MEMBERS_PERMISSION);
-  const membershipId = await membershipIdOfUser(scope.db, scope.env.id, scope.client.organizationId, userId);
+  const membershipId = (await membershipOf(scope.db, scope.env.id, scope.client.organizationId, userId))?.id;
   if (!membershipId) throw memberMissing(userId);
   if (userId === scope.client.userId) {
     throw conflict('cannot_remove_self', 'You cannot remove yourself from the organization.');
@@ -399,7 +399,7 @@ export async function removeMember(scope: ClientScope, userId: string) {
 /** Gives a member of the token's organization these roles (slugs; an unknown one is 422 `invalid_role`). */
 export async function updateMemberRoles(scope: ClientScope, userId: string, roleSlugs: string[]) {
   requirePermission(scope, MEMBERS_PERMISSION);
-  const membershipId = await membershipIdOfUser(scope.db, scope.env.id, scope.client.organizationId, userId);
+  const membershipId = (await membershipOf(scope.db, scope.env.id, scope.client.organizationId, userId))?.id;
   if (!membershipId) throw memberMissing(userId);
   try {
     await updateOrganizationMembership(scope, { id: membershipId, role_slugs: roleSlugs }, memberGuard(scope));

@@ -7,16 +7,14 @@ import {
   type PageParams,
   type PageQuery,
   paginate,
-  rawRows,
   renderedOnce,
   roles,
-  users,
 } from '@atrium/db';
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { isoOfJson } from '../../common/schemas.ts';
 import { containsPattern } from '../../common/store.ts';
-import { roleSlugsOf } from '../../organization-memberships/store.ts';
+import { activeMembersOf, memberWithEmail } from '../../organization-memberships/store.ts';
 
 /** One row of the users table of an organization: an active membership, or the latest invitation of an e-mail. */
 export interface MemberListRow {
@@ -141,14 +139,17 @@ function invitationSlugs(v: Values, roleSlug: SQL): SQL {
  * that name them), as the floor reads them (bench/README.md, "The members page's statement on one level").
  */
 function memberBranch(shape: Shape, v: Values, dir: SQL): SQL {
-  const slugs = roleSlugsOf(sql`om.id`, v.env as SQL);
-  return sql`select '0' || om.id as sort_key, 'member' as kind, u.id, u.email, u.email_verified, u.first_name,
+  return activeMembersOf({
+    env: v.env as SQL,
+    org: v.org as SQL,
+    columns: (slugs) => sql`'0' || om.id as sort_key, 'member' as kind, u.id, u.email, u.email_verified, u.first_name,
       u.last_name, u.profile_picture_url, om.created_at, u.last_sign_in_at as last_activity_at, 'active' as state,
-      null::timestamptz as expires_at, om.directory_managed, ${slugs} as role_slugs, ${pageRoles(v)} as page_roles
-    from organization_memberships om join ${users} u on u.id = om.user_id
-    where om.environment_id = ${v.env} and om.organization_id = ${v.org} and om.status = 'active'
-      and ${keysetOf(sql`om.id`, shape, v)} and ${roleFilter(slugs, shape, v)} and ${filterOf(shape, v, sql`u`)}
-    order by om.id ${dir} limit ${v.limit}`;
+      null::timestamptz as expires_at, om.directory_managed, ${slugs} as role_slugs, ${pageRoles(v)} as page_roles`,
+    where: (slugs) =>
+      sql`${keysetOf(sql`om.id`, shape, v)} and ${roleFilter(slugs, shape, v)} and ${filterOf(shape, v, sql`u`)}`,
+    dir,
+    limit: v.limit as SQL,
+  });
 }
 
 /**
@@ -168,9 +169,7 @@ function invitationBranch(shape: Shape, v: Values, dir: SQL): SQL {
         and not exists (select 1 from ${invitations} i2
           where i2.environment_id = ${v.env} and lower(i2.email) = lower(i.email)
             and i2.organization_id = ${v.org} and i2.id > i.id)
-        and not exists (select 1 from ${users} u2 join organization_memberships om2 on om2.user_id = u2.id
-          where u2.environment_id = ${v.env} and lower(u2.email) = lower(i.email)
-            and om2.organization_id = ${v.org})
+        and not ${memberWithEmail(v.env as SQL, v.org as SQL, sql`i.email`)}
     ) m where ${filterOf(shape, v, sql`m`)} order by m.ref ${dir} limit ${v.limit}`;
 }
 
@@ -309,38 +308,6 @@ export async function pageOfMembers(
 
 const jsonRoles = (value: unknown): PageRole[] =>
   (typeof value === 'string' ? JSON.parse(value) : (value ?? [])) as PageRole[];
-
-/** The id of the user's membership of the organization (any status), or undefined. */
-export async function membershipIdOfUser(
-  db: Db,
-  environmentId: string,
-  organizationId: string,
-  userId: string,
-): Promise<string | undefined> {
-  const [row] = await rawRows<{ id: string }>(
-    db,
-    sql`select id from organization_memberships
-      where environment_id = ${environmentId} and organization_id = ${organizationId} and user_id = ${userId}
-      limit 1`,
-  );
-  return row?.id;
-}
-
-/** How many active memberships of the organization hold the role `slug` (directly or as the default role). */
-export async function countMembersHolding(
-  tx: Db,
-  environmentId: string,
-  organizationId: string,
-  slug: string,
-): Promise<number> {
-  const [row] = await rawRows<{ n: number | string }>(
-    tx,
-    sql`select count(*) as n from organization_memberships
-      where environment_id = ${environmentId} and organization_id = ${organizationId} and status = 'active'
-        and ${roleSlugsOf(sql`organization_memberships.id`, sql`${environmentId}`)} @> jsonb_build_array(${slug}::text)`,
-  );
-  return Number(row?.n ?? 0);
-}
 
 /** The role of the organization (its own, or the environment's) with this id, if any. */
 export async function roleIdInOrganization(db: Db, environmentId: string, organizationId: string, id: string) {
