@@ -77,7 +77,11 @@ interface Variant {
 }
 
 /** The scenario each floor serves (bench/floors/*.ts). */
-const FLOOR_SCENARIOS: Record<string, string> = { graphql: 'graphql', members: 'members' };
+const FLOOR_SCENARIOS: Record<string, string> = {
+  graphql: 'graphql',
+  'graphql-hardened': 'graphql',
+  members: 'members',
+};
 
 /**
  * `name=bundle[,flag...]`; the bundle defaults to `npm start`'s, the flags add to its node flags.
