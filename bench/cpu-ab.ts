@@ -79,6 +79,7 @@ interface Variant {
 /** The scenarios each floor serves (bench/floors/*.ts). */
 const FLOOR_SCENARIOS: Record<string, string[]> = {
   graphql: ['graphql'],
+  'graphql-hardened': ['graphql'],
   members: ['members'],
   rest: ['rest', 'memberships', 'create'],
 };

@@ -9,6 +9,18 @@
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { claimsOf, environmentId, heldPermissions, listen, send, sql } from './common.ts';
 
+/**
+ * `floor:graphql-hardened` (graphql-hardened.ts) adds Atrium's own yoga plugins
+ * (rest-facade/src/pipeline/graphql.ts `graphqlHardening`: graphql-armor's document limits and
+ * the error mapping), to tell what they cost apart from the rest of Atrium's request.
+ */
+const hardening: Plugin<Context>[] = process.argv[1]?.endsWith('graphql-hardened.ts')
+  ? ((await import('@atrium/rest-facade')).graphqlHardening(
+      { log: { error: (...args: unknown[]) => console.error(...args) } } as never,
+      { introspection: true },
+    ) as unknown as Plugin<Context>[])
+  : [];
+
 interface Context {
   org: string;
   body: Record<string, unknown>;
@@ -44,7 +56,7 @@ const yoga = createYoga<Context>({
   logging: false,
   maskedErrors: true,
   maxRequestBodySize: false,
-  plugins: [parsedBody],
+  plugins: [...hardening, parsedBody],
 });
 
 async function readBody(req: import('node:http').IncomingMessage): Promise<Record<string, unknown>> {
