@@ -913,8 +913,9 @@ async function sameAnswer(spec: RequestSpec, floorUrl: string): Promise<{ same: 
     return { status: res.status, text: await res.text() };
   };
   const [atrium, floor] = [await ask(baseUrl), await ask(floorUrl)];
-  const ok = spec.method === 'POST' ? 201 : 200;
-  if (atrium.status !== ok || floor.status !== ok)
+  // A read answers 200 (a GraphQL POST too), a create 201; both must answer the same one.
+  const ok = atrium.status;
+  if ((ok !== 200 && ok !== 201) || floor.status !== ok)
     return { same: null, detail: `Atrium ${atrium.status}, floor ${floor.status}: ${floor.text.slice(0, 200)}` };
   const same = isDeepStrictEqual(shapeOf(ok, atrium.text), shapeOf(ok, floor.text));
   return same ? { same } : { same, detail: `Atrium ${atrium.text.slice(0, 300)} / floor ${floor.text.slice(0, 300)}` };
