@@ -17,7 +17,7 @@ import {
   roles,
   users,
 } from '@atrium/db';
-import { and, asc, desc, eq, getTableColumns, inArray, ne, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, ne, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { loadScoped, orNotFound, qualified as q, scopedId } from '../common/store.ts';
 import type { Scope } from '../kernel/scope.ts';
@@ -239,19 +239,16 @@ export async function membershipStatus(
   userId: string,
   lock = false,
 ): Promise<MembershipStatus | undefined> {
-  const query = db
-    .select({ status: organizationMemberships.status })
-    .from(organizationMemberships)
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, environmentId),
-        eq(organizationMemberships.organizationId, organizationId),
-        eq(organizationMemberships.userId, userId),
-      ),
-    )
-    .limit(1);
-  const [row] = lock ? await query.for('key share') : await query;
-  return row?.status;
+  return (await membershipOf(db, environmentId, organizationId, userId, lock ? 'key share' : undefined))?.status;
+}
+
+/** The user's membership of the organization, by its three keys. */
+function memberKey<K extends SQLWrapper | string>(environmentId: K, organizationId: K, userId: K) {
+  return and(
+    eq(organizationMemberships.environmentId, environmentId),
+    eq(organizationMemberships.organizationId, organizationId),
+    eq(organizationMemberships.userId, userId),
+  );
 }
 
 /** `membershipOf` without a lock, built once: an SSO sign-in and a key's validation run it. */
@@ -259,13 +256,7 @@ const membershipOfRead = builtOnce(['env', 'org', 'user'] as const, (db, v) =>
   db
     .select({ id: organizationMemberships.id, status: organizationMemberships.status })
     .from(organizationMemberships)
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, v.env),
-        eq(organizationMemberships.organizationId, v.org),
-        eq(organizationMemberships.userId, v.user),
-      ),
-    )
+    .where(memberKey(v.env, v.org, v.user))
     .limit(1),
 );
 
@@ -287,13 +278,7 @@ export async function membershipOf(
   const [row] = await db
     .select({ id: organizationMemberships.id, status: organizationMemberships.status })
     .from(organizationMemberships)
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, environmentId),
-        eq(organizationMemberships.organizationId, organizationId),
-        eq(organizationMemberships.userId, userId),
-      ),
-    )
+    .where(memberKey(environmentId, organizationId, userId))
     .limit(1)
     .for(lock);
   return row;
