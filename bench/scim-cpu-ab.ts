@@ -21,6 +21,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
+import { oktaUserBody } from './scim-user.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
@@ -170,22 +171,7 @@ async function sync(variant: Variant, count: number): Promise<void> {
       const res = await fetch(url, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/scim+json' },
-        body: JSON.stringify({
-          schemas: [
-            'urn:ietf:params:scim:schemas:core:2.0:User',
-            'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User',
-          ],
-          userName,
-          externalId: `00u${i}`,
-          name: { givenName: `Given${i}`, familyName: `Family${i}` },
-          emails: [{ primary: true, value: userName, type: 'work' }],
-          displayName: `Given${i} Family${i}`,
-          active: true,
-          'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': {
-            department: `Department ${i % 20}`,
-            employeeNumber: String(i),
-          },
-        }),
+        body: JSON.stringify(oktaUserBody(userName, `00u${i}`, i)),
       });
       const text = await res.text();
       if (res.status !== 201)

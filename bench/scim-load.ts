@@ -12,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { oktaUserBody } from './scim-user.ts';
 
 export interface SyncSpec {
   mode: 'sync';
@@ -99,25 +100,9 @@ async function lanes(total: number, concurrency: number, job: (i: number) => Pro
   );
 }
 
-/** The user an identity provider pushes (Okta's "Create the User" body, its values numbered). */
+/** The user an identity provider pushes, numbered within this sync. */
 function userBody(spec: SyncSpec, i: number) {
-  const userName = `sync${i}.${spec.tag}@bench-directory.example.com`;
-  return {
-    schemas: [
-      'urn:ietf:params:scim:schemas:core:2.0:User',
-      'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User',
-    ],
-    userName,
-    externalId: `00u${spec.tag}${i}`,
-    name: { givenName: `Given${i}`, familyName: `Family${i}` },
-    emails: [{ primary: true, value: userName, type: 'work' }],
-    displayName: `Given${i} Family${i}`,
-    active: true,
-    'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': {
-      department: `Department ${i % 20}`,
-      employeeNumber: String(i),
-    },
-  };
+  return oktaUserBody(`sync${i}.${spec.tag}@bench-directory.example.com`, `00u${spec.tag}${i}`, i);
 }
 
 async function sync(spec: SyncSpec): Promise<SyncResult> {

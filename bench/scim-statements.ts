@@ -18,6 +18,7 @@ import { createEnvironment, DEFAULT_TOKEN_SETTINGS, type Deps, newCaches } from 
 import { drizzle } from 'drizzle-orm/postgres-js';
 import pino from 'pino';
 import postgres from 'postgres';
+import { oktaUserBody } from './scim-user.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -92,22 +93,7 @@ try {
     const res = await fetch(`${base}/scim/v2/${directoryId}/Users`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/scim+json' },
-      body: JSON.stringify({
-        schemas: [
-          'urn:ietf:params:scim:schemas:core:2.0:User',
-          'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User',
-        ],
-        userName,
-        externalId: `00u${i}`,
-        name: { givenName: `Given${i}`, familyName: `Family${i}` },
-        emails: [{ primary: true, value: userName, type: 'work' }],
-        displayName: `Given${i} Family${i}`,
-        active: true,
-        'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': {
-          department: `Department ${i % 20}`,
-          employeeNumber: String(i),
-        },
-      }),
+      body: JSON.stringify(oktaUserBody(userName, `00u${i}`, i)),
     });
     if (res.status !== 201) throw new Error(`POST /Users ${i}: ${res.status} ${await res.text()}`);
     await res.arrayBuffer();
