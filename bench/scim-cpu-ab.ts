@@ -21,6 +21,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
+import { cpuTicks, median } from './ab-stats.ts';
 import { oktaUserBody } from './scim-user.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -180,19 +181,6 @@ async function sync(variant: Variant, count: number): Promise<void> {
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
-
-/** utime + stime of a process, in clock ticks (1/100 s on Linux). */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-};
 
 async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
