@@ -49,6 +49,24 @@ export function writeHead(to: Answer, status: number, own: (string | number)[]):
   to.res.writeHead(status, steps && steps.length > 0 ? joined(steps, own) : own.map(String));
 }
 
+/**
+ * Writes a whole answer: the headers with the body's `Content-Length`, then the body, in one
+ * socket write. Without a length Node sends the body chunked (more writes, and chunks for the
+ * client to parse); `head` keeps the length and leaves the body out (a HEAD request).
+ */
+export function writeAnswer(
+  to: Answer,
+  status: number,
+  own: (string | number)[],
+  body: string | Uint8Array | undefined,
+  head = false,
+): void {
+  if (body !== undefined)
+    own.push('Content-Length', typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+  writeHead(to, status, own);
+  to.res.end(body === undefined || head ? undefined : body);
+}
+
 /** `steps` without the names `own` has (case aside), then `own`. */
 function joined(steps: string[], own: (string | number)[]): string[] {
   const list: string[] = [];

@@ -11,7 +11,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { clientOf, clientRefusalOf, deviceOf } from './authenticate.ts';
-import { type Exchange, namedIn, pushHeaders, writeHead } from './exchange.ts';
+import { type Exchange, namedIn, pushHeaders, writeAnswer } from './exchange.ts';
 import type { Call, Codec } from './pipeline.ts';
 import type { Cost } from './rate-limit.ts';
 import { logFailure } from './render.ts';
@@ -145,8 +145,7 @@ function writeGraphQLError(ex: Exchange, error: unknown, headers?: Record<string
   const own: string[] = [];
   pushHeaders(own, headers);
   if (!namedIn(own, 'Content-Type')) own.push('Content-Type', 'application/json; charset=utf-8');
-  writeHead(ex, status, own);
-  ex.res.end(text);
+  writeAnswer(ex, status, own, text);
 }
 
 // What a GraphQL request costs, shared rather than made per request: one request, in one turn.
@@ -204,11 +203,8 @@ export function graphqlCodec(deps: Deps, options: GraphQLOptions = { introspecti
     },
     async encode(ex, _call, response) {
       const text = await response.text();
-      writeHead(ex, response.status, [
-        'Content-Type',
-        response.headers.get('content-type') ?? 'application/json; charset=utf-8',
-      ]);
-      ex.res.end(text);
+      const type = response.headers.get('content-type') ?? 'application/json; charset=utf-8';
+      writeAnswer(ex, response.status, ['Content-Type', type], text);
     },
     encodeError: writeGraphQLError,
   };

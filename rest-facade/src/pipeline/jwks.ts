@@ -1,5 +1,5 @@
 import { type Deps, jwksOfClient } from '@atrium/routers';
-import { type Exchange, writeHead } from './exchange.ts';
+import { type Exchange, writeAnswer } from './exchange.ts';
 import { decodeSegment } from './path-params.ts';
 
 export const JWKS_TEMPLATE = '/sso/jwks/{clientId}';
@@ -22,15 +22,14 @@ function etagMatches(ifNoneMatch: string | string[] | undefined, etag: string): 
  * much as serving it, so it takes neither a rate-limit count nor an in-flight turn.
  */
 export async function serveJwks(deps: Deps, ex: Exchange) {
-  const { req, res, pathname } = ex;
+  const { req, pathname } = ex;
   req.resume();
   const raw = pathname.slice(pathname.lastIndexOf('/') + 1);
   // Decoded as the other path parameters are; a malformed escape is looked up as sent (404).
   const clientId = decodeSegment(raw) ?? raw;
   const { body, etag } = await jwksOfClient(deps, clientId);
   if (etagMatches(req.headers['if-none-match'], etag)) {
-    writeHead(ex, 304, ['Cache-Control', 'public, max-age=300', 'ETag', etag]);
-    res.end();
+    writeAnswer(ex, 304, ['Cache-Control', 'public, max-age=300', 'ETag', etag], undefined);
     return;
   }
   let text = serialisedJwks.get(body);
@@ -39,6 +38,5 @@ export async function serveJwks(deps: Deps, ex: Exchange) {
     serialisedJwks.set(body, text);
   }
   const own = ['Cache-Control', 'public, max-age=300', 'ETag', etag, 'Content-Type', 'application/json'];
-  writeHead(ex, 200, [...own, 'Content-Length', Buffer.byteLength(text)]);
-  res.end(text);
+  writeAnswer(ex, 200, own, text);
 }

@@ -3,7 +3,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { applyHeaders, PAGE_SECURITY_HEADERS, PAGE_SECURITY_LIST } from '../security.ts';
 import { consoleRoutes } from './console.ts';
-import { type Answer, pushHeaders, writeHead } from './exchange.ts';
+import { type Answer, pushHeaders, writeAnswer } from './exchange.ts';
 import { writeError } from './render.ts';
 
 /**
@@ -153,7 +153,6 @@ export function writeErrorPage(
   });
   const own: (string | number)[] = [];
   pushHeaders(own, headers);
-  own.push(...ERROR_PAGE_HEADERS, 'Content-Length', Buffer.byteLength(body));
-  writeHead(to, status, own);
-  to.res.end(body);
+  own.push(...ERROR_PAGE_HEADERS);
+  writeAnswer(to, status, own, body);
 }

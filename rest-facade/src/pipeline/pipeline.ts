@@ -28,7 +28,7 @@ import { type BodyBounds, BodyBudgetExceeded, closesConnection, readBody, readJs
 import { clientAddressOf, type ProxyPredicate } from './client-address.ts';
 import { consoleCredentials } from './console.ts';
 import { Deadlines } from './deadline.ts';
-import { beginExchange, type Exchange, idempotencyKeyOf, writeHead } from './exchange.ts';
+import { beginExchange, type Exchange, idempotencyKeyOf, writeAnswer } from './exchange.ts';
 import { JWKS_TEMPLATE, serveJwks } from './jwks.ts';
 import { type Limits, type Refusal, shareOf as shareOfIdentity } from './limits.ts';
 import { labelOf, observe } from './observe.ts';
@@ -376,8 +376,7 @@ async function metricsPage(p: Pipeline, ex: Exchange): Promise<void> {
     return;
   }
   const text = await p.metrics.registry.metrics();
-  writeHead(ex, 200, ['Content-Type', p.metrics.registry.contentType, 'Content-Length', Buffer.byteLength(text)]);
-  ex.res.end(ex.method === 'HEAD' ? undefined : text);
+  writeAnswer(ex, 200, ['Content-Type', p.metrics.registry.contentType], text, ex.method === 'HEAD');
 }
 
 /**

@@ -1,5 +1,5 @@
 import { ApiError, apiErrorOf, type Deps, trpcContractError } from '@atrium/routers';
-import { type Answer, namedIn, pushHeaders, writeHead } from './exchange.ts';
+import { type Answer, namedIn, pushHeaders, writeAnswer } from './exchange.ts';
 
 /** The most bytes one response body may hold (the contract's 16 MiB), on every surface. */
 export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -66,10 +66,7 @@ export function writeOutcome(to: Answer, outcome: Outcome, headers?: Record<stri
   pushHeaders(own, headers);
   pushHeaders(own, outcome.headers);
   if (outcome.contentType && !namedIn(own, 'Content-Type')) own.push('Content-Type', outcome.contentType);
-  if (outcome.body !== undefined) own.push('Content-Length', Buffer.byteLength(outcome.body));
-  writeHead(to, outcome.status, own);
-  if (outcome.body === undefined) to.res.end();
-  else to.res.end(outcome.body);
+  writeAnswer(to, outcome.status, own, outcome.body);
 }
 
 /**

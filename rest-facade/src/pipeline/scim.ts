@@ -17,7 +17,7 @@ import {
 } from '@atrium/routers';
 import { directoryOf, type Identity } from './authenticate.ts';
 import { parseQuery } from './body.ts';
-import { type Exchange, pushHeaders, writeHead } from './exchange.ts';
+import { type Exchange, pushHeaders, writeAnswer } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
 import { decodeSegment } from './path-params.ts';
 import type { Call, Codec } from './pipeline.ts';
@@ -106,14 +106,8 @@ function scimErrorBody(error: unknown): { status: number; body: string; api: Api
 function writeScim(ex: Exchange, status: number, body: string | undefined, headers?: Record<string, string>): void {
   const own: (string | number)[] = [];
   pushHeaders(own, headers);
-  if (body === undefined) {
-    writeHead(ex, status, own);
-    ex.res.end();
-    return;
-  }
-  own.push('Content-Type', SCIM_CONTENT_TYPE, 'Content-Length', Buffer.byteLength(body));
-  writeHead(ex, status, own);
-  ex.res.end(body);
+  if (body !== undefined) own.push('Content-Type', SCIM_CONTENT_TYPE);
+  writeAnswer(ex, status, own, body);
 }
 
 /**

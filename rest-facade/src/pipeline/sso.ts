@@ -11,7 +11,7 @@ import {
   trpcContractError,
 } from '@atrium/routers';
 import { parseQuery } from './body.ts';
-import { type Exchange, pushHeaders, writeHead } from './exchange.ts';
+import { type Exchange, pushHeaders, writeAnswer, writeHead } from './exchange.ts';
 import { writeErrorPage } from './pages.ts';
 import { decodeSegment } from './path-params.ts';
 import type { Call, Codec } from './pipeline.ts';
@@ -140,9 +140,7 @@ function writeJson(ex: Exchange, status: number, body: unknown, headers?: Record
   const own: (string | number)[] = [];
   pushHeaders(own, headers);
   pushHeaders(own, JSON_HEADERS);
-  own.push('Content-Length', Buffer.byteLength(text));
-  writeHead(ex, status, own);
-  ex.res.end(text);
+  writeAnswer(ex, status, own, text);
 }
 
 export function ssoCodec(deps: Deps): Codec<SsoCall, unknown> {
@@ -218,13 +216,13 @@ export function ssoCodec(deps: Deps): Codec<SsoCall, unknown> {
           return writeJson(ex, 200, result);
         case 'metadata': {
           const xml = result as string;
-          writeHead(ex, 200, [
-            'Content-Type',
-            'application/samlmetadata+xml; charset=utf-8',
-            'Content-Length',
-            Buffer.byteLength(xml),
-          ]);
-          ex.res.end(ex.method === 'HEAD' ? undefined : xml);
+          writeAnswer(
+            ex,
+            200,
+            ['Content-Type', 'application/samlmetadata+xml; charset=utf-8'],
+            xml,
+            ex.method === 'HEAD',
+          );
           return;
         }
         default:

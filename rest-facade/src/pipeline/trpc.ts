@@ -9,7 +9,7 @@ import {
 } from '@atrium/routers';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import { resolveResponse } from '@trpc/server/http';
-import { type Exchange, writeHead } from './exchange.ts';
+import { type Exchange, writeAnswer } from './exchange.ts';
 import { weightOfPage } from './in-flight.ts';
 import type { Call, Codec } from './pipeline.ts';
 import { logFailure, MAX_BATCH_CALLS, type Outcome, responseTooLarge, writeOutcome } from './render.ts';
@@ -136,9 +136,7 @@ export function trpcCodec(deps: Deps, maxBytes: number, maxBodyBytes: number): C
       if (body === undefined) return writeOutcome(ex, trpcErrorOutcome(ex, responseTooLarge(maxBytes)));
       const own: (string | number)[] = [];
       for (const [name, value] of response.headers) own.push(name, value);
-      own.push('Content-Length', body.byteLength);
-      writeHead(ex, response.status, own);
-      ex.res.end(body);
+      writeAnswer(ex, response.status, own, body);
     },
     encodeError(ex, error, headers) {
       writeOutcome(ex, trpcErrorOutcome(ex, error), headers);
