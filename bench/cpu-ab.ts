@@ -1,7 +1,7 @@
 /**
  * `npx tsx bench/cpu-ab.ts --variant a=server/dist/a.mjs --variant b=server/dist/b.mjs`: the
  * server's CPU time per request of several builds (or node flags) at once, interleaved, for a
- * fixed number of requests sent one at a time. On a machine that others load, throughput and
+ * fixed number of requests sent one at a time (or `--concurrency n` at once). On a machine that others load, throughput and
  * even one run's CPU per request move with the neighbours; builds measured side by side, block
  * after block, see the same neighbours, so their difference holds (bench/README.md, "CPU per
  * request, A/B").
@@ -10,7 +10,7 @@
  *    environment, 1,000 organizations and a first organization of 1,000 members (bench/seed.ts),
  *    a widget token of member 1 and a console session; then it stops.
  * 2. Each variant starts on its own port over that database (same admin token and master key).
- *    Per round, per scenario, per variant in turn: `--requests` requests one at a time, and the
+ *    Per round, per scenario, per variant in turn: `--requests` requests one at a time (`--concurrency`), and the
  *    server's utime + stime from /proc before and after. The first round (`--warmup` requests
  *    each) warms the JIT and is not counted; the median of the other rounds is reported.
  *
@@ -47,6 +47,9 @@ const { values: args } = parseArgs({
     requests: { type: 'string', default: '500' },
     warmup: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '5' },
+    // Requests in flight at once (each of that many loops sends one at a time): at 1 the server
+    // pays a wake-up per request; under load it batches, and costs per request differ.
+    concurrency: { type: 'string', default: '1' },
     port: { type: 'string', default: '19580' },
     scenarios: { type: 'string', default: 'members,graphql,rest,console' }, // or create, memberships
     'pg-url': { type: 'string' },
@@ -56,6 +59,7 @@ const { values: args } = parseArgs({
 const requests = Number(args.requests);
 const warmup = Number(args.warmup);
 const rounds = Number(args.rounds);
+const concurrency = Number(args.concurrency);
 const firstPort = Number(args.port);
 let port = firstPort;
 let baseUrl = `http://127.0.0.1:${port}`;
@@ -73,6 +77,8 @@ interface Variant {
   name: string;
   script: string;
   flags: string[];
+  /** Settings for an Atrium variant (`NAME=value` items after the bundle), over the ones below. */
+  env: Record<string, string>;
   /** A floor (bench/floors/<floor>.ts), run through tsx as `npm run bench` runs it, instead of a bundle. */
   floor?: string;
 }
@@ -87,16 +93,26 @@ const FLOOR_SCENARIOS: Record<string, string[]> = {
 
 /**
  * `name=bundle[,flag...]`; the bundle defaults to `npm start`'s, the flags add to its node flags.
- * `name=floor:<floor>[,flag...]`: a floor, with only the given node flags.
+ * `name=floor:<floor>[,flag...]`: a floor, with only the given node flags. `NAME=value` items
+ * among the flags are settings of an Atrium variant (`base=server/dist/x.mjs,LOG_LEVEL=info`).
  */
 function variantOf(spec: string): Variant {
   const at = spec.indexOf('=');
-  const [name, rest] = at < 0 ? [spec, ''] : [spec.slice(0, at), spec.slice(at + 1)];
-  const [script = '', ...flags] = rest.split(',');
-  if (!script.startsWith('floor:')) return { name, script, flags };
+  // A bare `floor:<floor>` is that floor, named so.
+  const [name, rest] = at < 0 ? [spec, spec.startsWith('floor:') ? spec : ''] : [spec.slice(0, at), spec.slice(at + 1)];
+  const [script = '', ...items] = rest.split(',');
+  const setting = /^([A-Z][A-Z0-9_]*)=(.*)$/;
+  const flags: string[] = [];
+  const env: Record<string, string> = {};
+  for (const item of items) {
+    const pair = setting.exec(item);
+    if (pair) env[pair[1] as string] = pair[2] as string;
+    else flags.push(item);
+  }
+  if (!script.startsWith('floor:')) return { name, script, flags, env };
   const floor = script.slice('floor:'.length);
   if (!FLOOR_SCENARIOS[floor]) throw new Error(`unknown floor ${floor}`);
-  return { name, script: join('bench', 'floors', `${floor}.ts`), flags, floor };
+  return { name, script: join('bench', 'floors', `${floor}.ts`), flags, env, floor };
 }
 
 function startCommand(variant: Variant): string[] {
@@ -157,6 +173,7 @@ function start(databaseUrl: string, variant: Variant): ChildProcess {
       ATRIUM_PROCESSES: '1',
       ATRIUM_DATA_DIR: join(outDir, `data-${port}`),
       LOG_LEVEL: 'warn',
+      ...variant.env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -199,6 +216,18 @@ async function send(request: Request): Promise<void> {
   const text = await res.text();
   if (res.status !== 200 && res.status !== 201)
     throw new Error(`${request.method} ${request.path} answered ${res.status}: ${text.slice(0, 200)}`);
+}
+
+/** `n` requests, `concurrency` in flight at a time. */
+async function sendMany(request: Request, n: number): Promise<void> {
+  let left = n;
+  const loop = async () => {
+    while (left > 0) {
+      left -= 1;
+      await send(request);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, loop));
 }
 
 async function admin<T>(path: string, input: unknown): Promise<T> {
@@ -329,7 +358,7 @@ async function main(): Promise<void> {
           const pid = servers[i]?.pid as number;
           const n = round === 0 ? warmup : requests;
           const before = cpuTicks(pid);
-          for (let k = 0; k < n; k++) await send(request);
+          await sendMany(request, n);
           const micros = ((cpuTicks(pid) - before) * 10_000) / n;
           if (round === 0) continue;
           const key = `${name} ${variant.name}`;

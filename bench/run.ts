@@ -1156,8 +1156,9 @@ async function main(): Promise<void> {
         if (seededGroup.ok) group = seededGroup.seed;
         else groupReason = seededGroup.reason;
       }
-      await sql`vacuum analyze organizations`;
-      await sql`vacuum analyze organization_domains`;
+      // Every table the seed wrote (the group's users, memberships and roles too): a round right
+      // after seeding otherwise paid about twice the PostgreSQL CPU of the next (bench/README.md).
+      await sql`vacuum analyze`;
       // Write the seeded pages out now: otherwise the checkpointer spreads it over the next
       // minutes (checkpoint_completion_target), on the cores the measured scenarios share.
       await sql`checkpoint`.catch((error: unknown) => log(`checkpoint after seeding refused: ${String(error)}`));
