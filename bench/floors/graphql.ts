@@ -80,8 +80,10 @@ listen(async (req, res) => {
     { org: String(claims.org_id), body },
   );
   const text = await response.text();
+  // With its length, as Atrium writes it: without one Node sends the body chunked (more writes).
   res.writeHead(response.status, {
     'Content-Type': response.headers.get('content-type') ?? 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
   });
   res.end(text);
 });
