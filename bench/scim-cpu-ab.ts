@@ -13,7 +13,7 @@
  * not counted; medians of the other rounds are printed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { cpuTicks, median } from './ab-stats.ts';
+import { seedDirectory } from './scim.ts';
 import { oktaUserBody } from './scim-user.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -130,34 +131,6 @@ async function stop(child: ChildProcess | undefined): Promise<void> {
   await once(child, 'exit');
 }
 
-/** A directory of a new organization, stored as bench/scim.ts stores one. */
-async function seedDirectory(sql: postgres.Sql, environmentId: string, n: number) {
-  const suffix = `${Date.now().toString(36)}${n}`.toUpperCase().padEnd(20, '0').slice(0, 20);
-  const organizationId = `org_01SCIMCPU${suffix}`.slice(0, 30);
-  const id = `directory_01SCIMCPU${suffix}`.slice(0, 36);
-  const token = `scim_${randomBytes(30).toString('base64url').replace(/[-_]/g, 'a').slice(0, 40)}`;
-  await sql.unsafe(
-    `insert into organizations (id, environment_id, name, metadata, domain_count, created_at, updated_at)
-     values ($1, $2, $3, '{}'::jsonb, 0, now(), now())`,
-    [organizationId, environmentId, `scim cpu ${n}`],
-  );
-  await sql.unsafe(
-    `insert into directories (id, environment_id, organization_id, type, name, state, external_key, token_hash,
-            token_prefix, created_at, updated_at)
-     values ($1, $2, $3, 'okta scim v2.0', $4, 'unlinked', $5, $6, $7, now(), now())`,
-    [
-      id,
-      environmentId,
-      organizationId,
-      `scim cpu ${n}`,
-      randomBytes(8).toString('hex'),
-      createHash('sha256').update(token).digest('hex'),
-      token.slice(0, 13),
-    ],
-  );
-  return { id, token };
-}
-
 let serial = 0;
 /** `count` POSTs, `concurrency` at a time; every one must answer 201. */
 async function sync(variant: Variant, count: number): Promise<void> {
@@ -203,7 +176,12 @@ async function main(): Promise<void> {
     });
     const env = ((await created.json()) as { result: { data: { environment_id: string } } }).result.data;
     for (const [i, variant] of variants.entries()) {
-      variant.directory = await seedDirectory(sql, env.environment_id, i);
+      const seeded = await seedDirectory(
+        (text, params) => sql.unsafe(text, params as never[]),
+        env.environment_id,
+        `scim cpu ${i}`,
+      );
+      variant.directory = { id: seeded.directoryId, token: seeded.token };
       if (variant.child) continue;
       if (variant.floor) variant.child = await startFloor(url.toString(), variant);
       else {

@@ -76,7 +76,7 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
  * A directory of a new organization, stored as the directories service stores one (the token as
  * its SHA-256), so the bench needs no operator surface; returns its id and bearer token.
  */
-async function seedDirectory(
+export async function seedDirectory(
   exec: Exec,
   environmentId: string,
   name: string,
