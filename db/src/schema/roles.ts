@@ -11,6 +11,7 @@ import { organizationMemberships } from './users.ts';
  * role per environment is the default (the partial unique index), given to memberships created
  * without a role.
  */
+// @owner routers/src/roles
 export const roles = pgTable(
   'roles',
   {

@@ -14,7 +14,6 @@ import {
   rawRows,
   renderedOnce,
   rolePermissions,
-  roles,
   users,
 } from '@atrium/db';
 import { and, asc, desc, eq, getTableColumns, inArray, ne, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
@@ -22,6 +21,7 @@ import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { loadScoped, orNotFound, qualified as q, scopedId } from '../common/store.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { assertBelowQuota } from '../quotas.ts';
+import { giveDefaultRole, roleSlugById, roleSlugsOf } from '../roles/store.ts';
 import type { UserRecord } from '../user-wire.ts';
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect & {
@@ -31,24 +31,6 @@ export type MembershipRow = typeof organizationMemberships.$inferSelect & {
   user: typeof users.$inferSelect;
 };
 export type NewMembership = typeof organizationMemberships.$inferInsert;
-
-/** A JSON array as the driver hands it: parsed already (PGlite) or as text (postgres.js). */
-const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSON.parse(value) : value) as string[];
-
-/**
- * The slugs of a membership's roles, in order; a membership without any (none is written so)
- * shows the environment's default role. `membershipId` and `environmentId` name the membership's
- * columns, or a value: a statement of one environment passes it as a value, so that the default
- * role is read once per statement rather than once per row.
- */
-export function roleSlugsOf(membershipId: SQL, environmentId: SQL) {
-  return sql<string[]>`coalesce(
-  (select jsonb_agg(r.slug order by mr.position) from ${membershipRoles} mr join ${roles} r on r.id = mr.role_id
-    where mr.organization_membership_id = ${membershipId}),
-  (select jsonb_build_array(r.slug) from ${roles} r
-    where r.environment_id = ${environmentId} and r.organization_id is null and r.is_default),
-  '[]'::jsonb)`.mapWith(jsonArray);
-}
 
 /** A membership row's role slugs. The outer row is named in full: drizzle leaves columns of a one-table select unqualified. */
 const roleSlugs = roleSlugsOf(sql`"organization_memberships"."id"`, sql`"organization_memberships"."environment_id"`);
@@ -494,12 +476,9 @@ const insertMembershipsStatement = renderedOnce(
       on conflict do nothing
       returning id),
     given as (
-      insert into ${membershipRoles} (environment_id, organization_membership_id, role_id, position)
-      select ${v.env}, i.id, r.id, 0 from inserted i
-      join ${roles} r on r.environment_id = ${v.env} and r.organization_id is null and r.is_default
-      returning organization_membership_id, role_id)
+      ${giveDefaultRole(v.env as SQL, sql`inserted`)})
     select i.id, o.name as organization_name,
-      (select r.slug from given g join ${roles} r on r.id = g.role_id where g.organization_membership_id = i.id) as slug
+      (select ${roleSlugById(sql`g.role_id`)} from given g where g.organization_membership_id = i.id) as slug
     from inserted i join ${organizations} o on o.id = ${v.org}`,
 );
 

@@ -7,7 +7,6 @@ import {
   invitations,
   itContacts,
   organizationApiKeys,
-  roles,
 } from '@atrium/db';
 import { and, eq, gt, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
@@ -22,8 +21,7 @@ export type ParentQuota =
   | 'pendingInvitationsPerOrganization'
   | 'itContactsPerOrganization'
   | 'organizationApiKeysPerOrganization'
-  | 'userApiKeysPerMembership'
-  | 'rolesPerOrganization';
+  | 'userApiKeysPerMembership';
 
 interface Counted {
   table: PgTable & { environmentId: AnyPgColumn };
@@ -54,7 +52,6 @@ const COUNTED: Record<ParentQuota, Counted> = {
     only: () => eq(organizationApiKeys.ownerType, 'organization'),
   },
   userApiKeysPerMembership: { table: organizationApiKeys, parent: organizationApiKeys.organizationMembershipId },
-  rolesPerOrganization: { table: roles, parent: roles.organizationId },
 };
 
 /**

@@ -6,7 +6,6 @@ import { recordEvent } from '../events/record.ts';
 import { conflict, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quotas/store.ts';
 import type {
   AddEnvironmentRolePermissionInput,
   AddOrganizationRolePermissionInput,
@@ -24,6 +23,7 @@ import type {
 } from './schemas.ts';
 import {
   addRolePermissionRow,
+  assertBelowRolesPerOrganization,
   defaultRole,
   deleteRoleRow,
   environmentRoleRows,
@@ -364,7 +364,7 @@ export async function createOrganizationRole(
   return scope.db.transaction(async (tx) => {
     // NO KEY UPDATE: serialises the creates counted against the organization's roles quota.
     await requireOrganization(tx, scope, input.organization_id, 'no key update');
-    await assertBelowParentQuota(tx, scope, 'rolesPerOrganization', input.organization_id);
+    await assertBelowRolesPerOrganization(tx, scope, input.organization_id);
     const slug = input.slug ?? slugOfName(input.name);
     if (slug === undefined) {
       throw invalid([

@@ -9,8 +9,10 @@ import {
   roles,
 } from '@atrium/db';
 import { and, asc, eq, exists, getTableColumns, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { RowLock } from '../common/store.ts';
 import type { Deps } from '../kernel/deps.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type PermissionRef = { id: string; slug: string };
@@ -239,6 +241,11 @@ export async function roleInUse(tx: Db, roleId: string): Promise<boolean> {
   return row !== undefined;
 }
 
+/** Refuses an organization role that would take the organization past `rolesPerOrganization`; the caller holds its row. */
+export function assertBelowRolesPerOrganization(tx: Db, scope: Scope, organizationId: string): Promise<void> {
+  return assertBelowQuota(tx, scope.deps, 'rolesPerOrganization', roles, ofOrganization(scope.env.id, organizationId));
+}
+
 /** Deletes the role (its permission links go with it); the caller has checked it is unused. */
 export async function deleteRoleRow(tx: Db, id: string): Promise<void> {
   await tx.delete(roles).where(eq(roles.id, id));
@@ -252,4 +259,58 @@ export async function moveDefaultRole(tx: Db, environmentId: string, roleId: str
     .set({ isDefault: false, updatedAt: now })
     .where(and(environmentRole(environmentId), eq(roles.isDefault, true)));
   await tx.update(roles).set({ isDefault: true, updatedAt: now }).where(eq(roles.id, roleId));
+}
+
+// ---- fragments of other stores' statements ----
+
+/**
+ * The environment's default role's slug as a one-element JSON array (null without a default
+ * role): a scalar subquery of another store's statement. `environmentId` is a column or a value.
+ */
+export function defaultRoleSlugs(environmentId: SQL): SQL {
+  return sql`(select jsonb_build_array(r.slug) from ${roles} r
+    where r.environment_id = ${environmentId} and r.organization_id is null and r.is_default)`;
+}
+
+/**
+ * The slugs of a membership's roles, in order; a membership without any (none is written so)
+ * shows the environment's default role. `membershipId` and `environmentId` name the membership's
+ * columns, or a value: a statement of one environment passes it as a value, so that the default
+ * role is read once per statement rather than once per row.
+ */
+export function roleSlugsOf(membershipId: SQL, environmentId: SQL) {
+  return sql<string[]>`coalesce(
+  (select jsonb_agg(r.slug order by mr.position) from ${membershipRoles} mr join ${roles} r on r.id = mr.role_id
+    where mr.organization_membership_id = ${membershipId}),
+  ${defaultRoleSlugs(environmentId)},
+  '[]'::jsonb)`.mapWith(jsonArray);
+}
+
+/** The slug of the role `roleId` names (a column of another store's statement), as a scalar subquery. */
+export function roleSlugById(roleId: SQL | AnyPgColumn): SQL<string> {
+  return sql<string>`(select r.slug from ${roles} r where r.id = ${roleId})`;
+}
+
+/**
+ * The roles that apply in the organization (its own and the environment's) as one JSON array of
+ * `{slug, name, description, own}`: uncorrelated, so PostgreSQL reads it once per statement (an
+ * InitPlan), not per row. `json`, not `jsonb`: every row of the members page carries it, and
+ * json's output is its text as built (bench/README.md, "The members page's statement against its floor's").
+ */
+export function organizationRolesJson(environmentId: SQL, organizationId: SQL): SQL {
+  return sql`(select json_agg(json_build_object('slug', r.slug, 'name', r.name, 'description', r.description,
+      'own', r.organization_id is not null))
+    from ${roles} r where r.environment_id = ${environmentId} and (r.organization_id is null or r.organization_id = ${organizationId}))`;
+}
+
+/**
+ * Gives the memberships of `inserted` (a CTE of another store's statement, with their `id`) the
+ * environment's default role: a data-modifying CTE's statement, returning
+ * `organization_membership_id, role_id` of the links written.
+ */
+export function giveDefaultRole(environmentId: SQL, inserted: SQL): SQL {
+  return sql`insert into ${membershipRoles} (environment_id, organization_membership_id, role_id, position)
+      select ${environmentId}, i.id, r.id, 0 from ${inserted} i
+      join ${roles} r on r.environment_id = ${environmentId} and r.organization_id is null and r.is_default
+      returning organization_membership_id, role_id`;
 }
