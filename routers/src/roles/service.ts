@@ -6,6 +6,7 @@ import { recordEvent } from '../events/record.ts';
 import { conflict, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
+import { lockPermissions } from '../permissions/store.ts';
 import type {
   AddEnvironmentRolePermissionInput,
   AddOrganizationRolePermissionInput,
@@ -31,7 +32,7 @@ import {
   insertDefaultRoles,
   insertRole,
   insertSystemPermissions,
-  lockPermissions,
+  lockRolesHolding,
   lockRolesNamed,
   moveDefaultRole,
   type RoleRow,
@@ -200,10 +201,19 @@ async function updateRole(
 }
 
 /**
+ * A permission's deletion (permissions/reactions.ts): the roles holding it are locked before it
+ * goes; once it is gone each records its change.
+ */
+export async function rolesLosingPermission(tx: Db, scope: Scope, permissionId: string) {
+  const held = await lockRolesHolding(tx, permissionId);
+  return () => rolesLostPermission(tx, scope, held);
+}
+
+/**
  * Records that these roles lost a permission (deleted with it): each role's `updated_at`
  * moves and its `role.updated` / `organization_role.updated` event carries its permissions now.
  */
-export async function rolesLostPermission(tx: Db, scope: Scope, held: RoleRow[]): Promise<void> {
+async function rolesLostPermission(tx: Db, scope: Scope, held: RoleRow[]): Promise<void> {
   for (const role of held) {
     await updateRoleRow(tx, role.id, { updatedAt: scope.now() });
     await recordRoleEvent(tx, scope, await reread(tx, scope, role), 'updated');

@@ -4,7 +4,6 @@ import {
   membershipRoles,
   organizations,
   perHandle,
-  permissions,
   rolePermissions,
   roles,
 } from '@atrium/db';
@@ -13,9 +12,13 @@ import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { RowLock } from '../common/store.ts';
 import type { Deps } from '../kernel/deps.ts';
 import type { Scope } from '../kernel/scope.ts';
+import {
+  insertPermissions,
+  type NewPermission,
+  permissionIdsWithSlug,
+  permissionSlugsAmong,
+} from '../permissions/store.ts';
 import { assertBelowQuota } from '../quotas.ts';
-
-export type PermissionRef = { id: string; slug: string };
 
 export type RoleRow = typeof roles.$inferSelect & { permissions: string[] };
 export type NewRole = typeof roles.$inferInsert;
@@ -29,11 +32,9 @@ const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSO
  */
 const roleColumns = {
   ...getTableColumns(roles),
-  permissions: sql<
-    string[]
-  >`coalesce((select jsonb_agg(p.slug order by p.slug) from ${rolePermissions} rp join ${permissions} p on p.id = rp.permission_id where rp.role_id = "roles"."id"), '[]'::jsonb)`.mapWith(
-    jsonArray,
-  ),
+  permissions: sql<string[]>`${permissionSlugsAmong(
+    sql`select rp.permission_id from ${rolePermissions} rp where rp.role_id = "roles"."id"`,
+  )}`.mapWith(jsonArray),
 };
 
 /** Roles matching `where` (which must carry the environment), in priority (creation) order. */
@@ -153,13 +154,9 @@ export async function updateRoleRow(
 }
 
 /** A new environment's system permissions, all given to `roleId` (its `admin`). */
-export async function insertSystemPermissions(
-  tx: Db,
-  roleId: string,
-  values: (typeof permissions.$inferInsert)[],
-): Promise<void> {
+export async function insertSystemPermissions(tx: Db, roleId: string, values: NewPermission[]): Promise<void> {
   if (values.length === 0) return;
-  await tx.insert(permissions).values(values);
+  await insertPermissions(tx, values);
   await tx
     .insert(rolePermissions)
     .values(values.map((p) => ({ environmentId: p.environmentId, roleId, permissionId: p.id })));
@@ -202,21 +199,11 @@ export async function removeRolePermissionRow(tx: Db, roleId: string, permission
     .where(
       and(
         eq(rolePermissions.roleId, roleId),
-        sql`${rolePermissions.permissionId} in (select ${permissions.id} from ${permissions} where ${permissions.slug} = ${permissionSlug} and ${permissions.environmentId} = ${rolePermissions.environmentId})`,
+        sql`${rolePermissions.permissionId} in (${permissionIdsWithSlug(rolePermissions.environmentId, permissionSlug)})`,
       ),
     )
     .returning({ roleId: rolePermissions.roleId });
   return removed.length > 0;
-}
-
-/** The environment's permissions among `slugs`, held FOR KEY SHARE (a concurrent delete waits). */
-export function lockPermissions(tx: Db, environmentId: string, slugs: string[]): Promise<PermissionRef[]> {
-  if (slugs.length === 0) return Promise.resolve([]);
-  return tx
-    .select({ id: permissions.id, slug: permissions.slug })
-    .from(permissions)
-    .where(and(eq(permissions.environmentId, environmentId), inArray(permissions.slug, slugs)))
-    .for('key share');
 }
 
 /**
@@ -259,6 +246,53 @@ export async function moveDefaultRole(tx: Db, environmentId: string, roleId: str
     .set({ isDefault: false, updatedAt: now })
     .where(and(environmentRole(environmentId), eq(roles.isDefault, true)));
   await tx.update(roles).set({ isDefault: true, updatedAt: now }).where(eq(roles.id, roleId));
+}
+
+// ---- the roles of memberships ----
+
+/** Gives the membership these roles, in order (replacing any it held). */
+export async function replaceMembershipRoles(
+  tx: Db,
+  environmentId: string,
+  membershipId: string,
+  roleIds: string[],
+): Promise<void> {
+  await tx.delete(membershipRoles).where(eq(membershipRoles.organizationMembershipId, membershipId));
+  await tx
+    .insert(membershipRoles)
+    .values(
+      roleIds.map((roleId, position) => ({ environmentId, organizationMembershipId: membershipId, roleId, position })),
+    );
+}
+
+/** The role ids each of these memberships holds, in order. */
+export async function roleIdsOfMemberships(db: Db, ids: string[]): Promise<Map<string, string[]>> {
+  const held = new Map<string, string[]>();
+  if (ids.length === 0) return held;
+  const rows = await db
+    .select({ id: membershipRoles.organizationMembershipId, roleId: membershipRoles.roleId })
+    .from(membershipRoles)
+    .where(inArray(membershipRoles.organizationMembershipId, ids))
+    .orderBy(membershipRoles.organizationMembershipId, membershipRoles.position);
+  for (const row of rows) {
+    const list = held.get(row.id) ?? [];
+    list.push(row.roleId);
+    held.set(row.id, list);
+  }
+  return held;
+}
+
+/** Replaces the roles of many memberships (each its role ids, in order): two statements. */
+export async function replaceRolesOfMembershipRows(
+  tx: Db,
+  environmentId: string,
+  wanted: Map<string, string[]>,
+): Promise<void> {
+  await tx.delete(membershipRoles).where(inArray(membershipRoles.organizationMembershipId, [...wanted.keys()]));
+  const values = [...wanted].flatMap(([organizationMembershipId, roleIds]) =>
+    roleIds.map((roleId, position) => ({ environmentId, organizationMembershipId, roleId, position })),
+  );
+  if (values.length > 0) await tx.insert(membershipRoles).values(values);
 }
 
 // ---- fragments of other stores' statements ----
@@ -313,4 +347,16 @@ export function giveDefaultRole(environmentId: SQL, inserted: SQL): SQL {
       select ${environmentId}, i.id, r.id, 0 from ${inserted} i
       join ${roles} r on r.environment_id = ${environmentId} and r.organization_id is null and r.is_default
       returning organization_membership_id, role_id`;
+}
+
+/**
+ * The slugs of the permissions the roles of a membership (`membershipId`, a column of another
+ * store's statement) grant, each once in slug order, as a JSON array; `slugLike` keeps those matching it.
+ */
+export function permissionSlugsOfMembership(membershipId: SQL, slugLike?: SQL): SQL {
+  return permissionSlugsAmong(
+    sql`select rp.permission_id from ${membershipRoles} mr join ${rolePermissions} rp on rp.role_id = mr.role_id
+      where mr.organization_membership_id = ${membershipId}`,
+    slugLike,
+  );
 }
