@@ -13,6 +13,8 @@ import {
 } from '@atrium/db';
 import { and, asc, eq, ilike, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 import { roleSlugById } from '../roles/store.ts';
 
 export type DirectoryRow = typeof directories.$inferSelect;
@@ -29,6 +31,25 @@ export interface DirectoryFilter {
 }
 
 // ---- directories ----
+
+/**
+ * The directories whose SCIM token has one of these SHA-256 hashes (one probe of the unique
+ * `token_hash` index each), as a subquery `d` of another store's statement: the SCIM caller's
+ * principal joins its environment in the same statement.
+ */
+export function directoriesWithTokenHashes(db: Db, tokenHashes: string[]) {
+  return db
+    .select({
+      tokenHash: directories.tokenHash,
+      directoryId: directories.id,
+      organizationId: directories.organizationId,
+      state: directories.state,
+      environmentId: directories.environmentId,
+    })
+    .from(directories)
+    .where(inArray(directories.tokenHash, tokenHashes))
+    .as('d');
+}
 
 /** One page of the environment's directories, optionally of one organization or matching a name. */
 export function pageOfDirectories(db: Db, environmentId: string, params: PageParams, filter: DirectoryFilter) {
@@ -712,4 +733,15 @@ export async function releaseQuotaShard(
     )
     .returning({ count: directoryQuotaShards.count });
   return rows.length > 0;
+}
+
+/** Refuses a directory that would take the organization past `directoriesPerOrganization`; the caller holds its row. */
+export function assertBelowDirectoriesPerOrganization(tx: Db, scope: Scope, organizationId: string): Promise<void> {
+  return assertBelowParentQuota(
+    tx,
+    scope,
+    'directoriesPerOrganization',
+    { table: directories, parent: directories.organizationId },
+    organizationId,
+  );
 }

@@ -18,6 +18,7 @@ import {
   permissionIdsWithSlug,
   permissionSlugsAmong,
 } from '../permissions/store.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type RoleRow = typeof roles.$inferSelect & { permissions: string[] };
@@ -230,7 +231,8 @@ export async function roleInUse(tx: Db, roleId: string): Promise<boolean> {
 
 /** Refuses an organization role that would take the organization past `rolesPerOrganization`; the caller holds its row. */
 export function assertBelowRolesPerOrganization(tx: Db, scope: Scope, organizationId: string): Promise<void> {
-  return assertBelowQuota(tx, scope.deps, 'rolesPerOrganization', roles, ofOrganization(scope.env.id, organizationId));
+  const counted = { table: roles, parent: roles.organizationId };
+  return assertBelowParentQuota(tx, scope, 'rolesPerOrganization', counted, organizationId);
 }
 
 /** Deletes the role (its permission links go with it); the caller has checked it is unused. */

@@ -1,7 +1,6 @@
 import {
   type Db,
   type InvitationState,
-  invitations,
   type KeysetOp,
   keysetCondition,
   type PageParams,
@@ -13,6 +12,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { isoOfJson } from '../../common/schemas.ts';
 import { containsPattern } from '../../common/store.ts';
+import { latestInvitationsOf } from '../../invitations/store.ts';
 import { activeMembersOf, memberWithEmail } from '../../organization-memberships/store.ts';
 import { defaultRoleSlugs, organizationRolesJson } from '../../roles/store.ts';
 
@@ -155,20 +155,17 @@ function memberBranch(shape: Shape, v: Values, dir: SQL): SQL {
  * accepted, whose e-mail is not a member's, in id order, limited.
  */
 function invitationBranch(shape: Shape, v: Values, dir: SQL): SQL {
-  return sql`select m.* from (
-      select 1 as branch, i.id as ref, 'invitation' as kind, i.id, i.email, false as email_verified,
+  const latest = latestInvitationsOf({
+    env: v.env as SQL,
+    org: v.org as SQL,
+    columns: sql`1 as branch, i.id as ref, 'invitation' as kind, i.id, i.email, false as email_verified,
         null::text as first_name, null::text as last_name, null::text as profile_picture_url, i.created_at,
         null::timestamptz as last_activity_at, i.state::text as state, i.expires_at, false as directory_managed,
-        i.role_slug
-      from ${invitations} i
-      where i.environment_id = ${v.env} and i.organization_id = ${v.org}
-        and ${keysetOf(sql`i.id`, shape, v)} and i.state <> 'accepted'
-        and ${roleFilter(invitationSlugs(v, sql`i.role_slug`), shape, v)}
-        and not exists (select 1 from ${invitations} i2
-          where i2.environment_id = ${v.env} and lower(i2.email) = lower(i.email)
-            and i2.organization_id = ${v.org} and i2.id > i.id)
-        and not ${memberWithEmail(v.env as SQL, v.org as SQL, sql`i.email`)}
-    ) m where ${filterOf(shape, v, sql`m`)} order by m.ref ${dir} limit ${v.limit}`;
+        i.role_slug`,
+    where: sql`${keysetOf(sql`i.id`, shape, v)} and ${roleFilter(invitationSlugs(v, sql`i.role_slug`), shape, v)}
+        and not ${memberWithEmail(v.env as SQL, v.org as SQL, sql`i.email`)}`,
+  });
+  return sql`select m.* from (${latest}) m where ${filterOf(shape, v, sql`m`)} order by m.ref ${dir} limit ${v.limit}`;
 }
 
 /** The roles that apply in the organization (its own and the environment's), for the page to name its rows' roles. */
