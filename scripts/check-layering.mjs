@@ -7,7 +7,8 @@
 // - resource-cycle: an import cycle between folders of routers/src;
 // - table-owner: a table whose schema declaration carries `@owner routers/src/<folder>` named
 //   (a value import of it from @atrium/db, or its SQL name in a `sql` template or `sql.raw`
-//   string) outside the store.ts files of that folder: other resources call the owner's store;
+//   string; a qualified column of that name, `p.groups`, is not it) outside the store.ts files of
+//   that folder: other resources call the owner's store;
 // - import-by-name: another package imported by a relative path instead of its name;
 // - undeclared-workspace: a workspace imported but not declared in the importer's package.json;
 // - trpc-internals: tRPC's internals (`@trpc/server/unstable-core-do-not-import`, a `_def` read)
@@ -260,7 +261,7 @@ function checkTableOwners(root, modules, parse, report) {
     for (const t of others) {
       const how = [
         imported.has(t.exported) || imported.has('*') ? `imports ${t.exported}` : '',
-        texts.some((x) => new RegExp(`\\b${t.sql}\\b`).test(x)) ? `names ${t.sql} in SQL` : '',
+        texts.some((x) => new RegExp(`(?<!\\.)\\b${t.sql}\\b`).test(x)) ? `names ${t.sql} in SQL` : '',
       ].filter(Boolean);
       if (how.length > 0) report(m.source, 'table-owner', t.sql, `(${how.join(', ')}; owner ${t.owner}/store.ts)`);
     }

@@ -16,9 +16,11 @@ import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { onMembershipsDeleted, onMembershipsEnded } from './organization-memberships/reactions.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
+import { onPermissionDeleting } from './permissions/reactions.ts';
 import { permissionsRouter } from './permissions/router.ts';
 import { portalRouter } from './portal/router.ts';
 import { rolesRouter } from './roles/router.ts';
+import { rolesLosingPermission } from './roles/service.ts';
 import { sessionsRouter } from './sessions/router.ts';
 import { endSessionsOfStoppedMemberships } from './sessions/service.ts';
 import { jwksRouter } from './signing/router.ts';
@@ -32,6 +34,8 @@ import { webhookEndpointsRouter } from './webhooks/router.ts';
 // a deactivation or deletion ends the user's live sessions in that organization (session.revoked).
 onMembershipsDeleted(revokeApiKeysOfMemberships);
 onMembershipsEnded(endSessionsOfStoppedMemberships);
+// A permission's deletion takes it from the roles holding it: each records role.updated.
+onPermissionDeleting(rolesLosingPermission);
 
 /** Every procedure of the service. Resources with REST paths carry `meta.openapi`. */
 export const appRouter = router({

@@ -47,6 +47,7 @@ export type DirectoryUserState = (typeof DIRECTORY_USER_STATES)[number];
  * An organization's directory: where its identity provider pushes users and groups over SCIM 2.0.
  * The SCIM bearer token is stored only as its SHA-256 (`token_hash`, unique); rotating replaces it.
  */
+// @owner routers/src/directories
 export const directories = pgTable(
   'directories',
   {

@@ -5,6 +5,7 @@ import { organizations } from './organizations.ts';
 import { organizationMemberships } from './users.ts';
 
 /** A named set of organization memberships inside one organization. */
+// @owner routers/src/groups
 export const groups = pgTable(
   'groups',
   {

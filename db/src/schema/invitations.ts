@@ -14,6 +14,7 @@ export type InvitationState = (typeof INVITATION_STATES)[number];
  * kept twice: its SHA-256 for lookups by token, and sealed under the master key (bound to the
  * invitation id) because every read of the invitation shows it, as upstream does.
  */
+// @owner routers/src/invitations
 export const invitations = pgTable(
   'invitations',
   {

@@ -16,6 +16,7 @@ export type ApiKeyOwnerType = (typeof API_KEY_OWNER_TYPES)[number];
  * `obfuscated_value` is what may be shown again. A user key names the membership it was made
  * under: deleting the membership (or the user) deletes the key with it.
  */
+// @owner routers/src/organization-api-keys
 export const organizationApiKeys = pgTable(
   'organization_api_keys',
   {

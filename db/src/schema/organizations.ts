@@ -102,6 +102,7 @@ export type ItContactIntent = (typeof IT_CONTACT_INTENTS)[number];
  * may hold the organization's one active Admin Portal invitation (`invited_at` set, with its
  * intents): the partial unique index keeps it to one per organization.
  */
+// @owner routers/src/it-contacts
 export const itContacts = pgTable(
   'it_contacts',
   {

@@ -11,6 +11,7 @@ import { organizationMemberships } from './users.ts';
  * role per environment is the default (the partial unique index), given to memberships created
  * without a role.
  */
+// @owner routers/src/roles
 export const roles = pgTable(
   'roles',
   {
@@ -35,6 +36,7 @@ export const roles = pgTable(
 );
 
 /** Permissions of an environment, named by slug; roles hold them through `role_permissions`. */
+// @owner routers/src/permissions
 export const permissions = pgTable(
   'permissions',
   {
@@ -54,6 +56,7 @@ export const permissions = pgTable(
 );
 
 /** The permissions of a role; deleting either side removes the link. */
+// @owner routers/src/roles
 export const rolePermissions = pgTable(
   'role_permissions',
   {
@@ -76,6 +79,7 @@ export const rolePermissions = pgTable(
  * The roles of an organization membership, in order (`position` 0 is its `role`). A role in use
  * cannot be deleted: the service answers 409 and the foreign key (no action) backs it.
  */
+// @owner routers/src/roles
 export const membershipRoles = pgTable(
   'organization_membership_roles',
   {

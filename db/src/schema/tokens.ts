@@ -125,6 +125,7 @@ export const agentIdentities = pgTable(
  * An agent registration of an organization, with its claim and the claim's completion held in
  * the same row (they exist once per registration and are never listed on their own).
  */
+// @owner routers/src/agents
 export const agentRegistrations = pgTable(
   'agent_registrations',
   {

@@ -5,10 +5,10 @@ import { conflict, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quotas/store.ts';
 import { signToken, verifyToken } from '../signing/service.ts';
 import type { AgentCredentialValidation, AgentRegistration } from './schemas.ts';
 import {
+  assertBelowAgentRegistrationsPerOrganization,
   findRegistration,
   type IdentityRow,
   insertRegistration,
@@ -178,7 +178,7 @@ export async function registerAgent(
     // Held until the registration is written (a concurrent organization delete waits or has won).
     // NO KEY UPDATE also serialises the registrations counted against the organization's quota.
     const organization = await requireOrganization(tx, scope, input.organization_id, 'no key update');
-    await assertBelowParentQuota(tx, scope, 'agentRegistrationsPerOrganization', organization.id);
+    await assertBelowAgentRegistrationsPerOrganization(tx, scope, organization.id);
     const apiKey = `sk_agent_${randomBase62(40)}`;
     const ids = { registration: registrationId, organization: organization.id, accessToken: jti };
     const rows = registrationRows(scope, ids, input.userland_user_id ?? null, apiKey, signed.expiresAt);

@@ -1,6 +1,8 @@
 import { agentAccessTokens, agentApiKeys, agentIdentities, agentRegistrations, type Db } from '@atrium/db';
 import { and, eq, gt, isNull, or } from 'drizzle-orm';
 import { orNotFound, scopedId } from '../common/store.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 
 export type RegistrationRow = typeof agentRegistrations.$inferSelect;
 export type IdentityRow = typeof agentIdentities.$inferSelect;
@@ -100,4 +102,19 @@ export async function revokeRegistration(tx: Db, id: string, now: Date): Promise
   await tx.update(agentApiKeys).set({ revokedAt: now }).where(held(agentApiKeys));
   await tx.update(agentAccessTokens).set({ revokedAt: now }).where(held(agentAccessTokens));
   return row;
+}
+
+/** Refuses a registration that would take the organization past `agentRegistrationsPerOrganization`; the caller holds its row. */
+export function assertBelowAgentRegistrationsPerOrganization(
+  tx: Db,
+  scope: Scope,
+  organizationId: string,
+): Promise<void> {
+  return assertBelowParentQuota(
+    tx,
+    scope,
+    'agentRegistrationsPerOrganization',
+    { table: agentRegistrations, parent: agentRegistrations.organizationId },
+    organizationId,
+  );
 }

@@ -1,5 +1,6 @@
-import { adminTokens, apiKeys, consoleSessions, type Db, directories, environments, newId } from '@atrium/db';
+import { adminTokens, apiKeys, consoleSessions, type Db, environments, newId } from '@atrium/db';
 import { and, asc, eq, inArray, isNull, lte, ne } from 'drizzle-orm';
+import { directoriesWithTokenHashes } from '../directories/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 
 /** The live (unrevoked) API keys among these hashes, with their environments (one indexed probe each). */
@@ -36,20 +37,20 @@ export function environmentsOfClientIds(db: Db, clientIds: string[]): Promise<En
  * probe of the unique `token_hash` index each): a SCIM caller's principal.
  */
 export function directoriesByTokenHash(db: Db, tokenHashes: string[]) {
+  const d = directoriesWithTokenHashes(db, tokenHashes);
   return db
     .select({
-      tokenHash: directories.tokenHash,
-      directoryId: directories.id,
-      organizationId: directories.organizationId,
-      state: directories.state,
+      tokenHash: d.tokenHash,
+      directoryId: d.directoryId,
+      organizationId: d.organizationId,
+      state: d.state,
       id: environments.id,
       name: environments.name,
       clientId: environments.clientId,
       flags: environments.flags,
     })
-    .from(directories)
-    .innerJoin(environments, eq(environments.id, directories.environmentId))
-    .where(inArray(directories.tokenHash, tokenHashes));
+    .from(d)
+    .innerJoin(environments, eq(environments.id, d.environmentId));
 }
 
 /** The admin tokens among these hashes, by id. */

@@ -5,9 +5,9 @@ import { orNotFound } from '../common/store.ts';
 import { recordEvent } from '../events/record.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quotas/store.ts';
 import type { Connection, CreateConnectionInput, ListConnectionsInput } from './schemas.ts';
 import {
+  assertBelowConnectionsPerOrganization,
   type ConnectionRow,
   deleteConnectionRow,
   environmentIdOfConnection,
@@ -65,7 +65,7 @@ export async function createConnection(
     // Held until the connection is written: a concurrent delete of the organization waits (and
     // cascades) or has won (404). NO KEY UPDATE also serialises the count against the quota.
     const organization = await requireOrganization(tx, scope, input.organization_id, 'no key update');
-    await assertBelowParentQuota(tx, scope, 'connectionsPerOrganization', organization.id);
+    await assertBelowConnectionsPerOrganization(tx, scope, organization.id);
     const now = scope.now();
     const row = await insertConnection(tx, {
       id: newId('connection'),

@@ -1,6 +1,8 @@
 import { type ConnectionState, type ConnectionType, connections, type Db, type PageParams, paginate } from '@atrium/db';
 import { and, desc, eq } from 'drizzle-orm';
 import { loadScoped, scopedId } from '../common/store.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 
 export type ConnectionRow = typeof connections.$inferSelect;
 export type NewConnection = typeof connections.$inferInsert;
@@ -114,4 +116,15 @@ export function connectionRowsOfOrganization(
     .where(and(eq(connections.environmentId, environmentId), eq(connections.organizationId, organizationId)))
     .orderBy(desc(connections.id))
     .limit(limit);
+}
+
+/** Refuses a connection that would take the organization past `connectionsPerOrganization`; the caller holds its row. */
+export function assertBelowConnectionsPerOrganization(tx: Db, scope: Scope, organizationId: string): Promise<void> {
+  return assertBelowParentQuota(
+    tx,
+    scope,
+    'connectionsPerOrganization',
+    { table: connections, parent: connections.organizationId },
+    organizationId,
+  );
 }

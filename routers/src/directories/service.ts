@@ -13,7 +13,6 @@ import { asList } from '../kernel/paging.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quotas/store.ts';
 import { DEPROVISION_BATCH, deprovisionSomeOfDirectory } from './provisioning.ts';
 import type {
   CreateDirectoryInput,
@@ -26,6 +25,7 @@ import type {
   ListDirectoryUsersInput,
 } from './schemas.ts';
 import {
+  assertBelowDirectoriesPerOrganization,
   type DirectoryGroupRow,
   type DirectoryRow,
   type DirectoryUserRow,
@@ -169,7 +169,7 @@ export async function createDirectory(
   const token = newScimToken();
   const row = await scope.db.transaction(async (tx) => {
     const organization = await requireOrganization(tx, scope, input.organization_id, 'no key update');
-    await assertBelowParentQuota(tx, scope, 'directoriesPerOrganization', organization.id);
+    await assertBelowDirectoriesPerOrganization(tx, scope, organization.id);
     const now = scope.now();
     return insertDirectory(tx, {
       id: newId('directory'),

@@ -10,10 +10,12 @@ import {
   type PageParams,
   paginate,
   renderedOnce,
-  roles,
 } from '@atrium/db';
 import { and, asc, eq, ilike, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
+import { roleSlugById } from '../roles/store.ts';
 
 export type DirectoryRow = typeof directories.$inferSelect;
 export type NewDirectory = typeof directories.$inferInsert;
@@ -29,6 +31,25 @@ export interface DirectoryFilter {
 }
 
 // ---- directories ----
+
+/**
+ * The directories whose SCIM token has one of these SHA-256 hashes (one probe of the unique
+ * `token_hash` index each), as a subquery `d` of another store's statement: the SCIM caller's
+ * principal joins its environment in the same statement.
+ */
+export function directoriesWithTokenHashes(db: Db, tokenHashes: string[]) {
+  return db
+    .select({
+      tokenHash: directories.tokenHash,
+      directoryId: directories.id,
+      organizationId: directories.organizationId,
+      state: directories.state,
+      environmentId: directories.environmentId,
+    })
+    .from(directories)
+    .where(inArray(directories.tokenHash, tokenHashes))
+    .as('d');
+}
 
 /** One page of the environment's directories, optionally of one organization or matching a name. */
 export function pageOfDirectories(db: Db, environmentId: string, params: PageParams, filter: DirectoryFilter) {
@@ -451,12 +472,21 @@ export async function mappedRolesOfUsers(
 ): Promise<{ userId: string; roleId: string; slug: string }[]> {
   if (userIds.length === 0) return [];
   const rows = await db
-    .selectDistinct({ userId: sql<string>`${directoryUsers.userId}`, roleId: roles.id, slug: roles.slug })
+    .selectDistinct({
+      userId: sql<string>`${directoryUsers.userId}`,
+      roleId: sql<string>`${directoryGroups.roleId}`,
+      slug: roleSlugById(directoryGroups.roleId),
+    })
     .from(directoryUsers)
     .innerJoin(directoryGroupMembers, eq(directoryGroupMembers.directoryUserId, directoryUsers.id))
     .innerJoin(directoryGroups, eq(directoryGroups.id, directoryGroupMembers.groupId))
-    .innerJoin(roles, eq(roles.id, directoryGroups.roleId))
-    .where(and(eq(directoryUsers.organizationId, organizationId), inArray(directoryUsers.userId, userIds)));
+    .where(
+      and(
+        eq(directoryUsers.organizationId, organizationId),
+        inArray(directoryUsers.userId, userIds),
+        isNotNull(directoryGroups.roleId),
+      ),
+    );
   return rows.sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
 }
 
@@ -468,11 +498,10 @@ export async function roleSlugsOfDirectoryUsers(db: Db, directoryUserIds: string
   const byUser = new Map<string, string[]>();
   if (directoryUserIds.length === 0) return byUser;
   const rows = await db
-    .selectDistinct({ id: directoryGroupMembers.directoryUserId, slug: roles.slug })
+    .selectDistinct({ id: directoryGroupMembers.directoryUserId, slug: roleSlugById(directoryGroups.roleId) })
     .from(directoryGroupMembers)
     .innerJoin(directoryGroups, eq(directoryGroups.id, directoryGroupMembers.groupId))
-    .innerJoin(roles, eq(roles.id, directoryGroups.roleId))
-    .where(inArray(directoryGroupMembers.directoryUserId, directoryUserIds));
+    .where(and(inArray(directoryGroupMembers.directoryUserId, directoryUserIds), isNotNull(directoryGroups.roleId)));
   for (const row of rows) {
     const list = byUser.get(row.id) ?? [];
     list.push(row.slug);
@@ -631,10 +660,9 @@ export async function roleSlugsOfDirectoryGroups(db: Db, groupIds: string[]): Pr
   const slugs = new Map<string, string>();
   if (groupIds.length === 0) return slugs;
   const rows = await db
-    .select({ groupId: directoryGroups.id, slug: roles.slug })
+    .select({ groupId: directoryGroups.id, slug: roleSlugById(directoryGroups.roleId) })
     .from(directoryGroups)
-    .innerJoin(roles, eq(roles.id, directoryGroups.roleId))
-    .where(inArray(directoryGroups.id, groupIds));
+    .where(and(inArray(directoryGroups.id, groupIds), isNotNull(directoryGroups.roleId)));
   for (const row of rows) slugs.set(row.groupId, row.slug);
   return slugs;
 }
@@ -705,4 +733,15 @@ export async function releaseQuotaShard(
     )
     .returning({ count: directoryQuotaShards.count });
   return rows.length > 0;
+}
+
+/** Refuses a directory that would take the organization past `directoriesPerOrganization`; the caller holds its row. */
+export function assertBelowDirectoriesPerOrganization(tx: Db, scope: Scope, organizationId: string): Promise<void> {
+  return assertBelowParentQuota(
+    tx,
+    scope,
+    'directoriesPerOrganization',
+    { table: directories, parent: directories.organizationId },
+    organizationId,
+  );
 }

@@ -7,7 +7,6 @@ import type { Scope } from '../kernel/scope.ts';
 import { toOrganizationMembership } from '../organization-memberships/service.ts';
 import { findMembership } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quotas/store.ts';
 import type {
   CreateGroupInput,
   Group,
@@ -19,6 +18,7 @@ import type {
   UpdateGroupInput,
 } from './schemas.ts';
 import {
+  assertBelowGroupsPerOrganization,
   deleteGroupMembership,
   deleteGroupRow,
   findGroup,
@@ -66,7 +66,7 @@ export async function createGroup(scope: Scope, input: z.infer<typeof CreateGrou
   return scope.db.transaction(async (tx) => {
     // NO KEY UPDATE, not SHARE: it also serialises the creates counted against the groups quota.
     await requireOrganization(tx, scope, input.organization_id, 'no key update');
-    await assertBelowParentQuota(tx, scope, 'groupsPerOrganization', input.organization_id);
+    await assertBelowGroupsPerOrganization(tx, scope, input.organization_id);
     const now = scope.now();
     const row = await insertGroup(tx, {
       id: newId('group'),

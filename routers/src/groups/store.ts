@@ -11,7 +11,9 @@ import {
 } from '@atrium/db';
 import { and, asc, desc, eq, getTableColumns, type SQLWrapper, sql } from 'drizzle-orm';
 import { orNotFound } from '../common/store.ts';
+import type { Scope } from '../kernel/scope.ts';
 import { selectMembershipsThrough } from '../organization-memberships/store.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 
 export type GroupRow = typeof groups.$inferSelect;
 export type NewGroup = typeof groups.$inferInsert;
@@ -185,5 +187,16 @@ export function pageOfMembershipGroups(db: Db, environmentId: string, membership
         .orderBy(q.orderBy)
         .limit(q.limit),
     (row) => row.id,
+  );
+}
+
+/** Refuses a group that would take the organization past `groupsPerOrganization`; the caller holds its row. */
+export function assertBelowGroupsPerOrganization(tx: Db, scope: Scope, organizationId: string): Promise<void> {
+  return assertBelowParentQuota(
+    tx,
+    scope,
+    'groupsPerOrganization',
+    { table: groups, parent: groups.organizationId },
+    organizationId,
   );
 }

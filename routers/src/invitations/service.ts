@@ -9,7 +9,6 @@ import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { addMembership } from '../organization-memberships/service.ts';
 import { membershipStatus } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quotas/store.ts';
 import { type QuotaName, quotaKey, quotaLimit } from '../quotas.ts';
 import { consumeSharedWindow, refundSharedWindow } from '../rate-limits/service.ts';
 import { assertRoleSlugs } from '../roles/service.ts';
@@ -26,6 +25,7 @@ import {
   type SendInvitationInput,
 } from './schemas.ts';
 import {
+  assertBelowPendingInvitationsPerOrganization,
   expireLapsedInvitations,
   findInvitation,
   findInvitationByTokenHash,
@@ -222,7 +222,7 @@ function storeInvitation(scope: Scope, input: z.infer<typeof SendInvitationInput
     const inviter = input.inviter_user_id ? await findUser(tx, scope.env.id, input.inviter_user_id) : undefined;
     await expireLapsedInvitations(tx, scope.env.id, input.organization_id ?? null, input.email, now);
     if (input.organization_id !== undefined) {
-      await assertBelowParentQuota(tx, scope, 'pendingInvitationsPerOrganization', input.organization_id);
+      await assertBelowPendingInvitationsPerOrganization(tx, scope, input.organization_id);
     }
     const id = newId('invitation');
     const token = randomBase62(TOKEN_LENGTH);

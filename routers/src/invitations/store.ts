@@ -1,7 +1,9 @@
 import { type Db, invitations, type PageParams, paginate, users } from '@atrium/db';
-import { and, eq, lte, sql } from 'drizzle-orm';
+import { and, eq, gt, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock } from '../common/store.ts';
 import { ApiError } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 
 export type InvitationRow = typeof invitations.$inferSelect;
 export type NewInvitation = typeof invitations.$inferInsert;
@@ -97,4 +99,38 @@ export async function insertInvitation(tx: Db, values: NewInvitation): Promise<I
 export async function updateInvitationRow(tx: Db, id: string, changes: InvitationChanges): Promise<InvitationRow> {
   const [row] = await tx.update(invitations).set(changes).where(eq(invitations.id, id)).returning();
   return row as InvitationRow;
+}
+
+/**
+ * Refuses an invitation that would take the organization past `pendingInvitationsPerOrganization`;
+ * the caller holds its row. An expired invitation is answered `expired` though stored `pending`: it no longer counts.
+ */
+export function assertBelowPendingInvitationsPerOrganization(
+  tx: Db,
+  scope: Scope,
+  organizationId: string,
+): Promise<void> {
+  const only = and(eq(invitations.state, 'pending'), gt(invitations.expiresAt, scope.now()));
+  return assertBelowParentQuota(
+    tx,
+    scope,
+    'pendingInvitationsPerOrganization',
+    { table: invitations, parent: invitations.organizationId, only },
+    organizationId,
+  );
+}
+
+/**
+ * The organization's invitations (`i`) that are the latest of their e-mail there (no later one)
+ * and not accepted, as one select of another store's statement: the members page's invitation
+ * branch. `columns` and `where` read `i`.
+ */
+export function latestInvitationsOf(parts: { env: SQL; org: SQL; columns: SQL; where: SQL }): SQL {
+  return sql`select ${parts.columns}
+      from ${invitations} i
+      where i.environment_id = ${parts.env} and i.organization_id = ${parts.org} and i.state <> 'accepted'
+        and ${parts.where}
+        and not exists (select 1 from ${invitations} i2
+          where i2.environment_id = ${parts.env} and lower(i2.email) = lower(i.email)
+            and i2.organization_id = ${parts.org} and i2.id > i.id)`;
 }

@@ -4,9 +4,9 @@ import { asList, iso, pageParams } from '../common/schemas.ts';
 import { conflict } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quotas/store.ts';
 import type { CreateItContactInput, InviteItContactInput, ItContact, ListItContactsInput } from './schemas.ts';
 import {
+  assertBelowItContactsPerOrganization,
   deleteItContactRow,
   type ItContactRow,
   insertItContact,
@@ -44,7 +44,7 @@ export async function listItContacts(scope: Scope, input: z.infer<typeof ListItC
 export async function createItContact(scope: Scope, input: z.infer<typeof CreateItContactInput>): Promise<ItContact> {
   return scope.db.transaction(async (tx) => {
     const organization = await requireOrganization(tx, scope, input.organization_id, 'no key update');
-    await assertBelowParentQuota(tx, scope, 'itContactsPerOrganization', organization.id);
+    await assertBelowItContactsPerOrganization(tx, scope, organization.id);
     const now = scope.now();
     const row = await insertItContact(tx, {
       id: newId('itContact'),

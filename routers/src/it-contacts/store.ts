@@ -2,6 +2,8 @@ import { type Db, type ItContactIntent, itContacts, type PageParams, paginate } 
 import { and, eq, isNotNull, ne } from 'drizzle-orm';
 import type { RowLock } from '../common/store.ts';
 import { orNotFound, scopedId } from '../common/store.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 
 export type ItContactRow = typeof itContacts.$inferSelect;
 export type NewItContact = typeof itContacts.$inferInsert;
@@ -90,4 +92,15 @@ export async function setInvitation(
 
 export async function deleteItContactRow(tx: Db, environmentId: string, id: string): Promise<void> {
   await tx.delete(itContacts).where(scopedId(itContacts, environmentId, id));
+}
+
+/** Refuses an IT contact that would take the organization past `itContactsPerOrganization`; the caller holds its row. */
+export function assertBelowItContactsPerOrganization(tx: Db, scope: Scope, organizationId: string): Promise<void> {
+  return assertBelowParentQuota(
+    tx,
+    scope,
+    'itContactsPerOrganization',
+    { table: itContacts, parent: itContacts.organizationId },
+    organizationId,
+  );
 }

@@ -8,7 +8,6 @@ import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { membershipOf, membershipPermissionSlugs } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quotas/store.ts';
 import type {
   ApiKey,
   CreateOrganizationApiKeyInput,
@@ -20,6 +19,7 @@ import type {
   ValidateApiKeyInput,
 } from './schemas.ts';
 import {
+  assertBelowApiKeysQuota,
   deleteApiKeysOfMemberships,
   deleteApiKeysOfUser,
   deleteOrganizationApiKeyRow,
@@ -126,7 +126,7 @@ export async function createOrganizationApiKeyRow(
   return scope.db.transaction(async (tx) => {
     // NO KEY UPDATE on the organization serialises creates counted against its quota.
     const organization = await requireOrganization(tx, scope, input.organization_id, 'no key update');
-    await assertBelowParentQuota(tx, scope, 'organizationApiKeysPerOrganization', organization.id);
+    await assertBelowApiKeysQuota(tx, scope, { organizationId: organization.id });
     const owner = { organizationId: organization.id, name: input.name, permissions, expiresAt };
     return mintApiKey(tx, scope, owner, toOrganizationApiKey);
   });
@@ -195,7 +195,7 @@ export async function createUserApiKeyRow(
         },
       ]);
     }
-    await assertBelowParentQuota(tx, scope, 'userApiKeysPerMembership', membership.id);
+    await assertBelowApiKeysQuota(tx, scope, { membershipId: membership.id });
     const owner = {
       organizationId: organization.id,
       ownerType: 'user' as const,

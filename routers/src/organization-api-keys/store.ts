@@ -1,6 +1,8 @@
 import { type Db, organizationApiKeys, type PageParams, paginate, users } from '@atrium/db';
 import { and, eq, ilike, inArray, or } from 'drizzle-orm';
 import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 
 export type OrganizationApiKeyRow = typeof organizationApiKeys.$inferSelect;
 export type NewOrganizationApiKey = typeof organizationApiKeys.$inferInsert;
@@ -190,4 +192,32 @@ export async function setKeyExpiry(tx: Db, id: string, expiresAt: Date | null, n
 /** The environment's user with this id, or 404 naming it (the users resource's own lookup, read here). */
 export function findKeyHolder(db: Db, environmentId: string, id: string) {
   return loadScoped(db, users, 'user', environmentId, id);
+}
+
+/**
+ * Refuses a key that would take its owner past its quota: the organization's own keys
+ * (`organizationApiKeysPerOrganization`; its members' keys count per membership) or a member's
+ * (`userApiKeysPerMembership`). The caller holds the owner's row.
+ */
+export function assertBelowApiKeysQuota(
+  tx: Db,
+  scope: Scope,
+  owner: { organizationId: string } | { membershipId: string },
+): Promise<void> {
+  const k = organizationApiKeys;
+  return 'organizationId' in owner
+    ? assertBelowParentQuota(
+        tx,
+        scope,
+        'organizationApiKeysPerOrganization',
+        { table: k, parent: k.organizationId, only: eq(k.ownerType, 'organization') },
+        owner.organizationId,
+      )
+    : assertBelowParentQuota(
+        tx,
+        scope,
+        'userApiKeysPerMembership',
+        { table: k, parent: k.organizationMembershipId },
+        owner.membershipId,
+      );
 }

@@ -6,6 +6,7 @@ import { notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { assertRoleSlugs, noDefaultRole } from '../roles/service.ts';
+import { replaceMembershipRoles, roleIdsOfMemberships } from '../roles/store.ts';
 import { toUser } from '../user-wire.ts';
 import { membershipsDeleted, membershipsEnded } from './reactions.ts';
 import type {
@@ -27,9 +28,7 @@ import {
   type MembershipRow,
   membershipsWithIds,
   pageOfMemberships,
-  replaceMembershipRoles,
   replaceRolesOfMemberships,
-  roleIdsOfMemberships,
   setMembershipsState,
   touchMembership,
   updateMembershipStatus,

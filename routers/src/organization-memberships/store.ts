@@ -4,17 +4,13 @@ import {
   type KeysetOp,
   keysetCondition,
   type MembershipStatus,
-  membershipRoles,
   organizationMemberships,
   organizations,
   type PageParams,
   paginate,
   perHandleAndKey,
-  permissions,
   rawRows,
   renderedOnce,
-  rolePermissions,
-  roles,
   users,
 } from '@atrium/db';
 import { and, asc, desc, eq, getTableColumns, inArray, ne, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
@@ -22,6 +18,13 @@ import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { loadScoped, orNotFound, qualified as q, scopedId } from '../common/store.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { assertBelowQuota } from '../quotas.ts';
+import {
+  giveDefaultRole,
+  permissionSlugsOfMembership,
+  replaceRolesOfMembershipRows,
+  roleSlugById,
+  roleSlugsOf,
+} from '../roles/store.ts';
 import type { UserRecord } from '../user-wire.ts';
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect & {
@@ -34,21 +37,6 @@ export type NewMembership = typeof organizationMemberships.$inferInsert;
 
 /** A JSON array as the driver hands it: parsed already (PGlite) or as text (postgres.js). */
 const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSON.parse(value) : value) as string[];
-
-/**
- * The slugs of a membership's roles, in order; a membership without any (none is written so)
- * shows the environment's default role. `membershipId` and `environmentId` name the membership's
- * columns, or a value: a statement of one environment passes it as a value, so that the default
- * role is read once per statement rather than once per row.
- */
-export function roleSlugsOf(membershipId: SQL, environmentId: SQL) {
-  return sql<string[]>`coalesce(
-  (select jsonb_agg(r.slug order by mr.position) from ${membershipRoles} mr join ${roles} r on r.id = mr.role_id
-    where mr.organization_membership_id = ${membershipId}),
-  (select jsonb_build_array(r.slug) from ${roles} r
-    where r.environment_id = ${environmentId} and r.organization_id is null and r.is_default),
-  '[]'::jsonb)`.mapWith(jsonArray);
-}
 
 /** A membership row's role slugs. The outer row is named in full: drizzle leaves columns of a one-table select unqualified. */
 const roleSlugs = roleSlugsOf(sql`"organization_memberships"."id"`, sql`"organization_memberships"."environment_id"`);
@@ -384,21 +372,6 @@ export async function insertMembership(tx: Db, values: NewMembership) {
   return row as typeof organizationMemberships.$inferSelect;
 }
 
-/** Gives the membership these roles, in order (replacing any it held). */
-export async function replaceMembershipRoles(
-  tx: Db,
-  environmentId: string,
-  membershipId: string,
-  roleIds: string[],
-): Promise<void> {
-  await tx.delete(membershipRoles).where(eq(membershipRoles.organizationMembershipId, membershipId));
-  await tx
-    .insert(membershipRoles)
-    .values(
-      roleIds.map((roleId, position) => ({ environmentId, organizationMembershipId: membershipId, roleId, position })),
-    );
-}
-
 export async function touchMembership(tx: Db, id: string, now: Date): Promise<void> {
   await tx.update(organizationMemberships).set({ updatedAt: now }).where(eq(organizationMemberships.id, id));
 }
@@ -494,12 +467,9 @@ const insertMembershipsStatement = renderedOnce(
       on conflict do nothing
       returning id),
     given as (
-      insert into ${membershipRoles} (environment_id, organization_membership_id, role_id, position)
-      select ${v.env}, i.id, r.id, 0 from inserted i
-      join ${roles} r on r.environment_id = ${v.env} and r.organization_id is null and r.is_default
-      returning organization_membership_id, role_id)
+      ${giveDefaultRole(v.env as SQL, sql`inserted`)})
     select i.id, o.name as organization_name,
-      (select r.slug from given g join ${roles} r on r.id = g.role_id where g.organization_membership_id = i.id) as slug
+      (select ${roleSlugById(sql`g.role_id`)} from given g where g.organization_membership_id = i.id) as slug
     from inserted i join ${organizations} o on o.id = ${v.org}`,
 );
 
@@ -524,23 +494,6 @@ export async function setMembershipsState(
   return rows.map((row) => row.id);
 }
 
-/** The role ids each of these memberships holds, in order. */
-export async function roleIdsOfMemberships(db: Db, ids: string[]): Promise<Map<string, string[]>> {
-  const held = new Map<string, string[]>();
-  if (ids.length === 0) return held;
-  const rows = await db
-    .select({ id: membershipRoles.organizationMembershipId, roleId: membershipRoles.roleId })
-    .from(membershipRoles)
-    .where(inArray(membershipRoles.organizationMembershipId, ids))
-    .orderBy(membershipRoles.organizationMembershipId, membershipRoles.position);
-  for (const row of rows) {
-    const list = held.get(row.id) ?? [];
-    list.push(row.roleId);
-    held.set(row.id, list);
-  }
-  return held;
-}
-
 /** Replaces the roles of many memberships (each its role ids, in order) and marks them updated: three statements. */
 export async function replaceRolesOfMemberships(
   tx: Db,
@@ -550,11 +503,7 @@ export async function replaceRolesOfMemberships(
 ): Promise<void> {
   const ids = [...wanted.keys()];
   if (ids.length === 0) return;
-  await tx.delete(membershipRoles).where(inArray(membershipRoles.organizationMembershipId, ids));
-  const values = [...wanted].flatMap(([organizationMembershipId, roleIds]) =>
-    roleIds.map((roleId, position) => ({ environmentId, organizationMembershipId, roleId, position })),
-  );
-  if (values.length > 0) await tx.insert(membershipRoles).values(values);
+  await replaceRolesOfMembershipRows(tx, environmentId, wanted);
   await tx.update(organizationMemberships).set({ updatedAt: now }).where(inArray(organizationMemberships.id, ids));
 }
 
@@ -568,38 +517,29 @@ export async function membershipPermissionSlugs(
   organizationId: string,
   userId: string,
 ): Promise<string[]> {
-  const rows = await db
-    .selectDistinct({ slug: permissions.slug })
+  const [row] = await db
+    .select({
+      slugs: sql<string[]>`${permissionSlugsOfMembership(q(organizationMemberships.id))}`.mapWith(jsonArray),
+    })
     .from(organizationMemberships)
-    .innerJoin(membershipRoles, eq(membershipRoles.organizationMembershipId, organizationMemberships.id))
-    .innerJoin(rolePermissions, eq(rolePermissions.roleId, membershipRoles.roleId))
-    .innerJoin(permissions, eq(permissions.id, rolePermissions.permissionId))
-    .where(
-      and(
-        eq(organizationMemberships.environmentId, environmentId),
-        eq(organizationMemberships.organizationId, organizationId),
-        eq(organizationMemberships.userId, userId),
-      ),
-    );
-  return rows.map((row) => row.slug);
+    .where(memberKey(environmentId, organizationId, userId))
+    .limit(1);
+  return row?.slugs ?? [];
 }
 
 /**
  * The widget permissions (`widgets:*` slugs) the roles of the user's **active** membership of the
- * organization grant now: no rows when there is no active membership, else one row per slug
- * (a null slug when its roles grant none). It runs on every use of a widget token
+ * organization grant now: no row when there is no active membership, else one row with the
+ * slugs (a JSON array, empty when its roles grant none). It runs on every use of a widget token
  * (auth/widget-token.ts), so a demotion counts from its commit; its text is rendered once
  * (`renderedOnce`) and sent prepared, without Drizzle's prepared-query wrapper on each use.
  */
 const heldWidgetPermissionsRead = renderedOnce(
   ['env', 'org', 'user'] as const,
-  (v) => sql`select ${organizationMemberships.id} as membership_id, ${permissions.slug} as slug
-    from ${organizationMemberships}
-    left join ${membershipRoles} on ${membershipRoles.organizationMembershipId} = ${organizationMemberships.id}
-    left join ${rolePermissions} on ${rolePermissions.roleId} = ${membershipRoles.roleId}
-    left join ${permissions} on ${permissions.id} = ${rolePermissions.permissionId} and ${permissions.slug} like 'widgets:%'
-    where ${organizationMemberships.environmentId} = ${v.env} and ${organizationMemberships.organizationId} = ${v.org}
-      and ${organizationMemberships.userId} = ${v.user} and ${organizationMemberships.status} = 'active'`,
+  (v) => sql`select held.slugs from ${organizationMemberships} om
+    cross join lateral (select ${permissionSlugsOfMembership(sql`om.id`, sql`'widgets:%'`)} as slugs) held
+    where om.environment_id = ${v.env} and om.organization_id = ${v.org} and om.user_id = ${v.user}
+      and om.status = 'active'`,
 );
 
 /** The widget permissions the user's active membership of the organization grants now; undefined without one. */
@@ -609,15 +549,12 @@ export async function heldWidgetPermissions(
   organizationId: string,
   userId: string,
 ): Promise<Set<string> | undefined> {
-  const rows = await heldWidgetPermissionsRead<{ membership_id: string; slug: string | null }>(db, {
+  const [row] = await heldWidgetPermissionsRead<{ slugs: unknown }>(db, {
     env: environmentId,
     org: organizationId,
     user: userId,
   });
-  if (rows.length === 0) return undefined;
-  const held = new Set<string>();
-  for (const row of rows) if (row.slug !== null) held.add(row.slug);
-  return held;
+  return row ? new Set(jsonArray(row.slugs)) : undefined;
 }
 
 /** How many active memberships of the organization hold the role `slug` (directly or as the default role). */

@@ -5,8 +5,7 @@ import { orNotFound } from '../common/store.ts';
 import { recordEvent } from '../events/record.ts';
 import { conflict } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
-import { rolesLostPermission } from '../roles/service.ts';
-import { lockRolesHolding } from '../roles/store.ts';
+import { permissionDeleting } from './reactions.ts';
 import type { CreatePermissionInput, ListPermissionsInput, Permission, UpdatePermissionInput } from './schemas.ts';
 import {
   deletePermissionRow,
@@ -102,9 +101,9 @@ export async function deletePermission(scope: Scope, slug: string): Promise<void
   await scope.db.transaction(async (tx) => {
     const current = orNotFound(await findPermission(tx, scope.env.id, slug, 'update'), 'permission', slug);
     assertNotSystem(current);
-    const held = await lockRolesHolding(tx, current.id);
+    const afterwards = await permissionDeleting(tx, scope, current.id);
     await deletePermissionRow(tx, current.id);
     await recordEvent(tx, scope, 'permission.deleted', toPermission(current));
-    await rolesLostPermission(tx, scope, held);
+    await afterwards();
   });
 }

@@ -1,11 +1,13 @@
 import { type Db, lockEnvironment, type PageParams, paginate, permissions } from '@atrium/db';
-import { and, eq, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, or, type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { containsPattern } from '../common/store.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type PermissionRow = typeof permissions.$inferSelect;
 export type NewPermission = typeof permissions.$inferInsert;
+export type PermissionRef = { id: string; slug: string };
 
 const bySlug = (environmentId: string, slug: string) =>
   and(eq(permissions.environmentId, environmentId), eq(permissions.slug, slug));
@@ -70,4 +72,35 @@ export function pageOfPermissions(db: Db, environmentId: string, params: PagePar
         .limit(q.limit),
     (row) => row.id,
   );
+}
+
+/** The environment's permissions among `slugs`, held FOR KEY SHARE (a concurrent delete waits). */
+export function lockPermissions(tx: Db, environmentId: string, slugs: string[]): Promise<PermissionRef[]> {
+  if (slugs.length === 0) return Promise.resolve([]);
+  return tx
+    .select({ id: permissions.id, slug: permissions.slug })
+    .from(permissions)
+    .where(and(eq(permissions.environmentId, environmentId), inArray(permissions.slug, slugs)))
+    .for('key share');
+}
+
+/** Inserts these permissions (a new environment's system permissions), in one statement. */
+export async function insertPermissions(tx: Db, values: NewPermission[]): Promise<void> {
+  if (values.length > 0) await tx.insert(permissions).values(values);
+}
+
+// ---- fragments of other stores' statements ----
+
+/**
+ * The slugs of the permissions whose ids `ids` (a subquery of another store's statement) selects,
+ * each once in slug order, as a JSON array (empty without any); `slugLike` keeps those matching it.
+ */
+export function permissionSlugsAmong(ids: SQL, slugLike?: SQL): SQL {
+  const like = slugLike ? sql` and p.slug like ${slugLike}` : sql``;
+  return sql`coalesce((select jsonb_agg(p.slug order by p.slug) from ${permissions} p where p.id in (${ids})${like}), '[]'::jsonb)`;
+}
+
+/** The ids of the environment's permissions with this slug (at most one), as a subquery of another store's statement. */
+export function permissionIdsWithSlug(environmentId: SQL | AnyPgColumn, slug: string): SQL {
+  return sql`select p.id from ${permissions} p where p.slug = ${slug} and p.environment_id = ${environmentId}`;
 }

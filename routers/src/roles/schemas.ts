@@ -1,25 +1,6 @@
 import { z } from 'zod';
 import { Id, Timestamp } from '../common/schemas.ts';
-
-/** Permission slugs: lower-case letters, digits and `_ - : .` (e.g. `posts:read`), at most 128. */
-export const PermissionSlug = z
-  .string()
-  .max(128)
-  .regex(
-    /^[a-z0-9][a-z0-9_:.-]*$/,
-    'must be lower-case letters, digits, and _ - : . (starting with a letter or digit)',
-  );
-
-/** A slug named in a path: any text; an unknown one is 404, not 422. */
-export const SlugParam = z.string().min(1).max(256);
-
-export const Name = z.string().trim().min(1).max(256);
-export const Description = z.string().max(1000);
-/** The resource type a role or permission applies to; without resources, `organization`. */
-export const ResourceTypeSlug = z
-  .string()
-  .max(128)
-  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'must be lower-case letters, digits, _ and -');
+import { Description, Name, PermissionSlug, ResourceTypeSlug, SlugParam } from '../permissions/schemas.ts';
 
 export const ROLE_TYPES = ['EnvironmentRole', 'OrganizationRole'] as const;
 

@@ -6,7 +6,7 @@ import { recordEvent } from '../events/record.ts';
 import { conflict, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { assertBelowParentQuota } from '../quotas/store.ts';
+import { lockPermissions } from '../permissions/store.ts';
 import type {
   AddEnvironmentRolePermissionInput,
   AddOrganizationRolePermissionInput,
@@ -24,6 +24,7 @@ import type {
 } from './schemas.ts';
 import {
   addRolePermissionRow,
+  assertBelowRolesPerOrganization,
   defaultRole,
   deleteRoleRow,
   environmentRoleRows,
@@ -31,7 +32,7 @@ import {
   insertDefaultRoles,
   insertRole,
   insertSystemPermissions,
-  lockPermissions,
+  lockRolesHolding,
   lockRolesNamed,
   moveDefaultRole,
   type RoleRow,
@@ -200,10 +201,19 @@ async function updateRole(
 }
 
 /**
+ * A permission's deletion (permissions/reactions.ts): the roles holding it are locked before it
+ * goes; once it is gone each records its change.
+ */
+export async function rolesLosingPermission(tx: Db, scope: Scope, permissionId: string) {
+  const held = await lockRolesHolding(tx, permissionId);
+  return () => rolesLostPermission(tx, scope, held);
+}
+
+/**
  * Records that these roles lost a permission (deleted with it): each role's `updated_at`
  * moves and its `role.updated` / `organization_role.updated` event carries its permissions now.
  */
-export async function rolesLostPermission(tx: Db, scope: Scope, held: RoleRow[]): Promise<void> {
+async function rolesLostPermission(tx: Db, scope: Scope, held: RoleRow[]): Promise<void> {
   for (const role of held) {
     await updateRoleRow(tx, role.id, { updatedAt: scope.now() });
     await recordRoleEvent(tx, scope, await reread(tx, scope, role), 'updated');
@@ -364,7 +374,7 @@ export async function createOrganizationRole(
   return scope.db.transaction(async (tx) => {
     // NO KEY UPDATE: serialises the creates counted against the organization's roles quota.
     await requireOrganization(tx, scope, input.organization_id, 'no key update');
-    await assertBelowParentQuota(tx, scope, 'rolesPerOrganization', input.organization_id);
+    await assertBelowRolesPerOrganization(tx, scope, input.organization_id);
     const slug = input.slug ?? slugOfName(input.name);
     if (slug === undefined) {
       throw invalid([

@@ -4,16 +4,22 @@ import {
   membershipRoles,
   organizations,
   perHandle,
-  permissions,
   rolePermissions,
   roles,
 } from '@atrium/db';
 import { and, asc, eq, exists, getTableColumns, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { RowLock } from '../common/store.ts';
 import type { Deps } from '../kernel/deps.ts';
+import type { Scope } from '../kernel/scope.ts';
+import {
+  insertPermissions,
+  type NewPermission,
+  permissionIdsWithSlug,
+  permissionSlugsAmong,
+} from '../permissions/store.ts';
+import { assertBelowParentQuota } from '../quotas/store.ts';
 import { assertBelowQuota } from '../quotas.ts';
-
-export type PermissionRef = { id: string; slug: string };
 
 export type RoleRow = typeof roles.$inferSelect & { permissions: string[] };
 export type NewRole = typeof roles.$inferInsert;
@@ -27,11 +33,9 @@ const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSO
  */
 const roleColumns = {
   ...getTableColumns(roles),
-  permissions: sql<
-    string[]
-  >`coalesce((select jsonb_agg(p.slug order by p.slug) from ${rolePermissions} rp join ${permissions} p on p.id = rp.permission_id where rp.role_id = "roles"."id"), '[]'::jsonb)`.mapWith(
-    jsonArray,
-  ),
+  permissions: sql<string[]>`${permissionSlugsAmong(
+    sql`select rp.permission_id from ${rolePermissions} rp where rp.role_id = "roles"."id"`,
+  )}`.mapWith(jsonArray),
 };
 
 /** Roles matching `where` (which must carry the environment), in priority (creation) order. */
@@ -151,13 +155,9 @@ export async function updateRoleRow(
 }
 
 /** A new environment's system permissions, all given to `roleId` (its `admin`). */
-export async function insertSystemPermissions(
-  tx: Db,
-  roleId: string,
-  values: (typeof permissions.$inferInsert)[],
-): Promise<void> {
+export async function insertSystemPermissions(tx: Db, roleId: string, values: NewPermission[]): Promise<void> {
   if (values.length === 0) return;
-  await tx.insert(permissions).values(values);
+  await insertPermissions(tx, values);
   await tx
     .insert(rolePermissions)
     .values(values.map((p) => ({ environmentId: p.environmentId, roleId, permissionId: p.id })));
@@ -200,21 +200,11 @@ export async function removeRolePermissionRow(tx: Db, roleId: string, permission
     .where(
       and(
         eq(rolePermissions.roleId, roleId),
-        sql`${rolePermissions.permissionId} in (select ${permissions.id} from ${permissions} where ${permissions.slug} = ${permissionSlug} and ${permissions.environmentId} = ${rolePermissions.environmentId})`,
+        sql`${rolePermissions.permissionId} in (${permissionIdsWithSlug(rolePermissions.environmentId, permissionSlug)})`,
       ),
     )
     .returning({ roleId: rolePermissions.roleId });
   return removed.length > 0;
-}
-
-/** The environment's permissions among `slugs`, held FOR KEY SHARE (a concurrent delete waits). */
-export function lockPermissions(tx: Db, environmentId: string, slugs: string[]): Promise<PermissionRef[]> {
-  if (slugs.length === 0) return Promise.resolve([]);
-  return tx
-    .select({ id: permissions.id, slug: permissions.slug })
-    .from(permissions)
-    .where(and(eq(permissions.environmentId, environmentId), inArray(permissions.slug, slugs)))
-    .for('key share');
 }
 
 /**
@@ -239,6 +229,12 @@ export async function roleInUse(tx: Db, roleId: string): Promise<boolean> {
   return row !== undefined;
 }
 
+/** Refuses an organization role that would take the organization past `rolesPerOrganization`; the caller holds its row. */
+export function assertBelowRolesPerOrganization(tx: Db, scope: Scope, organizationId: string): Promise<void> {
+  const counted = { table: roles, parent: roles.organizationId };
+  return assertBelowParentQuota(tx, scope, 'rolesPerOrganization', counted, organizationId);
+}
+
 /** Deletes the role (its permission links go with it); the caller has checked it is unused. */
 export async function deleteRoleRow(tx: Db, id: string): Promise<void> {
   await tx.delete(roles).where(eq(roles.id, id));
@@ -252,4 +248,117 @@ export async function moveDefaultRole(tx: Db, environmentId: string, roleId: str
     .set({ isDefault: false, updatedAt: now })
     .where(and(environmentRole(environmentId), eq(roles.isDefault, true)));
   await tx.update(roles).set({ isDefault: true, updatedAt: now }).where(eq(roles.id, roleId));
+}
+
+// ---- the roles of memberships ----
+
+/** Gives the membership these roles, in order (replacing any it held). */
+export async function replaceMembershipRoles(
+  tx: Db,
+  environmentId: string,
+  membershipId: string,
+  roleIds: string[],
+): Promise<void> {
+  await tx.delete(membershipRoles).where(eq(membershipRoles.organizationMembershipId, membershipId));
+  await tx
+    .insert(membershipRoles)
+    .values(
+      roleIds.map((roleId, position) => ({ environmentId, organizationMembershipId: membershipId, roleId, position })),
+    );
+}
+
+/** The role ids each of these memberships holds, in order. */
+export async function roleIdsOfMemberships(db: Db, ids: string[]): Promise<Map<string, string[]>> {
+  const held = new Map<string, string[]>();
+  if (ids.length === 0) return held;
+  const rows = await db
+    .select({ id: membershipRoles.organizationMembershipId, roleId: membershipRoles.roleId })
+    .from(membershipRoles)
+    .where(inArray(membershipRoles.organizationMembershipId, ids))
+    .orderBy(membershipRoles.organizationMembershipId, membershipRoles.position);
+  for (const row of rows) {
+    const list = held.get(row.id) ?? [];
+    list.push(row.roleId);
+    held.set(row.id, list);
+  }
+  return held;
+}
+
+/** Replaces the roles of many memberships (each its role ids, in order): two statements. */
+export async function replaceRolesOfMembershipRows(
+  tx: Db,
+  environmentId: string,
+  wanted: Map<string, string[]>,
+): Promise<void> {
+  await tx.delete(membershipRoles).where(inArray(membershipRoles.organizationMembershipId, [...wanted.keys()]));
+  const values = [...wanted].flatMap(([organizationMembershipId, roleIds]) =>
+    roleIds.map((roleId, position) => ({ environmentId, organizationMembershipId, roleId, position })),
+  );
+  if (values.length > 0) await tx.insert(membershipRoles).values(values);
+}
+
+// ---- fragments of other stores' statements ----
+
+/**
+ * The environment's default role's slug as a one-element JSON array (null without a default
+ * role): a scalar subquery of another store's statement. `environmentId` is a column or a value.
+ */
+export function defaultRoleSlugs(environmentId: SQL): SQL {
+  return sql`(select jsonb_build_array(r.slug) from ${roles} r
+    where r.environment_id = ${environmentId} and r.organization_id is null and r.is_default)`;
+}
+
+/**
+ * The slugs of a membership's roles, in order; a membership without any (none is written so)
+ * shows the environment's default role. `membershipId` and `environmentId` name the membership's
+ * columns, or a value: a statement of one environment passes it as a value, so that the default
+ * role is read once per statement rather than once per row.
+ */
+export function roleSlugsOf(membershipId: SQL, environmentId: SQL) {
+  return sql<string[]>`coalesce(
+  (select jsonb_agg(r.slug order by mr.position) from ${membershipRoles} mr join ${roles} r on r.id = mr.role_id
+    where mr.organization_membership_id = ${membershipId}),
+  ${defaultRoleSlugs(environmentId)},
+  '[]'::jsonb)`.mapWith(jsonArray);
+}
+
+/** The slug of the role `roleId` names (a column of another store's statement), as a scalar subquery. */
+export function roleSlugById(roleId: SQL | AnyPgColumn): SQL<string> {
+  return sql<string>`(select r.slug from ${roles} r where r.id = ${roleId})`;
+}
+
+/**
+ * The roles that apply in the organization (its own and the environment's) as one JSON array of
+ * `{slug, name, description, own}`: uncorrelated, so PostgreSQL reads it once per statement (an
+ * InitPlan), not per row. `json`, not `jsonb`: every row of the members page carries it, and
+ * json's output is its text as built (bench/README.md, "The members page's statement against its floor's").
+ */
+export function organizationRolesJson(environmentId: SQL, organizationId: SQL): SQL {
+  return sql`(select json_agg(json_build_object('slug', r.slug, 'name', r.name, 'description', r.description,
+      'own', r.organization_id is not null))
+    from ${roles} r where r.environment_id = ${environmentId} and (r.organization_id is null or r.organization_id = ${organizationId}))`;
+}
+
+/**
+ * Gives the memberships of `inserted` (a CTE of another store's statement, with their `id`) the
+ * environment's default role: a data-modifying CTE's statement, returning
+ * `organization_membership_id, role_id` of the links written.
+ */
+export function giveDefaultRole(environmentId: SQL, inserted: SQL): SQL {
+  return sql`insert into ${membershipRoles} (environment_id, organization_membership_id, role_id, position)
+      select ${environmentId}, i.id, r.id, 0 from ${inserted} i
+      join ${roles} r on r.environment_id = ${environmentId} and r.organization_id is null and r.is_default
+      returning organization_membership_id, role_id`;
+}
+
+/**
+ * The slugs of the permissions the roles of a membership (`membershipId`, a column of another
+ * store's statement) grant, each once in slug order, as a JSON array; `slugLike` keeps those matching it.
+ */
+export function permissionSlugsOfMembership(membershipId: SQL, slugLike?: SQL): SQL {
+  return permissionSlugsAmong(
+    sql`select rp.permission_id from ${membershipRoles} mr join ${rolePermissions} rp on rp.role_id = mr.role_id
+      where mr.organization_membership_id = ${membershipId}`,
+    slugLike,
+  );
 }

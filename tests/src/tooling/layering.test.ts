@@ -72,8 +72,8 @@ const FIXTURE: Record<string, string> = {
   'routers/src/sprockets/store.ts': [
     "import { gadgets, spares } from '@atrium/db';",
     "import { sql } from 'drizzle-orm';",
-    '// gadgets in a comment, and a string that is not SQL, do not count',
-    "export const w = () => [gadgets, spares, 'gadgets', sql`select 1 from spares`];",
+    '// gadgets in a comment, a string that is not SQL, and a column of that name (s.gadgets) do not count',
+    "export const w = () => [gadgets, spares, 'gadgets', sql`select s.gadgets from spares s`];",
   ].join('\n'),
   'routers/src/sprockets/count.ts':
     "import { sql } from 'drizzle-orm';\nexport const n = sql.raw('select count(*) from gadgets');",

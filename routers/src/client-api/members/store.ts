@@ -1,20 +1,20 @@
 import {
   type Db,
   type InvitationState,
-  invitations,
   type KeysetOp,
   keysetCondition,
   type PageParams,
   type PageQuery,
   paginate,
   renderedOnce,
-  roles,
 } from '@atrium/db';
-import { and, eq, type SQL, sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { isoOfJson } from '../../common/schemas.ts';
 import { containsPattern } from '../../common/store.ts';
+import { latestInvitationsOf } from '../../invitations/store.ts';
 import { activeMembersOf, memberWithEmail } from '../../organization-memberships/store.ts';
+import { defaultRoleSlugs, organizationRolesJson } from '../../roles/store.ts';
 
 /** One row of the users table of an organization: an active membership, or the latest invitation of an e-mail. */
 export interface MemberListRow {
@@ -128,9 +128,7 @@ const keysetOf = (id: SQL, shape: Shape, v: Values) =>
 /** The invitation's role slugs: its own role, else the environment's default role. */
 function invitationSlugs(v: Values, roleSlug: SQL): SQL {
   return sql`case when ${roleSlug} is not null then jsonb_build_array(${roleSlug}) else coalesce(
-    (select jsonb_build_array(r.slug) from ${roles} r
-      where r.environment_id = ${v.env} and r.organization_id is null and r.is_default),
-    '[]'::jsonb) end`;
+    ${defaultRoleSlugs(v.env as SQL)}, '[]'::jsonb) end`;
 }
 
 /**
@@ -157,33 +155,21 @@ function memberBranch(shape: Shape, v: Values, dir: SQL): SQL {
  * accepted, whose e-mail is not a member's, in id order, limited.
  */
 function invitationBranch(shape: Shape, v: Values, dir: SQL): SQL {
-  return sql`select m.* from (
-      select 1 as branch, i.id as ref, 'invitation' as kind, i.id, i.email, false as email_verified,
+  const latest = latestInvitationsOf({
+    env: v.env as SQL,
+    org: v.org as SQL,
+    columns: sql`1 as branch, i.id as ref, 'invitation' as kind, i.id, i.email, false as email_verified,
         null::text as first_name, null::text as last_name, null::text as profile_picture_url, i.created_at,
         null::timestamptz as last_activity_at, i.state::text as state, i.expires_at, false as directory_managed,
-        i.role_slug
-      from ${invitations} i
-      where i.environment_id = ${v.env} and i.organization_id = ${v.org}
-        and ${keysetOf(sql`i.id`, shape, v)} and i.state <> 'accepted'
-        and ${roleFilter(invitationSlugs(v, sql`i.role_slug`), shape, v)}
-        and not exists (select 1 from ${invitations} i2
-          where i2.environment_id = ${v.env} and lower(i2.email) = lower(i.email)
-            and i2.organization_id = ${v.org} and i2.id > i.id)
-        and not ${memberWithEmail(v.env as SQL, v.org as SQL, sql`i.email`)}
-    ) m where ${filterOf(shape, v, sql`m`)} order by m.ref ${dir} limit ${v.limit}`;
+        i.role_slug`,
+    where: sql`${keysetOf(sql`i.id`, shape, v)} and ${roleFilter(invitationSlugs(v, sql`i.role_slug`), shape, v)}
+        and not ${memberWithEmail(v.env as SQL, v.org as SQL, sql`i.email`)}`,
+  });
+  return sql`select m.* from (${latest}) m where ${filterOf(shape, v, sql`m`)} order by m.ref ${dir} limit ${v.limit}`;
 }
 
-/**
- * The roles that apply in the organization (its own and the environment's), for the page to name
- * its rows' roles: uncorrelated, so PostgreSQL reads it once per statement (an InitPlan), not per row.
- * `json`, not `jsonb`: every row carries it, and json's output is its text as built (bench/README.md,
- * "The members page's statement against its floor's").
- */
-function pageRoles(v: Values): SQL {
-  return sql`(select json_agg(json_build_object('slug', r.slug, 'name', r.name, 'description', r.description,
-      'own', r.organization_id is not null))
-    from ${roles} r where r.environment_id = ${v.env} and (r.organization_id is null or r.organization_id = ${v.org}))`;
-}
+/** The roles that apply in the organization (its own and the environment's), for the page to name its rows' roles. */
+const pageRoles = (v: Values): SQL => organizationRolesJson(v.env as SQL, v.org as SQL);
 
 /**
  * One branch's rows of the page (at most `limit`), each with the organization's roles (one
@@ -308,14 +294,3 @@ export async function pageOfMembers(
 
 const jsonRoles = (value: unknown): PageRole[] =>
   (typeof value === 'string' ? JSON.parse(value) : (value ?? [])) as PageRole[];
-
-/** The role of the organization (its own, or the environment's) with this id, if any. */
-export async function roleIdInOrganization(db: Db, environmentId: string, organizationId: string, id: string) {
-  const [row] = await db
-    .select({ slug: roles.slug, organizationId: roles.organizationId })
-    .from(roles)
-    .where(and(eq(roles.environmentId, environmentId), eq(roles.id, id)))
-    .limit(1);
-  if (!row || (row.organizationId !== null && row.organizationId !== organizationId)) return undefined;
-  return row.slug;
-}
