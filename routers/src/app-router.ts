@@ -11,10 +11,12 @@ import { groupsRouter } from './groups/router.ts';
 import { invitationsRouter } from './invitations/router.ts';
 import { itContactsRouter } from './it-contacts/router.ts';
 import { organizationApiKeysRouter, userApiKeysRouter } from './organization-api-keys/router.ts';
-import { revokeApiKeysOfMemberships } from './organization-api-keys/service.ts';
+import { revokeApiKeysOfMemberships, revokeApiKeysOfUser } from './organization-api-keys/service.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { onMembershipsDeleted, onMembershipsEnded } from './organization-memberships/reactions.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
+import { recordMembershipsOfDeletedUser } from './organization-memberships/service.ts';
+import { userIdsOfOrganization } from './organization-memberships/store.ts';
 import { organizationsRouter } from './organizations/router.ts';
 import { permissionsRouter } from './permissions/router.ts';
 import { portalRouter } from './portal/router.ts';
@@ -24,6 +26,7 @@ import { endSessionsOfStoppedMemberships } from './sessions/service.ts';
 import { jwksRouter } from './signing/router.ts';
 import { redirectUrisRouter, ssoRouter } from './sso/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
+import { onUserDeleting, readOrganizationUsersWith } from './users/reactions.ts';
 import { usersRouter } from './users/router.ts';
 import { webhookEndpointsRouter } from './webhooks/router.ts';
 
@@ -32,6 +35,12 @@ import { webhookEndpointsRouter } from './webhooks/router.ts';
 // a deactivation or deletion ends the user's live sessions in that organization (session.revoked).
 onMembershipsDeleted(revokeApiKeysOfMemberships);
 onMembershipsEnded(endSessionsOfStoppedMemberships);
+// What a user's deletion does first, in its transaction, and where the users list finds an
+// organization's users (users/ imports neither: both read users). In this order: the user's API
+// keys are revoked (api_key.revoked), then each membership's deletion is recorded.
+onUserDeleting(revokeApiKeysOfUser);
+onUserDeleting(recordMembershipsOfDeletedUser);
+readOrganizationUsersWith(userIdsOfOrganization);
 
 /** Every procedure of the service. Resources with REST paths carry `meta.openapi`. */
 export const appRouter = router({

@@ -1,4 +1,4 @@
-import { type Db, type PageParams, paginate, perHandle, sessions, users } from '@atrium/db';
+import { type Db, type PageParams, paginate, perHandle, sessions } from '@atrium/db';
 import { and, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock } from '../common/store.ts';
 import { activeMembershipExists } from '../organization-memberships/store.ts';
@@ -14,14 +14,6 @@ export async function insertSession(tx: Db, values: NewSession): Promise<Session
 /** The session of the environment, or 404; `lock` holds it in the caller's transaction. */
 export function findSession(db: Db, environmentId: string, id: string, lock?: RowLock): Promise<SessionRow> {
   return loadScoped(db, sessions, 'session', environmentId, id, lock);
-}
-
-/**
- * The user whose sessions are listed, or 404 (the one scoped lookup, read here rather than through
- * users/, which reaches sessions through memberships).
- */
-export function findSessionOwner(db: Db, environmentId: string, id: string) {
-  return loadScoped(db, users, 'user', environmentId, id);
 }
 
 /** One page of a user's sessions (keyset on the `(environment_id, user_id, id)` index). */

@@ -14,7 +14,6 @@ import {
   ssoAuthorizations,
   ssoCodes,
   ssoProfiles,
-  users,
 } from '@atrium/db';
 import { and, eq, gt, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
 import { environmentsOfClientIds } from '../auth/store.ts';
@@ -368,32 +367,6 @@ const finishStarted = builtOnce(['id', 'state', 'failureReason', 'now'] as const
 );
 
 // Users, memberships, profiles -----------------------------------------------------------------
-
-const userOfEmail = builtOnce(['env', 'email'] as const, (db, v) =>
-  db
-    .select()
-    .from(users)
-    .where(and(eq(users.environmentId, v.env), sql`lower(${users.email}) = lower(${v.email})`))
-    .limit(1),
-);
-
-export async function userByEmail(db: Db, environmentId: string, email: string) {
-  const [row] = await userOfEmail(db, { env: environmentId, email });
-  return row;
-}
-
-const userOfId = builtOnce(['env', 'id'] as const, (db, v) =>
-  db
-    .select()
-    .from(users)
-    .where(and(eq(users.environmentId, v.env), eq(users.id, v.id)))
-    .limit(1),
-);
-
-export async function userById(db: Db, environmentId: string, id: string) {
-  const [row] = await userOfId(db, { env: environmentId, id });
-  return row;
-}
 
 const profileOfIdpId = builtOnce(['connection', 'idpId'] as const, (db, v) =>
   db

@@ -1,6 +1,5 @@
 import { randomInt } from 'node:crypto';
 import { newId, type SessionChallengePurpose } from '@atrium/db';
-import { userIdByEmail } from '../../invitations/store.ts';
 import { MailRecipientRefused } from '../../kernel/deps.ts';
 import { ApiError, badRequest, type FieldError, rateLimited } from '../../kernel/errors.ts';
 import { type ClientScope, requireUser } from '../../kernel/principals.ts';
@@ -10,7 +9,7 @@ import { directoryManagesUser } from '../../organization-memberships/store.ts';
 import { consumeSharedWindow, refundSharedWindow } from '../../rate-limits/service.ts';
 import { PASSWORD_POLICY, UpdateUserInput, type User } from '../../users/schemas.ts';
 import { updateUser } from '../../users/service.ts';
-import { findUser } from '../../users/store.ts';
+import { findUser, userIdByEmail } from '../../users/store.ts';
 import { getMe, ownPasswordSet } from '../profile/service.ts';
 import { type CodePurpose, verificationCodeMessage } from './mail.ts';
 import {
