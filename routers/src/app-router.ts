@@ -6,6 +6,7 @@ import { widgetsRouter } from './client-api/widgets/router.ts';
 import { clientTokensRouter } from './client-tokens/router.ts';
 import { connectionsRouter } from './connections/router.ts';
 import { directoriesRouter } from './directories/router.ts';
+import { onEnvironmentCreated } from './environments/reactions.ts';
 import { eventsRouter } from './events/router.ts';
 import { groupsRouter } from './groups/router.ts';
 import { invitationsRouter } from './invitations/router.ts';
@@ -21,6 +22,7 @@ import { organizationsRouter } from './organizations/router.ts';
 import { permissionsRouter } from './permissions/router.ts';
 import { portalRouter } from './portal/router.ts';
 import { rolesRouter } from './roles/router.ts';
+import { seedDefaultRoles } from './roles/service.ts';
 import { sessionsRouter } from './sessions/router.ts';
 import { endSessionsOfStoppedMemberships } from './sessions/service.ts';
 import { jwksRouter } from './signing/router.ts';
@@ -38,6 +40,8 @@ onMembershipsEnded(endSessionsOfStoppedMemberships);
 // What a user's deletion does first, in its transaction, and where the users list finds an
 // organization's users (users/ imports neither: both read users). In this order: the user's API
 // keys are revoked (api_key.revoked), then each membership's deletion is recorded.
+// A new environment starts with its default roles and system permissions (environments/ sits below roles/).
+onEnvironmentCreated(seedDefaultRoles);
 onUserDeleting(revokeApiKeysOfUser);
 onUserDeleting(recordMembershipsOfDeletedUser);
 readOrganizationUsersWith(userIdsOfOrganization);

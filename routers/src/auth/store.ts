@@ -1,35 +1,6 @@
-import { adminTokens, apiKeys, consoleSessions, type Db, directories, environments, newId } from '@atrium/db';
-import { and, asc, eq, inArray, isNull, lte, ne } from 'drizzle-orm';
-import type { EnvironmentInfo } from '../kernel/scope.ts';
-
-/** The live (unrevoked) API keys among these hashes, with their environments (one indexed probe each). */
-export function liveApiKeysByHash(db: Db, keyHashes: string[]) {
-  return db
-    .select({
-      keyHash: apiKeys.keyHash,
-      keyId: apiKeys.id,
-      id: environments.id,
-      name: environments.name,
-      clientId: environments.clientId,
-      flags: environments.flags,
-    })
-    .from(apiKeys)
-    .innerJoin(environments, eq(environments.id, apiKeys.environmentId))
-    .where(and(inArray(apiKeys.keyHash, keyHashes), isNull(apiKeys.revokedAt)));
-}
-
-/** The environments these client ids belong to (a client token's audience names one). */
-export function environmentsOfClientIds(db: Db, clientIds: string[]): Promise<EnvironmentInfo[]> {
-  return db
-    .select({
-      id: environments.id,
-      name: environments.name,
-      clientId: environments.clientId,
-      flags: environments.flags,
-    })
-    .from(environments)
-    .where(inArray(environments.clientId, clientIds));
-}
+import { adminTokens, consoleSessions, type Db, directories, newId } from '@atrium/db';
+import { asc, eq, inArray, lte, ne } from 'drizzle-orm';
+import { environmentInfoColumns, joinedEnvironment } from '../environments/store.ts';
 
 /**
  * The directories whose SCIM token has one of these SHA-256 hashes, with their environments (one
@@ -42,13 +13,10 @@ export function directoriesByTokenHash(db: Db, tokenHashes: string[]) {
       directoryId: directories.id,
       organizationId: directories.organizationId,
       state: directories.state,
-      id: environments.id,
-      name: environments.name,
-      clientId: environments.clientId,
-      flags: environments.flags,
+      ...environmentInfoColumns,
     })
     .from(directories)
-    .innerJoin(environments, eq(environments.id, directories.environmentId))
+    .innerJoin(...joinedEnvironment(directories.environmentId))
     .where(inArray(directories.tokenHash, tokenHashes));
 }
 

@@ -1,5 +1,6 @@
-import { type Db, environments, organizations, type PortalIntent, portalLinks, portalSessions } from '@atrium/db';
+import { type Db, organizations, type PortalIntent, portalLinks, portalSessions } from '@atrium/db';
 import { and, eq, gt, isNull } from 'drizzle-orm';
+import { environmentInfoColumns, joinedEnvironment } from '../environments/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 
 export type PortalLinkRow = typeof portalLinks.$inferSelect;
@@ -47,11 +48,11 @@ export async function livePortalSession(db: Db, id: string, now: Date): Promise<
   const [row] = await db
     .select({
       session: portalSessions,
-      env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
+      env: environmentInfoColumns,
       organizationName: organizations.name,
     })
     .from(portalSessions)
-    .innerJoin(environments, eq(environments.id, portalSessions.environmentId))
+    .innerJoin(...joinedEnvironment(portalSessions.environmentId))
     .innerJoin(
       organizations,
       and(

@@ -3,7 +3,6 @@ import {
   coalesced,
   connections,
   type Db,
-  environments,
   organizationDomains,
   type PageParams,
   paginate,
@@ -16,8 +15,8 @@ import {
   ssoProfiles,
 } from '@atrium/db';
 import { and, eq, gt, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
-import { environmentsOfClientIds } from '../auth/store.ts';
 import { loadScoped, scopedId } from '../common/store.ts';
+import { environmentInfoColumns, environmentsOfClientIds, joinedEnvironment } from '../environments/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 import { roleSlugsOfMember } from '../organization-memberships/store.ts';
 
@@ -144,10 +143,10 @@ export async function connectionWithEnvironment(
   const [row] = await db
     .select({
       connection: connections,
-      env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
+      env: environmentInfoColumns,
     })
     .from(connections)
-    .innerJoin(environments, eq(environments.id, connections.environmentId))
+    .innerJoin(...joinedEnvironment(connections.environmentId))
     .where(eq(connections.id, id))
     .limit(1);
   return row;
@@ -172,11 +171,11 @@ const connectionWithAuthorization = builtOnce(['id', 'authorization'] as const, 
   db
     .select({
       connection: connections,
-      env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
+      env: environmentInfoColumns,
       authorization: ssoAuthorizations,
     })
     .from(connections)
-    .innerJoin(environments, eq(environments.id, connections.environmentId))
+    .innerJoin(...joinedEnvironment(connections.environmentId))
     .leftJoin(
       ssoAuthorizations,
       and(
@@ -645,11 +644,11 @@ export function lockExpiredAuthorizations(tx: Db, now: Date, limit: number) {
       ipAddress: ssoAuthorizations.ipAddress,
       userAgent: ssoAuthorizations.userAgent,
       organizationId: connections.organizationId,
-      env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
+      env: environmentInfoColumns,
     })
     .from(ssoAuthorizations)
     .innerJoin(connections, eq(connections.id, ssoAuthorizations.connectionId))
-    .innerJoin(environments, eq(environments.id, ssoAuthorizations.environmentId))
+    .innerJoin(...joinedEnvironment(ssoAuthorizations.environmentId))
     .where(and(eq(ssoAuthorizations.state, 'started'), lte(ssoAuthorizations.expiresAt, now)))
     .orderBy(ssoAuthorizations.expiresAt)
     .limit(limit)
