@@ -1,5 +1,6 @@
 import { adminTokens, consoleSessions, type Db, directories, newId } from '@atrium/db';
 import { asc, eq, inArray, lte, ne } from 'drizzle-orm';
+import { purgeExpired } from '../common/store.ts';
 import { environmentInfoColumns, joinedEnvironment } from '../environments/store.ts';
 
 /**
@@ -100,4 +101,9 @@ export async function deleteConsoleSession(db: Db, tokenHash: string): Promise<b
 /** Forgets expired sessions (run at each sign-in, so the table holds live sessions and few others). */
 export async function deleteExpiredConsoleSessions(db: Db, now: Date): Promise<void> {
   await db.delete(consoleSessions).where(lte(consoleSessions.expiresAt, now));
+}
+
+/** Deletes at most `batchSize` console sessions expired before `cutoff` (the retention sweep, common/store.ts `purgeExpired`); how many went. */
+export function purgeExpiredConsoleSessions(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  return purgeExpired(db, consoleSessions, cutoff, batchSize);
 }

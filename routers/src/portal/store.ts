@@ -1,5 +1,6 @@
 import { type Db, organizations, type PortalIntent, portalLinks, portalSessions } from '@atrium/db';
 import { and, eq, gt, isNull } from 'drizzle-orm';
+import { purgeExpired } from '../common/store.ts';
 import { environmentInfoColumns, joinedEnvironment } from '../environments/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 
@@ -66,3 +67,13 @@ export async function livePortalSession(db: Db, id: string, now: Date): Promise<
 }
 
 export type { PortalIntent };
+
+/** Deletes at most `batchSize` portal links expired before `cutoff` (the retention sweep, common/store.ts `purgeExpired`); how many went. */
+export function purgeExpiredPortalLinks(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  return purgeExpired(db, portalLinks, cutoff, batchSize);
+}
+
+/** Deletes at most `batchSize` portal sessions expired before `cutoff` (the retention sweep, common/store.ts `purgeExpired`); how many went. */
+export function purgeExpiredPortalSessions(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  return purgeExpired(db, portalSessions, cutoff, batchSize);
+}

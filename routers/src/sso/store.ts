@@ -8,13 +8,14 @@ import {
   paginate,
   redirectUris,
   renderedOnce,
+  type SsoAuthorizationState,
   samlAssertionIds,
   ssoAccessTokens,
   ssoAuthorizations,
   ssoCodes,
   ssoProfiles,
 } from '@atrium/db';
-import { and, eq, gt, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
 import { loadScoped, scopedId } from '../common/store.ts';
 import { environmentInfoColumns, environmentsOfClientIds, joinedEnvironment } from '../environments/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
@@ -681,4 +682,33 @@ export async function deleteExpiredSsoRows(db: Db, now: Date, authorizationsBefo
     assertionIds: assertions.length,
     authorizations: authorizations.length,
   };
+}
+
+export interface LastSession {
+  id: string;
+  connectionId: string;
+  state: SsoAuthorizationState;
+  createdAt: Date;
+}
+
+/** The newest sign-in attempt (`sso_authorizations` row) of each connection that has one. */
+export async function lastSessionsOf(
+  db: Db,
+  environmentId: string,
+  connectionIds: string[],
+): Promise<Map<string, LastSession>> {
+  if (connectionIds.length === 0) return new Map();
+  const rows = await db
+    .selectDistinctOn([ssoAuthorizations.connectionId], {
+      id: ssoAuthorizations.id,
+      connectionId: ssoAuthorizations.connectionId,
+      state: ssoAuthorizations.state,
+      createdAt: ssoAuthorizations.createdAt,
+    })
+    .from(ssoAuthorizations)
+    .where(
+      and(eq(ssoAuthorizations.environmentId, environmentId), inArray(ssoAuthorizations.connectionId, connectionIds)),
+    )
+    .orderBy(ssoAuthorizations.connectionId, desc(ssoAuthorizations.id));
+  return new Map(rows.map((row) => [row.connectionId, row]));
 }
