@@ -6,26 +6,30 @@ import { widgetsRouter } from './client-api/widgets/router.ts';
 import { clientTokensRouter } from './client-tokens/router.ts';
 import { connectionsRouter } from './connections/router.ts';
 import { directoriesRouter } from './directories/router.ts';
+import { onEnvironmentCreated } from './environments/reactions.ts';
 import { eventsRouter } from './events/router.ts';
 import { groupsRouter } from './groups/router.ts';
 import { invitationsRouter } from './invitations/router.ts';
 import { itContactsRouter } from './it-contacts/router.ts';
 import { organizationApiKeysRouter, userApiKeysRouter } from './organization-api-keys/router.ts';
-import { revokeApiKeysOfMemberships } from './organization-api-keys/service.ts';
+import { revokeApiKeysOfMemberships, revokeApiKeysOfUser } from './organization-api-keys/service.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
 import { onMembershipsDeleted, onMembershipsEnded } from './organization-memberships/reactions.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
+import { recordMembershipsOfDeletedUser } from './organization-memberships/service.ts';
+import { userIdsOfOrganization } from './organization-memberships/store.ts';
 import { organizationsRouter } from './organizations/router.ts';
 import { onPermissionDeleting } from './permissions/reactions.ts';
 import { permissionsRouter } from './permissions/router.ts';
 import { portalRouter } from './portal/router.ts';
 import { rolesRouter } from './roles/router.ts';
-import { rolesLosingPermission } from './roles/service.ts';
+import { rolesLosingPermission, seedDefaultRoles } from './roles/service.ts';
 import { sessionsRouter } from './sessions/router.ts';
 import { endSessionsOfStoppedMemberships } from './sessions/service.ts';
 import { jwksRouter } from './signing/router.ts';
 import { redirectUrisRouter, ssoRouter } from './sso/router.ts';
 import { createCallerFactory, router } from './trpc.ts';
+import { onUserDeleting, readOrganizationUsersWith } from './users/reactions.ts';
 import { usersRouter } from './users/router.ts';
 import { webhookEndpointsRouter } from './webhooks/router.ts';
 
@@ -36,6 +40,14 @@ onMembershipsDeleted(revokeApiKeysOfMemberships);
 onMembershipsEnded(endSessionsOfStoppedMemberships);
 // A permission's deletion takes it from the roles holding it: each records role.updated.
 onPermissionDeleting(rolesLosingPermission);
+// What a user's deletion does first, in its transaction, and where the users list finds an
+// organization's users (users/ imports neither: both read users). In this order: the user's API
+// keys are revoked (api_key.revoked), then each membership's deletion is recorded.
+// A new environment starts with its default roles and system permissions (environments/ sits below roles/).
+onEnvironmentCreated(seedDefaultRoles);
+onUserDeleting(revokeApiKeysOfUser);
+onUserDeleting(recordMembershipsOfDeletedUser);
+readOrganizationUsersWith(userIdsOfOrganization);
 
 /** Every procedure of the service. Resources with REST paths carry `meta.openapi`. */
 export const appRouter = router({

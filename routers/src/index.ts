@@ -1,3 +1,4 @@
+export { createFirstRunSecrets, type FirstRun } from './admin/first-run.ts';
 export { registerAgent } from './agents/service.ts';
 export { type AppRouter, appRouter, createCaller } from './app-router.ts';
 export {
@@ -48,7 +49,7 @@ export {
   createAdminToken,
   ensureAdminToken,
 } from './auth/admin-token.ts';
-export { apiKeyCache, authenticateApiKey, authenticateApiKeyWithId, forgetEnvironment } from './auth/api-key.ts';
+export { apiKeyCache, authenticateApiKey, authenticateApiKeyWithId } from './auth/api-key.ts';
 export { bearer } from './auth/bearer.ts';
 export {
   authenticateClientBearer,
@@ -94,13 +95,7 @@ export {
   replaceDirectoryUser,
   writeDirectoryGroup,
 } from './directories/sync.ts';
-export {
-  createEnvironment,
-  createFirstRunSecrets,
-  type FirstRun,
-  listEnvironments,
-  scopeOf,
-} from './environments/service.ts';
+export { createEnvironment, forgetEnvironment, listEnvironments, scopeOf } from './environments/service.ts';
 export { recordEvent } from './events/record.ts';
 export { EVENT_RETENTION_MS, purgeExpiredEvents, toEvent } from './events/service.ts';
 export {

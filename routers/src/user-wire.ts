@@ -1,5 +1,5 @@
 // A user's wire shape, below both users/ and organization-memberships/ (a membership embeds its
-// user; users/ reads memberships, so neither folder may import the other's mapper).
+// user; both folders map users with it).
 import type { users } from '@atrium/db';
 import { z } from 'zod';
 import { Timestamp, wireTime } from './common/schemas.ts';

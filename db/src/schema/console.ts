@@ -7,6 +7,7 @@ import { adminTokens } from './environments.ts';
  * row (sign-out, expiry, or the admin token's revocation by cascade) ends the session for good.
  * Above environments, like the admin tokens it stands for.
  */
+// @owner routers/src/auth
 export const consoleSessions = pgTable(
   'console_sessions',
   {

@@ -8,6 +8,7 @@ export type FeatureFlags = Record<string, boolean>;
  * An environment owns everything else; its id is the `environment_id` of every other row. Its
  * name is unique per installation, since operators name environments by it (`--environment`).
  */
+// @owner routers/src/environments
 export const environments = pgTable(
   'environments',
   {
@@ -33,6 +34,7 @@ export const environmentIdColumn = () =>
     .references(() => environments.id, { onDelete: 'cascade' });
 
 /** API keys are stored only as SHA-256 hashes; the prefix lets an operator name one. */
+// @owner routers/src/environments
 export const apiKeys = pgTable(
   'api_keys',
   {

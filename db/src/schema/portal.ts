@@ -11,6 +11,7 @@ export type PortalIntent = (typeof PORTAL_INTENTS)[number];
  * A single-use admin-portal link (`POST /portal/generate_link`): only the SHA-256 of its secret
  * is kept. Opening it sets `used_at` and starts a portal session; it dies with its organization.
  */
+// @owner routers/src/portal
 export const portalLinks = pgTable(
   'portal_links',
   {
@@ -38,6 +39,7 @@ export const portalLinks = pgTable(
  * A portal session (the `Path=/portal` cookie holds its id and a secret, stored hashed): an IT
  * admin of one organization for one intent, with no user. Deleting the organization ends it.
  */
+// @owner routers/src/portal
 export const portalSessions = pgTable(
   'portal_sessions',
   {

@@ -26,6 +26,7 @@ export type { AttributeMapping, ConnectionDomain, SamlCertificate } from './sso-
  * provider's answer (SAML ACS or OIDC callback). `id` travels as SAML RelayState / OIDC `state`;
  * the app's own `state` is kept to hand back with the code. Expires after the contract's 10 min.
  */
+// @owner routers/src/sso
 export const ssoAuthorizations = pgTable(
   'sso_authorizations',
   {

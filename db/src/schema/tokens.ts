@@ -39,6 +39,7 @@ export const signingKeys = pgTable(
 );
 
 /** A session a client token is bound to (`sid`), so that the token can be revoked. */
+// @owner routers/src/sessions
 export const sessions = pgTable(
   'sessions',
   {
@@ -78,6 +79,7 @@ export type SessionChallengePurpose = (typeof SESSION_CHALLENGE_PURPOSES)[number
  * counted in shared rate windows.) Only SHA-256s of codes and tokens are kept; a code dies after
  * a few wrong tries. Everything dies with its session, or its user.
  */
+// @owner routers/src/session-challenges
 export const sessionChallenges = pgTable(
   'session_challenges',
   {

@@ -5,6 +5,7 @@ import { environmentIdColumn } from './environments.ts';
 import { organizations } from './organizations.ts';
 
 /** Users of an environment (upstream's user-management shape); e-mail unique case-insensitively. */
+// @owner routers/src/users
 export const users = pgTable(
   'users',
   {

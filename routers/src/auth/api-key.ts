@@ -1,26 +1,15 @@
 // API keys (`Authorization: Bearer sk_...`): an environment's principal on the REST and tRPC API.
+
+import { liveApiKeysByHash } from '../environments/store.ts';
 import { processCache } from '../invalidation/cache.ts';
-import { forgetLocally } from '../invalidation/service.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { unauthorized } from '../kernel/errors.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 import { batchedLookupOf } from '../lib/batched-lookup.ts';
-import { randomBase62, sha256Hex } from '../lib/random.ts';
+import { sha256Hex } from '../lib/random.ts';
 import { bearer } from './bearer.ts';
-import { liveApiKeysByHash } from './store.ts';
 
 const API_KEY = /^sk_(test|live)_[0-9A-Za-z]{40}$/;
-
-export function newApiKeySecret(live = false): string {
-  return `sk_${live ? 'live' : 'test'}_${randomBase62(40)}`;
-}
-
-export const KEY_PREFIX_LENGTH = 16;
-
-/** The first characters of a key (`sk_test_` and 8 more): enough to name it, never to use it. */
-export function keyPrefixOf(secret: string): string {
-  return secret.slice(0, KEY_PREFIX_LENGTH);
-}
 
 type LiveKeyRow = Awaited<ReturnType<typeof liveApiKeysByHash>>[number];
 
@@ -73,14 +62,6 @@ export async function authenticateApiKeyWithId(deps: Deps, header: string | unde
   });
   if (!caller) throw unauthorized();
   return caller;
-}
-
-/**
- * Forgets what this process caches about an environment now (after a revocation or a flag
- * change): its API keys and the rest of the `environment` invalidation's handlers.
- */
-export function forgetEnvironment(deps: Deps, environmentId: string): void {
-  forgetLocally(deps, 'environment', environmentId);
 }
 
 /**

@@ -2,6 +2,7 @@
 // client token bound to a stored user session, a widget token (widget-token.ts) or an
 // admin-portal token (portal-session.ts). One verification, then the principal of its kind.
 import { decodeJwt, type JWTPayload } from 'jose';
+import { environmentsOfClientIds } from '../environments/store.ts';
 import { processCache } from '../invalidation/cache.ts';
 import type { RequestDevice } from '../kernel/context.ts';
 import type { Deps } from '../kernel/deps.ts';
@@ -14,7 +15,6 @@ import { liveSession } from '../sessions/store.ts';
 import { rememberedClaims, verifyToken } from '../signing/service.ts';
 import { bearer } from './bearer.ts';
 import { isPortalClaim, portalPrincipal } from './portal-session.ts';
-import { environmentsOfClientIds } from './store.ts';
 import { grantOfWidgetPayload, isWidgetClaim } from './widget-token.ts';
 
 /** What a verified operation-20 client token grants: its user in its organization, for its session. */

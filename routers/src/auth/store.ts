@@ -1,36 +1,8 @@
-import { adminTokens, apiKeys, consoleSessions, type Db, environments, newId } from '@atrium/db';
-import { and, asc, eq, inArray, isNull, lte, ne } from 'drizzle-orm';
+import { adminTokens, consoleSessions, type Db, newId } from '@atrium/db';
+import { asc, eq, inArray, lte, ne } from 'drizzle-orm';
+import { purgeExpired } from '../common/store.ts';
 import { directoriesWithTokenHashes } from '../directories/store.ts';
-import type { EnvironmentInfo } from '../kernel/scope.ts';
-
-/** The live (unrevoked) API keys among these hashes, with their environments (one indexed probe each). */
-export function liveApiKeysByHash(db: Db, keyHashes: string[]) {
-  return db
-    .select({
-      keyHash: apiKeys.keyHash,
-      keyId: apiKeys.id,
-      id: environments.id,
-      name: environments.name,
-      clientId: environments.clientId,
-      flags: environments.flags,
-    })
-    .from(apiKeys)
-    .innerJoin(environments, eq(environments.id, apiKeys.environmentId))
-    .where(and(inArray(apiKeys.keyHash, keyHashes), isNull(apiKeys.revokedAt)));
-}
-
-/** The environments these client ids belong to (a client token's audience names one). */
-export function environmentsOfClientIds(db: Db, clientIds: string[]): Promise<EnvironmentInfo[]> {
-  return db
-    .select({
-      id: environments.id,
-      name: environments.name,
-      clientId: environments.clientId,
-      flags: environments.flags,
-    })
-    .from(environments)
-    .where(inArray(environments.clientId, clientIds));
-}
+import { environmentInfoColumns, joinedEnvironment } from '../environments/store.ts';
 
 /**
  * The directories whose SCIM token has one of these SHA-256 hashes, with their environments (one
@@ -44,13 +16,10 @@ export function directoriesByTokenHash(db: Db, tokenHashes: string[]) {
       directoryId: d.directoryId,
       organizationId: d.organizationId,
       state: d.state,
-      id: environments.id,
-      name: environments.name,
-      clientId: environments.clientId,
-      flags: environments.flags,
+      ...environmentInfoColumns,
     })
     .from(d)
-    .innerJoin(environments, eq(environments.id, d.environmentId));
+    .innerJoin(...joinedEnvironment(d.environmentId));
 }
 
 /** The admin tokens among these hashes, by id. */
@@ -133,4 +102,9 @@ export async function deleteConsoleSession(db: Db, tokenHash: string): Promise<b
 /** Forgets expired sessions (run at each sign-in, so the table holds live sessions and few others). */
 export async function deleteExpiredConsoleSessions(db: Db, now: Date): Promise<void> {
   await db.delete(consoleSessions).where(lte(consoleSessions.expiresAt, now));
+}
+
+/** Deletes at most `batchSize` console sessions expired before `cutoff` (the retention sweep, common/store.ts `purgeExpired`); how many went. */
+export function purgeExpiredConsoleSessions(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  return purgeExpired(db, consoleSessions, cutoff, batchSize);
 }

@@ -6,11 +6,10 @@ import type { Scope } from '../kernel/scope.ts';
 import { heldWidgetPermissions, membershipStatus } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { toSession } from '../sessions/service.ts';
-import { insertSession } from '../sessions/store.ts';
+import { insertSession, purgeSessionsBefore } from '../sessions/store.ts';
 import { signToken } from '../signing/service.ts';
 import { findUser, markSignedIn } from '../users/store.ts';
 import type { ClientToken } from './schemas.ts';
-import { purgeSessionsBefore } from './store.ts';
 
 function membershipRequired(userId: string, organizationId: string): ApiError {
   const message = `User '${userId}' has no active membership of organization '${organizationId}'.`;

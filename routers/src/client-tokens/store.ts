@@ -1,23 +1,5 @@
-import { type Db, organizations, perHandle, sessions } from '@atrium/db';
-import { and, eq, lt, sql } from 'drizzle-orm';
-
-/**
- * Deletes up to `batchSize` sessions expired before `cutoff`, revoked ones included (a revoked
- * session keeps its `expires_at`, so it goes 7 days after it would have expired); how many went. As the events purge:
- * ids as an array (primary-key lookups under a generic plan), in a transaction (its own connection).
- */
-export async function purgeSessionsBefore(db: Db, cutoff: Date, batchSize: number): Promise<number> {
-  const expired = db
-    .select({ id: sessions.id })
-    .from(sessions)
-    .where(lt(sessions.expiresAt, cutoff))
-    .orderBy(sessions.expiresAt)
-    .limit(batchSize);
-  const deleted = await db.transaction((tx) =>
-    tx.delete(sessions).where(sql`${sessions.id} = any(array(${expired}))`).returning({ id: sessions.id }),
-  );
-  return deleted.length;
-}
+import { type Db, organizations, perHandle } from '@atrium/db';
+import { and, eq, sql } from 'drizzle-orm';
 
 /** Whether the organization is still in the environment (a user-less widget token's check on every use). */
 const organizationExistsRead = perHandle((db: Db) =>

@@ -1,5 +1,5 @@
 import { type Db, perHandleAndKey } from '@atrium/db';
-import { and, eq, getTableName, type SQL, sql } from 'drizzle-orm';
+import { and, eq, getTableName, lt, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { type Entity, notFound } from '../kernel/errors.ts';
 
@@ -62,3 +62,21 @@ export const qualified = (column: AnyPgColumn): SQL =>
   sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
 
 export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** A table of short-lived rows: named by `id`, dead once past `expires_at`. */
+export type ExpiringTable = PgTable & { id: AnyPgColumn; expiresAt: AnyPgColumn };
+
+/**
+ * Deletes at most `batchSize` rows of `table` that expired before `cutoff`; how many went (the
+ * retention sweep's batch, each owner store applying it to its table). As the sessions purge:
+ * ids as an array (primary-key lookups), in a transaction (its own connection). No order: a
+ * batch takes whichever expired rows come first, so a table without an index on `expires_at`
+ * (session_challenges, small, dying with its session) is read once per batch.
+ */
+export async function purgeExpired(db: Db, table: ExpiringTable, cutoff: Date, batchSize: number): Promise<number> {
+  const expired = db.select({ id: table.id }).from(table).where(lt(table.expiresAt, cutoff)).limit(batchSize);
+  const deleted = await db.transaction((tx) =>
+    tx.delete(table).where(sql`${table.id} = any(array(${expired}))`).returning({ id: table.id }),
+  );
+  return deleted.length;
+}

@@ -1,25 +1,41 @@
 import { type Db, type FeatureFlags, newId } from '@atrium/db';
-import { generateFirstAdminToken } from '../auth/admin-token.ts';
-import { forgetEnvironment, KEY_PREFIX_LENGTH, keyPrefixOf, newApiKeySecret } from '../auth/api-key.ts';
-import { publishInvalidation } from '../invalidation/service.ts';
+import { forgetLocally, publishInvalidation } from '../invalidation/service.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { conflict, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
-import { sha256Hex } from '../lib/random.ts';
-import { seedDefaultRoles } from '../roles/service.ts';
+import { randomBase62, sha256Hex } from '../lib/random.ts';
+import { environmentCreated } from './reactions.ts';
 import {
   allEnvironments,
   apiKeysOf,
   type EnvironmentRow,
   environmentsNamed,
-  hasEnvironment,
   insertApiKey,
   insertEnvironment,
-  lockFirstRun,
   type NewApiKey,
   revokeLiveApiKey,
   setFlags,
 } from './store.ts';
+
+/** A new API key's secret (`Authorization: Bearer sk_...`, auth/api-key.ts checks its shape). */
+export function newApiKeySecret(live = false): string {
+  return `sk_${live ? 'live' : 'test'}_${randomBase62(40)}`;
+}
+
+export const KEY_PREFIX_LENGTH = 16;
+
+/** The first characters of a key (`sk_test_` and 8 more): enough to name it, never to use it. */
+export function keyPrefixOf(secret: string): string {
+  return secret.slice(0, KEY_PREFIX_LENGTH);
+}
+
+/**
+ * Forgets what this process caches about an environment now (after a revocation or a flag
+ * change): its API keys and the rest of the `environment` invalidation's handlers.
+ */
+export function forgetEnvironment(deps: Deps, environmentId: string): void {
+  forgetLocally(deps, 'environment', environmentId);
+}
 
 export const KNOWN_FLAGS = ['groups', 'agents'] as const;
 export const DEFAULT_FLAGS: FeatureFlags = { groups: true, agents: true };
@@ -59,7 +75,7 @@ export async function createEnvironment(
   const id = newId('environment');
   const clientId = newId('client');
   const apiKey = newApiKey(id, false);
-  // The environment, its first key and its starting roles (`member`, the default, and `admin`) together.
+  // The environment, its first key and what other resources start it with (its roles: app-router.ts) together.
   await deps.db.transaction(async (tx) => {
     await insertEnvironment(
       tx,
@@ -73,32 +89,9 @@ export async function createEnvironment(
       },
       apiKey.row,
     );
-    await seedDefaultRoles(tx, id, now);
+    await environmentCreated(tx, id, now);
   });
   return { environment_id: id, client_id: clientId, api_key: apiKey.secret };
-}
-
-/** Secrets made on a first start, to be printed once. */
-export type FirstRun = {
-  adminToken?: string;
-  environment?: { environment_id: string; client_id: string; api_key: string };
-};
-
-/**
- * The first start's secrets: an admin token when there is none (and none is configured), and an
- * environment named `development` when there is no environment. Under one lock, so processes
- * starting together on an empty database make one of each, and exactly one of them gets them.
- */
-export function createFirstRunSecrets(deps: Deps, options: { generateAdminToken: boolean }): Promise<FirstRun> {
-  return deps.db.transaction(async (tx) => {
-    await lockFirstRun(tx);
-    const inTx = { ...deps, db: tx };
-    const firstRun: FirstRun = {};
-    const adminToken = options.generateAdminToken ? await generateFirstAdminToken(inTx) : undefined;
-    if (adminToken) firstRun.adminToken = adminToken;
-    if (!(await hasEnvironment(tx))) firstRun.environment = await createEnvironment(inTx, { name: 'development' });
-    return firstRun;
-  });
 }
 
 export async function listEnvironments(deps: Deps) {

@@ -1,6 +1,8 @@
 import { apiKeys, type Db, environments, type FeatureFlags, lockEnvironment } from '@atrium/db';
-import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Deps } from '../kernel/deps.ts';
+import type { EnvironmentInfo } from '../kernel/scope.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type EnvironmentRow = typeof environments.$inferSelect;
@@ -85,4 +87,48 @@ export function revokeLiveApiKey(
       .returning({ id: apiKeys.id, keyPrefix: apiKeys.keyPrefix, revokedAt: apiKeys.revokedAt });
     return { matched: 1, revoked };
   });
+}
+
+/** The live (unrevoked) API keys among these hashes, with their environments (one indexed probe each). */
+export function liveApiKeysByHash(db: Db, keyHashes: string[]) {
+  return db
+    .select({ keyHash: apiKeys.keyHash, keyId: apiKeys.id, ...environmentInfoColumns })
+    .from(apiKeys)
+    .innerJoin(environments, eq(environments.id, apiKeys.environmentId))
+    .where(and(inArray(apiKeys.keyHash, keyHashes), isNull(apiKeys.revokedAt)));
+}
+
+/** The environments these client ids belong to (a client token's audience names one). */
+export function environmentsOfClientIds(db: Db, clientIds: string[]): Promise<EnvironmentInfo[]> {
+  return db.select(environmentInfoColumns).from(environments).where(inArray(environments.clientId, clientIds));
+}
+
+/** The id of the environment a client id belongs to. */
+export async function environmentIdOfClient(db: Db, clientId: string): Promise<string | undefined> {
+  const [row] = await db
+    .select({ id: environments.id })
+    .from(environments)
+    .where(eq(environments.clientId, clientId))
+    .limit(1);
+  return row?.id;
+}
+
+/** Locks the environment's row FOR UPDATE until the transaction ends (an environment's signing-key changes take turns). */
+export async function lockEnvironmentForUpdate(tx: Db, environmentId: string): Promise<void> {
+  await tx.select({ id: environments.id }).from(environments).where(eq(environments.id, environmentId)).for('update');
+}
+
+// Fragments of other stores' statements that read a row's environment with it (one statement each).
+
+/** What a principal carries of its environment (`EnvironmentInfo`), for a select that joins it (`joinedEnvironment`). */
+export const environmentInfoColumns = {
+  id: environments.id,
+  name: environments.name,
+  clientId: environments.clientId,
+  flags: environments.flags,
+};
+
+/** The arguments of another store's `.innerJoin(...joinedEnvironment(column))`: the environment its column names. */
+export function joinedEnvironment(environmentId: AnyPgColumn) {
+  return [environments, eq(environments.id, environmentId)] as const;
 }

@@ -14,7 +14,7 @@ import { consumeSharedWindow, refundSharedWindow } from '../rate-limits/service.
 import { assertRoleSlugs } from '../roles/service.ts';
 import { seal, unseal } from '../signing/material.ts';
 import { toUser } from '../user-wire.ts';
-import { findUser } from '../users/store.ts';
+import { findUser, insertUserUnlessTaken, userIdByEmail } from '../users/store.ts';
 import { invitationMessage } from './mail.ts';
 import {
   DEFAULT_EXPIRES_IN_DAYS,
@@ -31,10 +31,8 @@ import {
   findInvitationByTokenHash,
   type InvitationRow,
   insertInvitation,
-  insertUserUnlessTaken,
   pageOfInvitations,
   updateInvitationRow,
-  userIdByEmail,
 } from './store.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

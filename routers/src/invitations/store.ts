@@ -1,4 +1,4 @@
-import { type Db, invitations, type PageParams, paginate, users } from '@atrium/db';
+import { type Db, invitations, type PageParams, paginate } from '@atrium/db';
 import { and, eq, gt, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock } from '../common/store.ts';
 import { ApiError } from '../kernel/errors.ts';
@@ -68,27 +68,6 @@ export async function expireLapsedInvitations(
         lte(invitations.expiresAt, now),
       ),
     );
-}
-
-/** The id of the environment's user with this e-mail (case-insensitive), held FOR KEY SHARE. */
-export async function userIdByEmail(tx: Db, environmentId: string, email: string): Promise<string | undefined> {
-  const [row] = await tx
-    .select({ id: users.id })
-    .from(users)
-    .where(and(eq(users.environmentId, environmentId), eq(sql`lower(${users.email})`, email.toLowerCase())))
-    .for('key share')
-    .limit(1);
-  return row?.id;
-}
-
-/**
- * Creates the invitee's user unless a user with the e-mail exists by now: a concurrent accept of
- * another invitation for the same address may have made it (the insert waits for that
- * transaction, then does nothing). Undefined when it did nothing; the caller reads the user then.
- */
-export async function insertUserUnlessTaken(tx: Db, values: typeof users.$inferInsert) {
-  const [row] = await tx.insert(users).values(values).onConflictDoNothing().returning();
-  return row;
 }
 
 export async function insertInvitation(tx: Db, values: NewInvitation): Promise<InvitationRow> {

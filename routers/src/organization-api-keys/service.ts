@@ -8,6 +8,7 @@ import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { membershipOf, membershipPermissionSlugs } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
+import { findUser } from '../users/store.ts';
 import type {
   ApiKey,
   CreateOrganizationApiKeyInput,
@@ -24,7 +25,6 @@ import {
   deleteApiKeysOfUser,
   deleteOrganizationApiKeyRow,
   findByKeyHash,
-  findKeyHolder,
   insertOrganizationApiKey,
   lockKeyOfOrganization,
   type NewOrganizationApiKey,
@@ -172,7 +172,7 @@ export async function createUserApiKeyRow(
 ): Promise<{ key: UserApiKey & { value: string }; row: OrganizationApiKeyRow }> {
   const permissions = [...new Set(input.permissions ?? [])];
   return scope.db.transaction(async (tx) => {
-    const user = await findKeyHolder(tx, scope.env.id, input.user_id);
+    const user = await findUser(tx, scope.env.id, input.user_id);
     const organization = await requireOrganization(tx, scope, input.organization_id);
     const membership = await membershipOf(tx, scope.env.id, organization.id, user.id, 'no key update');
     if (membership?.status !== 'active') {
@@ -212,7 +212,7 @@ export async function createUserApiKeyRow(
 /** A page of the user's keys, of one organization if asked (404 for an unknown user or organization). */
 export async function listUserApiKeys(scope: Scope, input: z.infer<typeof ListUserApiKeysInput>) {
   const params = pageParams(input);
-  const user = await findKeyHolder(scope.db, scope.env.id, input.user_id);
+  const user = await findUser(scope.db, scope.env.id, input.user_id);
   const organization =
     input.organization_id === undefined ? undefined : await requireOrganization(scope.db, scope, input.organization_id);
   const page = await pageOfApiKeys(

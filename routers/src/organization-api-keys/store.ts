@@ -1,8 +1,9 @@
-import { type Db, organizationApiKeys, type PageParams, paginate, users } from '@atrium/db';
+import { type Db, organizationApiKeys, type PageParams, paginate } from '@atrium/db';
 import { and, eq, ilike, inArray, or } from 'drizzle-orm';
-import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
+import { containsPattern, scopedId } from '../common/store.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
+import { joinedUser, userContactColumns, userEmailLike } from '../users/store.ts';
 
 export type OrganizationApiKeyRow = typeof organizationApiKeys.$inferSelect;
 export type NewOrganizationApiKey = typeof organizationApiKeys.$inferInsert;
@@ -120,10 +121,10 @@ export function pageOfMemberApiKeys(
       db
         .select({
           key: organizationApiKeys,
-          owner: { email: users.email, firstName: users.firstName, lastName: users.lastName },
+          owner: userContactColumns,
         })
         .from(organizationApiKeys)
-        .innerJoin(users, eq(users.id, organizationApiKeys.userId))
+        .innerJoin(...joinedUser(organizationApiKeys.userId))
         .where(
           and(
             eq(organizationApiKeys.environmentId, environmentId),
@@ -132,10 +133,7 @@ export function pageOfMemberApiKeys(
             userId === undefined ? undefined : eq(organizationApiKeys.userId, userId),
             search === undefined
               ? undefined
-              : or(
-                  ilike(organizationApiKeys.name, containsPattern(search)),
-                  ilike(users.email, containsPattern(search)),
-                ),
+              : or(ilike(organizationApiKeys.name, containsPattern(search)), userEmailLike(containsPattern(search))),
             q.keyset,
           ),
         )
@@ -143,16 +141,6 @@ export function pageOfMemberApiKeys(
         .limit(q.limit),
     (row) => row.key.id,
   );
-}
-
-/** The holder of a user key (for the widget's answers). */
-export async function ownerOfKey(db: Db, userId: string): Promise<UserApiKeyWithOwnerRow['owner']> {
-  const [row] = await db
-    .select({ email: users.email, firstName: users.firstName, lastName: users.lastName })
-    .from(users)
-    .where(eq(users.id, userId))
-    .limit(1);
-  return row ?? { email: '', firstName: null, lastName: null };
 }
 
 /** The organization's key with this id, held FOR UPDATE: of the owner kind asked, and of one user if given. */
@@ -187,11 +175,6 @@ export async function setKeyExpiry(tx: Db, id: string, expiresAt: Date | null, n
     .where(eq(organizationApiKeys.id, id))
     .returning();
   return row as OrganizationApiKeyRow;
-}
-
-/** The environment's user with this id, or 404 naming it (the users resource's own lookup, read here). */
-export function findKeyHolder(db: Db, environmentId: string, id: string) {
-  return loadScoped(db, users, 'user', environmentId, id);
 }
 
 /**

@@ -8,6 +8,7 @@ import { requireOrganization } from '../organizations/lookup.ts';
 import { assertRoleSlugs, noDefaultRole } from '../roles/service.ts';
 import { replaceMembershipRoles, roleIdsOfMemberships } from '../roles/store.ts';
 import { toUser } from '../user-wire.ts';
+import { findUser } from '../users/store.ts';
 import { membershipsDeleted, membershipsEnded } from './reactions.ts';
 import type {
   CreateOrganizationMembershipInput,
@@ -23,9 +24,9 @@ import {
   insertMembershipsWithDefaultRole,
   lockMembership,
   lockMembershipsOfUsers,
-  lockUser,
   type MembershipRecord,
   type MembershipRow,
+  membershipsOfUser,
   membershipsWithIds,
   pageOfMemberships,
   replaceRolesOfMemberships,
@@ -65,6 +66,16 @@ export function toMembershipEvent(row: Omit<MembershipRecord, 'user'>): Omit<Org
     created_at: wireTime(row.createdAt),
     updated_at: wireTime(row.updatedAt),
   };
+}
+
+/**
+ * Records the deletion of each of the user's memberships (`organization_membership.deleted`), in
+ * the caller's transaction, before the user's deletion takes them by cascade (registered in app-router.ts).
+ */
+export async function recordMembershipsOfDeletedUser(tx: Db, scope: Scope, userId: string): Promise<void> {
+  for (const membership of await membershipsOfUser(tx, scope.env.id, userId)) {
+    await recordEvent(tx, scope, 'organization_membership.deleted', toMembershipEvent(membership));
+  }
 }
 
 export async function getOrganizationMembership(scope: Scope, id: string): Promise<OrganizationMembership> {
@@ -109,7 +120,7 @@ export type MembershipGuard = (tx: Db, before: MembershipRow, nextRoleSlugs: str
 export async function addMembership(tx: Db, scope: Scope, input: NewMembershipInput): Promise<OrganizationMembership> {
   // The user and the organization are held so that a concurrent delete of either waits, or
   // won and this answers 404; the user's lock also serialises the memberships-per-user count.
-  const user = await lockUser(tx, scope.env.id, input.userId);
+  const user = await findUser(tx, scope.env.id, input.userId, 'no key update');
   await assertBelowMembershipsPerUser(tx, scope, user.id);
   const organization = await requireOrganization(tx, scope, input.organizationId, 'share');
   const roles = await assertRoleSlugs(tx, scope, organization.id, input);
@@ -150,7 +161,7 @@ export async function addSignInMembership(
   input: { userId: string; fresh: boolean; organization: { id: string; name: string } },
 ): Promise<void> {
   if (!input.fresh) {
-    await lockUser(tx, scope.env.id, input.userId);
+    await findUser(tx, scope.env.id, input.userId, 'no key update');
     await assertBelowMembershipsPerUser(tx, scope, input.userId);
   }
   const now = scope.now();
@@ -292,7 +303,7 @@ export async function provisionDirectoryMemberships(
   const missing = users.filter((u) => !result.has(u.userId));
   for (const user of missing) {
     if (user.fresh) continue;
-    await lockUser(tx, scope.env.id, user.userId);
+    await findUser(tx, scope.env.id, user.userId, 'no key update');
     await assertBelowMembershipsPerUser(tx, scope, user.userId);
   }
   const now = scope.now();

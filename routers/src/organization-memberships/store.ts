@@ -11,7 +11,6 @@ import {
   perHandleAndKey,
   rawRows,
   renderedOnce,
-  users,
 } from '@atrium/db';
 import { and, asc, desc, eq, getTableColumns, inArray, ne, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
@@ -25,13 +24,14 @@ import {
   roleSlugById,
   roleSlugsOf,
 } from '../roles/store.ts';
-import type { UserRecord } from '../user-wire.ts';
+import type { UserRecord, UserRow } from '../user-wire.ts';
+import { joinedUser, joinUserAs, userColumns, userTupleColumns } from '../users/store.ts';
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect & {
   organizationName: string;
   roleSlugs: string[];
   /** The member, embedded in the membership's wire shape (upstream's `user`). */
-  user: typeof users.$inferSelect;
+  user: UserRow;
 };
 export type NewMembership = typeof organizationMemberships.$inferInsert;
 
@@ -49,7 +49,7 @@ export const membershipColumns = {
   ...getTableColumns(organizationMemberships),
   organizationName: organizations.name,
   roleSlugs,
-  user: getTableColumns(users),
+  user: userColumns,
 };
 
 /** Memberships matching `where` (which must carry the environment), with their organization's name and user. */
@@ -58,7 +58,7 @@ function findMemberships(db: Db, where: SQL | undefined) {
     .select(membershipColumns)
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .innerJoin(users, eq(users.id, organizationMemberships.userId))
+    .innerJoin(...joinedUser(organizationMemberships.userId))
     .where(where);
 }
 
@@ -135,7 +135,7 @@ type MembershipTuple = [
  */
 const membershipTuple = (env: SQL) => {
   const m = organizationMemberships;
-  return sql<MembershipTuple>`json_build_array(${q(m.id)}, ${q(m.userId)}, ${q(m.organizationId)}, ${q(organizations.name)}, ${q(m.status)}, ${q(m.directoryManaged)}, ${q(m.customAttributes)}, ${q(m.createdAt)}, ${q(m.updatedAt)}, ${roleSlugsOf(q(m.id), env)}, ${q(users.email)}, ${q(users.emailVerified)}, ${q(users.firstName)}, ${q(users.lastName)}, ${q(users.profilePictureUrl)}, ${q(users.locale)}, ${q(users.lastSignInAt)}, ${q(users.externalId)}, ${q(users.metadata)}, ${q(users.createdAt)}, ${q(users.updatedAt)})`;
+  return sql<MembershipTuple>`json_build_array(${q(m.id)}, ${q(m.userId)}, ${q(m.organizationId)}, ${q(organizations.name)}, ${q(m.status)}, ${q(m.directoryManaged)}, ${q(m.customAttributes)}, ${q(m.createdAt)}, ${q(m.updatedAt)}, ${roleSlugsOf(q(m.id), env)}, ${userTupleColumns})`;
 };
 
 /** The record of a `membershipTuple`. */
@@ -181,7 +181,7 @@ const membershipsPage = perHandleAndKey((db: Db, shape: MembershipsShape) => {
     .select({ m: membershipTuple(sql`${sql.placeholder('env')}`) })
     .from(m)
     .innerJoin(organizations, eq(organizations.id, m.organizationId))
-    .innerJoin(users, eq(users.id, m.userId))
+    .innerJoin(...joinedUser(m.userId))
     .where(
       and(
         eq(m.environmentId, sql.placeholder('env')),
@@ -308,7 +308,7 @@ export function selectMembershipsThrough(db: Db, table: PgTable, membershipId: A
     .from(table)
     .innerJoin(organizationMemberships, eq(organizationMemberships.id, membershipId))
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .innerJoin(users, eq(users.id, organizationMemberships.userId));
+    .innerJoin(...joinedUser(organizationMemberships.userId));
 }
 
 /**
@@ -350,21 +350,6 @@ export async function directoryManagesUser(db: Db, environmentId: string, userId
     )
     .limit(1);
   return row !== undefined;
-}
-
-/**
- * The user a membership is created for (its row: the answer embeds it), held FOR NO KEY UPDATE,
- * or 404. Here, not in users/, because users/ reads memberships (a user's deletion records
- * theirs): resources form a tree.
- */
-export async function lockUser(tx: Db, environmentId: string, userId: string): Promise<MembershipRow['user']> {
-  const [row] = await tx
-    .select()
-    .from(users)
-    .where(scopedId(users, environmentId, userId))
-    .for('no key update')
-    .limit(1);
-  return orNotFound(row, 'user', userId);
 }
 
 export async function insertMembership(tx: Db, values: NewMembership) {
@@ -588,7 +573,7 @@ export function activeMembersOf(parts: {
 }): SQL {
   const slugs = roleSlugsOf(sql`om.id`, parts.env);
   return sql`select ${parts.columns(slugs)}
-    from ${organizationMemberships} om join ${users} u on u.id = om.user_id
+    from ${organizationMemberships} om ${joinUserAs('u', sql`om.user_id`)}
     where om.environment_id = ${parts.env} and om.organization_id = ${parts.org} and om.status = 'active'
       and ${parts.where(slugs)}
     order by om.id ${parts.dir} limit ${parts.limit}`;
@@ -596,7 +581,7 @@ export function activeMembersOf(parts: {
 
 /** Whether a member (any status) of the organization has this e-mail (case-insensitively): a condition of another store's statement. */
 export function memberWithEmail(environmentId: SQL, organizationId: SQL, email: SQL): SQL {
-  return sql`exists (select 1 from ${users} u2 join ${organizationMemberships} om2 on om2.user_id = u2.id
+  return sql`exists (select 1 from ${organizationMemberships} om2 ${joinUserAs('u2', sql`om2.user_id`)}
     where u2.environment_id = ${environmentId} and lower(u2.email) = lower(${email})
       and om2.organization_id = ${organizationId})`;
 }

@@ -1,5 +1,7 @@
-import { type Db, environments, organizations, type PortalIntent, portalLinks, portalSessions } from '@atrium/db';
+import { type Db, organizations, type PortalIntent, portalLinks, portalSessions } from '@atrium/db';
 import { and, eq, gt, isNull } from 'drizzle-orm';
+import { purgeExpired } from '../common/store.ts';
+import { environmentInfoColumns, joinedEnvironment } from '../environments/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 
 export type PortalLinkRow = typeof portalLinks.$inferSelect;
@@ -47,11 +49,11 @@ export async function livePortalSession(db: Db, id: string, now: Date): Promise<
   const [row] = await db
     .select({
       session: portalSessions,
-      env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
+      env: environmentInfoColumns,
       organizationName: organizations.name,
     })
     .from(portalSessions)
-    .innerJoin(environments, eq(environments.id, portalSessions.environmentId))
+    .innerJoin(...joinedEnvironment(portalSessions.environmentId))
     .innerJoin(
       organizations,
       and(
@@ -65,3 +67,13 @@ export async function livePortalSession(db: Db, id: string, now: Date): Promise<
 }
 
 export type { PortalIntent };
+
+/** Deletes at most `batchSize` portal links expired before `cutoff` (the retention sweep, common/store.ts `purgeExpired`); how many went. */
+export function purgeExpiredPortalLinks(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  return purgeExpired(db, portalLinks, cutoff, batchSize);
+}
+
+/** Deletes at most `batchSize` portal sessions expired before `cutoff` (the retention sweep, common/store.ts `purgeExpired`); how many went. */
+export function purgeExpiredPortalSessions(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  return purgeExpired(db, portalSessions, cutoff, batchSize);
+}

@@ -5,10 +5,10 @@ import { recordEvent, recordEvents } from '../events/record.ts';
 import type { RequestDevice } from '../kernel/context.ts';
 import { notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { findUser } from '../users/store.ts';
 import type { ListSessionsInput, Session } from './schemas.ts';
 import {
   findSession,
-  findSessionOwner,
   type LiveSessionsFilter,
   liveSessionsOfUser,
   markSessionRevoked,
@@ -67,7 +67,7 @@ export async function noteSessionUse(db: Db, row: SessionRow, device: RequestDev
  * retention sweep drops them 7 days after expiry), each with its status. Unknown user: 404.
  */
 export async function listSessions(scope: Scope, input: z.infer<typeof ListSessionsInput>) {
-  const user = await findSessionOwner(scope.db, scope.env.id, input.id);
+  const user = await findUser(scope.db, scope.env.id, input.id);
   const page = await pageOfUserSessions(scope.db, scope.env.id, user.id, pageParams(input));
   const now = scope.now();
   return asList(page, (row) => toSession(row, now));

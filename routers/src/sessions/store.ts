@@ -1,5 +1,5 @@
-import { type Db, type PageParams, paginate, perHandle, sessions, users } from '@atrium/db';
-import { and, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { type Db, type PageParams, paginate, perHandle, sessions } from '@atrium/db';
+import { and, desc, eq, gt, inArray, isNull, lt, ne, sql } from 'drizzle-orm';
 import { loadScoped, type RowLock } from '../common/store.ts';
 import { activeMembershipExists } from '../organization-memberships/store.ts';
 
@@ -14,14 +14,6 @@ export async function insertSession(tx: Db, values: NewSession): Promise<Session
 /** The session of the environment, or 404; `lock` holds it in the caller's transaction. */
 export function findSession(db: Db, environmentId: string, id: string, lock?: RowLock): Promise<SessionRow> {
   return loadScoped(db, sessions, 'session', environmentId, id, lock);
-}
-
-/**
- * The user whose sessions are listed, or 404 (the one scoped lookup, read here rather than through
- * users/, which reaches sessions through memberships).
- */
-export function findSessionOwner(db: Db, environmentId: string, id: string) {
-  return loadScoped(db, users, 'user', environmentId, id);
 }
 
 /** One page of a user's sessions (keyset on the `(environment_id, user_id, id)` index). */
@@ -177,4 +169,22 @@ export async function liveSession(
   // A placeholder skips the column's encoder: the instant goes as text, which both drivers bind.
   const [row] = await liveSessionRead(db).execute({ id, env: environmentId, now: now.toISOString() });
   return row?.session;
+}
+
+/**
+ * Deletes up to `batchSize` sessions expired before `cutoff`, revoked ones included (a revoked
+ * session keeps its `expires_at`, so it goes 7 days after it would have expired); how many went. As the events purge:
+ * ids as an array (primary-key lookups under a generic plan), in a transaction (its own connection).
+ */
+export async function purgeSessionsBefore(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  const expired = db
+    .select({ id: sessions.id })
+    .from(sessions)
+    .where(lt(sessions.expiresAt, cutoff))
+    .orderBy(sessions.expiresAt)
+    .limit(batchSize);
+  const deleted = await db.transaction((tx) =>
+    tx.delete(sessions).where(sql`${sessions.id} = any(array(${expired}))`).returning({ id: sessions.id }),
+  );
+  return deleted.length;
 }

@@ -2,21 +2,14 @@ import { createHash } from 'node:crypto';
 import { newId } from '@atrium/db';
 import { decodeProtectedHeader, type JWTPayload, jwtVerify, SignJWT } from 'jose';
 import { iso } from '../common/schemas.ts';
+import { environmentIdOfClient } from '../environments/store.ts';
 import { processCache } from '../invalidation/cache.ts';
 import { publishInvalidation } from '../invalidation/service.ts';
 import type { Deps, LoadedSigningKey } from '../kernel/deps.ts';
 import { notFound } from '../kernel/errors.ts';
 import { decryptPrivateKey, encryptPrivateKey, generateKeyMaterial, publicKeyOf } from './material.ts';
 import type { Jwks } from './schemas.ts';
-import {
-  environmentIdOfClient,
-  insertFirstKey,
-  insertRotatedKey,
-  type KeyRow,
-  keysOf,
-  type NewKey,
-  publishedKeys,
-} from './store.ts';
+import { insertFirstKey, insertRotatedKey, type KeyRow, keysOf, type NewKey, publishedKeys } from './store.ts';
 
 /** The longest lifetime of anything a key signs: a retiring key stays published this long. */
 function longestTokenMs(deps: Deps): number {

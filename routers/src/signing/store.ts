@@ -1,5 +1,6 @@
-import { type Db, environments, signingKeys } from '@atrium/db';
+import { type Db, signingKeys } from '@atrium/db';
 import { and, desc, eq, gt, isNull, or } from 'drizzle-orm';
+import { lockEnvironmentForUpdate } from '../environments/store.ts';
 
 export type KeyRow = typeof signingKeys.$inferSelect;
 export type NewKey = typeof signingKeys.$inferInsert & { environmentId: string };
@@ -9,11 +10,6 @@ function publishedWhere(environmentId: string, now: Date) {
     eq(signingKeys.environmentId, environmentId),
     or(isNull(signingKeys.retiresAt), gt(signingKeys.retiresAt, now)),
   );
-}
-
-/** Locks the environment's row until the transaction ends: key changes of an environment take turns. */
-async function lockKeysOf(tx: Db, environmentId: string): Promise<void> {
-  await tx.select({ id: environments.id }).from(environments).where(eq(environments.id, environmentId)).for('update');
 }
 
 /** The environment's keys not yet retired at `now`, newest first. */
@@ -33,7 +29,7 @@ export function keysOf(db: Db, environmentId: string): Promise<KeyRow[]> {
 /** Inserts `key` unless the environment has a published key at `now` (checked under its lock). */
 export async function insertFirstKey(db: Db, key: NewKey, now: Date): Promise<void> {
   await db.transaction(async (tx) => {
-    await lockKeysOf(tx, key.environmentId);
+    await lockEnvironmentForUpdate(tx, key.environmentId);
     const [existing] = await tx
       .select({ id: signingKeys.id })
       .from(signingKeys)
@@ -46,21 +42,11 @@ export async function insertFirstKey(db: Db, key: NewKey, now: Date): Promise<vo
 /** Inserts `key` and sets `retiresAt` on every key of the environment that had none. */
 export async function insertRotatedKey(db: Db, key: NewKey, retiresAt: Date): Promise<void> {
   await db.transaction(async (tx) => {
-    await lockKeysOf(tx, key.environmentId);
+    await lockEnvironmentForUpdate(tx, key.environmentId);
     await tx
       .update(signingKeys)
       .set({ retiresAt })
       .where(and(eq(signingKeys.environmentId, key.environmentId), isNull(signingKeys.retiresAt)));
     await tx.insert(signingKeys).values(key);
   });
-}
-
-/** The id of the environment a client id belongs to. */
-export async function environmentIdOfClient(db: Db, clientId: string): Promise<string | undefined> {
-  const [row] = await db
-    .select({ id: environments.id })
-    .from(environments)
-    .where(eq(environments.clientId, clientId))
-    .limit(1);
-  return row?.id;
 }

@@ -13,7 +13,7 @@ import { membershipOf } from '../organization-memberships/store.ts';
 import { loadOrganization } from '../organizations/store.ts';
 import { seal, unseal } from '../signing/material.ts';
 import { fullName, toUser } from '../user-wire.ts';
-import { insertUser, markSignedIn } from '../users/store.ts';
+import { insertUser, markSignedIn, userByEmail, userById } from '../users/store.ts';
 import { replayedAnswer, SsoFailure, type SsoIdentity } from './identity.ts';
 import {
   consumeOidc,
@@ -56,8 +56,6 @@ import {
   spendCodeForAccessToken,
   unspentCode,
   upsertProfile,
-  userByEmail,
-  userById,
 } from './store.ts';
 
 // The SSO service: an authorization from the app's request to the IdP's answer, the decision on

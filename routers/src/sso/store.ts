@@ -3,22 +3,21 @@ import {
   coalesced,
   connections,
   type Db,
-  environments,
   organizationDomains,
   type PageParams,
   paginate,
   redirectUris,
   renderedOnce,
+  type SsoAuthorizationState,
   samlAssertionIds,
   ssoAccessTokens,
   ssoAuthorizations,
   ssoCodes,
   ssoProfiles,
-  users,
 } from '@atrium/db';
-import { and, eq, gt, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
-import { environmentsOfClientIds } from '../auth/store.ts';
+import { and, desc, eq, gt, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
 import { loadScoped, scopedId } from '../common/store.ts';
+import { environmentInfoColumns, environmentsOfClientIds, joinedEnvironment } from '../environments/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 import { roleSlugsOfMember } from '../organization-memberships/store.ts';
 
@@ -145,10 +144,10 @@ export async function connectionWithEnvironment(
   const [row] = await db
     .select({
       connection: connections,
-      env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
+      env: environmentInfoColumns,
     })
     .from(connections)
-    .innerJoin(environments, eq(environments.id, connections.environmentId))
+    .innerJoin(...joinedEnvironment(connections.environmentId))
     .where(eq(connections.id, id))
     .limit(1);
   return row;
@@ -173,11 +172,11 @@ const connectionWithAuthorization = builtOnce(['id', 'authorization'] as const, 
   db
     .select({
       connection: connections,
-      env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
+      env: environmentInfoColumns,
       authorization: ssoAuthorizations,
     })
     .from(connections)
-    .innerJoin(environments, eq(environments.id, connections.environmentId))
+    .innerJoin(...joinedEnvironment(connections.environmentId))
     .leftJoin(
       ssoAuthorizations,
       and(
@@ -368,32 +367,6 @@ const finishStarted = builtOnce(['id', 'state', 'failureReason', 'now'] as const
 );
 
 // Users, memberships, profiles -----------------------------------------------------------------
-
-const userOfEmail = builtOnce(['env', 'email'] as const, (db, v) =>
-  db
-    .select()
-    .from(users)
-    .where(and(eq(users.environmentId, v.env), sql`lower(${users.email}) = lower(${v.email})`))
-    .limit(1),
-);
-
-export async function userByEmail(db: Db, environmentId: string, email: string) {
-  const [row] = await userOfEmail(db, { env: environmentId, email });
-  return row;
-}
-
-const userOfId = builtOnce(['env', 'id'] as const, (db, v) =>
-  db
-    .select()
-    .from(users)
-    .where(and(eq(users.environmentId, v.env), eq(users.id, v.id)))
-    .limit(1),
-);
-
-export async function userById(db: Db, environmentId: string, id: string) {
-  const [row] = await userOfId(db, { env: environmentId, id });
-  return row;
-}
 
 const profileOfIdpId = builtOnce(['connection', 'idpId'] as const, (db, v) =>
   db
@@ -672,11 +645,11 @@ export function lockExpiredAuthorizations(tx: Db, now: Date, limit: number) {
       ipAddress: ssoAuthorizations.ipAddress,
       userAgent: ssoAuthorizations.userAgent,
       organizationId: connections.organizationId,
-      env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
+      env: environmentInfoColumns,
     })
     .from(ssoAuthorizations)
     .innerJoin(connections, eq(connections.id, ssoAuthorizations.connectionId))
-    .innerJoin(environments, eq(environments.id, ssoAuthorizations.environmentId))
+    .innerJoin(...joinedEnvironment(ssoAuthorizations.environmentId))
     .where(and(eq(ssoAuthorizations.state, 'started'), lte(ssoAuthorizations.expiresAt, now)))
     .orderBy(ssoAuthorizations.expiresAt)
     .limit(limit)
@@ -709,4 +682,33 @@ export async function deleteExpiredSsoRows(db: Db, now: Date, authorizationsBefo
     assertionIds: assertions.length,
     authorizations: authorizations.length,
   };
+}
+
+export interface LastSession {
+  id: string;
+  connectionId: string;
+  state: SsoAuthorizationState;
+  createdAt: Date;
+}
+
+/** The newest sign-in attempt (`sso_authorizations` row) of each connection that has one. */
+export async function lastSessionsOf(
+  db: Db,
+  environmentId: string,
+  connectionIds: string[],
+): Promise<Map<string, LastSession>> {
+  if (connectionIds.length === 0) return new Map();
+  const rows = await db
+    .selectDistinctOn([ssoAuthorizations.connectionId], {
+      id: ssoAuthorizations.id,
+      connectionId: ssoAuthorizations.connectionId,
+      state: ssoAuthorizations.state,
+      createdAt: ssoAuthorizations.createdAt,
+    })
+    .from(ssoAuthorizations)
+    .where(
+      and(eq(ssoAuthorizations.environmentId, environmentId), inArray(ssoAuthorizations.connectionId, connectionIds)),
+    )
+    .orderBy(ssoAuthorizations.connectionId, desc(ssoAuthorizations.id));
+  return new Map(rows.map((row) => [row.connectionId, row]));
 }

@@ -5,10 +5,8 @@ import { recordEvent, recordEvents } from '../events/record.ts';
 import { ApiError, type FieldError, fromDatabaseError, invalid } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { hashPassword, importedHashProblem } from '../lib/password.ts';
-import { revokeApiKeysOfUser } from '../organization-api-keys/service.ts';
-import { toMembershipEvent } from '../organization-memberships/service.ts';
-import { membershipsOfUser } from '../organization-memberships/store.ts';
 import { fullName, toUser, type User } from '../user-wire.ts';
+import { userDeleting, usersOfOrganization } from './reactions.ts';
 import type { CreateUserInput, ListUsersInput, UpdateUserInput } from './schemas.ts';
 import {
   deleteUserRow,
@@ -103,7 +101,9 @@ export async function getUserByExternalId(scope: Scope, externalId: string): Pro
 }
 
 export async function listUsers(scope: Scope, input: z.infer<typeof ListUsersInput>) {
-  const filter = { email: input.email, organizationId: input.organization_id };
+  const { organization_id: organizationId } = input;
+  const ids = organizationId ? usersOfOrganization(scope.db, scope.env.id, organizationId) : undefined;
+  const filter = { email: input.email, ids };
   return asList(await pageOfUsers(scope.db, scope.env.id, pageParams(input), filter), toUser);
 }
 
@@ -166,17 +166,14 @@ export async function updateUser(scope: Scope, input: z.infer<typeof UpdateUserI
 
 /**
  * Deletes the user. Their memberships (and through those, their group links) go with them by
- * foreign key in the same statement; each membership's deletion is recorded as an event.
+ * foreign key in the same statement; the reactions registered in app-router.ts run first (their
+ * API keys revoked, each membership's deletion recorded as an event).
  */
 export async function deleteUser(scope: Scope, id: string): Promise<void> {
   await scope.db.transaction(async (tx) => {
     const current = await findUser(tx, scope.env.id, id, 'update');
-    const memberships = await membershipsOfUser(tx, scope.env.id, id);
-    await revokeApiKeysOfUser(tx, scope, current.id);
+    await userDeleting(tx, scope, current.id);
     await deleteUserRow(tx, current.id);
-    for (const membership of memberships) {
-      await recordEvent(tx, scope, 'organization_membership.deleted', toMembershipEvent(membership));
-    }
     await recordEvent(tx, scope, 'user.deleted', toUser(current));
   });
 }

@@ -1,7 +1,7 @@
 import { builtOnce, type Db, type PageParams, paginate, renderedOnce, users } from '@atrium/db';
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import { loadScoped, orNotFound, type RowLock } from '../common/store.ts';
-import { userIdsOfOrganization } from '../organization-memberships/store.ts';
+import { and, eq, getTableColumns, inArray, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import { loadScoped, orNotFound, qualified as q, type RowLock } from '../common/store.ts';
 import type { UserRow } from '../user-wire.ts';
 
 export type { UserRow };
@@ -37,15 +37,14 @@ const signedIn = builtOnce(['env', 'id', 'at'] as const, (db, v) =>
 
 export interface UserFilter {
   email?: string | undefined;
-  organizationId?: string | undefined;
+  /** The ids of the users to keep, as a subquery of the same statement (an organization's members). */
+  ids?: SQLWrapper | undefined;
 }
 
-/** One page of the environment's users, by email (case-insensitive) and by organization. */
+/** One page of the environment's users, by email (case-insensitive) and by a subquery of their ids. */
 export function pageOfUsers(db: Db, environmentId: string, params: PageParams, filter: UserFilter) {
   const byEmail = filter.email ? eq(sql`lower(${users.email})`, filter.email.toLowerCase()) : undefined;
-  const byOrganization = filter.organizationId
-    ? inArray(users.id, userIdsOfOrganization(db, environmentId, filter.organizationId))
-    : undefined;
+  const byOrganization = filter.ids ? inArray(users.id, filter.ids) : undefined;
   return paginate(
     params,
     users.id,
@@ -141,3 +140,101 @@ export async function updateUserRow(tx: Db, id: string, changes: UserChanges): P
 export async function deleteUserRow(tx: Db, id: string): Promise<void> {
   await tx.delete(users).where(eq(users.id, id));
 }
+
+/** The environment's user with this e-mail (case-insensitive), if any. Built once: an SSO sign-in reads it. */
+export async function userByEmail(db: Db, environmentId: string, email: string): Promise<UserRow | undefined> {
+  const [row] = await userOfEmail(db, { env: environmentId, email });
+  return row;
+}
+const userOfEmail = builtOnce(['env', 'email'] as const, (db, v) =>
+  db
+    .select()
+    .from(users)
+    .where(and(eq(users.environmentId, v.env), sql`lower(${users.email}) = lower(${v.email})`))
+    .limit(1),
+);
+
+/** The environment's user with this id, if any. Built once: an SSO sign-in reads it. */
+export async function userById(db: Db, environmentId: string, id: string): Promise<UserRow | undefined> {
+  const [row] = await userOfId(db, { env: environmentId, id });
+  return row;
+}
+const userOfId = builtOnce(['env', 'id'] as const, (db, v) =>
+  db
+    .select()
+    .from(users)
+    .where(and(eq(users.environmentId, v.env), eq(users.id, v.id)))
+    .limit(1),
+);
+
+/** The id of the environment's user with this e-mail (case-insensitive), held FOR KEY SHARE. */
+export async function userIdByEmail(tx: Db, environmentId: string, email: string): Promise<string | undefined> {
+  const [row] = await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.environmentId, environmentId), eq(sql`lower(${users.email})`, email.toLowerCase())))
+    .for('key share')
+    .limit(1);
+  return row?.id;
+}
+
+/**
+ * Inserts the user unless one with the e-mail exists by now (the insert waits for a concurrent
+ * transaction that made it, then does nothing); undefined when it did nothing.
+ */
+export async function insertUserUnlessTaken(tx: Db, values: NewUser): Promise<UserRow | undefined> {
+  const [row] = await tx.insert(users).values(values).onConflictDoNothing().returning();
+  return row;
+}
+
+/** A user's e-mail and names (an API key's holder as the widgets show it). */
+export type UserContact = Pick<UserRow, 'email' | 'firstName' | 'lastName'>;
+export const userContactColumns = { email: users.email, firstName: users.firstName, lastName: users.lastName };
+
+/** The holder of a user key (for the widget's answers); empty fields for a user gone. */
+export async function contactOfUser(db: Db, userId: string): Promise<UserContact> {
+  const [row] = await db.select(userContactColumns).from(users).where(eq(users.id, userId)).limit(1);
+  return row ?? { email: '', firstName: null, lastName: null };
+}
+
+// Fragments of other stores' statements that read a user with their own rows (one statement each).
+
+/** Every column of a user, for another store's select that joins the user (`joinedUser`). */
+export const userColumns = getTableColumns(users);
+
+/** The arguments of another store's `.innerJoin(...joinedUser(column))`: the user its `userId` column names. */
+export function joinedUser(userId: AnyPgColumn) {
+  return [users, eq(users.id, userId)] as const;
+}
+
+/** `join users <alias> on <alias>.id = <userId>`, for another store's SQL text; it reads the user's columns by `alias`. */
+export function joinUserAs(alias: string, userId: SQL): SQL {
+  return sql`join ${users} ${sql.raw(alias)} on ${sql.raw(alias)}.id = ${userId}`;
+}
+
+/** Whether the user's e-mail contains `pattern` case-insensitively (`ilike`), in a statement that joins the user. */
+export function userEmailLike(pattern: string): SQL {
+  return sql`${users.email} ilike ${pattern}`;
+}
+
+/**
+ * A joined user's columns after its id, qualified, in the order of a JSON tuple built by another
+ * store's statement (the memberships page): e-mail, verified, first and last name, picture, locale,
+ * last sign-in, external id, metadata, created, updated.
+ */
+export const userTupleColumns = sql.join(
+  [
+    users.email,
+    users.emailVerified,
+    users.firstName,
+    users.lastName,
+    users.profilePictureUrl,
+    users.locale,
+    users.lastSignInAt,
+    users.externalId,
+    users.metadata,
+    users.createdAt,
+    users.updatedAt,
+  ].map((column) => q(column)),
+  sql`, `,
+);

@@ -1,6 +1,5 @@
 import { randomInt } from 'node:crypto';
 import { newId, type SessionChallengePurpose } from '@atrium/db';
-import { userIdByEmail } from '../../invitations/store.ts';
 import { MailRecipientRefused } from '../../kernel/deps.ts';
 import { ApiError, badRequest, type FieldError, rateLimited } from '../../kernel/errors.ts';
 import { type ClientScope, requireUser } from '../../kernel/principals.ts';
@@ -8,11 +7,6 @@ import { verifyPassword } from '../../lib/password.ts';
 import { randomBase62, sameDigest, sha256Hex } from '../../lib/random.ts';
 import { directoryManagesUser } from '../../organization-memberships/store.ts';
 import { consumeSharedWindow, refundSharedWindow } from '../../rate-limits/service.ts';
-import { PASSWORD_POLICY, UpdateUserInput, type User } from '../../users/schemas.ts';
-import { updateUser } from '../../users/service.ts';
-import { findUser } from '../../users/store.ts';
-import { getMe, ownPasswordSet } from '../profile/service.ts';
-import { type CodePurpose, verificationCodeMessage } from './mail.ts';
 import {
   type ChallengeHolder,
   challengeToCheck,
@@ -23,7 +17,12 @@ import {
   elevatedAccessOf,
   insertChallenge,
   type SessionChallengeRow,
-} from './store.ts';
+} from '../../session-challenges/store.ts';
+import { PASSWORD_POLICY, UpdateUserInput, type User } from '../../users/schemas.ts';
+import { updateUser } from '../../users/service.ts';
+import { findUser, userIdByEmail } from '../../users/store.ts';
+import { getMe, ownPasswordSet } from '../profile/service.ts';
+import { type CodePurpose, verificationCodeMessage } from './mail.ts';
 
 // The caller's account, for widgets REST, GraphQL and `client.account.*`. UserProfile's "Edit
 // email": prove the current address with a mailed code, which grants elevated access for a few

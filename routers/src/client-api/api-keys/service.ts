@@ -14,7 +14,6 @@ import {
 } from '../../organization-api-keys/service.ts';
 import {
   type OrganizationApiKeyRow,
-  ownerOfKey,
   pageOfApiKeys,
   pageOfMemberApiKeys,
   type UserApiKeyWithOwnerRow,
@@ -24,6 +23,7 @@ import type { Permission } from '../../permissions/schemas.ts';
 import { listPermissions } from '../../permissions/service.ts';
 import { findPermission } from '../../permissions/store.ts';
 import { fullName } from '../../user-wire.ts';
+import { contactOfUser } from '../../users/store.ts';
 
 /** The ApiKeys widget's scope. */
 export const API_KEYS_PERMISSION = 'widgets:api-keys:manage';
@@ -262,7 +262,7 @@ export async function createWidgetUserApiKey(scope: ClientScope, input: CreateWi
 export async function expireWidgetUserApiKey(scope: ClientScope, id: string, expiresAt: string | null | undefined) {
   const { owner } = userKeyOwner(scope);
   const row = await expireKeyOfOrganization(scope, scope.client.organizationId, id, owner, expireAt(scope, expiresAt));
-  return toWidgetUserApiKey({ key: row, owner: await ownerOfKey(scope.db, row.userId ?? '') });
+  return toWidgetUserApiKey({ key: row, owner: await contactOfUser(scope.db, row.userId ?? '') });
 }
 
 export async function deleteWidgetUserApiKey(scope: ClientScope, id: string): Promise<{ success: true }> {

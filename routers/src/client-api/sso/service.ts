@@ -13,7 +13,7 @@ import { invalid, invalidOfZod, notFound } from '../../kernel/errors.ts';
 import { type ClientScope, requirePermission } from '../../kernel/principals.ts';
 import { PORTAL_SSO_READ } from '../../portal/service.ts';
 import { quotaLimit } from '../../quotas.ts';
-import { type LastSession, lastSessionsOf } from './store.ts';
+import { type LastSession, lastSessionsOf } from '../../sso/store.ts';
 
 /**
  * Atrium's SSO connection types (SAML and OpenID Connect) and their spelling in the widgets' REST

@@ -1,5 +1,8 @@
+// Every query of session challenges (codes, elevated access): the account widgets' (client-api/account)
+// and the retention sweep's.
 import { type Db, type SessionChallengePurpose, sessionChallenges } from '@atrium/db';
 import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { purgeExpired } from '../common/store.ts';
 
 export type SessionChallengeRow = typeof sessionChallenges.$inferSelect;
 
@@ -97,4 +100,9 @@ export async function elevatedAccessOf(
     )
     .limit(1);
   return row;
+}
+
+/** Deletes at most `batchSize` session challenges expired before `cutoff` (the retention sweep, common/store.ts `purgeExpired`); how many went. */
+export function purgeExpiredChallenges(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  return purgeExpired(db, sessionChallenges, cutoff, batchSize);
 }
