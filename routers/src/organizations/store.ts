@@ -13,9 +13,9 @@ import {
 } from '@atrium/db';
 import { and, asc, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, qualified as q, type RowLock, scopedId } from '../common/store.ts';
-import { type DomainRecord, type DomainTuple, domainTuple, fromDomainTuple } from '../domain-claims/store.ts';
 import { writeWithEvent } from '../events/store.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { type DomainRecord, type DomainTuple, domainTuple, fromDomainTuple } from '../organization-domains/store.ts';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 

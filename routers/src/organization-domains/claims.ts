@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, newId } from '@atrium/db';
 import { wireTime } from '../common/schemas.ts';
+import { checkDomain } from '../domain-claims/rules.ts';
+import type { DomainDataEntry, OrganizationDomain } from '../domain-claims/schemas.ts';
 import { recordEvent } from '../events/record.ts';
 import { conflict, type FieldError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62 } from '../lib/random.ts';
 import { quotaError, quotaLimit } from '../quotas.ts';
-import { checkDomain } from './rules.ts';
-import type { DomainDataEntry, OrganizationDomain } from './schemas.ts';
 import {
   countDomain,
   type DomainChanges,
