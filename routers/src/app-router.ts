@@ -13,9 +13,11 @@ import { itContactsRouter } from './it-contacts/router.ts';
 import { organizationApiKeysRouter, userApiKeysRouter } from './organization-api-keys/router.ts';
 import { revokeApiKeysOfMemberships } from './organization-api-keys/service.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
+import { registerDomainCounter } from './organization-domains/store.ts';
 import { onMembershipsDeleted, onMembershipsEnded } from './organization-memberships/reactions.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { organizationsRouter } from './organizations/router.ts';
+import { domainCounter } from './organizations/store.ts';
 import { permissionsRouter } from './permissions/router.ts';
 import { portalRouter } from './portal/router.ts';
 import { rolesRouter } from './roles/router.ts';
@@ -32,6 +34,9 @@ import { webhookEndpointsRouter } from './webhooks/router.ts';
 // a deactivation or deletion ends the user's live sessions in that organization (session.revoked).
 onMembershipsDeleted(revokeApiKeysOfMemberships);
 onMembershipsEnded(endSessionsOfStoppedMemberships);
+// An organization's domain count lives on its row: the domains' writes keep it through the
+// organizations store's counter (the domains folder cannot import organizations, which reads it).
+registerDomainCounter(domainCounter);
 
 /** Every procedure of the service. Resources with REST paths carry `meta.openapi`. */
 export const appRouter = router({

@@ -20,13 +20,13 @@ import {
   type DomainChanges,
   type DomainRow,
   deleteDomain,
+  domainCounter,
   environmentIdOfDomain,
   findDomainForUpdate,
   isVerifiedElsewhere,
   leaseDueDomains,
   loadDomain,
   pageOfOrganizationDomains,
-  uncountDomain,
   updateClaim,
   whyClaimRefused,
 } from './store.ts';
@@ -150,7 +150,7 @@ export async function deleteOrganizationDomain<T>(scope: Scope, id: string, view
   return scope.db.transaction(async (tx) => {
     const deleted = await deleteDomain(tx, scope.env.id, id);
     if (!deleted) throw notFound('organization_domain', id);
-    await uncountDomain(tx, deleted.organizationId);
+    await domainCounter().uncount(tx, deleted.organizationId);
     await recordEvent(tx, scope, 'organization_domain.deleted', toOrganizationDomain(deleted));
     return view(deleted);
   });

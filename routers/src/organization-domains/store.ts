@@ -6,7 +6,6 @@ import {
   equalsLiteral,
   type FairTake,
   interleaveByEnvironment,
-  organizations,
   type PageParams,
   paginate,
   rawRows,
@@ -148,26 +147,6 @@ export async function updatePendingClaims(
     .returning();
 }
 
-/**
- * Counts one more domain of the organization unless it holds `limit` already; false when it
- * does. The condition is re-checked on the newest row after a concurrent writer commits.
- */
-export async function countDomain(db: Db, organizationId: string, limit: number): Promise<boolean> {
-  const counted = await db
-    .update(organizations)
-    .set({ domainCount: sql`${organizations.domainCount} + 1` })
-    .where(and(eq(organizations.id, organizationId), sql`${organizations.domainCount} < ${limit}`))
-    .returning({ id: organizations.id });
-  return counted.length > 0;
-}
-
-export async function uncountDomain(db: Db, organizationId: string): Promise<void> {
-  await db
-    .update(organizations)
-    .set({ domainCount: sql`${organizations.domainCount} - 1` })
-    .where(eq(organizations.id, organizationId));
-}
-
 /** The domain with this id in the environment, or the contract's 404. */
 export const loadDomain = (db: Db, environmentId: string, id: string, lock?: RowLock) =>
   loadScoped(db, d, 'organization_domain', environmentId, id, lock);
@@ -222,6 +201,45 @@ export async function assertBelowPendingChecks(tx: Db, deps: Deps, environmentId
   );
 }
 
+// The organization's domain count -------------------------------------------------------------
+// A column of the organization's row, which organizations/store.ts owns. The organizations
+// folder reads and writes its domains through this one, so this folder cannot import it back (no
+// folder cycle): the organizations store's counter registers here once, at composition
+// (app-router.ts).
+
+/** What the domains' writes need of the organization's row: its domain count. */
+export interface DomainCounter {
+  /**
+   * A statement for a WITH entry: one more domain on the organization `organizationId` of the
+   * environment, unless it holds `limit` already or `also(organization)` (a condition on the
+   * organization's id column) fails; it returns the row's `id, environment_id`.
+   */
+  counting(environmentId: unknown, organizationId: unknown, limit: unknown, also: (organization: SQL) => SQL): SQL;
+  /** The organization's domain count as a scalar subquery: null when the environment has no such organization. */
+  countOf(environmentId: unknown, organizationId: unknown): SQL;
+  /** `counting` on its own: false when the organization holds `limit` domains already. */
+  count(db: Db, organizationId: string, limit: number): Promise<boolean>;
+  uncount(db: Db, organizationId: string): Promise<void>;
+}
+
+let registered: DomainCounter | undefined;
+
+/** Registers the counter (organizations/store.ts `domainCounter`); a second registration replaces it. */
+export function registerDomainCounter(counter: DomainCounter): void {
+  registered = counter;
+}
+
+/** The registered counter; none is an error, as a domain written uncounted would break the quota. */
+export function domainCounter(): DomainCounter {
+  if (!registered) throw new Error('no domain counter is registered (app-router.ts)');
+  return registered;
+}
+
+/** `claimWithEvent`'s condition on the organization `o`: no other one holds the domain verified, and `o` has no claim on it. */
+const unclaimed = (v: Record<'environmentId' | 'domain', unknown>, o: SQL) =>
+  sql`not exists (select 1 from ${d} where environment_id = ${v.environmentId} and domain = ${v.domain} and state = 'verified' and organization_id <> ${o})
+        and not exists (select 1 from ${d} where organization_id = ${o} and domain = ${v.domain})`;
+
 /**
  * Create domain as one autocommit statement (see `writeWithEvent`): the claim and its event.
  * `counted` bumps the organization's domain count, which also locks the organization's row. It
@@ -239,13 +257,8 @@ export const claimWithEvent = writeWithEvent(
       select ${v.id}, o.environment_id, o.id, ${v.domain}, 'pending', 'dns', ${v.prefix}, ${v.token}, ${v.at}::timestamptz, ${v.at}::timestamptz, ${v.at}::timestamptz
       from counted as o
       returning id`,
-  (v) => sql`counted as (
-      update ${organizations} as o set domain_count = o.domain_count + 1
-      where o.environment_id = ${v.environmentId} and o.id = ${v.organizationId} and o.domain_count < ${v.limit}::int
-        and not exists (select 1 from ${d} where environment_id = ${v.environmentId} and domain = ${v.domain} and state = 'verified' and organization_id <> o.id)
-        and not exists (select 1 from ${d} where organization_id = o.id and domain = ${v.domain})
-      returning o.id, o.environment_id
-    )`,
+  (v) =>
+    sql`counted as (${domainCounter().counting(v.environmentId, v.organizationId, v.limit, (o) => unclaimed(v, o))})`,
 );
 
 /** What `claimWithEvent` found in the way, read after it wrote nothing. */
@@ -264,7 +277,7 @@ export async function whyClaimRefused(
 ): Promise<ClaimObstacles> {
   const [row] = await rawRows<{ domain_count: number | null; verified_elsewhere: boolean; claimed: boolean }>(
     db,
-    sql`select (select domain_count from ${organizations} where environment_id = ${environmentId} and id = ${organizationId}) as domain_count,
+    sql`select ${domainCounter().countOf(environmentId, organizationId)} as domain_count,
       exists (select 1 from ${d} where environment_id = ${environmentId} and domain = ${domain} and state = 'verified' and organization_id <> ${organizationId}) as verified_elsewhere,
       exists (select 1 from ${d} where organization_id = ${organizationId} and domain = ${domain}) as claimed`,
   );

@@ -6,7 +6,6 @@ import {
   type MembershipStatus,
   membershipRoles,
   organizationMemberships,
-  organizations,
   type PageParams,
   paginate,
   perHandleAndKey,
@@ -21,6 +20,7 @@ import { and, asc, desc, eq, getTableColumns, inArray, ne, type SQL, type SQLWra
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { loadScoped, orNotFound, qualified as q, scopedId } from '../common/store.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { organizationNames } from '../organizations/store.ts';
 import { assertBelowQuota } from '../quotas.ts';
 import type { UserRecord } from '../user-wire.ts';
 
@@ -53,13 +53,16 @@ export function roleSlugsOf(membershipId: SQL, environmentId: SQL) {
 /** A membership row's role slugs. The outer row is named in full: drizzle leaves columns of a one-table select unqualified. */
 const roleSlugs = roleSlugsOf(sql`"organization_memberships"."id"`, sql`"organization_memberships"."environment_id"`);
 
+/** The organizations' names (organizations/store.ts), joined as `orgs` by the reads of memberships. */
+const withOrganizationNames = sql`${organizationNames} orgs`;
+
 /**
  * Membership columns plus the organization's current name, the role slugs and the user's row, for
  * every read of a membership: a select of them joins `organizations` and `users` (the same statement).
  */
 export const membershipColumns = {
   ...getTableColumns(organizationMemberships),
-  organizationName: organizations.name,
+  organizationName: sql<string>`orgs.name`,
   roleSlugs,
   user: getTableColumns(users),
 };
@@ -69,7 +72,7 @@ function findMemberships(db: Db, where: SQL | undefined) {
   return db
     .select(membershipColumns)
     .from(organizationMemberships)
-    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .innerJoin(withOrganizationNames, sql`orgs.id = ${organizationMemberships.organizationId}`)
     .innerJoin(users, eq(users.id, organizationMemberships.userId))
     .where(where);
 }
@@ -147,7 +150,7 @@ type MembershipTuple = [
  */
 const membershipTuple = (env: SQL) => {
   const m = organizationMemberships;
-  return sql<MembershipTuple>`json_build_array(${q(m.id)}, ${q(m.userId)}, ${q(m.organizationId)}, ${q(organizations.name)}, ${q(m.status)}, ${q(m.directoryManaged)}, ${q(m.customAttributes)}, ${q(m.createdAt)}, ${q(m.updatedAt)}, ${roleSlugsOf(q(m.id), env)}, ${q(users.email)}, ${q(users.emailVerified)}, ${q(users.firstName)}, ${q(users.lastName)}, ${q(users.profilePictureUrl)}, ${q(users.locale)}, ${q(users.lastSignInAt)}, ${q(users.externalId)}, ${q(users.metadata)}, ${q(users.createdAt)}, ${q(users.updatedAt)})`;
+  return sql<MembershipTuple>`json_build_array(${q(m.id)}, ${q(m.userId)}, ${q(m.organizationId)}, orgs.name, ${q(m.status)}, ${q(m.directoryManaged)}, ${q(m.customAttributes)}, ${q(m.createdAt)}, ${q(m.updatedAt)}, ${roleSlugsOf(q(m.id), env)}, ${q(users.email)}, ${q(users.emailVerified)}, ${q(users.firstName)}, ${q(users.lastName)}, ${q(users.profilePictureUrl)}, ${q(users.locale)}, ${q(users.lastSignInAt)}, ${q(users.externalId)}, ${q(users.metadata)}, ${q(users.createdAt)}, ${q(users.updatedAt)})`;
 };
 
 /** The record of a `membershipTuple`. */
@@ -192,7 +195,7 @@ const membershipsPage = perHandleAndKey((db: Db, shape: MembershipsShape) => {
   return db
     .select({ m: membershipTuple(sql`${sql.placeholder('env')}`) })
     .from(m)
-    .innerJoin(organizations, eq(organizations.id, m.organizationId))
+    .innerJoin(withOrganizationNames, sql`orgs.id = ${m.organizationId}`)
     .innerJoin(users, eq(users.id, m.userId))
     .where(
       and(
@@ -319,7 +322,7 @@ export function selectMembershipsThrough(db: Db, table: PgTable, membershipId: A
     .select(membershipColumns)
     .from(table)
     .innerJoin(organizationMemberships, eq(organizationMemberships.id, membershipId))
-    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .innerJoin(withOrganizationNames, sql`orgs.id = ${organizationMemberships.organizationId}`)
     .innerJoin(users, eq(users.id, organizationMemberships.userId));
 }
 
@@ -500,7 +503,7 @@ const insertMembershipsStatement = renderedOnce(
       returning organization_membership_id, role_id)
     select i.id, o.name as organization_name,
       (select r.slug from given g join ${roles} r on r.id = g.role_id where g.organization_membership_id = i.id) as slug
-    from inserted i join ${organizations} o on o.id = ${v.org}`,
+    from inserted i join ${organizationNames} o on o.id = ${v.org}`,
 );
 
 /** Sets these memberships' status and directory management where either differs; the ids changed. */

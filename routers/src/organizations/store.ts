@@ -15,7 +15,13 @@ import { and, asc, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, qualified as q, type RowLock, scopedId } from '../common/store.ts';
 import { writeWithEvent } from '../events/store.ts';
 import type { Scope } from '../kernel/scope.ts';
-import { type DomainRecord, type DomainTuple, domainTuple, fromDomainTuple } from '../organization-domains/store.ts';
+import {
+  type DomainCounter,
+  type DomainRecord,
+  type DomainTuple,
+  domainTuple,
+  fromDomainTuple,
+} from '../organization-domains/store.ts';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 
@@ -376,3 +382,96 @@ export function createWithEvent(
   const encoded = { claims: JSON.stringify(values.claims), events: JSON.stringify(values.events) };
   return createClaiming(scope, Object.assign({}, values, encoded), event);
 }
+
+// What other resources ask of an organization's row (issue #35: a table belongs to one store) ----
+
+/** Whether the organization is still in the environment (a user-less widget token's check on every use). */
+const organizationExistsRead = perHandle((db: Db) =>
+  db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(and(eq(organizations.id, sql.placeholder('org')), eq(organizations.environmentId, sql.placeholder('env'))))
+    .limit(1)
+    .prepare('widget_organization_exists'),
+);
+
+export async function organizationExists(db: Db, environmentId: string, organizationId: string): Promise<boolean> {
+  const rows = await organizationExistsRead(db).execute({ env: environmentId, org: organizationId });
+  return rows.length > 0;
+}
+
+/** A condition of another store's statement: the organization `org` is in the environment `env`. */
+export const organizationIn = (env: unknown, org: unknown): SQL =>
+  sql`exists (select 1 from ${organizations} o where o.environment_id = ${env} and o.id = ${org})`;
+
+/**
+ * The organizations' ids and names as a derived table, for a statement of another store that
+ * shows its rows' organization name (`join ${organizationNames} o on o.id = …`): PostgreSQL pulls
+ * the subquery up, so the plan is the join of the table itself.
+ */
+export const organizationNames = sql`(select id, environment_id, name from ${organizations})`;
+
+/**
+ * The organizations' audit log retention (`days`) as a derived table, for the audit log
+ * statements that check an event's age against it (`join ${organizationRetentions} o on …`).
+ */
+export const organizationRetentions = sql`(select id, environment_id, audit_logs_retention_days as days from ${organizations})`;
+
+/** The organization's audit log retention in days, or undefined when the environment has no such organization. */
+export async function auditLogsRetentionOf(db: Db, environmentId: string, organizationId: string) {
+  const [row] = await db
+    .select({ days: organizations.auditLogsRetentionDays })
+    .from(organizations)
+    .where(and(eq(organizations.environmentId, environmentId), eq(organizations.id, organizationId)))
+    .limit(1);
+  return row?.days;
+}
+
+/** Sets the organization's audit log retention; the row's id and new retention, undefined when it is not there. */
+export async function setAuditLogsRetention(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  days: number,
+  now: Date,
+) {
+  const [row] = await db
+    .update(organizations)
+    .set({ auditLogsRetentionDays: days, updatedAt: now })
+    .where(and(eq(organizations.environmentId, environmentId), eq(organizations.id, organizationId)))
+    .returning({ id: organizations.id, auditLogsRetentionDays: organizations.auditLogsRetentionDays });
+  return row;
+}
+
+/**
+ * The organization's domain count (`domain_count`), kept by every write of its domains
+ * (organization-domains/counter.ts, registered in app-router.ts). The quota check is a condition
+ * of the UPDATE that bumps it, re-checked on the newest row after a concurrent writer commits.
+ */
+export const domainCounter: DomainCounter = {
+  counting: (
+    environmentId,
+    organizationId,
+    limit,
+    also,
+  ) => sql`update ${organizations} as o set domain_count = o.domain_count + 1
+      where o.environment_id = ${environmentId} and o.id = ${organizationId} and o.domain_count < ${limit}::int
+        and ${also(sql`o.id`)}
+      returning o.id, o.environment_id`,
+  countOf: (environmentId, organizationId) =>
+    sql`(select domain_count from ${organizations} where environment_id = ${environmentId} and id = ${organizationId})`,
+  async count(db, organizationId, limit) {
+    const counted = await db
+      .update(organizations)
+      .set({ domainCount: sql`${organizations.domainCount} + 1` })
+      .where(and(eq(organizations.id, organizationId), sql`${organizations.domainCount} < ${limit}`))
+      .returning({ id: organizations.id });
+    return counted.length > 0;
+  },
+  async uncount(db, organizationId) {
+    await db
+      .update(organizations)
+      .set({ domainCount: sql`${organizations.domainCount} - 1` })
+      .where(eq(organizations.id, organizationId));
+  },
+};

@@ -1,6 +1,7 @@
-import { type Db, environments, organizations, type PortalIntent, portalLinks, portalSessions } from '@atrium/db';
-import { and, eq, gt, isNull } from 'drizzle-orm';
+import { type Db, environments, type PortalIntent, portalLinks, portalSessions } from '@atrium/db';
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
+import { organizationNames } from '../organizations/store.ts';
 
 export type PortalLinkRow = typeof portalLinks.$inferSelect;
 export type PortalSessionRow = typeof portalSessions.$inferSelect;
@@ -48,16 +49,13 @@ export async function livePortalSession(db: Db, id: string, now: Date): Promise<
     .select({
       session: portalSessions,
       env: { id: environments.id, name: environments.name, clientId: environments.clientId, flags: environments.flags },
-      organizationName: organizations.name,
+      organizationName: sql<string>`o.name`,
     })
     .from(portalSessions)
     .innerJoin(environments, eq(environments.id, portalSessions.environmentId))
     .innerJoin(
-      organizations,
-      and(
-        eq(organizations.id, portalSessions.organizationId),
-        eq(organizations.environmentId, portalSessions.environmentId),
-      ),
+      sql`${organizationNames} o`,
+      sql`o.id = ${portalSessions.organizationId} and o.environment_id = ${portalSessions.environmentId}`,
     )
     .where(and(eq(portalSessions.id, id), gt(portalSessions.expiresAt, now)))
     .limit(1);

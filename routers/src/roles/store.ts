@@ -1,16 +1,8 @@
-import {
-  type Db,
-  lockEnvironment,
-  membershipRoles,
-  organizations,
-  perHandle,
-  permissions,
-  rolePermissions,
-  roles,
-} from '@atrium/db';
-import { and, asc, eq, exists, getTableColumns, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
+import { type Db, lockEnvironment, membershipRoles, perHandle, permissions, rolePermissions, roles } from '@atrium/db';
+import { and, asc, eq, getTableColumns, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { RowLock } from '../common/store.ts';
 import type { Deps } from '../kernel/deps.ts';
+import { organizationIn } from '../organizations/store.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type PermissionRef = { id: string; slug: string };
@@ -69,12 +61,7 @@ const organizationRolesRead = perHandle((db: Db) => {
       and(
         eq(roles.environmentId, env),
         or(isNull(roles.organizationId), eq(roles.organizationId, org)),
-        exists(
-          db
-            .select({ one: sql`1` })
-            .from(organizations)
-            .where(and(eq(organizations.environmentId, env), eq(organizations.id, org))),
-        ),
+        organizationIn(env, org),
       ),
     )
     .orderBy(asc(roles.id))
