@@ -6,13 +6,12 @@ import {
   directoryGroups,
   directoryQuotaShards,
   directoryUsers,
-  organizationDomains,
   type PageParams,
   paginate,
   renderedOnce,
   roles,
 } from '@atrium/db';
-import { and, asc, eq, ilike, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
+import { and, eq, ilike, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
 
 export type DirectoryRow = typeof directories.$inferSelect;
@@ -551,15 +550,6 @@ export async function noteDirectorySync(
     )
     .returning({ id: directories.id });
   return rows.length > 0;
-}
-
-/** The organization's verified domains (upstream's `domains` of a directory's events). */
-export function verifiedDomainsOfOrganization(db: Db, organizationId: string) {
-  return db
-    .select({ id: organizationDomains.id, domain: organizationDomains.domain })
-    .from(organizationDomains)
-    .where(and(eq(organizationDomains.organizationId, organizationId), eq(organizationDomains.state, 'verified')))
-    .orderBy(asc(organizationDomains.id));
 }
 
 /** Deletes up to `limit` of the directory's users (their group memberships cascade); those deleted. */

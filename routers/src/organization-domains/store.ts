@@ -1,4 +1,5 @@
 import {
+  builtOnce,
   claimRoundRobin,
   type Db,
   organizationDomains as d,
@@ -145,6 +146,58 @@ export async function updatePendingClaims(
     .set(changes)
     .where(and(eq(d.environmentId, environmentId), eq(d.domain, domain), eq(d.state, 'pending'), ne(d.id, exceptId)))
     .returning();
+}
+
+// What other resources read of the domains ------------------------------------------------------
+
+/** The organization's verified domains (upstream's `domains` of a directory's events). */
+export function verifiedDomainsOfOrganization(db: Db, organizationId: string) {
+  return db
+    .select({ id: d.id, domain: d.domain })
+    .from(d)
+    .where(and(eq(d.organizationId, organizationId), eq(d.state, 'verified')))
+    .orderBy(asc(d.id));
+}
+
+/** The organization that verified this domain in the environment, if one did. */
+export async function organizationOfVerifiedDomain(
+  db: Db,
+  environmentId: string,
+  domain: string,
+): Promise<string | undefined> {
+  const [row] = await db
+    .select({ organizationId: d.organizationId })
+    .from(d)
+    .where(and(eq(d.environmentId, environmentId), eq(d.domain, domain), eq(d.state, 'verified')))
+    .limit(1);
+  return row?.organizationId;
+}
+
+/** The verified claim of the organization on the domain (the SSO sign-in's check, built once). */
+const verifiedDomainOf = builtOnce(['env', 'organization', 'domain'] as const, (db, v) =>
+  db
+    .select({ id: d.id })
+    .from(d)
+    .where(
+      and(
+        eq(d.environmentId, v.env),
+        eq(d.organizationId, v.organization),
+        eq(d.domain, v.domain),
+        eq(d.state, 'verified'),
+      ),
+    )
+    .limit(1),
+);
+
+/** Whether the organization verified this domain. */
+export async function organizationVerifiedDomain(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  domain: string,
+): Promise<boolean> {
+  const [row] = await verifiedDomainOf(db, { env: environmentId, organization: organizationId, domain });
+  return row !== undefined;
 }
 
 /** The domain with this id in the environment, or the contract's 404. */
@@ -345,3 +398,50 @@ export async function leaseDueDomains(
     return { rows: interleaveByEnvironment(rows).flatMap(({ id }) => byId.get(id) ?? []), cursor };
   });
 }
+
+// What the organizations' statements read and write of their domains (organizations/store.ts) ----
+
+/**
+ * The organization's claims as one JSON array of `domainTuple`s by id, a subquery of an
+ * organization read: `organizationId` names the outer row's id.
+ */
+export const domainsOf = (organizationId: SQL) => sql`(
+  select coalesce(json_agg(${domainTuple} order by ${qualified(d.id)}), '[]'::json)
+  from ${d} where ${qualified(d.organizationId)} = ${organizationId})`;
+
+/**
+ * The ids of the organizations of the environment with a claim (any state) on a domain for which
+ * `domainIs(domain)` holds: a subquery (the organizations list's domains filter, the console's search).
+ */
+export const claimantsOf = (environmentId: unknown, domainIs: (domain: SQL) => SQL) =>
+  sql`select ${d.organizationId} from ${d} where ${d.environmentId} = ${environmentId} and ${domainIs(sql`${d.domain}`)}`;
+
+/**
+ * The domains' WITH entries of create organization's one statement (organizations/store.ts
+ * `createWithEvent`), by the names of the entries they read: `claims` (the new claims: id, domain,
+ * state, strategy, prefix, token), `claim_events` (whose `claim` names a pending claim that a
+ * verified one fails) and `created` (the organization's id once it is written).
+ */
+export const newOrganizationClaims = {
+  /** A row when the claims are refused: a domain verified in the environment, or a pending claim on a claimed-verified one that `claim_events` does not name. */
+  obstacles: (environmentId: unknown) => sql`select 1 from ${d} as d
+      where d.environment_id = ${environmentId} and d.domain = any(array(select domain from claims))
+        and (d.state = 'verified' or (d.state = 'pending'
+          and d.domain = any(array(select domain from claims where state = 'verified'))
+          and d.id <> all(array(select claim from claim_events where claim is not null))))
+      limit 1`,
+  /** The claims, inserted for the `created` organization. */
+  inserted: (
+    environmentId: unknown,
+    at: unknown,
+  ) => sql`insert into ${d} (id, environment_id, organization_id, domain, state, verification_strategy, verification_prefix, verification_token, verification_started_at, created_at, updated_at)
+      select c.id, ${environmentId}, created.id, c.domain, c.state, c.strategy, c.prefix, c.token, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      from created, claims as c
+      returning id`,
+  /** The pending claims `claim_events` names, failed once the organization is `created`. */
+  failed: (
+    at: unknown,
+  ) => sql`update ${d} set state = 'failed', verification_failed_reason = 'domain_verified_by_other_organization', next_check_at = null, updated_at = ${at}::timestamptz
+      where id = any(array(select claim from claim_events where claim is not null)) and state = 'pending' and exists (select 1 from created)
+      returning id`,
+};

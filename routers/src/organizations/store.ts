@@ -3,7 +3,6 @@ import {
   events,
   type KeysetOp,
   keysetCondition,
-  organizationDomains,
   organizations,
   type PageParams,
   paginate,
@@ -16,11 +15,13 @@ import { loadScoped, qualified as q, type RowLock, scopedId } from '../common/st
 import { writeWithEvent } from '../events/store.ts';
 import type { Scope } from '../kernel/scope.ts';
 import {
+  claimantsOf,
   type DomainCounter,
   type DomainRecord,
   type DomainTuple,
-  domainTuple,
+  domainsOf,
   fromDomainTuple,
+  newOrganizationClaims,
 } from '../organization-domains/store.ts';
 
 type OrganizationRow = typeof organizations.$inferSelect;
@@ -56,9 +57,7 @@ type OrganizationTuple = [
  * organization instead of Drizzle's per-field row mapping and a Date per timestamp, and
  * positional, so PostgreSQL writes no field names (bench/README.md, "Issue #20's leftovers").
  */
-const organizationTuple = sql<OrganizationTuple>`json_build_array(${q(organizations.id)}, ${q(organizations.name)}, ${q(organizations.metadata)}, ${q(organizations.externalId)}, ${q(organizations.billingCustomerId)}, ${q(organizations.allowProfilesOutsideOrganization)}, ${q(organizations.createdAt)}, ${q(organizations.updatedAt)}, (
-  select coalesce(json_agg(${domainTuple} order by ${q(organizationDomains.id)}), '[]'::json)
-  from ${organizationDomains} where ${q(organizationDomains.organizationId)} = ${q(organizations.id)}))`;
+const organizationTuple = sql<OrganizationTuple>`json_build_array(${q(organizations.id)}, ${q(organizations.name)}, ${q(organizations.metadata)}, ${q(organizations.externalId)}, ${q(organizations.billingCustomerId)}, ${q(organizations.allowProfilesOutsideOrganization)}, ${q(organizations.createdAt)}, ${q(organizations.updatedAt)}, ${domainsOf(q(organizations.id))})`;
 
 /** The record of an `organizationTuple`: every read of an organization comes through here. */
 const fromTuple = (t: OrganizationTuple): OrganizationRecord => ({
@@ -140,8 +139,7 @@ const organizationsPage = perHandleAndKey((db: Db, shape: ListShape) => {
   // The domains filter: the organizations holding any of the domains, found from the domain index
   // as an array computed once (an initplan), so that every plan reads them by key.
   const ownsDomain = sql`${organizations.id} = any(array(
-    select ${organizationDomains.organizationId} from ${organizationDomains}
-    where ${organizationDomains.environmentId} = ${env} and ${organizationDomains.domain} = any(${sql.placeholder('domains')}::text[])))`;
+    ${claimantsOf(env, (domain) => sql`${domain} = any(${sql.placeholder('domains')}::text[])`)}))`;
   return (
     db
       .select({ o: organizationTuple })
@@ -221,8 +219,7 @@ export async function searchOrganizations(db: Db, environmentId: string, text: s
       and(
         eq(organizations.environmentId, environmentId),
         sql`(${organizations.name} ilike ${pattern} or ${organizations.externalId} = ${text} or ${organizations.id} = ${text}
-          or ${organizations.id} in (select ${organizationDomains.organizationId} from ${organizationDomains}
-            where ${organizationDomains.environmentId} = ${environmentId} and ${organizationDomains.domain} = lower(${text})))`,
+          or ${organizations.id} in (${claimantsOf(environmentId, (domain) => sql`${domain} = lower(${text})`)}))`,
       ),
     )
     .orderBy(desc(organizations.id))
@@ -315,31 +312,15 @@ const createClaiming = writeWithEvent(
     claim_events as (
       select * from jsonb_to_recordset(${v.events}::jsonb) as e(id text, event text, organization text, data jsonb, claim text)
     ),
-    obstacles as (
-      select 1 from ${organizationDomains} as d
-      where d.environment_id = ${v.environmentId} and d.domain = any(array(select domain from claims))
-        and (d.state = 'verified' or (d.state = 'pending'
-          and d.domain = any(array(select domain from claims where state = 'verified'))
-          and d.id <> all(array(select claim from claim_events where claim is not null))))
-      limit 1
-    ),
+    obstacles as (${newOrganizationClaims.obstacles(v.environmentId)}),
     created as (
       insert into ${organizations} (id, environment_id, name, external_id, metadata, billing_customer_id, allow_profiles_outside_organization, domain_count, created_at, updated_at)
       select ${v.id}, ${v.environmentId}, ${v.name}, ${v.externalId}, ${v.metadata}::jsonb, null, ${v.allowProfilesOutsideOrganization}, (select count(*) from claims), ${v.at}::timestamptz, ${v.at}::timestamptz
       where (select count(*) from claims) <= ${v.limit}::int and not exists (select 1 from obstacles)
       returning id
     ),
-    claimed as (
-      insert into ${organizationDomains} (id, environment_id, organization_id, domain, state, verification_strategy, verification_prefix, verification_token, verification_started_at, created_at, updated_at)
-      select c.id, ${v.environmentId}, created.id, c.domain, c.state, c.strategy, c.prefix, c.token, ${v.at}::timestamptz, ${v.at}::timestamptz, ${v.at}::timestamptz
-      from created, claims as c
-      returning id
-    ),
-    failed as (
-      update ${organizationDomains} set state = 'failed', verification_failed_reason = 'domain_verified_by_other_organization', next_check_at = null, updated_at = ${v.at}::timestamptz
-      where id = any(array(select claim from claim_events where claim is not null)) and state = 'pending' and exists (select 1 from created)
-      returning id
-    ),
+    claimed as (${newOrganizationClaims.inserted(v.environmentId, v.at)}),
+    failed as (${newOrganizationClaims.failed(v.at)}),
     claims_recorded as (
       insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending, actor)
       select e.id, ${v.environmentId}, e.event, e.organization, e.data, ${v.at}::timestamptz, true, ${v.eventActor}::text
