@@ -1,6 +1,5 @@
 import {
   type Db,
-  events,
   type KeysetOp,
   keysetCondition,
   organizations,
@@ -12,7 +11,7 @@ import {
 } from '@atrium/db';
 import { and, asc, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, qualified as q, type RowLock, scopedId } from '../common/store.ts';
-import { writeWithEvent } from '../events/store.ts';
+import { eventsInserted, writeWithEvent } from '../events/store.ts';
 import type { Scope } from '../kernel/scope.ts';
 import {
   claimantsOf,
@@ -321,13 +320,11 @@ const createClaiming = writeWithEvent(
     ),
     claimed as (${newOrganizationClaims.inserted(v.environmentId, v.at)}),
     failed as (${newOrganizationClaims.failed(v.at)}),
-    claims_recorded as (
-      insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending, actor)
-      select e.id, ${v.environmentId}, e.event, e.organization, e.data, ${v.at}::timestamptz, true, ${v.eventActor}::text
+    claims_recorded as (${eventsInserted(
+      sql`select e.id, ${v.environmentId}, e.event, e.organization, e.data, ${v.at}::timestamptz, true, ${v.eventActor}::text
       from created, claim_events as e
-      where e.claim is null or e.claim in (select id from failed)
-      returning id
-    )`,
+      where e.claim is null or e.claim in (select id from failed)`,
+    )})`,
 );
 
 /** A new organization's values for `createWithEvent`; `metadata` is JSON. */
