@@ -315,9 +315,9 @@ export async function clearFanoutPending(tx: Db, ids: string[]): Promise<void> {
 }
 
 /**
- * The events' columns as a derived table aliased `ev`, and its fields decoded as the table's
- * (`eventFields`), for another store's select that joins each of its rows' event
- * (`innerJoin(eventsAsEv, sql\`ev.id = …\`)`): PostgreSQL pulls the subquery up, the plan is the table's.
+ * The events as a derived table aliased `ev`, and its fields decoded as the table's
+ * (`eventFields`), for another store's select that joins each of its rows' event on `ev.id`
+ * (the webhook deliveries' reads): PostgreSQL pulls the subquery up, the plan is the table's.
  */
 export const eventsAsEv = sql`(select * from ${events}) ev`;
 export const eventFields = Object.fromEntries(
