@@ -14,11 +14,13 @@ import { itContactsRouter } from './it-contacts/router.ts';
 import { organizationApiKeysRouter, userApiKeysRouter } from './organization-api-keys/router.ts';
 import { revokeApiKeysOfMemberships, revokeApiKeysOfUser } from './organization-api-keys/service.ts';
 import { organizationDomainsRouter } from './organization-domains/router.ts';
+import { registerDomainCounter } from './organization-domains/store.ts';
 import { onMembershipsDeleted, onMembershipsEnded } from './organization-memberships/reactions.ts';
 import { organizationMembershipsRouter } from './organization-memberships/router.ts';
 import { recordMembershipsOfDeletedUser } from './organization-memberships/service.ts';
 import { userIdsOfOrganization } from './organization-memberships/store.ts';
 import { organizationsRouter } from './organizations/router.ts';
+import { domainCounter } from './organizations/store.ts';
 import { onPermissionDeleting } from './permissions/reactions.ts';
 import { permissionsRouter } from './permissions/router.ts';
 import { portalRouter } from './portal/router.ts';
@@ -48,6 +50,9 @@ onEnvironmentCreated(seedDefaultRoles);
 onUserDeleting(revokeApiKeysOfUser);
 onUserDeleting(recordMembershipsOfDeletedUser);
 readOrganizationUsersWith(userIdsOfOrganization);
+// An organization's domain count lives on its row: the domains' writes keep it through the
+// organizations store's counter (the domains folder cannot import organizations, which reads it).
+registerDomainCounter(domainCounter);
 
 /** Every procedure of the service. Resources with REST paths carry `meta.openapi`. */
 export const appRouter = router({

@@ -7,6 +7,7 @@ import { environmentIdColumn } from './environments.ts';
  * The event log: one row per change, appended in the transaction of the change. `data` is the
  * resource as the API shows it. Kept 30 days.
  */
+// @owner routers/src/events
 export const events = pgTable(
   'events',
   {

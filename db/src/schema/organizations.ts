@@ -3,6 +3,7 @@ import { boolean, index, integer, jsonb, pgTable, text, uniqueIndex } from 'driz
 import { idText, timestamps, ts } from './columns.ts';
 import { environmentIdColumn } from './environments.ts';
 
+// @owner routers/src/organizations
 export const organizations = pgTable(
   'organizations',
   {
@@ -46,6 +47,7 @@ export type DomainFailureReason = (typeof DOMAIN_FAILURE_REASONS)[number];
  * One organization's claim on a domain. Several organizations may claim a domain while it is
  * pending; at most one holds it verified (the partial unique index).
  */
+// @owner routers/src/organization-domains
 export const organizationDomains = pgTable(
   'organization_domains',
   {

@@ -20,7 +20,6 @@ import {
   listDirectoryGroups,
   rotateDirectoryToken,
 } from '../directories/service.ts';
-import { toOrganizationDomain } from '../domain-claims/service.ts';
 import {
   createApiKey,
   createEnvironment,
@@ -31,6 +30,7 @@ import {
   revokeApiKey,
   setFlag,
 } from '../environments/service.ts';
+import { toOrganizationDomain } from '../organization-domains/claims.ts';
 import { CreateOrganizationDomainInput } from '../organization-domains/schemas.ts';
 import { createOrganizationDomain } from '../organization-domains/service.ts';
 import { listSigningKeys, rotateSigningKey } from '../signing/service.ts';

@@ -1,19 +1,19 @@
 import { newId } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, type ListParams, pageParams } from '../common/schemas.ts';
-import { toOrganizationDomain } from '../domain-claims/service.ts';
-import type { DomainRow } from '../domain-claims/store.ts';
 import { scopeOf } from '../environments/service.ts';
 import { EVENT_RETENTION_MS, toEvent } from '../events/service.ts';
 import { type EventRow, eventsOfDomain, insertEvent, pageOfEvents } from '../events/store.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { toOrganizationDomain } from '../organization-domains/claims.ts';
 import {
   environmentOfDomain,
   getOrganizationDomain,
   verifyOrganizationDomainManually,
 } from '../organization-domains/service.ts';
+import type { DomainRow } from '../organization-domains/store.ts';
 import { listOrganizations, toOrganization } from '../organizations/service.ts';
 import { searchOrganizations } from '../organizations/store.ts';
 import { deliveriesOfEndpoint, loadEndpoint, requeueDelivery } from '../webhooks/store.ts';

@@ -5,7 +5,7 @@ import type { Deps } from '../kernel/deps.ts';
 import { ApiError, type FieldError, forbidden, invalid, invalidOfZod, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
-import { loadOrganization } from '../organizations/store.ts';
+import { loadOrganization, setAuditLogsRetention } from '../organizations/store.ts';
 import type { LivePortalSession } from '../portal/store.ts';
 import { quotaError, quotaLimit } from '../quotas.ts';
 import { createPortalExport, getOrganizationAuditLogExport } from './exports/service.ts';
@@ -43,7 +43,6 @@ import {
   pageOfAuditLogSchemas,
   purgeExpiredAuditLogEvents,
   type SchemaRules,
-  setRetentionDays,
 } from './store.ts';
 
 /** How far in the future an event's `occurred_at` may be (the contract's clock skew, 60 s). */
@@ -305,7 +304,7 @@ export async function updateAuditLogsRetention(scope: Scope, input: z.infer<type
       },
     ]);
   }
-  const row = await setRetentionDays(scope.db, scope.env.id, input.id, days, scope.now());
+  const row = await setAuditLogsRetention(scope.db, scope.env.id, input.id, days, scope.now());
   if (!row) throw notFound('organization', input.id);
   return { retention_period_in_days: row.auditLogsRetentionDays };
 }

@@ -6,13 +6,13 @@ import {
   countUpTo,
   type Db,
   lockEnvironment,
-  organizations,
   type PageParams,
   paginate,
   renderedOnce,
 } from '@atrium/db';
 import { and, eq, gte, lt, lte, sql } from 'drizzle-orm';
 import { markCommittedEntries, markCommittedEntry } from '../idempotency/store.ts';
+import { organizationRetentions } from '../organizations/store.ts';
 
 export type AuditLogEventRow = typeof auditLogEvents.$inferSelect;
 export type AuditLogActionRow = typeof auditLogActions.$inferSelect;
@@ -34,9 +34,9 @@ const PRECHECK_VALUES = ['env', 'org', 'action', 'version'] as const;
 /** Rendered once (building it through Drizzle per request cost more than running it). */
 const precheck = renderedOnce(
   PRECHECK_VALUES,
-  (v) => sql`select o.audit_logs_retention_days as retention_days, a.latest_version, s.version as schema_version,
+  (v) => sql`select o.days as retention_days, a.latest_version, s.version as schema_version,
       s.actor as schema_actor, s.targets as schema_targets, s.metadata as schema_metadata
-    from ${organizations} o
+    from ${organizationRetentions} o
     left join ${auditLogActions} a on a.environment_id = o.environment_id and a.name = ${v.action}::text
     left join ${auditLogSchemas} s on s.action_id = a.id and s.version = ${v.version}::int
     where o.environment_id = ${v.env}::text and o.id = ${v.org}::text
@@ -116,7 +116,7 @@ const PLAIN_VALUES = [...INSERT_VALUES, 'skewMs'] as const;
 const insertPlainEvent = renderedOnce(
   PLAIN_VALUES,
   (v) => sql`with o as (
-      select audit_logs_retention_days as days from ${organizations}
+      select days from ${organizationRetentions} r
       where environment_id = ${v.env}::text and id = ${v.org}::text
     ), changed as (
       insert into ${auditLogEvents} (id, environment_id, organization_id, action, occurred_at, actor, targets, context, metadata, version, created_at)
@@ -169,8 +169,8 @@ const insertPlainEvents = renderedOnce(PLAIN_BATCH_VALUES, (values) => {
       select e.id, e.env, e.org, e.action, e.occurred_at::timestamptz, e.actor::jsonb, e.targets::jsonb, e.context::jsonb,
         e.metadata::jsonb, e.version, e.at::timestamptz
       from e
-      join ${organizations} o on o.environment_id = e.env and o.id = e.org
-      where e.occurred_at::timestamptz >= e.at::timestamptz - make_interval(days => o.audit_logs_retention_days)
+      join ${organizationRetentions} o on o.environment_id = e.env and o.id = e.org
+      where e.occurred_at::timestamptz >= e.at::timestamptz - make_interval(days => o.days)
         and e.occurred_at::timestamptz <= e.at::timestamptz + make_interval(secs => e.skew_ms / 1000.0)
         and not exists (
           select 1 from ${auditLogActions} a where a.environment_id = e.env and a.name = e.action
@@ -371,15 +371,6 @@ export function pageOfAuditLogSchemas(db: Db, environmentId: string, actionId: s
   );
 }
 
-export async function setRetentionDays(db: Db, environmentId: string, organizationId: string, days: number, now: Date) {
-  const [row] = await db
-    .update(organizations)
-    .set({ auditLogsRetentionDays: days, updatedAt: now })
-    .where(and(eq(organizations.environmentId, environmentId), eq(organizations.id, organizationId)))
-    .returning({ id: organizations.id, auditLogsRetentionDays: organizations.auditLogsRetentionDays });
-  return row;
-}
-
 /** The events a retention ends for a deleted organization: the default retention. */
 export const DEFAULT_RETENTION_DAYS = 365;
 
@@ -394,11 +385,11 @@ export async function purgeExpiredAuditLogEvents(db: Db, now: Date, batchSize: n
   const expired = db
     .select({ id: auditLogEvents.id })
     .from(auditLogEvents)
-    .leftJoin(organizations, eq(organizations.id, auditLogEvents.organizationId))
+    .leftJoin(sql`${organizationRetentions} o`, sql`o.id = ${auditLogEvents.organizationId}`)
     .where(
       and(
         lt(auditLogEvents.occurredAt, shortest),
-        sql`${auditLogEvents.occurredAt} < ${now.toISOString()}::timestamptz - make_interval(days => coalesce(${organizations.auditLogsRetentionDays}, ${DEFAULT_RETENTION_DAYS}))`,
+        sql`${auditLogEvents.occurredAt} < ${now.toISOString()}::timestamptz - make_interval(days => coalesce(o.days, ${DEFAULT_RETENTION_DAYS}))`,
       ),
     )
     .limit(batchSize);

@@ -1,9 +1,9 @@
 // Widget tokens (`POST /widgets/token`): a client-kind JWT carrying `permissions`, for the
 // official widgets; its grant is read again on every use (client-token.ts verifies the JWT).
 import type { JWTPayload } from 'jose';
-import { organizationExists } from '../client-tokens/store.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { heldWidgetPermissions } from '../organization-memberships/store.ts';
+import { organizationExists } from '../organizations/store.ts';
 
 /** Whether a verified client-kind payload is a widget token's: it carries `permissions` (`POST /widgets/token`). */
 export const isWidgetClaim = (payload: JWTPayload) => payload.permissions !== undefined;

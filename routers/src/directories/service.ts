@@ -12,6 +12,7 @@ import { invalid } from '../kernel/errors.ts';
 import { asList } from '../kernel/paging.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
+import { verifiedDomainsOfOrganization } from '../organization-domains/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { DEPROVISION_BATCH, deprovisionSomeOfDirectory } from './provisioning.ts';
 import type {
@@ -41,7 +42,6 @@ import {
   pageOfDirectoryUsers,
   roleSlugsOfDirectoryUsers,
   updateDirectory,
-  verifiedDomainsOfOrganization,
 } from './store.ts';
 
 // ---- wire shapes (the single place each row becomes what the API shows) ----

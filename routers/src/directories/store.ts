@@ -6,12 +6,11 @@ import {
   directoryGroups,
   directoryQuotaShards,
   directoryUsers,
-  organizationDomains,
   type PageParams,
   paginate,
   renderedOnce,
 } from '@atrium/db';
-import { and, asc, eq, ilike, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
+import { and, eq, ilike, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
 import { containsPattern, loadScoped, scopedId } from '../common/store.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
@@ -580,15 +579,6 @@ export async function noteDirectorySync(
     )
     .returning({ id: directories.id });
   return rows.length > 0;
-}
-
-/** The organization's verified domains (upstream's `domains` of a directory's events). */
-export function verifiedDomainsOfOrganization(db: Db, organizationId: string) {
-  return db
-    .select({ id: organizationDomains.id, domain: organizationDomains.domain })
-    .from(organizationDomains)
-    .where(and(eq(organizationDomains.organizationId, organizationId), eq(organizationDomains.state, 'verified')))
-    .orderBy(asc(organizationDomains.id));
 }
 
 /** Deletes up to `limit` of the directory's users (their group memberships cascade); those deleted. */

@@ -6,6 +6,7 @@ import { type EventToRecord, recordEvent, recordEvents, withEventsBatched } from
 import { forgetLocally } from '../invalidation/service.ts';
 import { ApiError, invalid, isTransactionConflict, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { verifiedDomainsOfOrganization } from '../organization-domains/store.ts';
 import { type DirectoryPersonChange, followDirectoryPerson } from '../users/service.ts';
 import {
   type DirectoryUserLinks,
@@ -39,7 +40,6 @@ import {
   roleSlugsOfDirectoryUsers,
   updateDirectoryGroup,
   updateDirectoryUser,
-  verifiedDomainsOfOrganization,
 } from './store.ts';
 
 export interface DirectoryUserFields {

@@ -1,5 +1,16 @@
-import { coalesced, type Db, events, type PageParams, paginate, renderedOnce } from '@atrium/db';
-import { and, eq, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
+import {
+  claimRoundRobin,
+  coalesced,
+  type Db,
+  environmentsWith,
+  events,
+  type FairTake,
+  type PageParams,
+  paginate,
+  rawRows,
+  renderedOnce,
+} from '@atrium/db';
+import { and, eq, getTableColumns, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
 import { markCommittedEntries, markCommittedEntry } from '../idempotency/store.ts';
 import type { Scope } from '../kernel/scope.ts';
 
@@ -253,3 +264,65 @@ function writeManyWithEvents<K extends string>(
     max: WRITES_PER_STATEMENT,
   });
 }
+
+// What other resources' statements read and write of the events (issue #35: a table belongs to one store)
+
+/**
+ * An INSERT of events from `rows`, a select of (id, environment_id, event, organization_id, data,
+ * created_at, fanout_pending, actor), returning their ids: a WITH entry of another store's
+ * statement that records events with its change (create organization's claims).
+ */
+export const eventsInserted = (rows: SQL) =>
+  sql`insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending, actor)
+      ${rows}
+      returning id`;
+
+/** An event the webhooks' fan-out took (`claimPendingEvents`). */
+export interface PendingEvent {
+  id: string;
+  environmentId: string;
+  event: string;
+  createdAt: string | Date;
+}
+
+/** Up to `limit` events marked `fanout_pending`, round-robin by environment, FOR UPDATE SKIP LOCKED, in the caller's transaction. */
+export function claimPendingEvents(tx: Db, limit: number, fair: FairTake) {
+  const e = events;
+  const pending = and(
+    // The bare column: the generic plan then uses events_fanout_pending_idx (partial on it).
+    sql`${e.fanoutPending}`,
+    fair.environments ? inArray(e.environmentId, fair.environments) : undefined,
+  ) as SQL;
+  const claim = (after: string, upto: string, n: number) =>
+    rawRows<PendingEvent>(
+      tx,
+      sql`with recursive ${environmentsWith(e, e.environmentId, pending, after, upto)}
+      select taken.* from envs cross join lateral (
+        select ${e.id} as id, ${e.environmentId} as "environmentId", ${e.event} as event, ${e.createdAt} as "createdAt"
+        from ${e}
+        where ${pending} and ${e.environmentId} = envs.environment_id
+        order by ${e.id} limit ${fair.perEnvironment}
+        for update skip locked
+      ) as taken
+      limit ${n}`,
+    );
+  return claimRoundRobin(fair.cursor ?? '', limit, claim);
+}
+
+/** Clears the fan-out mark of these events (their deliveries are queued), in the caller's transaction. */
+export async function clearFanoutPending(tx: Db, ids: string[]): Promise<void> {
+  await tx.update(events).set({ fanoutPending: false }).where(inArray(events.id, ids));
+}
+
+/**
+ * The events as a derived table aliased `ev`, and its fields decoded as the table's
+ * (`eventFields`), for another store's select that joins each of its rows' event on `ev.id`
+ * (the webhook deliveries' reads): PostgreSQL pulls the subquery up, the plan is the table's.
+ */
+export const eventsAsEv = sql`(select * from ${events}) ev`;
+export const eventFields = Object.fromEntries(
+  Object.entries(getTableColumns(events)).map(([key, column]) => [
+    key,
+    sql`ev.${sql.identifier(column.name)}`.mapWith(column),
+  ]),
+) as { [K in keyof EventRow]: SQL<EventRow[K]> };

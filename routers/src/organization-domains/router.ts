@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { toOrganizationDomain } from '../domain-claims/service.ts';
 import { apiProcedure, router } from '../trpc.ts';
+import { toOrganizationDomain } from './claims.ts';
 import { CreateOrganizationDomainInput, DomainIdInput, OrganizationDomain } from './schemas.ts';
 import {
   createOrganizationDomain,

@@ -1,5 +1,9 @@
 import { type Db, type FairTake, newId, type PageParams } from '@atrium/db';
 import { asList } from '../common/schemas.ts';
+import { recordEvent } from '../events/record.ts';
+import { ApiError, badRequest, conflict, fromDatabaseError, notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
+import { lockEnvironment, quotaError, quotaLimit } from '../quotas.ts';
 import {
   type DomainView,
   markVerified,
@@ -8,23 +12,22 @@ import {
   toOrganizationDomain,
   verificationFailedData,
   verifiedByOther,
-} from '../domain-claims/service.ts';
-import type { DomainChanges, DomainRow } from '../domain-claims/store.ts';
-import { isVerifiedElsewhere, uncountDomain, updateClaim } from '../domain-claims/store.ts';
-import { recordEvent } from '../events/record.ts';
-import { ApiError, badRequest, conflict, fromDatabaseError, notFound } from '../kernel/errors.ts';
-import type { Scope } from '../kernel/scope.ts';
-import { lockEnvironment, quotaError, quotaLimit } from '../quotas.ts';
+} from './claims.ts';
 import type { OrganizationDomain } from './schemas.ts';
 import {
   assertBelowPendingChecks,
   claimWithEvent,
+  type DomainChanges,
+  type DomainRow,
   deleteDomain,
+  domainCounter,
   environmentIdOfDomain,
   findDomainForUpdate,
+  isVerifiedElsewhere,
   leaseDueDomains,
   loadDomain,
   pageOfOrganizationDomains,
+  updateClaim,
   whyClaimRefused,
 } from './store.ts';
 
@@ -147,7 +150,7 @@ export async function deleteOrganizationDomain<T>(scope: Scope, id: string, view
   return scope.db.transaction(async (tx) => {
     const deleted = await deleteDomain(tx, scope.env.id, id);
     if (!deleted) throw notFound('organization_domain', id);
-    await uncountDomain(tx, deleted.organizationId);
+    await domainCounter().uncount(tx, deleted.organizationId);
     await recordEvent(tx, scope, 'organization_domain.deleted', toOrganizationDomain(deleted));
     return view(deleted);
   });

@@ -5,7 +5,6 @@ import {
   keysetCondition,
   type MembershipStatus,
   organizationMemberships,
-  organizations,
   type PageParams,
   paginate,
   perHandleAndKey,
@@ -16,6 +15,7 @@ import { and, asc, desc, eq, getTableColumns, inArray, ne, type SQL, type SQLWra
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { loadScoped, orNotFound, qualified as q, scopedId } from '../common/store.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { organizationNames } from '../organizations/store.ts';
 import { assertBelowQuota } from '../quotas.ts';
 import {
   giveDefaultRole,
@@ -41,13 +41,16 @@ const jsonArray = (value: unknown): string[] => (typeof value === 'string' ? JSO
 /** A membership row's role slugs. The outer row is named in full: drizzle leaves columns of a one-table select unqualified. */
 const roleSlugs = roleSlugsOf(sql`"organization_memberships"."id"`, sql`"organization_memberships"."environment_id"`);
 
+/** The organizations' names (organizations/store.ts), joined as `orgs` by the reads of memberships. */
+const withOrganizationNames = sql`${organizationNames} orgs`;
+
 /**
  * Membership columns plus the organization's current name, the role slugs and the user's row, for
  * every read of a membership: a select of them joins `organizations` and `users` (the same statement).
  */
 export const membershipColumns = {
   ...getTableColumns(organizationMemberships),
-  organizationName: organizations.name,
+  organizationName: sql<string>`orgs.name`,
   roleSlugs,
   user: userColumns,
 };
@@ -57,7 +60,7 @@ function findMemberships(db: Db, where: SQL | undefined) {
   return db
     .select(membershipColumns)
     .from(organizationMemberships)
-    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .innerJoin(withOrganizationNames, sql`orgs.id = ${organizationMemberships.organizationId}`)
     .innerJoin(...joinedUser(organizationMemberships.userId))
     .where(where);
 }
@@ -135,7 +138,7 @@ type MembershipTuple = [
  */
 const membershipTuple = (env: SQL) => {
   const m = organizationMemberships;
-  return sql<MembershipTuple>`json_build_array(${q(m.id)}, ${q(m.userId)}, ${q(m.organizationId)}, ${q(organizations.name)}, ${q(m.status)}, ${q(m.directoryManaged)}, ${q(m.customAttributes)}, ${q(m.createdAt)}, ${q(m.updatedAt)}, ${roleSlugsOf(q(m.id), env)}, ${userTupleColumns})`;
+  return sql<MembershipTuple>`json_build_array(${q(m.id)}, ${q(m.userId)}, ${q(m.organizationId)}, orgs.name, ${q(m.status)}, ${q(m.directoryManaged)}, ${q(m.customAttributes)}, ${q(m.createdAt)}, ${q(m.updatedAt)}, ${roleSlugsOf(q(m.id), env)}, ${userTupleColumns})`;
 };
 
 /** The record of a `membershipTuple`. */
@@ -180,7 +183,7 @@ const membershipsPage = perHandleAndKey((db: Db, shape: MembershipsShape) => {
   return db
     .select({ m: membershipTuple(sql`${sql.placeholder('env')}`) })
     .from(m)
-    .innerJoin(organizations, eq(organizations.id, m.organizationId))
+    .innerJoin(withOrganizationNames, sql`orgs.id = ${m.organizationId}`)
     .innerJoin(...joinedUser(m.userId))
     .where(
       and(
@@ -307,7 +310,7 @@ export function selectMembershipsThrough(db: Db, table: PgTable, membershipId: A
     .select(membershipColumns)
     .from(table)
     .innerJoin(organizationMemberships, eq(organizationMemberships.id, membershipId))
-    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .innerJoin(withOrganizationNames, sql`orgs.id = ${organizationMemberships.organizationId}`)
     .innerJoin(...joinedUser(organizationMemberships.userId));
 }
 
@@ -455,7 +458,7 @@ const insertMembershipsStatement = renderedOnce(
       ${giveDefaultRole(v.env as SQL, sql`inserted`)})
     select i.id, o.name as organization_name,
       (select ${roleSlugById(sql`g.role_id`)} from given g where g.organization_membership_id = i.id) as slug
-    from inserted i join ${organizations} o on o.id = ${v.org}`,
+    from inserted i join ${organizationNames} o on o.id = ${v.org}`,
 );
 
 /** Sets these memberships' status and directory management where either differs; the ids changed. */

@@ -3,6 +3,10 @@ import type { z } from 'zod';
 import { asList, pageParams, wireTime } from '../common/schemas.ts';
 import { normalizeDomainForLookup } from '../domain-claims/rules.ts';
 import type { DomainDataEntry } from '../domain-claims/schemas.ts';
+import { recordEvent } from '../events/record.ts';
+import { forgetLocally } from '../invalidation/service.ts';
+import { conflict, invalid, notFound } from '../kernel/errors.ts';
+import type { Scope } from '../kernel/scope.ts';
 import {
   claimDomain,
   lostToVerified,
@@ -11,12 +15,8 @@ import {
   toOrganizationDomain,
   verificationFailedData,
   verifiedByOther,
-} from '../domain-claims/service.ts';
-import { type DomainRow, pendingClaimsOn, verifiedAmong } from '../domain-claims/store.ts';
-import { recordEvent } from '../events/record.ts';
-import { forgetLocally } from '../invalidation/service.ts';
-import { conflict, invalid, notFound } from '../kernel/errors.ts';
-import type { Scope } from '../kernel/scope.ts';
+} from '../organization-domains/claims.ts';
+import { type DomainRow, pendingClaimsOn, verifiedAmong } from '../organization-domains/store.ts';
 import { quotaError, quotaLimit } from '../quotas.ts';
 import type {
   CreateOrganizationInput,

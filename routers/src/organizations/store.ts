@@ -1,9 +1,7 @@
 import {
   type Db,
-  events,
   type KeysetOp,
   keysetCondition,
-  organizationDomains,
   organizations,
   type PageParams,
   paginate,
@@ -13,9 +11,17 @@ import {
 } from '@atrium/db';
 import { and, asc, desc, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, qualified as q, type RowLock, scopedId } from '../common/store.ts';
-import { type DomainRecord, type DomainTuple, domainTuple, fromDomainTuple } from '../domain-claims/store.ts';
-import { writeWithEvent } from '../events/store.ts';
+import { eventsInserted, writeWithEvent } from '../events/store.ts';
 import type { Scope } from '../kernel/scope.ts';
+import {
+  claimantsOf,
+  type DomainCounter,
+  type DomainRecord,
+  type DomainTuple,
+  domainsOf,
+  fromDomainTuple,
+  newOrganizationClaims,
+} from '../organization-domains/store.ts';
 
 type OrganizationRow = typeof organizations.$inferSelect;
 
@@ -50,9 +56,7 @@ type OrganizationTuple = [
  * organization instead of Drizzle's per-field row mapping and a Date per timestamp, and
  * positional, so PostgreSQL writes no field names (bench/README.md, "Issue #20's leftovers").
  */
-const organizationTuple = sql<OrganizationTuple>`json_build_array(${q(organizations.id)}, ${q(organizations.name)}, ${q(organizations.metadata)}, ${q(organizations.externalId)}, ${q(organizations.billingCustomerId)}, ${q(organizations.allowProfilesOutsideOrganization)}, ${q(organizations.createdAt)}, ${q(organizations.updatedAt)}, (
-  select coalesce(json_agg(${domainTuple} order by ${q(organizationDomains.id)}), '[]'::json)
-  from ${organizationDomains} where ${q(organizationDomains.organizationId)} = ${q(organizations.id)}))`;
+const organizationTuple = sql<OrganizationTuple>`json_build_array(${q(organizations.id)}, ${q(organizations.name)}, ${q(organizations.metadata)}, ${q(organizations.externalId)}, ${q(organizations.billingCustomerId)}, ${q(organizations.allowProfilesOutsideOrganization)}, ${q(organizations.createdAt)}, ${q(organizations.updatedAt)}, ${domainsOf(q(organizations.id))})`;
 
 /** The record of an `organizationTuple`: every read of an organization comes through here. */
 const fromTuple = (t: OrganizationTuple): OrganizationRecord => ({
@@ -134,8 +138,7 @@ const organizationsPage = perHandleAndKey((db: Db, shape: ListShape) => {
   // The domains filter: the organizations holding any of the domains, found from the domain index
   // as an array computed once (an initplan), so that every plan reads them by key.
   const ownsDomain = sql`${organizations.id} = any(array(
-    select ${organizationDomains.organizationId} from ${organizationDomains}
-    where ${organizationDomains.environmentId} = ${env} and ${organizationDomains.domain} = any(${sql.placeholder('domains')}::text[])))`;
+    ${claimantsOf(env, (domain) => sql`${domain} = any(${sql.placeholder('domains')}::text[])`)}))`;
   return (
     db
       .select({ o: organizationTuple })
@@ -215,8 +218,7 @@ export async function searchOrganizations(db: Db, environmentId: string, text: s
       and(
         eq(organizations.environmentId, environmentId),
         sql`(${organizations.name} ilike ${pattern} or ${organizations.externalId} = ${text} or ${organizations.id} = ${text}
-          or ${organizations.id} in (select ${organizationDomains.organizationId} from ${organizationDomains}
-            where ${organizationDomains.environmentId} = ${environmentId} and ${organizationDomains.domain} = lower(${text})))`,
+          or ${organizations.id} in (${claimantsOf(environmentId, (domain) => sql`${domain} = lower(${text})`)}))`,
       ),
     )
     .orderBy(desc(organizations.id))
@@ -309,38 +311,20 @@ const createClaiming = writeWithEvent(
     claim_events as (
       select * from jsonb_to_recordset(${v.events}::jsonb) as e(id text, event text, organization text, data jsonb, claim text)
     ),
-    obstacles as (
-      select 1 from ${organizationDomains} as d
-      where d.environment_id = ${v.environmentId} and d.domain = any(array(select domain from claims))
-        and (d.state = 'verified' or (d.state = 'pending'
-          and d.domain = any(array(select domain from claims where state = 'verified'))
-          and d.id <> all(array(select claim from claim_events where claim is not null))))
-      limit 1
-    ),
+    obstacles as (${newOrganizationClaims.obstacles(v.environmentId)}),
     created as (
       insert into ${organizations} (id, environment_id, name, external_id, metadata, billing_customer_id, allow_profiles_outside_organization, domain_count, created_at, updated_at)
       select ${v.id}, ${v.environmentId}, ${v.name}, ${v.externalId}, ${v.metadata}::jsonb, null, ${v.allowProfilesOutsideOrganization}, (select count(*) from claims), ${v.at}::timestamptz, ${v.at}::timestamptz
       where (select count(*) from claims) <= ${v.limit}::int and not exists (select 1 from obstacles)
       returning id
     ),
-    claimed as (
-      insert into ${organizationDomains} (id, environment_id, organization_id, domain, state, verification_strategy, verification_prefix, verification_token, verification_started_at, created_at, updated_at)
-      select c.id, ${v.environmentId}, created.id, c.domain, c.state, c.strategy, c.prefix, c.token, ${v.at}::timestamptz, ${v.at}::timestamptz, ${v.at}::timestamptz
-      from created, claims as c
-      returning id
-    ),
-    failed as (
-      update ${organizationDomains} set state = 'failed', verification_failed_reason = 'domain_verified_by_other_organization', next_check_at = null, updated_at = ${v.at}::timestamptz
-      where id = any(array(select claim from claim_events where claim is not null)) and state = 'pending' and exists (select 1 from created)
-      returning id
-    ),
-    claims_recorded as (
-      insert into ${events} (id, environment_id, event, organization_id, data, created_at, fanout_pending, actor)
-      select e.id, ${v.environmentId}, e.event, e.organization, e.data, ${v.at}::timestamptz, true, ${v.eventActor}::text
+    claimed as (${newOrganizationClaims.inserted(v.environmentId, v.at)}),
+    failed as (${newOrganizationClaims.failed(v.at)}),
+    claims_recorded as (${eventsInserted(
+      sql`select e.id, ${v.environmentId}, e.event, e.organization, e.data, ${v.at}::timestamptz, true, ${v.eventActor}::text
       from created, claim_events as e
-      where e.claim is null or e.claim in (select id from failed)
-      returning id
-    )`,
+      where e.claim is null or e.claim in (select id from failed)`,
+    )})`,
 );
 
 /** A new organization's values for `createWithEvent`; `metadata` is JSON. */
@@ -376,3 +360,96 @@ export function createWithEvent(
   const encoded = { claims: JSON.stringify(values.claims), events: JSON.stringify(values.events) };
   return createClaiming(scope, Object.assign({}, values, encoded), event);
 }
+
+// What other resources ask of an organization's row (issue #35: a table belongs to one store) ----
+
+/** Whether the organization is still in the environment (a user-less widget token's check on every use). */
+const organizationExistsRead = perHandle((db: Db) =>
+  db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(and(eq(organizations.id, sql.placeholder('org')), eq(organizations.environmentId, sql.placeholder('env'))))
+    .limit(1)
+    .prepare('widget_organization_exists'),
+);
+
+export async function organizationExists(db: Db, environmentId: string, organizationId: string): Promise<boolean> {
+  const rows = await organizationExistsRead(db).execute({ env: environmentId, org: organizationId });
+  return rows.length > 0;
+}
+
+/** A condition of another store's statement: the organization `org` is in the environment `env`. */
+export const organizationIn = (env: unknown, org: unknown): SQL =>
+  sql`exists (select 1 from ${organizations} o where o.environment_id = ${env} and o.id = ${org})`;
+
+/**
+ * The organizations' ids and names as a derived table, for a statement of another store that
+ * shows its rows' organization name (`join ${organizationNames} o on o.id = …`): PostgreSQL pulls
+ * the subquery up, so the plan is the join of the table itself.
+ */
+export const organizationNames = sql`(select id, environment_id, name from ${organizations})`;
+
+/**
+ * The organizations' audit log retention (`days`) as a derived table, for the audit log
+ * statements that check an event's age against it (`join ${organizationRetentions} o on …`).
+ */
+export const organizationRetentions = sql`(select id, environment_id, audit_logs_retention_days as days from ${organizations})`;
+
+/** The organization's audit log retention in days, or undefined when the environment has no such organization. */
+export async function auditLogsRetentionOf(db: Db, environmentId: string, organizationId: string) {
+  const [row] = await db
+    .select({ days: organizations.auditLogsRetentionDays })
+    .from(organizations)
+    .where(and(eq(organizations.environmentId, environmentId), eq(organizations.id, organizationId)))
+    .limit(1);
+  return row?.days;
+}
+
+/** Sets the organization's audit log retention; the row's id and new retention, undefined when it is not there. */
+export async function setAuditLogsRetention(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  days: number,
+  now: Date,
+) {
+  const [row] = await db
+    .update(organizations)
+    .set({ auditLogsRetentionDays: days, updatedAt: now })
+    .where(and(eq(organizations.environmentId, environmentId), eq(organizations.id, organizationId)))
+    .returning({ id: organizations.id, auditLogsRetentionDays: organizations.auditLogsRetentionDays });
+  return row;
+}
+
+/**
+ * The organization's domain count (`domain_count`), kept by every write of its domains
+ * (organization-domains/counter.ts, registered in app-router.ts). The quota check is a condition
+ * of the UPDATE that bumps it, re-checked on the newest row after a concurrent writer commits.
+ */
+export const domainCounter: DomainCounter = {
+  counting: (
+    environmentId,
+    organizationId,
+    limit,
+    also,
+  ) => sql`update ${organizations} as o set domain_count = o.domain_count + 1
+      where o.environment_id = ${environmentId} and o.id = ${organizationId} and o.domain_count < ${limit}::int
+        and ${also(sql`o.id`)}
+      returning o.id, o.environment_id`,
+  countOf: (environmentId, organizationId) =>
+    sql`(select domain_count from ${organizations} where environment_id = ${environmentId} and id = ${organizationId})`,
+  async count(db, organizationId, limit) {
+    const counted = await db
+      .update(organizations)
+      .set({ domainCount: sql`${organizations.domainCount} + 1` })
+      .where(and(eq(organizations.id, organizationId), sql`${organizations.domainCount} < ${limit}`))
+      .returning({ id: organizations.id });
+    return counted.length > 0;
+  },
+  async uncount(db, organizationId) {
+    await db
+      .update(organizations)
+      .set({ domainCount: sql`${organizations.domainCount} - 1` })
+      .where(eq(organizations.id, organizationId));
+  },
+};

@@ -1,8 +1,9 @@
-import { type Db, organizations, type PortalIntent, portalLinks, portalSessions } from '@atrium/db';
-import { and, eq, gt, isNull } from 'drizzle-orm';
+import { type Db, type PortalIntent, portalLinks, portalSessions } from '@atrium/db';
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import { purgeExpired } from '../common/store.ts';
 import { environmentInfoColumns, joinedEnvironment } from '../environments/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
+import { organizationNames } from '../organizations/store.ts';
 
 export type PortalLinkRow = typeof portalLinks.$inferSelect;
 export type PortalSessionRow = typeof portalSessions.$inferSelect;
@@ -50,16 +51,13 @@ export async function livePortalSession(db: Db, id: string, now: Date): Promise<
     .select({
       session: portalSessions,
       env: environmentInfoColumns,
-      organizationName: organizations.name,
+      organizationName: sql<string>`o.name`,
     })
     .from(portalSessions)
     .innerJoin(...joinedEnvironment(portalSessions.environmentId))
     .innerJoin(
-      organizations,
-      and(
-        eq(organizations.id, portalSessions.organizationId),
-        eq(organizations.environmentId, portalSessions.environmentId),
-      ),
+      sql`${organizationNames} o`,
+      sql`o.id = ${portalSessions.organizationId} and o.environment_id = ${portalSessions.environmentId}`,
     )
     .where(and(eq(portalSessions.id, id), gt(portalSessions.expiresAt, now)))
     .limit(1);

@@ -1,17 +1,10 @@
-import {
-  type Db,
-  lockEnvironment,
-  membershipRoles,
-  organizations,
-  perHandle,
-  rolePermissions,
-  roles,
-} from '@atrium/db';
-import { and, asc, eq, exists, getTableColumns, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
+import { type Db, lockEnvironment, membershipRoles, perHandle, rolePermissions, roles } from '@atrium/db';
+import { and, asc, eq, getTableColumns, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { RowLock } from '../common/store.ts';
 import type { Deps } from '../kernel/deps.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { organizationIn } from '../organizations/store.ts';
 import {
   insertPermissions,
   type NewPermission,
@@ -73,12 +66,7 @@ const organizationRolesRead = perHandle((db: Db) => {
       and(
         eq(roles.environmentId, env),
         or(isNull(roles.organizationId), eq(roles.organizationId, org)),
-        exists(
-          db
-            .select({ one: sql`1` })
-            .from(organizations)
-            .where(and(eq(organizations.environmentId, env), eq(organizations.id, org))),
-        ),
+        organizationIn(env, org),
       ),
     )
     .orderBy(asc(roles.id))

@@ -8,6 +8,7 @@ import type { Deps } from '../kernel/deps.ts';
 import { ApiError, type FieldError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
+import { organizationOfVerifiedDomain, organizationVerifiedDomain } from '../organization-domains/store.ts';
 import { addSignInMembership } from '../organization-memberships/service.ts';
 import { membershipOf } from '../organization-memberships/store.ts';
 import { loadOrganization } from '../organizations/store.ts';
@@ -44,8 +45,6 @@ import {
   lockExpiredAuthorizations,
   markConnectionSignIn,
   markTimedOut,
-  organizationOfVerifiedDomain,
-  organizationVerifiedDomain,
   type ProfileView,
   profileById,
   profileOfAccessTokenHash,

@@ -3,7 +3,6 @@ import {
   coalesced,
   connections,
   type Db,
-  organizationDomains,
   type PageParams,
   paginate,
   redirectUris,
@@ -207,54 +206,8 @@ export function connectionsOfType(db: Db, environmentId: string, connectionType:
     .orderBy(connections.id);
 }
 
-/** The organization that verified this domain in the environment, if one did. */
-export async function organizationOfVerifiedDomain(
-  db: Db,
-  environmentId: string,
-  domain: string,
-): Promise<string | undefined> {
-  const [row] = await db
-    .select({ organizationId: organizationDomains.organizationId })
-    .from(organizationDomains)
-    .where(
-      and(
-        eq(organizationDomains.environmentId, environmentId),
-        eq(organizationDomains.domain, domain),
-        eq(organizationDomains.state, 'verified'),
-      ),
-    )
-    .limit(1);
-  return row?.organizationId;
-}
-
 // The sign-in's statements (completeSignIn, in its transaction) are built once (`builtOnce`):
 // Drizzle building them on every ACS POST cost more CPU than PostgreSQL running them.
-
-const verifiedDomainOf = builtOnce(['env', 'organization', 'domain'] as const, (db, v) =>
-  db
-    .select({ id: organizationDomains.id })
-    .from(organizationDomains)
-    .where(
-      and(
-        eq(organizationDomains.environmentId, v.env),
-        eq(organizationDomains.organizationId, v.organization),
-        eq(organizationDomains.domain, v.domain),
-        eq(organizationDomains.state, 'verified'),
-      ),
-    )
-    .limit(1),
-);
-
-/** Whether the organization verified this domain. */
-export async function organizationVerifiedDomain(
-  db: Db,
-  environmentId: string,
-  organizationId: string,
-  domain: string,
-): Promise<boolean> {
-  const [row] = await verifiedDomainOf(db, { env: environmentId, organization: organizationId, domain });
-  return row !== undefined;
-}
 
 /**
  * Marks a sign-in on the connection and activates it if it was not active: the row it activated,

@@ -3,7 +3,6 @@ import {
   type Db,
   environmentsWith,
   equalsLiteral,
-  events,
   type FairTake,
   interleaveByEnvironment,
   lockEnvironment,
@@ -16,12 +15,20 @@ import {
 } from '@atrium/db';
 import { and, asc, eq, gt, inArray, lte, not, notLike, type SQL, sql } from 'drizzle-orm';
 import { loadScoped, orNotFound, scopedId } from '../common/store.ts';
+import {
+  claimPendingEvents,
+  clearFanoutPending,
+  type EventRow,
+  eventFields,
+  eventsAsEv,
+  type PendingEvent,
+} from '../events/store.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { assertBelowQuota } from '../quotas.ts';
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
 export type NewEndpoint = typeof webhookEndpoints.$inferInsert;
-export type EventRow = typeof events.$inferSelect;
+export type { EventRow, PendingEvent };
 export type NewDelivery = typeof webhookDeliveries.$inferInsert;
 export type NewAttempt = typeof webhookAttempts.$inferInsert;
 
@@ -105,41 +112,11 @@ export async function replaceSecret(db: Db, id: string, old: string, secret: str
 
 // Fan-out: recorded events into deliveries
 
-/** An event the fan-out took, and the endpoints its environment may deliver it to. */
-export interface PendingEvent {
-  id: string;
-  environmentId: string;
-  event: string;
-  createdAt: string | Date;
-}
+/** The endpoints an event's environment may deliver it to. */
 export type FanoutEndpoint = Pick<EndpointRow, 'id' | 'environmentId' | 'events' | 'createdAt'>;
 
 /** Delivery rows per insert statement of a fan-out (8 parameters each, well under 65,535). */
 const FANOUT_INSERT_CHUNK = 1_000;
-
-/** Up to `limit` events marked `fanout_pending`, round-robin by environment, FOR UPDATE SKIP LOCKED. */
-function claimPendingEvents(tx: Db, limit: number, fair: FairTake) {
-  const e = events;
-  const pending = and(
-    // The bare column: the generic plan then uses events_fanout_pending_idx (partial on it).
-    sql`${e.fanoutPending}`,
-    fair.environments ? inArray(e.environmentId, fair.environments) : undefined,
-  ) as SQL;
-  const claim = (after: string, upto: string, n: number) =>
-    rawRows<PendingEvent>(
-      tx,
-      sql`with recursive ${environmentsWith(e, e.environmentId, pending, after, upto)}
-      select taken.* from envs cross join lateral (
-        select ${e.id} as id, ${e.environmentId} as "environmentId", ${e.event} as event, ${e.createdAt} as "createdAt"
-        from ${e}
-        where ${pending} and ${e.environmentId} = envs.environment_id
-        order by ${e.id} limit ${fair.perEnvironment}
-        for update skip locked
-      ) as taken
-      limit ${n}`,
-    );
-  return claimRoundRobin(fair.cursor ?? '', limit, claim);
-}
 
 /** The enabled endpoints of these environments, KEY SHARE locked: a delete meanwhile waits. */
 function enabledEndpoints(tx: Db, environmentIds: string[]): Promise<FanoutEndpoint[]> {
@@ -179,7 +156,7 @@ export function fanOutPendingEvents(
         .onConflictDoNothing({ target: [webhookDeliveries.endpointId, webhookDeliveries.eventId] });
     }
     const ids = rows.map((row) => row.id);
-    await tx.update(events).set({ fanoutPending: false }).where(inArray(events.id, ids));
+    await clearFanoutPending(tx, ids);
     return { events: rows.length, deliveries: queued.length, cursor };
   });
 }
@@ -249,10 +226,10 @@ export function leaseDueDeliveries(
     const ids = claimed.map((row) => row.id);
     await tx.update(d).set({ nextAttemptAt: leaseUntil }).where(inArray(d.id, ids));
     const rows = await tx
-      .select({ delivery: d, endpoint: webhookEndpoints, event: events })
+      .select({ delivery: d, endpoint: webhookEndpoints, event: eventFields })
       .from(d)
       .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, d.endpointId))
-      .innerJoin(events, eq(events.id, d.eventId))
+      .innerJoin(eventsAsEv, sql`ev.id = ${d.eventId}`)
       .where(inArray(d.id, ids));
     const byId = new Map(rows.map((row) => [row.delivery.id, row]));
     const ordered = interleaveByEnvironment(claimed).flatMap(({ id }) => byId.get(id) ?? []);
@@ -290,9 +267,9 @@ export async function releaseDeliveries(db: Db, ids: string[], at: Date): Promis
 export function deliveriesOfEndpoint(db: Db, environmentId: string, endpointId: string, limit: number) {
   const d = webhookDeliveries;
   return db
-    .select({ delivery: d, event: events.event })
+    .select({ delivery: d, event: eventFields.event })
     .from(d)
-    .innerJoin(events, eq(events.id, d.eventId))
+    .innerJoin(eventsAsEv, sql`ev.id = ${d.eventId}`)
     .where(and(eq(d.environmentId, environmentId), eq(d.endpointId, endpointId)))
     .orderBy(sql`${d.id} desc`)
     .limit(limit);

@@ -5,6 +5,7 @@ import { iso } from '../../common/schemas.ts';
 import type { Deps } from '../../kernel/deps.ts';
 import { ApiError, notFound } from '../../kernel/errors.ts';
 import type { Scope } from '../../kernel/scope.ts';
+import { auditLogsRetentionOf } from '../../organizations/store.ts';
 import { deriveKey } from '../../signing/material.ts';
 import type { AuditLogExport, CreateAuditLogExportInput } from './schemas.ts';
 import {
@@ -23,7 +24,6 @@ import {
   markExportReady,
   pageOfExportEvents,
   readExportPart,
-  retentionDaysOf,
 } from './store.ts';
 
 const DAY_MS = 86_400_000;
@@ -109,7 +109,7 @@ export function toAuditLogExport(deps: Deps, row: AuditLogExportRow, now: Date):
  */
 export async function createAuditLogExport(scope: Scope, input: CreateAuditLogExportInput): Promise<AuditLogExport> {
   const now = scope.now();
-  const days = await retentionDaysOf(scope.db, scope.env.id, input.organization_id);
+  const days = await auditLogsRetentionOf(scope.db, scope.env.id, input.organization_id);
   if (days === undefined) throw notFound('organization', input.organization_id);
   const start = new Date(input.range_start);
   const end = new Date(input.range_end);

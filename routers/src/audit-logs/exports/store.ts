@@ -5,7 +5,6 @@ import {
   auditLogExports,
   countUpTo,
   type Db,
-  organizations,
 } from '@atrium/db';
 import { and, asc, eq, gt, gte, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 
@@ -25,16 +24,6 @@ export function countPendingExports(db: Db, environmentId: string, organizationI
   const e = auditLogExports;
   const where = and(eq(e.environmentId, environmentId), eq(e.organizationId, organizationId), eq(e.state, 'pending'));
   return countUpTo(db, e, where, limit);
-}
-
-/** The organization's retention in days, or undefined when the environment has no such organization. */
-export async function retentionDaysOf(db: Db, environmentId: string, organizationId: string) {
-  const [row] = await db
-    .select({ days: organizations.auditLogsRetentionDays })
-    .from(organizations)
-    .where(and(eq(organizations.environmentId, environmentId), eq(organizations.id, organizationId)))
-    .limit(1);
-  return row?.days;
 }
 
 /** The export of the environment, or undefined. */

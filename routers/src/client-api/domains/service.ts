@@ -1,6 +1,5 @@
 import type { PageParams } from '@atrium/db';
 import { wireTime } from '../../common/schemas.ts';
-import type { DomainRow } from '../../domain-claims/store.ts';
 import { notFound } from '../../kernel/errors.ts';
 import { type ClientScope, requirePermission } from '../../kernel/principals.ts';
 import {
@@ -10,6 +9,7 @@ import {
   listOrganizationDomains,
   verifyOrganizationDomain,
 } from '../../organization-domains/service.ts';
+import type { DomainRow } from '../../organization-domains/store.ts';
 import { quotaLimit } from '../../quotas.ts';
 
 export const DOMAIN_STATES = ['Failed', 'LegacyVerified', 'Pending', 'Verified'] as const;

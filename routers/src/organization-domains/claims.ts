@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { type Db, newId } from '@atrium/db';
 import { wireTime } from '../common/schemas.ts';
+import { checkDomain } from '../domain-claims/rules.ts';
+import type { DomainDataEntry, OrganizationDomain } from '../domain-claims/schemas.ts';
 import { recordEvent } from '../events/record.ts';
 import { conflict, type FieldError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
 import { randomBase62 } from '../lib/random.ts';
 import { quotaError, quotaLimit } from '../quotas.ts';
-import { checkDomain } from './rules.ts';
-import type { DomainDataEntry, OrganizationDomain } from './schemas.ts';
 import {
-  countDomain,
   type DomainChanges,
   type DomainRecord,
   type DomainRow,
+  domainCounter,
   findClaim,
   insertClaim,
   isVerifiedElsewhere,
@@ -184,7 +184,7 @@ export async function claimDomain(
     if (state === 'pending' || existing.state === 'verified') return undefined;
     return markVerified(tx, scope, existing, 'manual');
   }
-  if (!(await countDomain(tx, organizationId, quotaLimit(scope.deps, 'domainsPerOrganization')))) {
+  if (!(await domainCounter().count(tx, organizationId, quotaLimit(scope.deps, 'domainsPerOrganization')))) {
     throw quotaError(scope.deps, 'domainsPerOrganization');
   }
   const row = await insertClaim(tx, newClaim(scope, organizationId, domain, state, scope.now()));
