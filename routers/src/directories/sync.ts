@@ -2,7 +2,14 @@
 // fields: the SCIM surface parses the protocol, this file applies the change in one transaction.
 import { coalesced, newId } from '@atrium/db';
 import { orNotFound } from '../common/store.ts';
-import { type EventToRecord, recordEvent, recordEvents, withEventsBatched } from '../events/record.ts';
+import {
+  type EventPlace,
+  type EventToRecord,
+  eventPlace,
+  recordEvent,
+  recordEvents,
+  withEventsBatched,
+} from '../events/record.ts';
 import { forgetLocally } from '../invalidation/service.ts';
 import { ApiError, invalid, isTransactionConflict, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
@@ -94,21 +101,22 @@ const MAX_NOTED = 10_000;
 
 /**
  * Marks the directory as written to now (unless this process did within the resolution). Its first
- * SCIM write links it (`unlinked` to `linked`) and records `dsync.activated`, once however many
- * first writes race. Answers the time it stored, if it stored one.
+ * SCIM write links it (`unlinked` to `linked`) and records `dsync.activated` at `activation`, once
+ * however many first writes race. Answers the time it stored, if it stored one.
  */
 async function touchDirectory(
   tx: Scope['db'],
   scope: Scope,
   directory: DirectoryRef,
   key: string,
+  activation: EventPlace | undefined,
 ): Promise<number | undefined> {
   const now = scope.now();
-  if (directory.state === 'unlinked') {
+  if (activation) {
     const linked = await linkDirectory(tx, scope.env.id, directory.id, now);
     if (linked) {
       const domains = await verifiedDomainsOfOrganization(tx, linked.organizationId);
-      await recordEvent(tx, scope, 'dsync.activated', toDirectoryEvent(linked, domains));
+      await recordEvent(tx, scope, 'dsync.activated', toDirectoryEvent(linked, domains), null, activation);
       return now.getTime();
     }
   }
@@ -133,8 +141,11 @@ async function directoryWrite<T>(
   let noted: number | undefined;
   const result = await scope.db.transaction((tx) =>
     withEventsBatched(tx, async () => {
+      // A first write's `dsync.activated` comes before the write's own events, though the
+      // directory is linked after them (its row locked last, as by every write: no deadlock).
+      const activation = directory.state === 'unlinked' ? eventPlace(scope) : undefined;
       const result = await fn(tx);
-      noted = await touchDirectory(tx, scope, directory, key);
+      noted = await touchDirectory(tx, scope, directory, key, activation);
       return result;
     }),
   );

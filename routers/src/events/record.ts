@@ -6,10 +6,23 @@ import { insertEvent, insertEvents, type NewEvent } from './store.ts';
 const held = new WeakMap<Db, NewEvent[]>();
 
 /**
+ * An event's place in the order (its id and time), drawn before the event is known: recorded with
+ * it (`recordEvent`'s `place`), the event comes before those recorded since the place was drawn.
+ */
+export interface EventPlace {
+  id: string;
+  at: Date;
+}
+
+export function eventPlace(scope: Scope): EventPlace {
+  return { id: newId('event'), at: scope.now() };
+}
+
+/**
  * Appends an event in the caller's transaction: one row marked `fanout_pending`, whatever the
  * number of webhook endpoints (so an event exists exactly when its change committed); the webhook
  * worker expands it into deliveries later (`fanOutEvents`), off the request path. `data` is the
- * resource as the API shows it (its wire shape).
+ * resource as the API shows it (its wire shape). It takes its place in the order now, or `place`.
  */
 export async function recordEvent(
   tx: Db,
@@ -17,8 +30,9 @@ export async function recordEvent(
   event: string,
   data: Record<string, unknown>,
   organizationId?: string | null,
+  place: EventPlace = eventPlace(scope),
 ): Promise<string> {
-  const id = newId('event');
+  const { id } = place;
   const organization = organizationId ?? (typeof data.organization_id === 'string' ? data.organization_id : null);
   const row: NewEvent = {
     id,
@@ -26,7 +40,7 @@ export async function recordEvent(
     event,
     organizationId: organization,
     data,
-    createdAt: scope.now(),
+    createdAt: place.at,
     fanoutPending: true,
     actor: scope.actor ?? null,
     reason: scope.reason ?? null,

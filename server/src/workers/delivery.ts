@@ -45,6 +45,8 @@ export abstract class DeliveryWorker {
   protected readonly retryMaxMs: number;
   protected readonly maxAgeMs: number;
   protected readonly environments: string[] | undefined;
+  /** How long the loop waits between ticks that found nothing (the poll interval). */
+  protected readonly intervalMs: number;
   protected readonly inFlight = new Map<string, Promise<void>>();
   private readonly loop: TickLoop;
 
@@ -66,9 +68,10 @@ export abstract class DeliveryWorker {
     this.maxAgeMs = options.maxAgeMs ?? 3 * 24 * 60 * 60 * 1000;
     this.environments =
       options.environmentId === undefined ? undefined : ([] as string[]).concat(options.environmentId);
+    this.intervalMs = options.intervalMs ?? 1_000;
     this.loop = new TickLoop(
       async () => this.again(await this.tick()),
-      options.intervalMs ?? 1_000,
+      this.intervalMs,
       (error) => deps.log.error({ err: error }, `${name} tick failed`),
     );
   }

@@ -59,11 +59,12 @@ function release(counts: Map<string, number>, key: string): void {
 
 /**
  * The webhook worker. Each tick expands recorded events into deliveries (`fanOutEvents`, so a
- * write never pays for its endpoints), then takes due deliveries round-robin by environment
- * (leased with SKIP LOCKED), posts each one signed, with a timeout, independently of the others
- * (a slow endpoint holds only its own slots, a slow environment at most `perEnvironment`), and
- * records every attempt; failures retry with exponential backoff and jitter until `maxAgeMs`
- * after the event. Also purges events past their retention.
+ * write never pays for its endpoints), then, when there may be some (`claimsNow`), takes due
+ * deliveries round-robin by environment (leased with SKIP LOCKED), posts each one signed, with a
+ * timeout, independently of the others (a slow endpoint holds only its own slots, a slow
+ * environment at most `perEnvironment`), and records every attempt; failures retry with
+ * exponential backoff and jitter until `maxAgeMs` after the event. Also purges events past their
+ * retention.
  */
 export class WebhookWorker extends DeliveryWorker {
   private readonly perEndpoint: number;
@@ -75,8 +76,10 @@ export class WebhookWorker extends DeliveryWorker {
   /** Where the last full round of each claim ended: the next one starts after it. */
   private fanoutCursor = '';
   private deliveryCursor = '';
-  /** Whether the last fan-out step found events (more may be waiting). */
-  private fanoutBacklog = false;
+  /** What the last fan-out step did: events expanded (more may be waiting) and deliveries queued. */
+  private lastFanout = { events: 0, deliveries: 0 };
+  /** When the last delivery claim ran (performance.now()) and how many deliveries it took. */
+  private lastClaim = { at: Number.NEGATIVE_INFINITY, took: 0 };
 
   constructor(deps: Deps, options: WebhookWorkerOptions = {}) {
     super(deps, options, 16, 'webhook delivery');
@@ -87,7 +90,19 @@ export class WebhookWorker extends DeliveryWorker {
 
   /** Ticks again at once also while the fan-out has a backlog. */
   protected override again(started: number): boolean {
-    return super.again(started) || this.fanoutBacklog;
+    return super.again(started) || this.lastFanout.events > 0;
+  }
+
+  /**
+   * Whether this tick claims due deliveries. A fan-out step that expanded events into no delivery
+   * (a SCIM sync where no endpoint listens) made nothing new to take, so while its backlog lasts
+   * the claim runs only as an idle worker's would, once per interval, unless the last claim took
+   * something. Deliveries it queued are claimed at once; others wait at most one interval.
+   */
+  private claimsNow(): boolean {
+    const { events, deliveries } = this.lastFanout;
+    if (events === 0 || deliveries > 0 || this.lastClaim.took > 0) return true;
+    return performance.now() - this.lastClaim.at >= this.intervalMs;
   }
 
   /**
@@ -103,7 +118,7 @@ export class WebhookWorker extends DeliveryWorker {
     this.fanoutCursor = step.cursor;
     // Anything expanded: step again at once (a per-environment share, not a full step, may
     // be all one busy environment gets per step).
-    this.fanoutBacklog = step.events > 0;
+    this.lastFanout = { events: step.events, deliveries: step.deliveries };
     return step.events;
   }
 
@@ -120,7 +135,7 @@ export class WebhookWorker extends DeliveryWorker {
     }
     await this.fanOut();
     const free = this.concurrency - this.inFlight.size;
-    if (free <= 0) return 0;
+    if (free <= 0 || !this.claimsNow()) return 0;
     const atCap = (counts: Map<string, number>, cap: number) =>
       [...counts].filter(([, n]) => n >= cap).map(([id]) => id);
     const leaseMs = this.timeoutMs + this.leaseGraceMs;
@@ -136,6 +151,7 @@ export class WebhookWorker extends DeliveryWorker {
       },
     );
     this.deliveryCursor = taken.cursor;
+    this.lastClaim = { at: performance.now(), took: taken.deliveries.length };
     let started = 0;
     const skipped: string[] = [];
     for (const delivery of taken.deliveries) {

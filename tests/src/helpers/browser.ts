@@ -189,6 +189,11 @@ export interface OpenedPage {
   failed: string[];
   /** The page's calls to `apiOrigin` (preflights excluded), in the order they were answered. */
   apiCalls: ApiCall[];
+  /**
+   * Every request of the page to `apiOrigin`, preflights included, as `+<ms since opened> <status
+   * or failure> <method> <url>`: what a failing test prints, so it says which call went wrong.
+   */
+  network: string[];
   close(): Promise<void>;
 }
 
@@ -223,18 +228,25 @@ export async function openPage(
   });
   const pageErrors: string[] = [];
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  const opened = Date.now();
+  const network: string[] = [];
+  const logged = (outcome: string | number, method: string, url: string) =>
+    network.push(`+${Date.now() - opened}ms ${outcome} ${method} ${url}`);
   const failed: string[] = [];
   page.on('requestfailed', (request) => {
+    const url = new URL(request.url());
+    const reason = request.failure()?.errorText ?? '?';
+    if (url.origin === apiOrigin) logged(reason, request.method(), url.href);
     // Requests off loopback were refused above, and are listed in `outside`.
-    if (LOOPBACK.has(new URL(request.url()).hostname))
-      failed.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText ?? '?'}`);
+    if (LOOPBACK.has(url.hostname)) failed.push(`${request.method()} ${request.url()}: ${reason}`);
   });
   const apiCalls: ApiCall[] = [];
   page.on('response', (response) => {
     const url = new URL(response.url());
     const method = response.request().method();
-    if (url.origin === apiOrigin && method !== 'OPTIONS')
-      apiCalls.push({ method, path: url.pathname + url.search, status: response.status() });
+    if (url.origin !== apiOrigin) return;
+    logged(response.status(), method, url.href);
+    if (method !== 'OPTIONS') apiCalls.push({ method, path: url.pathname + url.search, status: response.status() });
   });
   return {
     page,
@@ -244,6 +256,7 @@ export async function openPage(
     cspViolations,
     failed,
     apiCalls,
+    network,
     close: async () => {
       await page.close();
       await context.close();

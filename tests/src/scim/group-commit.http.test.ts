@@ -55,6 +55,10 @@ describe('SCIM POST /Users at once, as one transaction', () => {
     expect((await eventsNamed(d, 'user.created')).map((e) => e.id).sort()).toEqual(userIds);
     expect((await eventsNamed(d, 'organization_membership.created')).map((e) => e.user_id).sort()).toEqual(userIds);
     expect(await eventsNamed(d, 'dsync.activated')).toHaveLength(1);
+    // The first write activated the directory: `dsync.activated` comes before every user's events.
+    const order = (await storedEvents(d.env)).map((e) => e.event);
+    for (const name of ['user.created', 'organization_membership.created', 'dsync.user.created'])
+      expect(order.indexOf('dsync.activated')).toBeLessThan(order.indexOf(name));
 
     expect(await counted(d)).toBe(20);
     const [directory] = await d.env.deps.db.select().from(directories).where(eq(directories.id, d.directoryId));

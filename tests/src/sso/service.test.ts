@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   connections,
   membershipRoles,
@@ -243,6 +244,38 @@ describe('completeSignIn (Just-in-time)', () => {
     await registerRedirectUri(env, 'https://app.example.com/sso', true);
     const { redirectUrl } = await completeSignIn(scope, connection, null, identity(`a@${domain}`));
     expect(redirectUrl).toMatch(/^https:\/\/app\.example\.com\/sso\?code=[0-9A-Za-z]{43}$/);
+  });
+
+  it('an answer whose sign-in failed on a database error is not spent: sent again it signs in, once, then is a replay', async () => {
+    const env = await newEnvironment();
+    const { domain, connection, scope } = await ssoSetup(env);
+    const authorizationId = await startedAuthorization(env, connection);
+    const answer = identity(`a@${domain}`, {
+      use: { assertionId: `_${randomUUID()}`, expiresAt: new Date(Date.now() + 10 * 60 * 1000) },
+    });
+    // The sign-in's transaction fails at its end, as when the connection drops before the commit.
+    const lost = new Proxy(scope.db, {
+      get(target, key, receiver) {
+        if (key !== 'transaction') return Reflect.get(target, key, receiver);
+        return (fn: (tx: unknown) => Promise<unknown>) =>
+          target.transaction(async (tx) => {
+            await fn(tx);
+            throw new Error('connection lost before commit');
+          });
+      },
+    });
+    await expect(completeSignIn({ ...scope, db: lost }, connection, authorizationId, answer)).rejects.toThrow(
+      'connection lost before commit',
+    );
+    // Nothing of it stayed, the assertion's use neither: no sign-in was granted with it yet.
+    expect(await authorizationRow(env, authorizationId)).toMatchObject({ state: 'started' });
+    expect(await usersOf(env)).toEqual([]);
+    const { redirectUrl } = await completeSignIn(scope, connection, authorizationId, answer);
+    expect(redirectUrl).toMatch(/[?&]code=[0-9A-Za-z]{43}/);
+    await expect(completeSignIn(scope, connection, authorizationId, answer)).rejects.toMatchObject({
+      reason: 'replayed_assertion',
+    });
+    expect(await usersOf(env)).toHaveLength(1);
   });
 });
 

@@ -448,6 +448,40 @@ describe('webhook delivery', () => {
     }
   });
 
+  it('a fan-out step that queues nothing leaves the claim to the poll interval; one that queues some claims them at once, so an endpoint made later gets the events after it', async () => {
+    // `quiet` has no endpoint (a directory syncing into it); `other` has one.
+    const quiet = await newEnvironment();
+    const other = await newEnvironment();
+    const r = await receiver();
+    await other.caller.webhookEndpoints.create({ endpoint_url: r.url, events: ['*'] });
+    const worker = workerFor(quiet, { environmentId: [quiet.environmentId, other.environmentId], intervalMs: 60_000 });
+    // An idle tick claims (nothing is due).
+    expect(await worker.tick()).toBe(0);
+    // A delivery of `other` is due (queued by another worker's fan-out).
+    await other.caller.organizations.create({ name: 'Due' });
+    expect(await workerFor(other).fanOut()).toBe(1);
+    // The sync's events expand into no delivery: that tick takes nothing, not even `other`'s.
+    for (let i = 0; i < 3; i++) await quiet.caller.organizations.create({ name: `Synced ${i}` });
+    expect(await worker.tick()).toBe(0);
+    expect(await deliveriesOf(other)).toMatchObject([{ status: 'pending', attempts: 0 }]);
+    expect(await deliveriesOf(quiet)).toEqual([]);
+    // Once the backlog is expanded, the next tick claims again: `other`'s delivery is not lost.
+    expect(await worker.tick()).toBe(1);
+    await worker.drain();
+    expect(r.requests.map((req) => JSON.parse(req.body).data.name)).toEqual(['Due']);
+    expect(await worker.tick()).toBe(0);
+
+    // An endpoint made in `quiet` now gets the events recorded after it (not the sync's before
+    // it): the step that queues them claims them at once, though the last claim found nothing.
+    const late = await receiver();
+    await quiet.caller.webhookEndpoints.create({ endpoint_url: late.url, events: ['*'] });
+    await quiet.caller.organizations.create({ name: 'After the endpoint' });
+    expect(await worker.tick()).toBe(1);
+    await worker.drain();
+    expect(late.requests.map((req) => JSON.parse(req.body).data.name)).toEqual(['After the endpoint']);
+    expect(await deliveriesOf(quiet)).toMatchObject([{ status: 'delivered', attempts: 1 }]);
+  });
+
   it('queues nothing for a disabled endpoint, and stops sending once an endpoint is disabled', async () => {
     const env = await newEnvironment();
     const r = await receiver();
