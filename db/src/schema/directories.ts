@@ -83,6 +83,7 @@ export const directories = pgTable(
  * it. `user_id` is the Atrium user it provisions (null once that user is deleted). `version`
  * counts writes (the SCIM ETag).
  */
+// @owner routers/src/directories
 export const directoryUsers = pgTable(
   'directory_users',
   {
@@ -118,6 +119,7 @@ export const directoryUsers = pgTable(
  * A group as the directory's identity provider pushed it (SCIM `/Groups`). `role_id`, set by the
  * organization's operator, maps the group to a role: members of mapped groups get those roles.
  */
+// @owner routers/src/directories
 export const directoryGroups = pgTable(
   'directory_groups',
   {
@@ -142,6 +144,7 @@ export const directoryGroups = pgTable(
 );
 
 /** A directory user's membership of a directory group (SCIM `Group.members`). */
+// @owner routers/src/directories
 export const directoryGroupMembers = pgTable(
   'directory_group_members',
   {

@@ -1,33 +1,11 @@
 // SCIM filters (RFC 7644 §3.4.2.2), read with `scim2-parse-filter` and compiled to the conditions
-// store.ts turns into SQL: the attributes identity providers filter on, each with the case rule
+// the directories' SCIM store (directories/scim/store.ts) turns into SQL: the attributes identity providers filter on, each with the case rule
 // RFC 7643 gives it. Anything else is 400 `invalidFilter`, never a full scan of JSON.
 import { type Filter, parse } from 'scim2-parse-filter';
+import type { CompareOp, Condition, ElementTest, TextField, TimeField } from '../directories/scim/conditions.ts';
 import { ENTERPRISE_SCHEMA, invalidFilter } from './protocol.ts';
 
-export type CompareOp = 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'lt' | 'ge' | 'le' | 'pr';
-
-/** A column compared as text: `ci` case-insensitively (userName, displayName, e-mails). */
-export type TextField = 'id' | 'userName' | 'externalId' | 'givenName' | 'familyName' | 'displayName';
-export type TimeField = 'created' | 'lastModified';
-
-export type Condition =
-  | { kind: 'and' | 'or'; items: Condition[] }
-  | { kind: 'not'; item: Condition }
-  | { kind: 'text'; field: TextField; op: CompareOp; value: string; ci: boolean }
-  | { kind: 'time'; field: TimeField; op: CompareOp; value: Date | undefined }
-  | { kind: 'active'; op: 'eq' | 'ne' | 'pr'; value: boolean }
-  /** An element of a multi-valued attribute (emails) matching each of `where`. */
-  | { kind: 'element'; attribute: 'emails'; where: ElementTest[] }
-  /** A top-level string attribute of the stored resource (title, nickName, the enterprise extension's). */
-  | { kind: 'attribute'; path: string[]; op: CompareOp; value: string }
-  /** A group's member. */
-  | { kind: 'member'; value: string };
-
-export interface ElementTest {
-  sub: 'value' | 'type' | 'primary';
-  op: CompareOp;
-  value: string | boolean;
-}
+export type { CompareOp, Condition, ElementTest, TextField, TimeField };
 
 /** The most nodes a filter may have (a bound on the SQL it turns into). */
 const MAX_NODES = 50;

@@ -1,6 +1,15 @@
 // The SCIM operations of one directory (RFC 7644 §3): reads through this folder's store, writes
 // through the directories resource's protocol-free writes (directories/sync.ts), which provision
 // and record events. Every function works in a DirectoryScope: the token's directory only.
+
+import {
+  groupsOfUsers,
+  membersOfGroups,
+  pageOfScimGroups,
+  pageOfScimUsers,
+  type ScimSort,
+  SORTABLE,
+} from '../directories/scim/store.ts';
 import { scimBaseUrl } from '../directories/service.ts';
 import {
   type DirectoryGroupRow,
@@ -25,7 +34,6 @@ import { groupFieldsOf, patchGroup, type ScimMember, toScimGroup } from './group
 import { operationsOf, patchUser } from './patch.ts';
 import { attributeList, excludes, project } from './projection.ts';
 import { etagOf, expectedVersionOf, invalidValue, isRecord, LIST_SCHEMA, scimError } from './protocol.ts';
-import { groupsOfUsers, membersOfGroups, pageOfScimGroups, pageOfScimUsers, type ScimSort, SORTABLE } from './store.ts';
 import { refuseOtherId, toScimUser, userFieldsOf } from './users.ts';
 
 /** One SCIM call as the codec decodes it: the path's directory and id, the query, the body, the preconditions. */

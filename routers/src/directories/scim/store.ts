@@ -1,11 +1,11 @@
-// The SCIM surface's own queries: its filters as SQL, and offset pages (SCIM's `startIndex`) that
+// The SCIM codec's queries over the directory tables (which belong to routers/src/directories): its filters as SQL, and offset pages (SCIM's `startIndex`) that
 // stay cheap deep in a directory: the page's ids are found first on the (environment_id,
 // directory_id, id) index, then only those rows are read.
 import { type Db, directoryGroupMembers, directoryGroups, directoryUsers } from '@atrium/db';
 import { and, asc, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
-import type { DirectoryGroupRow, DirectoryUserRow } from '../directories/store.ts';
-import type { CompareOp, Condition, ElementTest } from './filter.ts';
+import type { DirectoryGroupRow, DirectoryUserRow } from '../store.ts';
+import type { CompareOp, Condition, ElementTest } from './conditions.ts';
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
