@@ -155,6 +155,7 @@ export {
   WIDGET_SCOPES,
   type WidgetScope,
 } from './kernel/principals.ts';
+export { reactions } from './kernel/reactions.ts';
 export type { EnvironmentInfo, IdempotencyClaim, Scope } from './kernel/scope.ts';
 export { FairPool, passwordPool } from './lib/hash-pool.ts';
 export { hashPassword, IMPORTED_HASH_BOUNDS, verifyPassword } from './lib/password.ts';

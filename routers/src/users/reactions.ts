@@ -1,27 +1,21 @@
 // What other resources give the users resource. They read users (users/store.ts), so this folder
 // cannot import them back (no folder cycle): they register here once, at composition (app-router.ts).
 import type { Db } from '@atrium/db';
+import { reactions } from '../kernel/reactions.ts';
 import type { Scope } from '../kernel/scope.ts';
 import type { UserFilter } from './store.ts';
 
 /** A reaction to a user's deletion, in the caller's transaction, before the user's row goes. */
 export type UserDeleting = (tx: Db, scope: Scope, userId: string) => Promise<void>;
 
-const deleting: UserDeleting[] = [];
+const deleting = reactions<Parameters<UserDeleting>>('a user deletion');
 
 /** Registers a reaction to a user's deletion; registering the same function again does nothing. */
-export function onUserDeleting(reaction: UserDeleting): void {
-  if (!deleting.includes(reaction)) deleting.push(reaction);
-}
+export const onUserDeleting: (reaction: UserDeleting) => void = deleting.on;
 
-/**
- * Runs every registered reaction, in registration order (their events are recorded in that
- * order). None registered is an error: a deletion that skipped revoking the user's API keys would
- * break a guarantee.
- */
+/** Runs every registered reaction, in registration order (their events are recorded in that order). */
 export async function userDeleting(tx: Db, scope: Scope, userId: string): Promise<void> {
-  if (deleting.length === 0) throw new Error('no reaction to a user deletion is registered (app-router.ts)');
-  for (const reaction of deleting) await reaction(tx, scope, userId);
+  await deleting.run(tx, scope, userId);
 }
 
 /** The ids of an organization's users as a subquery (the users list filtered by organization, one statement). */
