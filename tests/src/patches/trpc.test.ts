@@ -5,6 +5,7 @@ import { initTRPC } from '@trpc/server';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import { abortSignalsAnyPonyfill } from '@trpc/server/unstable-core-do-not-import';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -61,6 +62,28 @@ describe('the patched tRPC object spread', () => {
       prototypeKept: true,
       polluted: undefined,
     });
+  });
+
+  it('merges chained inputs and passes the output on as the source spreads them (callRecursive, input and output middlewares)', async () => {
+    const t = initTRPC.context<Record<string, unknown>>().create();
+    const seen: unknown[] = [];
+    const router = t.router({
+      both: t.procedure
+        .input(z.object({ a: z.number() }).passthrough())
+        .input(z.object({ b: z.number() }))
+        .use(({ input, next }) => {
+          seen.push(input);
+          return next({ ctx: { extra: 1 } });
+        })
+        .output(z.object({ sum: z.number(), extra: z.number() }))
+        .query(({ input, ctx }) => ({ sum: input.a + input.b, extra: ctx.extra as number, dropped: true })),
+    });
+    const input = JSON.parse('{"a": 1, "b": 2, "__proto__": {"polluted": true}}');
+    expect(await router.createCaller({}).both(input)).toEqual({ sum: 3, extra: 1 });
+    const merged = seen[0] as Record<string, unknown>;
+    expect(merged).toMatchObject({ a: 1, b: 2 });
+    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });
 
