@@ -6,7 +6,7 @@
  * in turn to compare them under the same neighbours (bench/README.md, "SSO", h2-sso).
  */
 import { parseArgs } from 'node:util';
-import { completeSignIn, loadSsoConnection } from '@atrium/routers';
+import { completeSignIn, loadConnection } from '@atrium/routers';
 import { sql } from 'drizzle-orm';
 import { ssoBenchWorld } from './sso-world.ts';
 
@@ -14,7 +14,7 @@ const { values: args } = parseArgs({
   options: { 'sign-ins': { type: 'string', default: '400' }, warmup: { type: 'string', default: '100' } },
 });
 const { handle, deps, server, scope, domain, made } = await ssoBenchWorld('bench-sign-in');
-const connection = await loadSsoConnection(deps.db, scope.env.id, made.id);
+const connection = await loadConnection(deps.db, scope.env.id, made.id);
 
 let person = 0;
 const signIn = () => {

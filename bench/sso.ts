@@ -22,7 +22,7 @@ import {
   completeSignIn,
   configureSamlConnection,
   consumeSamlResponse,
-  loadSsoConnection,
+  loadConnection,
   startSaml,
 } from '@atrium/routers';
 import { readAuthnRequest, startDevIdp } from '@atrium/server';
@@ -195,7 +195,7 @@ async function startAcsFloor(databaseUrl: string): Promise<{ child: ChildProcess
   }
 }
 
-const connection = await loadSsoConnection(deps.db, env.environment_id, made.id);
+const connection = await loadConnection(deps.db, env.environment_id, made.id);
 const codes: string[] = [];
 let prepared = Date.now();
 

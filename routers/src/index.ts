@@ -76,6 +76,7 @@ export { clientSchema } from './client-api/graphql/schema.ts';
 export { purgeExpiredSessions, SESSION_RETENTION_MS } from './client-tokens/service.ts';
 export { isoOfJson } from './common/schemas.ts';
 export { createConnection } from './connections/service.ts';
+export { type ConnectionRow, loadConnection } from './connections/store.ts';
 export { type DirectoryGroupRole, setDirectoryGroupRole } from './directories/roles-mapping.ts';
 export {
   createDirectory,
@@ -245,7 +246,6 @@ export {
   sweepSso,
   timeOutAuthorizations,
 } from './sso/service.ts';
-export { loadSsoConnection, type SsoConnectionRow } from './sso/store.ts';
 export { samlAcsUrl, samlSpEntityId, samlSpMetadataUrl } from './sso/urls.ts';
 export type { Meta } from './trpc.ts';
 export {

@@ -239,6 +239,7 @@ export type ConnectionType = (typeof CONNECTION_TYPES)[number];
 export const CONNECTION_STATES = ['active', 'inactive'] as const;
 export type ConnectionState = (typeof CONNECTION_STATES)[number];
 
+// @owner routers/src/connections
 export const connections = pgTable(
   'connections',
   {

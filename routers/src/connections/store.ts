@@ -1,7 +1,18 @@
-import { type ConnectionState, type ConnectionType, connections, type Db, type PageParams, paginate } from '@atrium/db';
-import { and, desc, eq } from 'drizzle-orm';
+import {
+  type AttributeMapping,
+  builtOnce,
+  type ConnectionState,
+  type ConnectionType,
+  connections,
+  type Db,
+  type PageParams,
+  paginate,
+} from '@atrium/db';
+import { and, desc, eq, getTableColumns, gt, ne, type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn, SelectedFields } from 'drizzle-orm/pg-core';
 import { loadScoped, scopedId } from '../common/store.ts';
-import type { Scope } from '../kernel/scope.ts';
+import { environmentInfoColumns, joinedEnvironment } from '../environments/store.ts';
+import type { EnvironmentInfo, Scope } from '../kernel/scope.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
 
 export type ConnectionRow = typeof connections.$inferSelect;
@@ -127,4 +138,183 @@ export function assertBelowConnectionsPerOrganization(tx: Db, scope: Scope, orga
     { table: connections, parent: connections.organizationId },
     organizationId,
   );
+}
+
+/** The connections of an organization, oldest first (sso picks the first usable one for `organization`). */
+export function connectionsOfOrganization(db: Db, environmentId: string, organizationId: string) {
+  return db
+    .select()
+    .from(connections)
+    .where(and(eq(connections.environmentId, environmentId), eq(connections.organizationId, organizationId)))
+    .orderBy(connections.id);
+}
+
+/** The connections of the environment of one type, oldest first (the `provider` parameter). */
+export function connectionsOfType(db: Db, environmentId: string, connectionType: string) {
+  return db
+    .select()
+    .from(connections)
+    .where(and(eq(connections.environmentId, environmentId), eq(connections.connectionType, connectionType as never)))
+    .orderBy(connections.id);
+}
+
+/** A connection named only by its id (a public URL names it) with its environment. */
+export async function connectionWithEnvironment(
+  db: Db,
+  id: string,
+): Promise<{ connection: ConnectionRow; env: EnvironmentInfo } | undefined> {
+  const [row] = await selectConnectionsWithEnvironment(db, {}).where(eq(connections.id, id)).limit(1);
+  return row;
+}
+
+// A sign-in's mark (sso's completeSignIn, in its transaction), built once (`builtOnce`) as sso's
+// own sign-in statements are: Drizzle building it on every ACS POST cost more than running it.
+
+/**
+ * Marks a sign-in on the connection and activates it if it was not active: the row it activated,
+ * or undefined when it was active already (the steady state, one statement). Plain UPDATEs only:
+ * their row lock does not wait for the KEY SHARE locks that concurrent sign-ins hold on the
+ * connection (their inserts reference it), where a `SELECT ... FOR UPDATE` did and deadlocked.
+ */
+const touchActiveConnection = builtOnce(['id', 'now'] as const, (db, v) =>
+  db
+    .update(connections)
+    .set({ lastSignInAt: v.now as never, updatedAt: v.now as never })
+    .where(and(eq(connections.id, v.id), eq(connections.state, 'active')))
+    .returning({ id: connections.id }),
+);
+
+export async function markConnectionSignIn(tx: Db, id: string, now: Date): Promise<ConnectionRow | undefined> {
+  const touch = () => touchActiveConnection(tx, { id, now });
+  if ((await touch()).length > 0) return undefined;
+  const [activated] = await tx
+    .update(connections)
+    .set({ lastSignInAt: now, state: 'active', updatedAt: now })
+    .where(and(eq(connections.id, id), ne(connections.state, 'active')))
+    .returning();
+  // None: a concurrent sign-in activated it between the two statements (it records the event).
+  if (!activated) await touch();
+  return activated;
+}
+
+// Protocol configuration (sso/oidc, sso/saml) -------------------------------------------------
+
+/** What configuring an OpenID Connect connection writes on its row. */
+export interface OidcColumns {
+  oidcIssuer: string;
+  oidcDiscoveryEndpoint: string;
+  oidcMetadata: Record<string, unknown>;
+  oidcClientId: string;
+  /** `null` clears the secret (a public client); `undefined` keeps the stored one. */
+  oidcClientSecretSealed: string | null | undefined;
+  oidcScopes: string[];
+  attributeMapping: AttributeMapping;
+}
+
+/** Writes a connection's OpenID Connect configuration; the row, or undefined if it is gone. */
+export async function updateOidcColumns(
+  tx: Db,
+  environmentId: string,
+  id: string,
+  values: OidcColumns,
+  now: Date,
+): Promise<ConnectionRow | undefined> {
+  const set: Partial<NewConnection> = {
+    oidcIssuer: values.oidcIssuer,
+    oidcDiscoveryEndpoint: values.oidcDiscoveryEndpoint,
+    oidcMetadata: values.oidcMetadata,
+    oidcClientId: values.oidcClientId,
+    oidcScopes: values.oidcScopes,
+    attributeMapping: values.attributeMapping,
+    updatedAt: now,
+  };
+  if (values.oidcClientSecretSealed !== undefined) set.oidcClientSecretSealed = values.oidcClientSecretSealed;
+  const [row] = await tx
+    .update(connections)
+    .set(set)
+    .where(scopedId(connections, environmentId, id))
+    .returning();
+  return row;
+}
+
+/** The SAML columns a configuration writes. */
+export type SamlConnectionColumns = Pick<
+  ConnectionRow,
+  | 'samlIdpEntityId'
+  | 'samlIdpSsoUrl'
+  | 'samlIdpMetadataUrl'
+  | 'samlIdpCertificates'
+  | 'samlSignRequests'
+  | 'samlSpPrivateKeySealed'
+  | 'samlSpCertificate'
+  | 'samlIdpInitiatedEnabled'
+  | 'attributeMapping'
+>;
+
+export async function updateSamlConfiguration(
+  tx: Db,
+  environmentId: string,
+  id: string,
+  values: SamlConnectionColumns,
+  now: Date,
+): Promise<ConnectionRow | undefined> {
+  const [row] = await tx
+    .update(connections)
+    .set({ ...values, updatedAt: now })
+    .where(scopedId(connections, environmentId, id))
+    .returning();
+  return row;
+}
+
+/**
+ * A page of the connections (every environment) that hold IdP certificates, in id order after
+ * `afterId`: what the certificate-expiry pass walks.
+ */
+export function samlConnectionsWithCertificates(db: Db, afterId: string, limit: number): Promise<ConnectionRow[]> {
+  return db
+    .select()
+    .from(connections)
+    .where(and(gt(connections.id, afterId), sql`jsonb_array_length(${connections.samlIdpCertificates}) > 0`))
+    .orderBy(connections.id)
+    .limit(limit);
+}
+
+/** Replaces a connection's certificate list (the expiry pass marks what it has announced). */
+export async function updateIdpCertificates(
+  tx: Db,
+  id: string,
+  certificates: ConnectionRow['samlIdpCertificates'],
+): Promise<void> {
+  await tx.update(connections).set({ samlIdpCertificates: certificates }).where(eq(connections.id, id));
+}
+
+// Fragments of other stores' statements that read a connection with their own rows (one statement each).
+
+/** Every column of a connection (`ConnectionRow`), for another store's statement that reads it. */
+export const connectionColumns = getTableColumns(connections);
+
+/**
+ * `select <connection>, <env>, <more> from connections join environments`: the start of a select
+ * of connections with their environment (`connection`, `env`) and the caller's columns (`more`),
+ * to which the caller adds its joins and its where (on `connectionColumns`). One statement.
+ */
+export function selectConnectionsWithEnvironment<T extends SelectedFields>(db: Db, more: T) {
+  return db
+    .select({ connection: connections, env: environmentInfoColumns, ...more })
+    .from(connections)
+    .innerJoin(...joinedEnvironment(connections.environmentId));
+}
+
+/** The arguments of another store's `.innerJoin(...joinedConnection(column))`: the connection its column names. */
+export function joinedConnection(connectionId: AnyPgColumn) {
+  return [connections, eq(connections.id, connectionId)] as const;
+}
+
+/**
+ * `join connections <alias> on <alias>.id = <connectionId> and <alias>.environment_id = <environmentId>`,
+ * for another store's SQL text; it reads the connection's columns by `alias`.
+ */
+export function joinConnectionAs(alias: string, connectionId: SQL, environmentId: SQL): SQL {
+  const a = sql.raw(alias);
+  return sql`join ${connections} ${a} on ${a}.id = ${connectionId} and ${a}.environment_id = ${environmentId}`;
 }

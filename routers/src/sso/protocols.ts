@@ -1,11 +1,11 @@
 import type { Db } from '@atrium/db';
+import type { ConnectionRow } from '../connections/store.ts';
 import type { Deps } from '../kernel/deps.ts';
 import type { Scope } from '../kernel/scope.ts';
 import type { AnswerUse, SsoIdentity } from './identity.ts';
 import { SsoFailure } from './identity.ts';
 import * as oidc from './oidc/service.ts';
 import * as saml from './saml/service.ts';
-import type { SsoConnectionRow } from './store.ts';
 
 // The dispatch from a connection to its protocol module (SAML in `saml/`, OIDC in `oidc/`): the
 // SSO service and the browser codec call these, never a module directly.
@@ -18,7 +18,7 @@ export type SsoProtocol = 'saml' | 'oidc';
  * client was configured on it.
  */
 export function protocolOf(
-  connection: Pick<SsoConnectionRow, 'connectionType' | 'oidcClientId'>,
+  connection: Pick<ConnectionRow, 'connectionType' | 'oidcClientId'>,
 ): SsoProtocol | undefined {
   const type = connection.connectionType;
   if (type.endsWith('SAML')) return 'saml';
@@ -28,7 +28,7 @@ export function protocolOf(
 }
 
 /** Whether the connection has what its protocol needs to send a browser to the IdP. */
-export function isConfigured(connection: SsoConnectionRow): boolean {
+export function isConfigured(connection: ConnectionRow): boolean {
   const protocol = protocolOf(connection);
   if (protocol === 'saml') return Boolean(connection.samlIdpSsoUrl) && connection.samlIdpCertificates.length > 0;
   if (protocol === 'oidc')
@@ -47,7 +47,7 @@ export interface StartedProtocol {
 /** Builds the IdP redirect of an authorization (`startSaml` or `startOidc`). */
 export async function startProtocol(
   scope: Scope,
-  connection: SsoConnectionRow,
+  connection: ConnectionRow,
   authorizationId: string,
   loginHint?: string,
 ): Promise<StartedProtocol> {
@@ -60,7 +60,7 @@ export async function startProtocol(
 /** Verifies a SAML response; its assertion's one use comes back as `use`, for `rememberUse`. */
 export async function consumeSaml(
   scope: Scope,
-  connection: SsoConnectionRow,
+  connection: ConnectionRow,
   form: { SAMLResponse: string; RelayState?: string },
   expected: { samlRequestId: string } | null,
 ): Promise<SsoIdentity> {
@@ -77,13 +77,13 @@ export function rememberUse(db: Db, scope: Scope, connectionId: string, use: Ans
 
 export async function consumeOidc(
   scope: Scope,
-  connection: SsoConnectionRow,
+  connection: ConnectionRow,
   callbackUrl: URL,
   expected: { authorizationId: string; oidcNonce: string; oidcCodeVerifierSealed: string },
 ): Promise<SsoIdentity> {
   return oidc.consumeOidcCallback(scope, connection, callbackUrl, expected);
 }
 
-export async function samlMetadata(deps: Deps, connection: SsoConnectionRow): Promise<string> {
+export async function samlMetadata(deps: Deps, connection: ConnectionRow): Promise<string> {
   return saml.samlMetadataXml(deps, connection);
 }

@@ -2,6 +2,14 @@ import { createHash } from 'node:crypto';
 import { type Db, newId } from '@atrium/db';
 import { authenticateApiKey } from '../auth/api-key.ts';
 import { toConnection } from '../connections/service.ts';
+import {
+  type ConnectionRow,
+  connectionsOfOrganization,
+  connectionsOfType,
+  connectionWithEnvironment,
+  loadConnection,
+  markConnectionSignIn,
+} from '../connections/store.ts';
 import { recordEvent, withEventsBatched } from '../events/record.ts';
 import type { RequestDevice } from '../kernel/context.ts';
 import type { Deps } from '../kernel/deps.ts';
@@ -29,9 +37,6 @@ import type { BrowserOutcome, Profile } from './schemas.ts';
 import {
   completeAuthorization,
   connectionAndAuthorization,
-  connectionsOfOrganization,
-  connectionsOfType,
-  connectionWithEnvironment,
   deleteAccessTokensOfProfile,
   deleteExpiredSsoRows,
   environmentOfClientId,
@@ -41,16 +46,13 @@ import {
   finishAuthorization,
   insertAuthorization,
   insertCode,
-  loadSsoConnection,
   lockExpiredAuthorizations,
-  markConnectionSignIn,
   markTimedOut,
   type ProfileView,
   profileById,
   profileOfAccessTokenHash,
   redirectUrisOf,
   type SsoAuthorizationRow,
-  type SsoConnectionRow,
   setAuthorizationProtocolState,
   spendCodeForAccessToken,
   unspentCode,
@@ -95,7 +97,7 @@ const NO_DEVICE: RequestDevice = { ipAddress: null, userAgent: null };
  * connection; `error` on failure. No secret.
  */
 export function ssoEventData(
-  connection: Pick<SsoConnectionRow, 'id' | 'organizationId'>,
+  connection: Pick<ConnectionRow, 'id' | 'organizationId'>,
   status: SsoEventStatus,
   who: { userId?: string | null; email?: string | null } = {},
   error?: { code: string; message: string },
@@ -131,7 +133,7 @@ async function redirectUriOf(scope: Scope, given: string | undefined): Promise<s
 }
 
 /** The first connection of the organization that can sign in (an active one first). */
-function usableOf(rows: SsoConnectionRow[]): SsoConnectionRow | undefined {
+function usableOf(rows: ConnectionRow[]): ConnectionRow | undefined {
   const usable = rows.filter((row) => protocolOf(row) !== undefined && isConfigured(row));
   return usable.find((row) => row.state === 'active') ?? usable[0];
 }
@@ -142,14 +144,14 @@ const notConfigured = (what: string): ApiError => {
 };
 
 /** The connection an authorization request names (by connection, organization, provider or domain). */
-async function connectionOf(scope: Scope, input: BeginAuthorizationInput): Promise<SsoConnectionRow> {
+async function connectionOf(scope: Scope, input: BeginAuthorizationInput): Promise<ConnectionRow> {
   const named = [input.connection, input.organization, input.provider].filter((v) => v !== undefined && v !== '');
   if (named.length > 1) {
     const message = 'Send exactly one of connection, organization or provider.';
     throw invalid([field('connection', 'ambiguous_selector', message)]);
   }
   if (input.connection) {
-    const connection = await loadSsoConnection(scope.db, scope.env.id, input.connection);
+    const connection = await loadConnection(scope.db, scope.env.id, input.connection);
     if (protocolOf(connection) === undefined) throw unsupported(connection.connectionType);
     if (!isConfigured(connection)) throw notConfigured(`Connection '${connection.id}'`);
     return connection;
@@ -289,7 +291,7 @@ function withParams(uri: string, params: Record<string, string | null | undefine
  */
 export async function completeSignIn(
   scope: Scope,
-  connection: SsoConnectionRow,
+  connection: ConnectionRow,
   authorizationId: string | null,
   identity: SsoIdentity,
   device: RequestDevice = NO_DEVICE,
@@ -415,7 +417,7 @@ export async function completeSignIn(
  */
 export async function failSignIn(
   scope: Scope,
-  connection: SsoConnectionRow,
+  connection: ConnectionRow,
   authorizationId: string | null,
   failure: SsoFailure,
   device: RequestDevice = NO_DEVICE,
@@ -654,10 +656,7 @@ export async function scopeOfClientId(deps: Deps, clientId: string | undefined):
 }
 
 /** The Scope of a connection named by its id in a public URL (ACS, callback, metadata). */
-async function connectionScope(
-  deps: Deps,
-  connectionId: string,
-): Promise<{ scope: Scope; connection: SsoConnectionRow }> {
+async function connectionScope(deps: Deps, connectionId: string): Promise<{ scope: Scope; connection: ConnectionRow }> {
   const found = await connectionWithEnvironment(deps.db, connectionId);
   if (!found) throw notFound('connection', connectionId);
   const scope: Scope = { db: deps.db, env: found.env, now: deps.now, deps };
@@ -672,7 +671,7 @@ async function answerScope(
   deps: Deps,
   connectionId: string,
   authorizationId: string | null | undefined,
-): Promise<{ scope: Scope; connection: SsoConnectionRow; authorization: SsoAuthorizationRow | undefined }> {
+): Promise<{ scope: Scope; connection: ConnectionRow; authorization: SsoAuthorizationRow | undefined }> {
   const found = await connectionAndAuthorization(deps.db, connectionId, authorizationId || null);
   if (!found) throw notFound('connection', connectionId);
   const scope: Scope = { db: deps.db, env: found.env, now: deps.now, deps };
@@ -688,7 +687,7 @@ function failureOf(error: unknown): SsoFailure {
 /** Completes or fails a sign-in; the browser's next step either way. */
 async function settle(
   scope: Scope,
-  connection: SsoConnectionRow,
+  connection: ConnectionRow,
   authorizationId: string | null,
   device: RequestDevice,
   verify: () => Promise<SsoIdentity>,

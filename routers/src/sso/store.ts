@@ -1,7 +1,6 @@
 import {
   builtOnce,
   coalesced,
-  connections,
   type Db,
   type PageParams,
   paginate,
@@ -14,8 +13,15 @@ import {
   ssoCodes,
   ssoProfiles,
 } from '@atrium/db';
-import { and, desc, eq, gt, inArray, isNull, lt, lte, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, lt, lte, sql } from 'drizzle-orm';
 import { loadScoped, scopedId } from '../common/store.ts';
+import {
+  type ConnectionRow,
+  connectionColumns,
+  joinConnectionAs,
+  joinedConnection,
+  selectConnectionsWithEnvironment,
+} from '../connections/store.ts';
 import { environmentInfoColumns, environmentsOfClientIds, joinedEnvironment } from '../environments/store.ts';
 import type { EnvironmentInfo } from '../kernel/scope.ts';
 import { roleSlugsOfMember } from '../organization-memberships/store.ts';
@@ -28,7 +34,6 @@ export type SsoAuthorizationRow = typeof ssoAuthorizations.$inferSelect;
 export type NewSsoAuthorization = typeof ssoAuthorizations.$inferInsert;
 export type SsoProfileRow = typeof ssoProfiles.$inferSelect;
 export type NewSsoProfile = typeof ssoProfiles.$inferInsert;
-export type SsoConnectionRow = typeof connections.$inferSelect;
 
 /** The environment of an OAuth-style `client_id` (an unauthenticated browser request names it). */
 export async function environmentOfClientId(db: Db, clientId: string): Promise<EnvironmentInfo | undefined> {
@@ -124,33 +129,7 @@ export async function lockRedirectUrisOf(tx: Db, environmentId: string): Promise
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`redirect_uris:${environmentId}`}))`);
 }
 
-// Connections and organizations ----------------------------------------------------------------
-
-export function loadSsoConnection(
-  db: Db,
-  environmentId: string,
-  id: string,
-  lock?: 'update',
-): Promise<SsoConnectionRow> {
-  return loadScoped(db, connections, 'connection', environmentId, id, lock);
-}
-
-/** A connection named only by its id (a public URL names it) with its environment. */
-export async function connectionWithEnvironment(
-  db: Db,
-  id: string,
-): Promise<{ connection: SsoConnectionRow; env: EnvironmentInfo } | undefined> {
-  const [row] = await db
-    .select({
-      connection: connections,
-      env: environmentInfoColumns,
-    })
-    .from(connections)
-    .innerJoin(...joinedEnvironment(connections.environmentId))
-    .where(eq(connections.id, id))
-    .limit(1);
-  return row;
-}
+// A connection with its authorization (connections/store.ts owns the table) -------------------
 
 /**
  * The connection of a public URL (ACS, OIDC callback) with its environment and, when
@@ -162,79 +141,27 @@ export async function connectionAndAuthorization(
   connectionId: string,
   authorizationId: string | null,
 ): Promise<
-  { connection: SsoConnectionRow; env: EnvironmentInfo; authorization: SsoAuthorizationRow | undefined } | undefined
+  { connection: ConnectionRow; env: EnvironmentInfo; authorization: SsoAuthorizationRow | undefined } | undefined
 > {
   const [row] = await connectionWithAuthorization(db, { id: connectionId, authorization: authorizationId ?? '' });
   return row && { connection: row.connection, env: row.env, authorization: row.authorization ?? undefined };
 }
 const connectionWithAuthorization = builtOnce(['id', 'authorization'] as const, (db, v) =>
-  db
-    .select({
-      connection: connections,
-      env: environmentInfoColumns,
-      authorization: ssoAuthorizations,
-    })
-    .from(connections)
-    .innerJoin(...joinedEnvironment(connections.environmentId))
+  selectConnectionsWithEnvironment(db, { authorization: ssoAuthorizations })
     .leftJoin(
       ssoAuthorizations,
       and(
         eq(ssoAuthorizations.id, v.authorization),
-        eq(ssoAuthorizations.environmentId, connections.environmentId),
-        eq(ssoAuthorizations.connectionId, connections.id),
+        eq(ssoAuthorizations.environmentId, connectionColumns.environmentId),
+        eq(ssoAuthorizations.connectionId, connectionColumns.id),
       ),
     )
-    .where(eq(connections.id, v.id))
+    .where(eq(connectionColumns.id, v.id))
     .limit(1),
 );
 
-/** The connections of an organization, oldest first. */
-export function connectionsOfOrganization(db: Db, environmentId: string, organizationId: string) {
-  return db
-    .select()
-    .from(connections)
-    .where(and(eq(connections.environmentId, environmentId), eq(connections.organizationId, organizationId)))
-    .orderBy(connections.id);
-}
-
-/** The connections of the environment of one type, oldest first (the `provider` parameter). */
-export function connectionsOfType(db: Db, environmentId: string, connectionType: string) {
-  return db
-    .select()
-    .from(connections)
-    .where(and(eq(connections.environmentId, environmentId), eq(connections.connectionType, connectionType as never)))
-    .orderBy(connections.id);
-}
-
 // The sign-in's statements (completeSignIn, in its transaction) are built once (`builtOnce`):
 // Drizzle building them on every ACS POST cost more CPU than PostgreSQL running them.
-
-/**
- * Marks a sign-in on the connection and activates it if it was not active: the row it activated,
- * or undefined when it was active already (the steady state, one statement). Plain UPDATEs only:
- * their row lock does not wait for the KEY SHARE locks that concurrent sign-ins hold on the
- * connection (their inserts reference it), where a `SELECT ... FOR UPDATE` did and deadlocked.
- */
-const touchActiveConnection = builtOnce(['id', 'now'] as const, (db, v) =>
-  db
-    .update(connections)
-    .set({ lastSignInAt: v.now as never, updatedAt: v.now as never })
-    .where(and(eq(connections.id, v.id), eq(connections.state, 'active')))
-    .returning({ id: connections.id }),
-);
-
-export async function markConnectionSignIn(tx: Db, id: string, now: Date): Promise<SsoConnectionRow | undefined> {
-  const touch = () => touchActiveConnection(tx, { id, now });
-  if ((await touch()).length > 0) return undefined;
-  const [activated] = await tx
-    .update(connections)
-    .set({ lastSignInAt: now, state: 'active', updatedAt: now })
-    .where(and(eq(connections.id, id), ne(connections.state, 'active')))
-    .returning();
-  // None: a concurrent sign-in activated it between the two statements (it records the event).
-  if (!activated) await touch();
-  return activated;
-}
 
 // Authorizations -----------------------------------------------------------------------------
 
@@ -448,7 +375,7 @@ const spendCodeStatement = renderedOnce(
     select ${profileViewColumns}
     from stored
     join ${ssoProfiles} p on p.id = stored.profile_id and p.environment_id = ${v.env}
-    join ${connections} c on c.id = p.connection_id and c.environment_id = p.environment_id`,
+    ${joinConnectionAs('c', sql`p.connection_id`, sql`p.environment_id`)}`,
 );
 
 const SPEND_BATCH_VALUES = ['envs', 'codes', 'challenges', 'tokens', 'nows', 'expires'] as const;
@@ -489,7 +416,7 @@ const spendCodesStatement = renderedOnce(SPEND_BATCH_VALUES, (values) => {
     from spent s
     join stored on stored.token_hash = s.token
     join ${ssoProfiles} p on p.id = s.profile_id and p.environment_id = s.env
-    join ${connections} c on c.id = p.connection_id and c.environment_id = p.environment_id`;
+    ${joinConnectionAs('c', sql`p.connection_id`, sql`p.environment_id`)}`;
 });
 
 /** An exchange as `spendCodeForAccessToken` takes it. */
@@ -551,7 +478,7 @@ const profileOfTokenStatement = renderedOnce(
   (v) => sql`select ${profileViewColumns}
     from ${ssoAccessTokens} t
     join ${ssoProfiles} p on p.id = t.profile_id and p.environment_id = t.environment_id
-    join ${connections} c on c.id = p.connection_id and c.environment_id = p.environment_id
+    ${joinConnectionAs('c', sql`p.connection_id`, sql`p.environment_id`)}
     where t.token_hash = ${v.token} and t.expires_at > ${v.now}::timestamptz`,
 );
 
@@ -597,11 +524,11 @@ export function lockExpiredAuthorizations(tx: Db, now: Date, limit: number) {
       loginHint: ssoAuthorizations.loginHint,
       ipAddress: ssoAuthorizations.ipAddress,
       userAgent: ssoAuthorizations.userAgent,
-      organizationId: connections.organizationId,
+      organizationId: connectionColumns.organizationId,
       env: environmentInfoColumns,
     })
     .from(ssoAuthorizations)
-    .innerJoin(connections, eq(connections.id, ssoAuthorizations.connectionId))
+    .innerJoin(...joinedConnection(ssoAuthorizations.connectionId))
     .innerJoin(...joinedEnvironment(ssoAuthorizations.environmentId))
     .where(and(eq(ssoAuthorizations.state, 'started'), lte(ssoAuthorizations.expiresAt, now)))
     .orderBy(ssoAuthorizations.expiresAt)

@@ -1,5 +1,5 @@
 import { ssoAuthorizations, ssoCodes } from '@atrium/db';
-import { completeSignIn, loadSsoConnection } from '@atrium/routers';
+import { completeSignIn, loadConnection } from '@atrium/routers';
 import { WorkOS } from '@workos-inc/node';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -47,11 +47,7 @@ async function authorize(options: { state?: string } = {}) {
 
 async function signedIn(options: { state?: string; email?: string } = {}) {
   const started = await authorize(options);
-  const connection = await loadSsoConnection(
-    started.env.deps.db,
-    started.env.environmentId,
-    started.setup.connectionId,
-  );
+  const connection = await loadConnection(started.env.deps.db, started.env.environmentId, started.setup.connectionId);
   const { redirectUrl } = await completeSignIn(
     started.setup.scope,
     connection,

@@ -1,7 +1,7 @@
 // Helpers of the SSO core tests: a connection of an organization, an authorization in flight
 // (as `GET /sso/authorize` writes it) and a verified identity as a protocol module returns it.
 import { connections, newId, redirectUris, ssoAuthorizations } from '@atrium/db';
-import { loadSsoConnection, type SsoConnectionRow, type SsoIdentity, scopeOf } from '@atrium/routers';
+import { type ConnectionRow, loadConnection, type SsoIdentity, scopeOf } from '@atrium/routers';
 import { eq } from 'drizzle-orm';
 import { adminCaller } from '../helpers/tokens.ts';
 import { type TestEnvironment, uniqueDomain } from '../helpers/world.ts';
@@ -28,7 +28,7 @@ export async function ssoSetup(
     state: 'inactive',
   });
   const scope = await scopeOf(env.deps, env.environmentId);
-  const connection = await loadSsoConnection(env.deps.db, env.environmentId, made.id);
+  const connection = await loadConnection(env.deps.db, env.environmentId, made.id);
   return { domain, organization, connection, scope, admin };
 }
 
@@ -42,7 +42,7 @@ export async function registerRedirectUri(env: TestEnvironment, uri = APP_CALLBA
 /** An authorization in flight for the connection, as `beginAuthorization` writes it. */
 export async function startedAuthorization(
   env: TestEnvironment,
-  connection: SsoConnectionRow,
+  connection: ConnectionRow,
   options: { appState?: string; expiresAt?: Date; redirectUri?: string } = {},
 ): Promise<string> {
   const id = newId('ssoAuthorization');

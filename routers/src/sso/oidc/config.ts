@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 import { orNotFound } from '../../common/store.ts';
 import type { Connection } from '../../connections/schemas.ts';
 import { toConnection } from '../../connections/service.ts';
-import { loadConnection, lockConnection } from '../../connections/store.ts';
+import { loadConnection, lockConnection, updateOidcColumns } from '../../connections/store.ts';
 import { recordEvent } from '../../events/record.ts';
 import { invalid, invalidOfZod } from '../../kernel/errors.ts';
 import type { Scope } from '../../kernel/scope.ts';
@@ -11,7 +11,6 @@ import { seal } from '../../signing/material.ts';
 import { ASYMMETRIC_ALGORITHMS, acceptedAlgorithms, clientSecretContext, transportOf } from './client.ts';
 import { AddressRefused, refusalOf } from './fetch.ts';
 import { DEFAULT_SCOPES, OidcConfigInput } from './schemas.ts';
-import { updateOidcColumns } from './store.ts';
 
 const WELL_KNOWN = '/.well-known/openid-configuration';
 

@@ -3,12 +3,11 @@
 // Its counterpart `connection.saml_certificate_renewed` is recorded by re-configuration
 // (config.ts), when a new certificate arrives while an old one is expiring.
 import type { SamlCertificate } from '@atrium/db';
-import { lockConnection } from '../../connections/store.ts';
+import { lockConnection, samlConnectionsWithCertificates, updateIdpCertificates } from '../../connections/store.ts';
 import { scopeOf } from '../../environments/service.ts';
 import { recordEvent } from '../../events/record.ts';
 import type { Deps } from '../../kernel/deps.ts';
 import { CERTIFICATE_RENEWAL_WINDOW_DAYS, expiresSoon } from './config.ts';
-import { samlConnectionsWithCertificates, updateIdpCertificates } from './store.ts';
 
 const PAGE = 200;
 const DAY_MS = 86_400_000;

@@ -8,13 +8,17 @@ import { z } from 'zod';
 import { orNotFound } from '../../common/store.ts';
 import type { Connection } from '../../connections/schemas.ts';
 import { toConnection } from '../../connections/service.ts';
-import { type ConnectionRow, lockConnection } from '../../connections/store.ts';
+import {
+  type ConnectionRow,
+  lockConnection,
+  type SamlConnectionColumns,
+  updateSamlConfiguration,
+} from '../../connections/store.ts';
 import { recordEvent } from '../../events/record.ts';
 import { type FieldError, invalid } from '../../kernel/errors.ts';
 import type { Scope } from '../../kernel/scope.ts';
 import { generateKeyMaterial, loadX509, seal } from '../../signing/material.ts';
 import { checkWebhookUrl } from '../../webhooks/url-policy.ts';
-import { type SamlConnectionColumns, updateSamlConfiguration } from './store.ts';
 
 const MAX_METADATA_BYTES = 1_000_000;
 const METADATA_TIMEOUT_MS = 10_000;

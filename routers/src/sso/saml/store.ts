@@ -1,7 +1,5 @@
-import { builtOnce, connections, type Db, samlAssertionIds } from '@atrium/db';
-import { and, eq, gt, lt, sql } from 'drizzle-orm';
-import { scopedId } from '../../common/store.ts';
-import type { ConnectionRow } from '../../connections/store.ts';
+import { builtOnce, type Db, samlAssertionIds } from '@atrium/db';
+import { and, eq, lt, sql } from 'drizzle-orm';
 
 /**
  * Remembers an accepted assertion id until `expiresAt` (its NotOnOrAfter plus the clock skew), in
@@ -46,55 +44,4 @@ export async function hasAssertionId(db: Db, connectionId: string, assertionId: 
     .where(and(eq(samlAssertionIds.connectionId, connectionId), eq(samlAssertionIds.assertionId, assertionId)))
     .limit(1);
   return rows.length === 1;
-}
-
-/** The SAML columns a configuration writes. */
-export type SamlConnectionColumns = Pick<
-  ConnectionRow,
-  | 'samlIdpEntityId'
-  | 'samlIdpSsoUrl'
-  | 'samlIdpMetadataUrl'
-  | 'samlIdpCertificates'
-  | 'samlSignRequests'
-  | 'samlSpPrivateKeySealed'
-  | 'samlSpCertificate'
-  | 'samlIdpInitiatedEnabled'
-  | 'attributeMapping'
->;
-
-export async function updateSamlConfiguration(
-  tx: Db,
-  environmentId: string,
-  id: string,
-  values: SamlConnectionColumns,
-  now: Date,
-): Promise<ConnectionRow | undefined> {
-  const [row] = await tx
-    .update(connections)
-    .set({ ...values, updatedAt: now })
-    .where(scopedId(connections, environmentId, id))
-    .returning();
-  return row;
-}
-
-/**
- * A page of the connections (every environment) that hold IdP certificates, in id order after
- * `afterId`: what the certificate-expiry pass walks.
- */
-export function samlConnectionsWithCertificates(db: Db, afterId: string, limit: number): Promise<ConnectionRow[]> {
-  return db
-    .select()
-    .from(connections)
-    .where(and(gt(connections.id, afterId), sql`jsonb_array_length(${connections.samlIdpCertificates}) > 0`))
-    .orderBy(connections.id)
-    .limit(limit);
-}
-
-/** Replaces a connection's certificate list (the expiry pass marks what it has announced). */
-export async function updateIdpCertificates(
-  tx: Db,
-  id: string,
-  certificates: ConnectionRow['samlIdpCertificates'],
-): Promise<void> {
-  await tx.update(connections).set({ samlIdpCertificates: certificates }).where(eq(connections.id, id));
 }
