@@ -138,9 +138,10 @@ export function evaluateTargets(results: BenchResults): Target[] {
     });
   }
 
-  // Every run counts, not only the median runs the table's other columns show.
+  // Every run of Atrium counts, not only the median runs the table's other columns show; a
+  // floor's or the peer's RSS is theirs, not the server's.
   const peaks = results.runs
-    .filter((r) => r.size === largest)
+    .filter((r) => r.size === largest && r.companion === undefined)
     .map(rssPeakOf)
     .filter((mb): mb is number => mb !== undefined);
   const rss = peaks.length > 0 ? Math.max(...peaks) : undefined;
