@@ -114,21 +114,6 @@ export async function environmentIdOfConnection(db: Db, id: string): Promise<str
   return row?.environmentId;
 }
 
-/** The organization's connections, newest first, at most `limit` (the widget shows the first). */
-export function connectionRowsOfOrganization(
-  db: Db,
-  environmentId: string,
-  organizationId: string,
-  limit: number,
-): Promise<ConnectionRow[]> {
-  return db
-    .select()
-    .from(connections)
-    .where(and(eq(connections.environmentId, environmentId), eq(connections.organizationId, organizationId)))
-    .orderBy(desc(connections.id))
-    .limit(limit);
-}
-
 /** Refuses a connection that would take the organization past `connectionsPerOrganization`; the caller holds its row. */
 export function assertBelowConnectionsPerOrganization(tx: Db, scope: Scope, organizationId: string): Promise<void> {
   return assertBelowParentQuota(
@@ -140,13 +125,23 @@ export function assertBelowConnectionsPerOrganization(tx: Db, scope: Scope, orga
   );
 }
 
-/** The connections of an organization, oldest first (sso picks the first usable one for `organization`). */
-export function connectionsOfOrganization(db: Db, environmentId: string, organizationId: string) {
-  return db
+/**
+ * The connections of an organization: oldest first for sign-in (sso picks the first usable one
+ * for `organization`), newest first and at most `limit` for the pages that list them (the
+ * widget, the portal).
+ */
+export function connectionsOfOrganization(
+  db: Db,
+  environmentId: string,
+  organizationId: string,
+  page: { newestFirst: true; limit: number } | undefined = undefined,
+): Promise<ConnectionRow[]> {
+  const query = db
     .select()
     .from(connections)
     .where(and(eq(connections.environmentId, environmentId), eq(connections.organizationId, organizationId)))
-    .orderBy(connections.id);
+    .orderBy(page ? desc(connections.id) : connections.id);
+  return page ? query.limit(page.limit) : query;
 }
 
 /** The connections of the environment of one type, oldest first (the `provider` parameter). */

@@ -8,7 +8,7 @@ import {
   renameConnection,
   toConnection,
 } from '../../connections/service.ts';
-import { type ConnectionRow, connectionRowsOfOrganization } from '../../connections/store.ts';
+import { type ConnectionRow, connectionsOfOrganization } from '../../connections/store.ts';
 import { invalid, invalidOfZod, notFound } from '../../kernel/errors.ts';
 import { type ClientScope, requirePermission } from '../../kernel/principals.ts';
 import { PORTAL_SSO_READ } from '../../portal/service.ts';
@@ -149,7 +149,10 @@ export function toWidgetConnection(c: ClientConnection, row: ConnectionRow, last
 export async function listWidgetSsoConnections(scope: ClientScope) {
   requireRead(scope);
   const limit = quotaLimit(scope.deps, 'connectionsPerOrganization');
-  const rows = await connectionRowsOfOrganization(scope.db, scope.env.id, scope.client.organizationId, limit);
+  const rows = await connectionsOfOrganization(scope.db, scope.env.id, scope.client.organizationId, {
+    newestFirst: true,
+    limit,
+  });
   const sso = rows.flatMap((row) => {
     const client = toClientConnection(toConnection(row));
     return client ? [{ client, row }] : [];
