@@ -5,10 +5,10 @@
 // - sql-outside-store: named imports of @atrium/db tables and query helpers outside store.ts
 //   files (types, `newId` and the enum constants stay importable everywhere);
 // - resource-cycle: an import cycle between folders of routers/src;
-// - table-owner: a table whose schema declaration carries `@owner routers/src/<folder>` named
-//   (a value import of it from @atrium/db, or its SQL name in a `sql` template or `sql.raw`
-//   string; a qualified column of that name, `p.groups`, is not it) outside the store.ts files of
-//   that folder: other resources call the owner's store;
+// - table-owner: every table's schema declaration carries `@owner routers/src/<folder>` (a folder
+//   with a store.ts), and the table is not named (a value import of it from @atrium/db, or its SQL
+//   name in a `sql` template or `sql.raw` string; a qualified column of that name, `p.groups`, is
+//   not it) outside the store.ts files of that folder: other resources call the owner's store;
 // - import-by-name: another package imported by a relative path instead of its name;
 // - undeclared-workspace: a workspace imported but not declared in the importer's package.json;
 // - trpc-internals: tRPC's internals (`@trpc/server/unstable-core-do-not-import`, a `_def` read)
@@ -19,7 +19,7 @@
 // any. There is no allow-list: a rule that does not hold is fixed, or changed here on purpose.
 // `checkLayering({ root })` runs the same checks on another tree (tests/src/tooling/layering.test.ts).
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cruise } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
@@ -196,8 +196,8 @@ function checkDbImports(root, modules, parse, report) {
 }
 
 /**
- * The tables of db/src/schema that declare their owner (`@owner routers/src/<folder>` in the
- * comment before `export const x = pgTable('name', ...)`): their export name, SQL name and folder.
+ * The tables of db/src/schema (`export const x = pgTable('name', ...)`): their export name, SQL
+ * name, schema file and owner (`@owner routers/src/<folder>` in the comment before it, if any).
  */
 export function tableOwners(root) {
   const owned = [];
@@ -212,13 +212,12 @@ export function tableOwners(root) {
       const owner = comments
         .map((c) => /@owner\s+(routers\/src\/[\w/-]+?)\/?(\s|\*|$)/.exec(text.slice(c.pos, c.end)))
         .find(Boolean)?.[1];
-      if (!owner) continue;
       for (const d of statement.declarationList.declarations) {
         const call = d.initializer;
         if (!ts.isIdentifier(d.name) || !call || !ts.isCallExpression(call)) continue;
         const [name] = call.arguments;
         if (call.expression.getText(source) !== 'pgTable' || !name || !ts.isStringLiteralLike(name)) continue;
-        owned.push({ exported: d.name.text, sql: name.text, owner });
+        owned.push({ exported: d.name.text, sql: name.text, owner, file: relative(root, file) });
       }
     }
   }
@@ -246,9 +245,18 @@ function sqlTexts(source) {
   return texts;
 }
 
-/** Owned tables named (imported as a value, or in SQL text) outside their owner's store.ts files. */
+/**
+ * Every table has an owner whose folder has a store.ts, and no table is named (imported as a
+ * value, or in SQL text) outside its owner's store.ts files.
+ */
 function checkTableOwners(root, modules, parse, report) {
-  const owned = tableOwners(root);
+  const tables = tableOwners(root);
+  for (const t of tables) {
+    if (!t.owner) report(t.file, 'table-owner', t.sql, '(no `@owner routers/src/<folder>` before its pgTable)');
+    else if (!existsSync(join(root, t.owner, 'store.ts')))
+      report(t.file, 'table-owner', t.sql, `(${t.owner}/store.ts does not exist)`);
+  }
+  const owned = tables.filter((t) => t.owner);
   if (owned.length === 0) return;
   for (const m of modules) {
     if (!SQL_FREE.test(m.source) || !/\.(ts|tsx|mts)$/.test(m.source) || m.source.endsWith('.d.ts')) continue;
