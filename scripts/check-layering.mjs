@@ -200,9 +200,9 @@ function checkDbImports(root, modules, parse, report) {
  * name, schema file and owner (`@owner routers/src/<folder>` in the comment before it, if any).
  */
 export function tableOwners(root) {
-  const owned = [];
+  const tables = [];
   const dir = join(root, 'db/src/schema');
-  if (!existsSync(dir)) return owned;
+  if (!existsSync(dir)) return tables;
   for (const file of ts.sys.readDirectory(dir, ['.ts'])) {
     const text = readFileSync(file, 'utf8');
     const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest);
@@ -217,11 +217,11 @@ export function tableOwners(root) {
         if (!ts.isIdentifier(d.name) || !call || !ts.isCallExpression(call)) continue;
         const [name] = call.arguments;
         if (call.expression.getText(source) !== 'pgTable' || !name || !ts.isStringLiteralLike(name)) continue;
-        owned.push({ exported: d.name.text, sql: name.text, owner, file: relative(root, file) });
+        tables.push({ exported: d.name.text, sql: name.text, owner, file: relative(root, file) });
       }
     }
   }
-  return owned;
+  return tables;
 }
 
 /** The SQL text a file writes: its `sql`-tagged templates (static parts) and `sql.raw` strings. */

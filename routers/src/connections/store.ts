@@ -126,22 +126,22 @@ export function assertBelowConnectionsPerOrganization(tx: Db, scope: Scope, orga
 }
 
 /**
- * The connections of an organization: oldest first for sign-in (sso picks the first usable one
- * for `organization`), newest first and at most `limit` for the pages that list them (the
- * widget, the portal).
+ * The connections of an organization: all, oldest first, for sign-in (sso picks the first usable
+ * one for `organization`); with a `limit`, the newest first, at most that many, for the pages
+ * that list them (the widget, the portal).
  */
 export function connectionsOfOrganization(
   db: Db,
   environmentId: string,
   organizationId: string,
-  page: { newestFirst: true; limit: number } | undefined = undefined,
+  limit?: number,
 ): Promise<ConnectionRow[]> {
   const query = db
     .select()
     .from(connections)
     .where(and(eq(connections.environmentId, environmentId), eq(connections.organizationId, organizationId)))
-    .orderBy(page ? desc(connections.id) : connections.id);
-  return page ? query.limit(page.limit) : query;
+    .orderBy(limit === undefined ? connections.id : desc(connections.id));
+  return limit === undefined ? query : query.limit(limit);
 }
 
 /** The connections of the environment of one type, oldest first (the `provider` parameter). */

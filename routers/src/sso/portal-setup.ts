@@ -100,9 +100,9 @@ function toPortalConnection(deps: Deps, clientId: string, row: ConnectionRow, ha
 
 /** The organization's SAML and OIDC connections, newest first, as the sso page shows them. */
 export async function portalSsoConnections(scope: Scope, organizationId: string): Promise<PortalSsoConnection[]> {
-  const rows = (
-    await connectionsOfOrganization(scope.db, scope.env.id, organizationId, { newestFirst: true, limit: MAX_SHOWN })
-  ).filter((row) => isSamlType(row.connectionType) || isOidcType(row.connectionType));
+  const rows = (await connectionsOfOrganization(scope.db, scope.env.id, organizationId, MAX_SHOWN)).filter(
+    (row) => isSamlType(row.connectionType) || isOidcType(row.connectionType),
+  );
   const hasDefault = (await redirectUrisOf(scope.db, scope.env.id)).some((r) => r.isDefault);
   const now = scope.now();
   return rows.map((row) => toPortalConnection(scope.deps, scope.env.clientId, row, hasDefault, now));

@@ -149,10 +149,7 @@ export function toWidgetConnection(c: ClientConnection, row: ConnectionRow, last
 export async function listWidgetSsoConnections(scope: ClientScope) {
   requireRead(scope);
   const limit = quotaLimit(scope.deps, 'connectionsPerOrganization');
-  const rows = await connectionsOfOrganization(scope.db, scope.env.id, scope.client.organizationId, {
-    newestFirst: true,
-    limit,
-  });
+  const rows = await connectionsOfOrganization(scope.db, scope.env.id, scope.client.organizationId, limit);
   const sso = rows.flatMap((row) => {
     const client = toClientConnection(toConnection(row));
     return client ? [{ client, row }] : [];
