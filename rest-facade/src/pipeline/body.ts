@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '@atrium/routers';
+import { Deadlines } from './deadline.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -18,6 +19,19 @@ export interface BodyBounds {
   timeoutMs: number;
   /** The bytes of bodies this process may hold at once (503 past it); none, unbounded. */
   budget?: BodyBudget;
+  /** The bodies still arriving, cut past `timeoutMs` by one coarse timer (deadline.ts), made on first use. */
+  arriving?: Deadlines<BodyRead, () => void>;
+}
+
+/** One body being read, as its bounds' `arriving` holds it until it ends. */
+interface BodyRead {
+  due: number;
+}
+
+/** The bounds' bodies in flight: one interval for all of them rather than a timer each (deadline.ts). */
+function arrivingOf(bounds: BodyBounds): Deadlines<BodyRead, () => void> {
+  bounds.arriving ??= new Deadlines(bounds.timeoutMs, (_read, late) => late());
+  return bounds.arriving;
 }
 
 /**
@@ -139,8 +153,9 @@ export function readBody(
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const read: BodyRead = { due: 0 };
     const done = () => {
-      clearTimeout(timer);
+      arriving.end(read);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onCut);
@@ -170,8 +185,8 @@ export function readBody(
     const onCut = () => refuse(new ApiError(400, 'invalid_json', 'The request body ended before it was complete.'));
     // Past the deadline the body is no longer kept (what still comes is drained until the 408
     // closes the connection, so the client reads its answer rather than a reset).
-    const onLate = () => refuse(tooSlow(bounds.timeoutMs));
-    const timer = setTimeout(onLate, bounds.timeoutMs);
+    const arriving = arrivingOf(bounds);
+    arriving.start(read, () => refuse(tooSlow(bounds.timeoutMs)));
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onCut);

@@ -1,10 +1,10 @@
 /**
- * The request deadline as one coarse timer for every call in flight, instead of a `setTimeout`
- * per call (a timer object and a closure per request, and, when calls come one at a time, libuv's
- * timer re-armed twice per request: bench/README.md, h2-pipeline). Every call has the same
- * deadline, so calls in start order are in deadline order: one interval of `tickMs` cuts those
- * past it from the front of a Map, and stops when none is left. A call is cut between
- * `deadlineMs` and `deadlineMs + tickMs` after it started.
+ * A deadline as one coarse timer for every call in flight, instead of a `setTimeout` per call (a
+ * timer object and a closure per request, and, when calls come one at a time, libuv's timer
+ * re-armed twice per request: bench/README.md, h2-pipeline): the request deadline, and the body
+ * step's (body.ts). Every call has the same deadline, so calls in start order are in deadline
+ * order: one interval of `tickMs` cuts those past it from the front of a Map, and stops when none
+ * is left. A call is cut between `deadlineMs` and `deadlineMs + tickMs` after it started.
  */
 export class Deadlines<K extends { due: number }, V> {
   /** Each call in flight (its `due`: when its deadline passes, `performance.now()`), in start order. */

@@ -4,6 +4,7 @@ import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { ApiError, type FieldError, forbidden, invalid, invalidOfZod, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { inBatches } from '../lib/batches.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { loadOrganization, setAuditLogsRetention } from '../organizations/store.ts';
 import type { LivePortalSession } from '../portal/store.ts';
@@ -326,12 +327,7 @@ export async function listAuditLogEvents(scope: Scope, input: z.infer<typeof Lis
 /** The retention sweep's part: events past their organization's retention, in batches; how many went. */
 export async function purgeExpiredAuditLogs(deps: Scope['deps'], batchSize = 5_000): Promise<number> {
   const now = deps.now();
-  let total = 0;
-  for (;;) {
-    const deleted = await purgeExpiredAuditLogEvents(deps.db, now, batchSize);
-    total += deleted;
-    if (deleted < batchSize) return total;
-  }
+  return inBatches(batchSize, (size) => purgeExpiredAuditLogEvents(deps.db, now, size));
 }
 
 export { DEFAULT_RETENTION_DAYS };

@@ -3,6 +3,7 @@ import { type Db, newId } from '@atrium/db';
 import { recordEvent } from '../events/record.ts';
 import { ApiError } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { inBatches } from '../lib/batches.ts';
 import { heldWidgetPermissions, membershipStatus } from '../organization-memberships/store.ts';
 import { requireOrganization } from '../organizations/lookup.ts';
 import { toSession } from '../sessions/service.ts';
@@ -116,10 +117,5 @@ export const SESSION_RETENTION_MS = 7 * 86_400_000;
  */
 export async function purgeExpiredSessions(db: Db, now: Date, batchSize = 5_000): Promise<number> {
   const cutoff = new Date(now.getTime() - SESSION_RETENTION_MS);
-  let total = 0;
-  for (;;) {
-    const deleted = await purgeSessionsBefore(db, cutoff, batchSize);
-    total += deleted;
-    if (deleted < batchSize) return total;
-  }
+  return inBatches(batchSize, (size) => purgeSessionsBefore(db, cutoff, size));
 }

@@ -68,13 +68,19 @@ export type ExpiringTable = PgTable & { id: AnyPgColumn; expiresAt: AnyPgColumn 
 
 /**
  * Deletes at most `batchSize` rows of `table` that expired before `cutoff`; how many went (the
- * retention sweep's batch, each owner store applying it to its table). As the sessions purge:
- * ids as an array (primary-key lookups), in a transaction (its own connection). No order: a
- * batch takes whichever expired rows come first, so a table without an index on `expires_at`
- * (session_challenges, small, dying with its session) is read once per batch.
+ * retention sweep's batch, each owner store applying it to its table): ids as an array
+ * (primary-key lookups under a generic plan), in a transaction (its own connection). Oldest
+ * first, so that a table with an index on `expires_at` (sessions, portal links) is read through
+ * it, never scanned (tests/src/db/generic-plans.pg.test.ts); one without (session_challenges,
+ * small, dying with its session) sorts its expired rows once per batch.
  */
 export async function purgeExpired(db: Db, table: ExpiringTable, cutoff: Date, batchSize: number): Promise<number> {
-  const expired = db.select({ id: table.id }).from(table).where(lt(table.expiresAt, cutoff)).limit(batchSize);
+  const expired = db
+    .select({ id: table.id })
+    .from(table)
+    .where(lt(table.expiresAt, cutoff))
+    .orderBy(table.expiresAt)
+    .limit(batchSize);
   const deleted = await db.transaction((tx) =>
     tx.delete(table).where(sql`${table.id} = any(array(${expired}))`).returning({ id: table.id }),
   );

@@ -2,6 +2,7 @@ import type { Db } from '@atrium/db';
 import type { z } from 'zod';
 import { asList, iso, pageParams } from '../common/schemas.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { inBatches } from '../lib/batches.ts';
 import type { Event, ListEventsInput } from './schemas.ts';
 import { deleteEventsBefore, type EventRow, pageOfEvents } from './store.ts';
 
@@ -52,10 +53,5 @@ export async function listEvents(scope: Scope, input: z.infer<typeof ListEventsI
  */
 export async function purgeExpiredEvents(db: Db, now: Date, batchSize = 5_000): Promise<number> {
   const cutoff = new Date(now.getTime() - EVENT_RETENTION_MS);
-  let total = 0;
-  for (;;) {
-    const deleted = await deleteEventsBefore(db, cutoff, batchSize);
-    total += deleted;
-    if (deleted < batchSize) return total;
-  }
+  return inBatches(batchSize, (size) => deleteEventsBefore(db, cutoff, size));
 }

@@ -1,4 +1,5 @@
 import type { Deps } from '../kernel/deps.ts';
+import { inBatches } from '../lib/batches.ts';
 import { EXPIRING_TABLES, type ExpiringTable, purgeExpiredBefore } from './store.ts';
 
 /**
@@ -16,13 +17,7 @@ export async function purgeExpiredRecords(deps: Deps, batchSize = 5_000): Promis
   const cutoff = new Date(deps.now().getTime() - EXPIRED_RECORD_GRACE_MS);
   const purged = {} as Record<ExpiringTable, number>;
   for (const name of EXPIRING_TABLES) {
-    let total = 0;
-    for (;;) {
-      const deleted = await purgeExpiredBefore(deps.db, name, cutoff, batchSize);
-      total += deleted;
-      if (deleted < batchSize) break;
-    }
-    purged[name] = total;
+    purged[name] = await inBatches(batchSize, (size) => purgeExpiredBefore(deps.db, name, cutoff, size));
   }
   return purged;
 }

@@ -1,6 +1,6 @@
 import { type Db, type PageParams, paginate, perHandle, sessions } from '@atrium/db';
-import { and, desc, eq, gt, inArray, isNull, lt, ne, sql } from 'drizzle-orm';
-import { loadScoped, type RowLock } from '../common/store.ts';
+import { and, desc, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { loadScoped, purgeExpired, type RowLock } from '../common/store.ts';
 import { activeMembershipExists } from '../organization-memberships/store.ts';
 
 export type SessionRow = typeof sessions.$inferSelect;
@@ -173,18 +173,8 @@ export async function liveSession(
 
 /**
  * Deletes up to `batchSize` sessions expired before `cutoff`, revoked ones included (a revoked
- * session keeps its `expires_at`, so it goes 7 days after it would have expired); how many went. As the events purge:
- * ids as an array (primary-key lookups under a generic plan), in a transaction (its own connection).
+ * session keeps its `expires_at`, so it goes 7 days after it would have expired); how many went.
  */
-export async function purgeSessionsBefore(db: Db, cutoff: Date, batchSize: number): Promise<number> {
-  const expired = db
-    .select({ id: sessions.id })
-    .from(sessions)
-    .where(lt(sessions.expiresAt, cutoff))
-    .orderBy(sessions.expiresAt)
-    .limit(batchSize);
-  const deleted = await db.transaction((tx) =>
-    tx.delete(sessions).where(sql`${sessions.id} = any(array(${expired}))`).returning({ id: sessions.id }),
-  );
-  return deleted.length;
+export function purgeSessionsBefore(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  return purgeExpired(db, sessions, cutoff, batchSize);
 }

@@ -15,6 +15,7 @@ import type { RequestDevice } from '../kernel/context.ts';
 import type { Deps } from '../kernel/deps.ts';
 import { ApiError, type FieldError, invalid, notFound } from '../kernel/errors.ts';
 import type { Scope } from '../kernel/scope.ts';
+import { inBatches } from '../lib/batches.ts';
 import { randomBase62, sha256Hex } from '../lib/random.ts';
 import { organizationOfVerifiedDomain, organizationVerifiedDomain } from '../organization-domains/store.ts';
 import { addSignInMembership } from '../organization-memberships/service.ts';
@@ -809,12 +810,11 @@ export const FINISHED_AUTHORIZATION_GRACE_MS = 24 * 60 * 60_000;
  * Marks `started` authorizations past their 10 minutes `timed_out`, each with
  * `authentication.sso_timed_out` in its environment, in batches; how many.
  */
-export async function timeOutAuthorizations(deps: Deps, batchSize = 500): Promise<number> {
-  let total = 0;
-  for (;;) {
+export function timeOutAuthorizations(deps: Deps, batchSize = 500): Promise<number> {
+  return inBatches(batchSize, (size) => {
     const now = deps.now();
-    const count = await deps.db.transaction(async (tx) => {
-      const rows = await lockExpiredAuthorizations(tx, now, batchSize);
+    return deps.db.transaction(async (tx) => {
+      const rows = await lockExpiredAuthorizations(tx, now, size);
       await markTimedOut(
         tx,
         rows.map((row) => row.id),
@@ -832,9 +832,7 @@ export async function timeOutAuthorizations(deps: Deps, batchSize = 500): Promis
       }
       return rows.length;
     });
-    total += count;
-    if (count < batchSize) return total;
-  }
+  });
 }
 
 /**

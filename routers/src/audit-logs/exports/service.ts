@@ -5,6 +5,7 @@ import { iso } from '../../common/schemas.ts';
 import type { Deps } from '../../kernel/deps.ts';
 import { ApiError, notFound } from '../../kernel/errors.ts';
 import type { Scope } from '../../kernel/scope.ts';
+import { inBatches } from '../../lib/batches.ts';
 import { auditLogsRetentionOf } from '../../organizations/store.ts';
 import { deriveKey } from '../../signing/material.ts';
 import type { AuditLogExport, CreateAuditLogExportInput } from './schemas.ts';
@@ -182,12 +183,7 @@ export async function getOrganizationAuditLogExport(
  */
 export async function purgeExpiredAuditLogExports(deps: Deps, batchSize = 100): Promise<number> {
   const before = new Date(deps.now().getTime() - EXPORT_KEEP_MS - EXPORT_URL_TTL_MS);
-  let total = 0;
-  for (;;) {
-    const deleted = await deleteFinishedExports(deps.db, before, batchSize);
-    total += deleted;
-    if (deleted < batchSize) return total;
-  }
+  return inBatches(batchSize, (size) => deleteFinishedExports(deps.db, before, size));
 }
 
 /** One event as a CSV record, in `EXPORT_CSV_COLUMNS` order. */
