@@ -46,6 +46,8 @@ interface Request {
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /** What `{pick}` in the body takes, in turn (the organizations a create spreads over). */
+  picks?: string[];
 }
 
 interface Variant {
@@ -189,6 +191,22 @@ async function prepare(variant: Variant): Promise<Record<string, Request>> {
     },
     list: { method: 'GET', path: '/organizations?limit=10', headers: bearer },
     filter: { method: 'GET', path: '/organizations?domains=commits-ab-7.com', headers: bearer },
+    page: { method: 'GET', path: '/organizations?limit=100', headers: bearer },
+    memberships: {
+      method: 'GET',
+      path: `/user_management/organization_memberships?organization_id=${org}&limit=10`,
+      headers: bearer,
+    },
+    widgetOrgs: { method: 'GET', path: '/_widgets/UserManagement/organizations', headers: widget },
+    // `{n}`: a number of its own per request (sendMany), so every domain is new.
+    domain: {
+      method: 'POST',
+      path: '/organization_domains',
+      headers: api,
+      body: JSON.stringify({ domain: 'd{n}.commits-ab-created.com', organization_id: '{pick}' }),
+      // An organization holds at most 1,000 domains (the quota): the creates go round all 50.
+      picks: organizations,
+    },
     members: { method: 'GET', path: '/_widgets/UserManagement/members', headers: widget },
     graphql: {
       method: 'POST',
@@ -231,12 +249,19 @@ function postgresTicks(database: string): number {
   return total;
 }
 
+/** Numbers for `{n}` in request bodies, never reused within a run. */
+let sent = 0;
+
 async function sendMany(variant: Variant, request: Request, n: number): Promise<void> {
   let left = n;
+  const templated = request.body?.includes('{n}') === true;
   const loop = async () => {
     while (left > 0) {
       left -= 1;
-      const { status, text } = await call(variant, request);
+      sent += 1;
+      const pick = request.picks?.[sent % request.picks.length] ?? '';
+      const body = templated ? request.body?.replaceAll('{n}', String(sent)).replaceAll('{pick}', pick) : request.body;
+      const { status, text } = await call(variant, body === request.body ? request : { ...request, body });
       if (status !== 200 && status !== 201)
         throw new Error(`${variant.name}: ${request.method} ${request.path} answered ${status}: ${text.slice(0, 200)}`);
     }
