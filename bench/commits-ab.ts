@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/commits-ab.ts --variant old=/work/wt/old --variant main=/work/main ...`: server CPU per
+ * `npx tsx bench/commits-ab.ts --variant old=/work/wt/old --variant main=/work/main[,--node-flag…] ...`: server CPU per
  * request of checkouts of *different commits*, interleaved block after block (as cpu-ab.ts does
  * for builds of one schema). Each variant is a checkout with its own node_modules and its
  * `npm start` bundle built (`node server/build.mjs` there); it runs from that checkout, so it
@@ -51,6 +51,8 @@ interface Request {
 interface Variant {
   name: string;
   checkout: string;
+  /** Node flags after the start script's (`name=checkout,--cpu-prof,--cpu-prof-dir=…`). */
+  flags: string[];
   port: number;
   database: string;
   server?: ChildProcess;
@@ -64,26 +66,30 @@ function start(variant: Variant, databaseUrl: string): ChildProcess {
   const parts = pkg.scripts.start.trim().split(/\s+/);
   const dataDir = join(variant.checkout, 'bench', 'results', 'tmp', `commits-ab-${process.pid}`);
   mkdirSync(dataDir, { recursive: true });
-  return spawn(process.execPath, [...parts.slice(1, -1), resolve(variant.checkout, parts.at(-1) as string)], {
-    cwd: variant.checkout,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: databaseUrl,
-      PORT: String(variant.port),
-      HOST: '127.0.0.1',
-      ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
-      ATRIUM_MASTER_KEY: MASTER_KEY,
-      ATRIUM_PUBLIC_URL: `http://127.0.0.1:${variant.port}`,
-      RATE_LIMIT_REQUESTS: '1000000000',
-      RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS: '1000000000',
-      RATE_LIMIT_STORE: 'postgres',
-      ATRIUM_PROCESSES: '1',
-      ATRIUM_DATA_DIR: join(dataDir, String(variant.port)),
-      LOG_LEVEL: 'warn',
+  return spawn(
+    process.execPath,
+    [...parts.slice(1, -1), ...variant.flags, resolve(variant.checkout, parts.at(-1) as string)],
+    {
+      cwd: variant.checkout,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        DATABASE_URL: databaseUrl,
+        PORT: String(variant.port),
+        HOST: '127.0.0.1',
+        ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
+        ATRIUM_MASTER_KEY: MASTER_KEY,
+        ATRIUM_PUBLIC_URL: `http://127.0.0.1:${variant.port}`,
+        RATE_LIMIT_REQUESTS: '1000000000',
+        RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS: '1000000000',
+        RATE_LIMIT_STORE: 'postgres',
+        ATRIUM_PROCESSES: '1',
+        ATRIUM_DATA_DIR: join(dataDir, String(variant.port)),
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  );
 }
 
 async function ready(variant: Variant): Promise<void> {
@@ -241,10 +247,12 @@ async function sendMany(variant: Variant, request: Request, n: number): Promise<
 async function main(): Promise<void> {
   const pg = postgres(adminUrl, { max: 1, onnotice: () => {} });
   const variants: Variant[] = (args.variant ?? []).map((spec, i) => {
-    const [name, checkout] = spec.split('=') as [string, string];
+    const at = spec.indexOf('=');
+    const [checkout, ...flags] = spec.slice(at + 1).split(',');
     return {
-      name,
-      checkout: resolve(checkout),
+      name: spec.slice(0, at),
+      checkout: resolve(checkout as string),
+      flags,
       port: Number(args.port) + i,
       database: `atrium_commits_ab_${Date.now()}_${i}`,
     };

@@ -206,32 +206,6 @@ export interface OidcColumns {
   attributeMapping: AttributeMapping;
 }
 
-/** Writes a connection's OpenID Connect configuration; the row, or undefined if it is gone. */
-export async function updateOidcColumns(
-  tx: Db,
-  environmentId: string,
-  id: string,
-  values: OidcColumns,
-  now: Date,
-): Promise<ConnectionRow | undefined> {
-  const set: Partial<NewConnection> = {
-    oidcIssuer: values.oidcIssuer,
-    oidcDiscoveryEndpoint: values.oidcDiscoveryEndpoint,
-    oidcMetadata: values.oidcMetadata,
-    oidcClientId: values.oidcClientId,
-    oidcScopes: values.oidcScopes,
-    attributeMapping: values.attributeMapping,
-    updatedAt: now,
-  };
-  if (values.oidcClientSecretSealed !== undefined) set.oidcClientSecretSealed = values.oidcClientSecretSealed;
-  const [row] = await tx
-    .update(connections)
-    .set(set)
-    .where(scopedId(connections, environmentId, id))
-    .returning();
-  return row;
-}
-
 /** The SAML columns a configuration writes. */
 export type SamlConnectionColumns = Pick<
   ConnectionRow,
@@ -246,11 +220,16 @@ export type SamlConnectionColumns = Pick<
   | 'attributeMapping'
 >;
 
-export async function updateSamlConfiguration(
+/**
+ * Writes a connection's protocol configuration (OpenID Connect or SAML columns; an `undefined`
+ * value keeps the stored one, as Drizzle leaves it out of the update); the row, or undefined if
+ * it is gone.
+ */
+export async function updateConfiguration(
   tx: Db,
   environmentId: string,
   id: string,
-  values: SamlConnectionColumns,
+  values: OidcColumns | SamlConnectionColumns,
   now: Date,
 ): Promise<ConnectionRow | undefined> {
   const [row] = await tx

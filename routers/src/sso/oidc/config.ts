@@ -3,7 +3,7 @@ import * as oidc from 'openid-client';
 import { orNotFound } from '../../common/store.ts';
 import type { Connection } from '../../connections/schemas.ts';
 import { toConnection } from '../../connections/service.ts';
-import { loadConnection, lockConnection, updateOidcColumns } from '../../connections/store.ts';
+import { loadConnection, lockConnection, updateConfiguration } from '../../connections/store.ts';
 import { recordEvent } from '../../events/record.ts';
 import { invalid, invalidOfZod } from '../../kernel/errors.ts';
 import type { Scope } from '../../kernel/scope.ts';
@@ -132,7 +132,7 @@ export async function configureOidcConnection(
     }
     const mapping: AttributeMapping = input.claim_mapping ?? locked.attributeMapping;
     const row = orNotFound(
-      await updateOidcColumns(
+      await updateConfiguration(
         tx,
         scope.env.id,
         connectionId,

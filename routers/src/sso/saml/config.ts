@@ -12,7 +12,7 @@ import {
   type ConnectionRow,
   lockConnection,
   type SamlConnectionColumns,
-  updateSamlConfiguration,
+  updateConfiguration,
 } from '../../connections/store.ts';
 import { recordEvent } from '../../events/record.ts';
 import { type FieldError, invalid } from '../../kernel/errors.ts';
@@ -273,7 +273,7 @@ export async function configureSamlConnection(
       values.samlSpCertificate = pemOf(material.certificate);
     }
     const row = orNotFound(
-      await updateSamlConfiguration(tx, scope.env.id, connectionId, values, now),
+      await updateConfiguration(tx, scope.env.id, connectionId, values, now),
       'connection',
       connectionId,
     );
