@@ -16,7 +16,7 @@ import { lazy } from '../lib/lazy.ts';
 /**
  * @peculiar/x509 (and the reflect-metadata it needs) loads with the first key generated: a
  * process serving keys it already has never pays its heap
- * (bench/README.md, "Sixth pass: RSS margin").
+ * (bench/README.md, "The fifteenth session": RSS).
  */
 export const loadX509 = lazy(async () => {
   await import('reflect-metadata');
