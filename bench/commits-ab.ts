@@ -4,8 +4,8 @@
  * for builds of one schema). Each variant is a checkout with its own node_modules and its
  * `npm start` bundle built (`node server/build.mjs` there); it runs from that checkout, so it
  * migrates its own fresh database with its own migrations. Everything it needs is made through
- * the public API, which every commit serves alike: an environment (admin tRPC), organizations
- * with a verified domain each, a user, a membership, a widget token. Then, per round, per
+ * the public API, which every commit serves alike: an environment (admin tRPC), 1,000 organizations
+ * with a verified domain each, 100 members of the first, a widget token of its admin. Then, per round, per
  * scenario, per variant in turn: `--requests` requests, `--concurrency` in flight, and the
  * server's utime + stime from /proc (the first round warms up and is not counted). The question it
  * answers: is some scenario slower on one commit than on another (issue #35, "no scenario slower
@@ -39,6 +39,9 @@ const concurrency = Number(args.concurrency);
 const adminUrl = args['pg-url'] ?? process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ADMIN_TOKEN = `atrium_admin_${randomBytes(20).toString('hex')}`;
 const MASTER_KEY = randomBytes(32).toString('base64');
+/** Organizations made per variant (each with a verified domain), and members of the first one. */
+const ORGANIZATIONS = 1_000;
+const MEMBERS = 100;
 const log = (line: string) => console.log(`[commits-ab ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
 interface Request {
@@ -141,32 +144,52 @@ async function createEnvironment(variant: Variant): Promise<{ api_key: string; c
 async function prepare(variant: Variant): Promise<Record<string, Request>> {
   const { api_key: apiKey, client_id: clientId } = await createEnvironment(variant);
   const api = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
+  // `npm run bench`'s scale at its smallest size: 1,000 organizations, made 16 at a time.
   const organizations: string[] = [];
-  for (let i = 0; i < 50; i++) {
-    const org = await must<{ id: string }>(variant, {
-      method: 'POST',
-      path: '/organizations',
-      headers: api,
-      body: JSON.stringify({
-        name: `Commits AB ${i}`,
-        domain_data: [{ domain: `commits-ab-${i}.com`, state: 'verified' }],
-      }),
-    });
-    organizations.push(org.id);
+  for (let i = 0; i < ORGANIZATIONS; i += 16) {
+    const made = await Promise.all(
+      Array.from({ length: Math.min(16, ORGANIZATIONS - i) }, (_, k) =>
+        must<{ id: string }>(variant, {
+          method: 'POST',
+          path: '/organizations',
+          headers: api,
+          body: JSON.stringify({
+            name: `Commits AB ${i + k}`,
+            domain_data: [{ domain: `commits-ab-${i + k}.com`, state: 'verified' }],
+          }),
+        }),
+      ),
+    );
+    organizations.push(...made.map((org) => org.id));
   }
   const org = organizations[0] as string;
-  const user = await must<{ id: string }>(variant, {
-    method: 'POST',
-    path: '/user_management/users',
-    headers: api,
-    body: JSON.stringify({ email: 'member@commits-ab-0.com', first_name: 'Bench', last_name: 'Member' }),
-  });
-  await must(variant, {
-    method: 'POST',
-    path: '/user_management/organization_memberships',
-    headers: api,
-    body: JSON.stringify({ organization_id: org, user_id: user.id, role_slug: 'admin' }),
-  });
+  // The first organization's members: the widget's member first, then MEMBERS - 1 more.
+  const users: string[] = [];
+  for (let i = 0; i < MEMBERS; i += 16) {
+    const made = await Promise.all(
+      Array.from({ length: Math.min(16, MEMBERS - i) }, async (_, k) => {
+        const user = await must<{ id: string }>(variant, {
+          method: 'POST',
+          path: '/user_management/users',
+          headers: api,
+          body: JSON.stringify({
+            email: `member${i + k}@commits-ab-0.com`,
+            first_name: 'Bench',
+            last_name: `Member ${i + k}`,
+          }),
+        });
+        await must(variant, {
+          method: 'POST',
+          path: '/user_management/organization_memberships',
+          headers: api,
+          body: JSON.stringify({ organization_id: org, user_id: user.id, role_slug: i + k === 0 ? 'admin' : 'member' }),
+        });
+        return user.id;
+      }),
+    );
+    users.push(...made);
+  }
+  const user = { id: users[0] as string };
   const { token } = await must<{ token: string }>(variant, {
     method: 'POST',
     path: '/widgets/token',
@@ -181,14 +204,21 @@ async function prepare(variant: Variant): Promise<Record<string, Request>> {
   };
   const bearer = { Authorization: `Bearer ${apiKey}` };
   return {
-    rest: { method: 'GET', path: `/organizations/${organizations[7]}`, headers: bearer },
+    rest: { method: 'GET', path: `/organizations/${organizations[700]}`, headers: bearer },
     trpc: {
       method: 'GET',
-      path: `/trpc/organizations.get?input=${encodeURIComponent(JSON.stringify({ id: organizations[7] }))}`,
+      path: `/trpc/organizations.get?input=${encodeURIComponent(JSON.stringify({ id: organizations[700] }))}`,
       headers: bearer,
     },
     list: { method: 'GET', path: '/organizations?limit=10', headers: bearer },
-    filter: { method: 'GET', path: '/organizations?domains=commits-ab-7.com', headers: bearer },
+    filter: { method: 'GET', path: '/organizations?domains=commits-ab-700.com', headers: bearer },
+    page: { method: 'GET', path: '/organizations?limit=100', headers: bearer },
+    memberships: {
+      method: 'GET',
+      path: `/user_management/organization_memberships?organization_id=${org}&limit=10`,
+      headers: bearer,
+    },
+    widgetOrgs: { method: 'GET', path: '/_widgets/UserManagement/organizations', headers: widget },
     members: { method: 'GET', path: '/_widgets/UserManagement/members', headers: widget },
     graphql: {
       method: 'POST',

@@ -159,6 +159,7 @@ export {
 export { reactions } from './kernel/reactions.ts';
 export type { EnvironmentInfo, IdempotencyClaim, Scope } from './kernel/scope.ts';
 export { FairPool, passwordPool } from './lib/hash-pool.ts';
+export { lazy } from './lib/lazy.ts';
 export { hashPassword, IMPORTED_HASH_BOUNDS, verifyPassword } from './lib/password.ts';
 export { sameDigest, sha256Hex } from './lib/random.ts';
 export {

@@ -1,5 +1,5 @@
-import { type Mailer, MailRecipientRefused } from '@atrium/routers';
-import { createTransport } from 'nodemailer';
+import { lazy, type Mailer, MailRecipientRefused } from '@atrium/routers';
+import type { Transporter } from 'nodemailer';
 
 export interface SmtpSettings {
   /** `smtp://user:pass@host:port` or `smtps://…` (nodemailer's connection URL). */
@@ -13,14 +13,18 @@ export interface SmtpSettings {
 /** A mailer over SMTP (nodemailer): one transport, a connection per message (no pool to drain). */
 export function createSmtpMailer(settings: SmtpSettings): Mailer {
   const timeout = settings.timeoutMs ?? 10_000;
-  const transport = createTransport(
-    { url: settings.url, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout },
-    { from: settings.from },
-  );
+  // nodemailer loads, and the transport is made, with the first message sent.
+  const transport = lazy(async (): Promise<Transporter> => {
+    const { createTransport } = await import('nodemailer');
+    return createTransport(
+      { url: settings.url, connectionTimeout: timeout, greetingTimeout: timeout, socketTimeout: timeout },
+      { from: settings.from },
+    );
+  });
   return {
     async send(message) {
       try {
-        await transport.sendMail(message);
+        await (await transport()).sendMail(message);
       } catch (error) {
         // nodemailer's EENVELOPE: the server refused the recipient; a 5xx reply is final (RFC 5321 4.2.1).
         const { code, responseCode, response } = error as { code?: string; responseCode?: number; response?: string };

@@ -1,8 +1,12 @@
 // SCIM PATCH (RFC 7644 §3.5.2) as Entra ID and Okta send it: the request read and each operation
 // normalised (the op in any case, Entra's string booleans), then applied to a User with
 // `scim-patch` (paths with filters, pathless values with dotted keys, the enterprise extension).
-import { type ScimPatchOperation, scimPatch } from 'scim-patch';
+import type { ScimPatchOperation } from 'scim-patch';
+import { lazy } from '../lib/lazy.ts';
 import { booleanOf, invalidSyntax, invalidValue, isRecord, noTarget, PATCH_SCHEMA, scimError } from './protocol.ts';
+
+/** scim-patch loads with the first User PATCH. */
+const loadScimPatch = lazy(() => import('scim-patch'));
 
 /** The most operations one PATCH may hold. */
 export const MAX_PATCH_OPERATIONS = 1000;
@@ -87,7 +91,10 @@ function patchRefusal(error: unknown): never {
 }
 
 /** A User after the operations, applied in order to a copy of `resource`; nothing is stored here. */
-export function patchUser(resource: Record<string, unknown>, operations: PatchOperation[]): Record<string, unknown> {
+export async function patchUser(
+  resource: Record<string, unknown>,
+  operations: PatchOperation[],
+): Promise<Record<string, unknown>> {
   const ops = operations.map(booleanValues).map((operation) => {
     if (operation.path !== undefined) refuseUnsafe(operation.path);
     if (operation.path === undefined && isRecord(operation.value))
@@ -99,6 +106,7 @@ export function patchUser(resource: Record<string, unknown>, operations: PatchOp
       ? { op: operation.op, value: operation.value }
       : { op: operation.op, path: operation.path, value: operation.value };
   }) as ScimPatchOperation[];
+  const { scimPatch } = await loadScimPatch();
   const copy = structuredClone(resource) as Record<string, unknown> & { schemas: string[]; meta: never };
   try {
     return scimPatch(copy, ops, { mutateDocument: true, treatMissingAsAdd: true }) as Record<string, unknown>;

@@ -306,14 +306,14 @@ export async function patchUserResource(scope: DirectoryScope, call: ScimCall): 
     call,
     'User',
     (tx, directoryId, id) => findDirectoryUser(tx, directoryId, id, 'update'),
-    (inTx, directory, current, operations) => {
+    async (inTx, directory, current, operations) => {
       const resource: Record<string, unknown> = {
         ...current.attributes,
         userName: current.userName,
         active: current.state === 'active',
       };
       if (current.externalId !== null) resource.externalId = current.externalId;
-      const fields = userFieldsOf(patchUser(resource, operations));
+      const fields = userFieldsOf(await patchUser(resource, operations));
       return replaceDirectoryUser(inTx, directory, current.id, fields, current.version);
     },
   );

@@ -11,23 +11,19 @@ import {
 } from 'node:crypto';
 import type { PublicRsaJwk } from '@atrium/db';
 import type { X509CertificateCreateSelfSignedParams } from '@peculiar/x509';
-
-let x509: Promise<typeof import('@peculiar/x509')> | undefined;
+import { lazy } from '../lib/lazy.ts';
 
 /**
  * @peculiar/x509 (and the reflect-metadata it needs) loads with the first key generated: a
  * process serving keys it already has never pays its heap
- * (bench/README.md, "Sixth pass: RSS margin").
+ * (bench/README.md, "The fifteenth session": RSS).
  */
-export function loadX509(): Promise<typeof import('@peculiar/x509')> {
-  x509 ??= (async () => {
-    await import('reflect-metadata');
-    const module = await import('@peculiar/x509');
-    module.cryptoProvider.set(webcrypto as unknown as Crypto);
-    return module;
-  })();
-  return x509;
-}
+export const loadX509 = lazy(async () => {
+  await import('reflect-metadata');
+  const module = await import('@peculiar/x509');
+  module.cryptoProvider.set(webcrypto as unknown as Crypto);
+  return module;
+});
 
 const RSA = {
   name: 'RSASSA-PKCS1-v1_5',

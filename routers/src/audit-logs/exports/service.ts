@@ -1,11 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { type AuditLogExportFilters, newId } from '@atrium/db';
-import { stringify } from 'csv-stringify/sync';
 import { iso } from '../../common/schemas.ts';
 import type { Deps } from '../../kernel/deps.ts';
 import { ApiError, notFound } from '../../kernel/errors.ts';
 import type { Scope } from '../../kernel/scope.ts';
 import { inBatches } from '../../lib/batches.ts';
+import { lazy } from '../../lib/lazy.ts';
 import { auditLogsRetentionOf } from '../../organizations/store.ts';
 import { deriveKey } from '../../signing/material.ts';
 import type { AuditLogExport, CreateAuditLogExportInput } from './schemas.ts';
@@ -28,6 +28,8 @@ import {
 } from './store.ts';
 
 const DAY_MS = 86_400_000;
+/** csv-stringify loads with the first export built. */
+const loadCsvStringify = lazy(() => import('csv-stringify/sync'));
 /** How long a download link lives (upstream: 10 minutes; each GET of the export makes a fresh one). */
 export const EXPORT_URL_TTL_MS = 10 * 60_000;
 /** The size a CSV part is flushed at, after a page (a part is one bytea row: this plus at most a page). */
@@ -214,6 +216,7 @@ async function buildExport(
   row: AuditLogExportRow,
   sizes: { partBytes: number; pageRows: number },
 ): Promise<void> {
+  const { stringify } = await loadCsvStringify();
   const { partBytes, pageRows } = sizes;
   const snapshot = deps.now();
   const attempt = row.attempts;

@@ -31,7 +31,7 @@ type Sender<T extends AuditLogStreamType> = (
   config: DestinationConfig<T>,
   credentials: DestinationCredentials<T>,
   batch: Batch,
-) => OutgoingRequest;
+) => OutgoingRequest | Promise<OutgoingRequest>;
 
 const SENDERS: { [T in AuditLogStreamType]: Sender<T> } = {
   GenericHttps: genericHttpsRequest,
@@ -43,7 +43,7 @@ const SENDERS: { [T in AuditLogStreamType]: Sender<T> } = {
 };
 
 /** The request that delivers `batch` to the stream's destination, formatted and signed for its type. */
-export function requestFor(masterKey: Buffer, stream: AuditLogStreamRow, batch: Batch): OutgoingRequest {
+export async function requestFor(masterKey: Buffer, stream: AuditLogStreamRow, batch: Batch): Promise<OutgoingRequest> {
   const type = stream.type;
   const config = DESTINATIONS[type].config.parse(stream.config);
   const credentials = openStreamCredentials(masterKey, stream);
@@ -82,7 +82,10 @@ export async function prepareBatch(
     await releaseStream(deps.db, stream, options.idleUntil);
     return null;
   }
-  const request = requestFor(deps.tokens.masterKey, stream, { events: events.map(toAuditLogEvent), now: options.now });
+  const request = await requestFor(deps.tokens.masterKey, stream, {
+    events: events.map(toAuditLogEvent),
+    now: options.now,
+  });
   return { request, events };
 }
 

@@ -1,6 +1,7 @@
-import * as oidc from 'openid-client';
+import type { ClientAuth, ClientMetadata, Configuration, CustomFetch, ServerMetadata } from 'openid-client';
 import type { ConnectionRow } from '../../connections/store.ts';
 import type { Scope } from '../../kernel/scope.ts';
+import { lazy } from '../../lib/lazy.ts';
 import { unseal } from '../../signing/material.ts';
 import { SsoFailure } from '../identity.ts';
 import { providerFetch } from './fetch.ts';
@@ -10,6 +11,10 @@ import { providerFetch } from './fetch.ts';
  * document fetched when it was configured, the client id, the sealed secret): no discovery request
  * per sign-in. Every request it makes goes through `providerFetch` (the address rules).
  */
+
+/** openid-client, loaded with the first OIDC sign-in or configuration. */
+export type OpenIdClient = typeof import('openid-client');
+export const loadOpenIdClient = lazy(() => import('openid-client'));
 
 /** Clock skew tolerated on `exp` and `nbf` of an id_token unless configured (the SSO design's 60 s). */
 export const DEFAULT_CLOCK_TOLERANCE_SECONDS = 60;
@@ -50,14 +55,18 @@ export function allowsPrivate(scope: Scope): boolean {
 export function transportOf(scope: Scope) {
   const allowPrivate = allowsPrivate(scope);
   return {
-    fetch: providerFetch(allowPrivate) as unknown as oidc.CustomFetch,
+    fetch: providerFetch(allowPrivate) as unknown as CustomFetch,
     // openid-client refuses http by default; loopback providers (tests, `dev-idp`) need it, and
     // only where the operator allowed private addresses (providerFetch still limits http to loopback).
     insecure: allowPrivate,
   };
 }
 
-function clientAuthentication(metadata: Record<string, unknown>, secret: string | undefined): oidc.ClientAuth {
+function clientAuthentication(
+  oidc: OpenIdClient,
+  metadata: Record<string, unknown>,
+  secret: string | undefined,
+): ClientAuth {
   if (secret === undefined) return oidc.None();
   const methods = metadata.token_endpoint_auth_methods_supported;
   // client_secret_basic is the default of the specification when the provider lists none.
@@ -72,14 +81,14 @@ function clientAuthentication(metadata: Record<string, unknown>, secret: string 
  */
 const jwksCaches = new Map<string, ExportedJWKSCache>();
 const JWKS_CACHE_ENTRIES = 1_000;
-type ExportedJWKSCache = NonNullable<ReturnType<typeof oidc.getJwksCache>>;
+type ExportedJWKSCache = NonNullable<ReturnType<OpenIdClient['getJwksCache']>>;
 
 function jwksCacheKey(connection: ConnectionRow): string {
   return `${connection.id} ${String(connection.oidcMetadata?.jwks_uri ?? '')}`;
 }
 
 /** Keeps what the sign-in's configuration fetched of the provider's JWKS for the next sign-in. */
-export function keepJwks(connection: ConnectionRow, config: oidc.Configuration): void {
+export function keepJwks(oidc: OpenIdClient, connection: ConnectionRow, config: Configuration): void {
   const fetched = oidc.getJwksCache(config);
   if (!fetched) return;
   const key = jwksCacheKey(connection);
@@ -89,7 +98,7 @@ export function keepJwks(connection: ConnectionRow, config: oidc.Configuration):
 }
 
 /** The configuration of a configured connection; `SsoFailure('connection_not_configured')` otherwise. */
-export function configurationOf(scope: Scope, connection: ConnectionRow): oidc.Configuration {
+export function configurationOf(oidc: OpenIdClient, scope: Scope, connection: ConnectionRow): Configuration {
   const metadata = connection.oidcMetadata;
   if (!metadata || !connection.oidcClientId || !connection.oidcIssuer) {
     throw new SsoFailure(
@@ -106,7 +115,7 @@ export function configurationOf(scope: Scope, connection: ConnectionRow): oidc.C
       ).toString('utf8')
     : undefined;
   const skewSeconds = Math.round((scope.now().getTime() - Date.now()) / 1000);
-  const client: Partial<oidc.ClientMetadata> = {
+  const client: Partial<ClientMetadata> = {
     // openid-client compares the header's `alg` with this list (an array is accepted at runtime).
     id_token_signed_response_alg: acceptedAlgorithms(metadata) as unknown as string,
     [oidc.clockSkew]: skewSeconds,
@@ -115,10 +124,10 @@ export function configurationOf(scope: Scope, connection: ConnectionRow): oidc.C
   };
   if (secret !== undefined) client.client_secret = secret;
   const config = new oidc.Configuration(
-    metadata as unknown as oidc.ServerMetadata,
+    metadata as unknown as ServerMetadata,
     connection.oidcClientId,
     client,
-    clientAuthentication(metadata, secret),
+    clientAuthentication(oidc, metadata, secret),
   );
   const transport = transportOf(scope);
   config[oidc.customFetch] = transport.fetch;

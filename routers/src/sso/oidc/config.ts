@@ -1,5 +1,5 @@
 import type { AttributeMapping } from '@atrium/db';
-import * as oidc from 'openid-client';
+import type { Configuration } from 'openid-client';
 import { orNotFound } from '../../common/store.ts';
 import type { Connection } from '../../connections/schemas.ts';
 import { toConnection } from '../../connections/service.ts';
@@ -8,7 +8,13 @@ import { recordEvent } from '../../events/record.ts';
 import { invalid, invalidOfZod } from '../../kernel/errors.ts';
 import type { Scope } from '../../kernel/scope.ts';
 import { seal } from '../../signing/material.ts';
-import { ASYMMETRIC_ALGORITHMS, acceptedAlgorithms, clientSecretContext, transportOf } from './client.ts';
+import {
+  ASYMMETRIC_ALGORITHMS,
+  acceptedAlgorithms,
+  clientSecretContext,
+  loadOpenIdClient,
+  transportOf,
+} from './client.ts';
 import { AddressRefused, refusalOf } from './fetch.ts';
 import { DEFAULT_SCOPES, OidcConfigInput } from './schemas.ts';
 
@@ -42,7 +48,8 @@ function issuerOfEndpoint(endpoint: URL): string {
 /** Reads and checks the provider's discovery document under the address rules. */
 async function discover(scope: Scope, endpoint: URL, clientId: string): Promise<Record<string, unknown>> {
   const transport = transportOf(scope);
-  let config: oidc.Configuration;
+  const oidc = await loadOpenIdClient();
+  let config: Configuration;
   try {
     config = await oidc.discovery(endpoint, clientId, undefined, oidc.None(), {
       [oidc.customFetch]: transport.fetch,

@@ -1,10 +1,9 @@
-import * as oidc from 'openid-client';
 import type { ConnectionRow } from '../../connections/store.ts';
 import type { Scope } from '../../kernel/scope.ts';
 import { seal, unseal } from '../../signing/material.ts';
 import { SsoFailure, type SsoIdentity } from '../identity.ts';
 import { oidcRedirectUri } from '../urls.ts';
-import { codeVerifierContext, configurationOf, keepJwks } from './client.ts';
+import { codeVerifierContext, configurationOf, keepJwks, loadOpenIdClient, type OpenIdClient } from './client.ts';
 import { AddressRefused } from './fetch.ts';
 import { DEFAULT_CLAIM_MAPPING } from './schemas.ts';
 
@@ -27,7 +26,8 @@ export async function startOidc(
   authorizationId: string,
   loginHint?: string,
 ): Promise<{ url: string; oidcNonce: string; oidcCodeVerifierSealed: string }> {
-  const config = configurationOf(scope, connection);
+  const oidc = await loadOpenIdClient();
+  const config = configurationOf(oidc, scope, connection);
   const verifier = oidc.randomPKCECodeVerifier();
   const nonce = oidc.randomNonce();
   const parameters: Record<string, string> = {
@@ -71,7 +71,7 @@ const CLAIM_REASONS: Record<string, string> = {
  * The `SsoFailure` of an error of openid-client (its codes and the claim it names), with a reason
  * code that is stable and a message that carries no token, code or secret.
  */
-export function failureOf(error: unknown): SsoFailure {
+export function failureOf(oidc: OpenIdClient, error: unknown): SsoFailure {
   if (error instanceof SsoFailure) return error;
   const chain = chainOf(error);
   for (const link of chain) {
@@ -215,7 +215,8 @@ export async function consumeOidcCallback(
   callbackUrl: URL,
   expected: { authorizationId: string; oidcNonce: string; oidcCodeVerifierSealed: string },
 ): Promise<SsoIdentity> {
-  const config = configurationOf(scope, connection);
+  const oidc = await loadOpenIdClient();
+  const config = configurationOf(oidc, scope, connection);
   // The redirect_uri sent with the code is the one of the authorization request, whatever host
   // or proxy the callback came through; only the callback's parameters are read.
   const current = new URL(oidcRedirectUri(scope.deps, connection.id));
@@ -250,8 +251,8 @@ export async function consumeOidcCallback(
     }
     return identityOf(connection, claims);
   } catch (error) {
-    throw failureOf(error);
+    throw failureOf(oidc, error);
   } finally {
-    keepJwks(connection, config);
+    keepJwks(oidc, connection, config);
   }
 }

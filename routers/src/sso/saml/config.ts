@@ -2,8 +2,7 @@
 // signing certificates with their validity, the SP key pair made once, and the attribute mapping.
 import { createHash } from 'node:crypto';
 import type { AttributeMapping, SamlCertificate } from '@atrium/db';
-import { DOMParser } from '@xmldom/xmldom';
-import * as xpath from 'xpath';
+import type { DOMParser } from '@xmldom/xmldom';
 import { z } from 'zod';
 import { orNotFound } from '../../common/store.ts';
 import type { Connection } from '../../connections/schemas.ts';
@@ -17,6 +16,7 @@ import {
 import { recordEvent } from '../../events/record.ts';
 import { type FieldError, invalid } from '../../kernel/errors.ts';
 import type { Scope } from '../../kernel/scope.ts';
+import { lazy } from '../../lib/lazy.ts';
 import { generateKeyMaterial, loadX509, seal } from '../../signing/material.ts';
 import { checkWebhookUrl } from '../../webhooks/url-policy.ts';
 
@@ -65,7 +65,11 @@ const MD = 'urn:oasis:names:tc:SAML:2.0:metadata';
 const DS = 'http://www.w3.org/2000/09/xmldsig#';
 const REDIRECT = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
 const POST = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST';
-const select = xpath.useNamespaces({ md: MD, ds: DS });
+/** xmldom and xpath over the metadata's namespaces, loaded with the first metadata document read. */
+const loadXml = lazy(async () => {
+  const [xmldom, xpath] = await Promise.all([import('@xmldom/xmldom'), import('xpath')]);
+  return { DOMParser: xmldom.DOMParser, select: xpath.useNamespaces({ md: MD, ds: DS }) };
+});
 
 const fieldError = (field: string, message: string): FieldError => ({ field, code: 'invalid', message });
 
@@ -74,7 +78,8 @@ const fieldError = (field: string, message: string): FieldError => ({ field, cod
  * EntitiesDescriptor): its entity id, the HTTP-Redirect (else HTTP-POST) SSO URL and every
  * signing certificate. Throws a 422 naming `idp_metadata` when the document is not that.
  */
-export function parseIdpMetadata(xml: string, field = 'idp_metadata_xml'): IdpMetadata {
+export async function parseIdpMetadata(xml: string, field = 'idp_metadata_xml'): Promise<IdpMetadata> {
+  const { DOMParser, select } = await loadXml();
   const errors: string[] = [];
   let doc: ReturnType<DOMParser['parseFromString']>;
   try {
@@ -218,9 +223,9 @@ export async function configureSamlConnection(
     throw invalid([fieldError('idp_metadata_url', 'Give idp_metadata_xml or idp_metadata_url, not both.')]);
   }
   let metadata: IdpMetadata | undefined;
-  if (input.idp_metadata_xml !== undefined) metadata = parseIdpMetadata(input.idp_metadata_xml);
+  if (input.idp_metadata_xml !== undefined) metadata = await parseIdpMetadata(input.idp_metadata_xml);
   else if (input.idp_metadata_url !== undefined) {
-    metadata = parseIdpMetadata(await fetchMetadata(scope, input.idp_metadata_url), 'idp_metadata_url');
+    metadata = await parseIdpMetadata(await fetchMetadata(scope, input.idp_metadata_url), 'idp_metadata_url');
   }
   const given = [...(metadata?.certificates ?? []), ...(input.idp_certificates ?? [])];
   const described: SamlCertificate[] = [];

@@ -4,18 +4,13 @@
 // Protocol only: the SSO service (../service.ts) decides what a verified identity becomes.
 import { createPrivateKey, randomBytes } from 'node:crypto';
 import type { AttributeMapping, Db } from '@atrium/db';
-import {
-  type CacheProvider,
-  generateServiceProviderMetadata,
-  SAML,
-  type SamlConfig,
-  ValidateInResponseTo,
-} from '@node-saml/node-saml';
-import { DOMParser } from '@xmldom/xmldom';
-import * as xpath from 'xpath';
+import type { CacheProvider, SamlConfig } from '@node-saml/node-saml';
+import type { DOMParser } from '@xmldom/xmldom';
+import type { XPathSelect } from 'xpath';
 import type { ConnectionRow } from '../../connections/store.ts';
 import type { Deps } from '../../kernel/deps.ts';
 import type { Scope } from '../../kernel/scope.ts';
+import { lazy } from '../../lib/lazy.ts';
 import { unseal } from '../../signing/material.ts';
 import { type AnswerUse, replayedAnswer, SsoFailure, type SsoIdentity } from '../identity.ts';
 import { samlAcsUrl, samlSpEntityId } from '../urls.ts';
@@ -31,52 +26,77 @@ const MAX_RESPONSE_LENGTH = 512 * 1024;
 
 const SAML_NS = 'urn:oasis:names:tc:SAML:2.0:assertion';
 const SAMLP_NS = 'urn:oasis:names:tc:SAML:2.0:protocol';
-const select = xpath.useNamespaces({ saml: SAML_NS, samlp: SAMLP_NS });
 
 /** The allowed clock skew in milliseconds (`ATRIUM_SSO_CLOCK_SKEW_SECONDS`, default 60 s). */
 export function clockSkewMs(deps: Deps): number {
   return (deps.config.ssoClockSkewSeconds ?? DEFAULT_SSO_CLOCK_SKEW_SECONDS) * 1000;
 }
 
-/**
- * node-saml reads the wall clock for its time checks; this one reads the scope's clock instead,
- * so that the times of an assertion are judged at the same instant as everything else of the
- * request (and tests can replay a recorded assertion at a fixed clock).
- */
-class ScopedSaml extends SAML {
-  /** What the signature covers, parsed once (set when node-saml accepts a signature). */
-  signed: { root: Element; assertion: Element } | undefined;
+/** What reads the XML of a response: xmldom's parser and xpath over SAML's namespaces. */
+interface Xml {
+  DOMParser: typeof DOMParser;
+  select: XPathSelect;
+}
 
-  constructor(
-    options: SamlConfig,
-    private readonly clock: () => Date,
-  ) {
-    super(options);
-  }
+/**
+ * node-saml, xmldom and xpath, loaded with the first SAML sign-in or SP metadata document (a
+ * process without SAML connections never holds them), and the `ScopedSaml` class built on them.
+ */
+const loadSaml = lazy(async () => {
+  const [nodeSaml, xmldom, xpath] = await Promise.all([
+    import('@node-saml/node-saml'),
+    import('@xmldom/xmldom'),
+    import('xpath'),
+  ]);
+  const xml: Xml = { DOMParser: xmldom.DOMParser, select: xpath.useNamespaces({ saml: SAML_NS, samlp: SAMLP_NS }) };
 
   /**
-   * node-saml parses the verified XML (the signed Response, or the signed Assertion) to take its
-   * one Assertion out as a string; this parses it once and keeps the elements, so the checks
-   * below read the signed DOM itself instead of parsing the response and the assertion again.
-   * Anything else (no assertion, several, an encrypted one) goes to node-saml's own handling.
+   * node-saml reads the wall clock for its time checks; this one reads the scope's clock instead,
+   * so that the times of an assertion are judged at the same instant as everything else of the
+   * request (and tests can replay a recorded assertion at a fixed clock).
    */
-  protected override async getSignedAssertion(signedXml: string): Promise<string | null> {
-    const root = parseXml(signedXml, 'signed content').documentElement;
-    const assertion = root.localName === 'Response' ? onlyChild(root, 'Assertion') : root;
-    if (assertion?.localName !== 'Assertion') return super.getSignedAssertion(signedXml);
-    this.signed = { root, assertion };
-    return assertion.toString();
+  class ScopedSaml extends nodeSaml.SAML {
+    /** What the signature covers, parsed once (set when node-saml accepts a signature). */
+    signed: { root: Element; assertion: Element } | undefined;
+
+    constructor(
+      options: SamlConfig,
+      private readonly clock: () => Date,
+    ) {
+      super(options);
+    }
+
+    /**
+     * node-saml parses the verified XML (the signed Response, or the signed Assertion) to take its
+     * one Assertion out as a string; this parses it once and keeps the elements, so the checks
+     * below read the signed DOM itself instead of parsing the response and the assertion again.
+     * Anything else (no assertion, several, an encrypted one) goes to node-saml's own handling.
+     */
+    protected override async getSignedAssertion(signedXml: string): Promise<string | null> {
+      const root = parseXml(xml, signedXml, 'signed content').documentElement;
+      const assertion = root.localName === 'Response' ? onlyChild(root, 'Assertion') : root;
+      if (assertion?.localName !== 'Assertion') return super.getSignedAssertion(signedXml);
+      this.signed = { root, assertion };
+      return assertion.toString();
+    }
+
+    protected override checkTimestampsValidityError(
+      _wallClockMs: number,
+      notBefore: string,
+      notOnOrAfter: string,
+      maxTimeLimitMs?: number,
+    ): Error | null {
+      return super.checkTimestampsValidityError(this.clock().getTime(), notBefore, notOnOrAfter, maxTimeLimitMs);
+    }
   }
 
-  protected override checkTimestampsValidityError(
-    _wallClockMs: number,
-    notBefore: string,
-    notOnOrAfter: string,
-    maxTimeLimitMs?: number,
-  ): Error | null {
-    return super.checkTimestampsValidityError(this.clock().getTime(), notBefore, notOnOrAfter, maxTimeLimitMs);
-  }
-}
+  return {
+    ScopedSaml,
+    ValidateInResponseTo: nodeSaml.ValidateInResponseTo,
+    generateServiceProviderMetadata: nodeSaml.generateServiceProviderMetadata,
+    xml,
+  };
+});
 
 /** The SP private key of a connection as PEM (only for signing AuthnRequests). */
 function spPrivateKeyPem(deps: Deps, connection: ConnectionRow): string {
@@ -113,6 +133,7 @@ export async function startSaml(
   loginHint?: string,
 ): Promise<{ url: string; samlRequestId: string }> {
   const { ssoUrl, certificates } = requireConfigured(connection);
+  const { ScopedSaml, ValidateInResponseTo } = await loadSaml();
   const samlRequestId = newRequestId();
   const options: SamlConfig = {
     entryPoint: ssoUrl,
@@ -165,7 +186,7 @@ function failureOf(error: unknown): SsoFailure {
 }
 
 /** Parses XML with no DOCTYPE and no errors; `what` names it in the refusal. */
-function parseXml(xml: string, what: string): Document {
+function parseXml({ DOMParser }: Xml, source: string, what: string): Document {
   const errors: string[] = [];
   let doc: Document;
   try {
@@ -173,7 +194,7 @@ function parseXml(xml: string, what: string): Document {
       onError: (level, message) => {
         if (level !== 'warning') errors.push(message);
       },
-    }).parseFromString(xml, 'text/xml') as unknown as Document;
+    }).parseFromString(source, 'text/xml') as unknown as Document;
   } catch {
     throw new SsoFailure('invalid_response', `The ${what} is not XML.`);
   }
@@ -194,8 +215,8 @@ function onlyChild(parent: Element, localName: string): Element | undefined {
 }
 
 /** The root of the posted response, refused unless it is a samlp:Response. */
-function responseRoot(responseXml: string): Element {
-  const root = parseXml(responseXml, 'SAMLResponse').documentElement;
+function responseRoot(xml: Xml, responseXml: string): Element {
+  const root = parseXml(xml, responseXml, 'SAMLResponse').documentElement;
   if (root.localName !== 'Response' || root.namespaceURI !== SAMLP_NS) {
     throw new SsoFailure('invalid_response', 'The SAMLResponse is not a samlp:Response.');
   }
@@ -275,6 +296,8 @@ export async function verifySamlResponse(
   // node-saml's parser accepts a DOCTYPE: refused here before it parses (anywhere in the text, so
   // one inside a comment is refused too). The rest of the document's checks run on node-saml's parse.
   if (/<!DOCTYPE/i.test(responseXml)) throw new SsoFailure('invalid_response', 'The SAMLResponse carries a DOCTYPE.');
+  const { ScopedSaml, ValidateInResponseTo, xml } = await loadSaml();
+  const { select } = xml;
   const skewMs = clockSkewMs(scope.deps);
   const saml = new ScopedSaml(
     {
@@ -298,7 +321,7 @@ export async function verifySamlResponse(
     if (!profile) throw new SsoFailure('invalid_response', 'The SAMLResponse carries no assertion.');
   } catch (error) {
     // What is not XML or not a samlp:Response is refused as such, before node-saml's own reason.
-    responseRoot(responseXml);
+    responseRoot(xml, responseXml);
     throw failureOf(error);
   }
   if (!saml.signed) throw new SsoFailure('invalid_signature', 'The signed content holds no assertion.');
@@ -309,7 +332,7 @@ export async function verifySamlResponse(
     throw new SsoFailure('invalid_signature', 'The signed content is not an assertion.');
   }
   // A signed Response is the posted root itself, verified; an unsigned one is parsed from the post.
-  const root = saml.signed.root === assertion ? responseRoot(responseXml) : saml.signed.root;
+  const root = saml.signed.root === assertion ? responseRoot(xml, responseXml) : saml.signed.root;
   if (root.localName !== 'Response' || root.namespaceURI !== SAMLP_NS) {
     throw new SsoFailure('invalid_response', 'The SAMLResponse is not a samlp:Response.');
   }
@@ -355,7 +378,7 @@ export async function verifySamlResponse(
   const until = limits.length > 0 ? Math.max(...limits) : now.getTime() + 86_400_000;
   const use: AnswerUse = { assertionId, expiresAt: new Date(until + skewMs) };
   try {
-    return { ...mapIdentity(assertion, connection.attributeMapping), use };
+    return { ...mapIdentity(select, assertion, connection.attributeMapping), use };
   } catch (error) {
     if (error instanceof SsoFailure) error.use = use;
     throw error;
@@ -363,7 +386,7 @@ export async function verifySamlResponse(
 }
 
 /** Every attribute of the assertion: a single value as a string, several as an array. */
-function attributesOf(assertion: Element): Record<string, string | string[]> {
+function attributesOf(select: XPathSelect, assertion: Element): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = {};
   for (const attribute of select('saml:AttributeStatement/saml:Attribute', assertion) as Element[]) {
     const name = attribute.getAttribute('Name');
@@ -394,8 +417,8 @@ function pick(
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Maps a verified assertion through the connection's attribute mapping (defaults where unset). */
-export function mapIdentity(assertion: Element, mapping: AttributeMapping): SsoIdentity {
-  const attributes = attributesOf(assertion);
+export function mapIdentity(select: XPathSelect, assertion: Element, mapping: AttributeMapping): SsoIdentity {
+  const attributes = attributesOf(select, assertion);
   // textContent joins the text around any comment (`user@evil.com<!---->.example.com`): the
   // whole value, as the signature covered it, never the part before the comment.
   const nameId = (select('saml:Subject/saml:NameID', assertion, true) as Node | undefined)?.textContent?.trim();
@@ -435,7 +458,8 @@ export function mapIdentity(assertion: Element, mapping: AttributeMapping): SsoI
  * The SP metadata document of a connection (node-saml): its entity id, its ACS (HTTP-POST), and
  * its signing certificate once the connection is configured.
  */
-export function samlMetadataXml(deps: Deps, connection: ConnectionRow): string {
+export async function samlMetadataXml(deps: Deps, connection: ConnectionRow): Promise<string> {
+  const { generateServiceProviderMetadata } = await loadSaml();
   const params: Parameters<typeof generateServiceProviderMetadata>[0] = {
     issuer: samlSpEntityId(deps, connection.id),
     callbackUrl: samlAcsUrl(deps, connection.id),

@@ -10,7 +10,7 @@ export function googleCloudStorageRequest(
   config: DestinationConfig<'GoogleCloudStorage'>,
   credentials: DestinationCredentials<'GoogleCloudStorage'>,
   batch: Batch,
-): OutgoingRequest {
+): Promise<OutgoingRequest> {
   return putObjectRequest(
     {
       endpoint: config.endpoint ?? 'https://storage.googleapis.com',

@@ -1,4 +1,4 @@
-import aws4 from 'aws4';
+import { lazy } from '../../../lib/lazy.ts';
 import type { Batch, OutgoingRequest } from './request.ts';
 
 /** Where an object store is and how to sign for it (S3 and Cloud Storage's XML API alike). */
@@ -11,6 +11,9 @@ export interface ObjectStore {
   accessKeyId: string;
   secretAccessKey: string;
 }
+
+/** aws4 loads with the first object-store delivery. */
+const loadAws4 = lazy(() => import('aws4'));
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
@@ -29,7 +32,8 @@ export function objectKey(prefix: string | undefined, batch: Batch): string {
  * body's SHA-256, path-style. Delivering a batch again writes the same key (same first and last
  * id) on the same day, so a retry replaces rather than duplicates.
  */
-export function putObjectRequest(store: ObjectStore, batch: Batch): OutgoingRequest {
+export async function putObjectRequest(store: ObjectStore, batch: Batch): Promise<OutgoingRequest> {
+  const { default: aws4 } = await loadAws4();
   const endpoint = new URL(store.endpoint);
   const base = endpoint.pathname.replace(/\/+$/, '');
   const key = objectKey(store.prefix, batch)

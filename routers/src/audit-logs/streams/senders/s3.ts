@@ -7,7 +7,7 @@ export function s3Request(
   config: DestinationConfig<'S3'>,
   credentials: DestinationCredentials<'S3'>,
   batch: Batch,
-): OutgoingRequest {
+): Promise<OutgoingRequest> {
   return putObjectRequest(
     {
       endpoint: config.endpoint ?? `https://s3.${config.region}.amazonaws.com`,
