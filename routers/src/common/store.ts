@@ -67,22 +67,31 @@ export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c)
 export type ExpiringTable = PgTable & { id: AnyPgColumn; expiresAt: AnyPgColumn };
 
 /**
- * Deletes at most `batchSize` rows of `table` that expired before `cutoff`; how many went (the
- * retention sweep's batch, each owner store applying it to its table): ids as an array
- * (primary-key lookups under a generic plan), in a transaction (its own connection). Oldest
- * first, so that a table with an index on `expires_at` (sessions, portal links) is read through
- * it, never scanned (tests/src/db/generic-plans.pg.test.ts); one without (session_challenges,
- * small, dying with its session) sorts its expired rows once per batch.
+ * Deletes at most `batchSize` rows of `table` whose `time` is before `cutoff`, oldest first; how
+ * many went (a retention sweep's batch, each owner store applying it to its table). The ids as an
+ * array, so the delete finds them by primary key (`id in (select …)` gets a generic plan that
+ * hash-joins over the whole table); oldest first, so that a table with an index on `time`
+ * (sessions, portal links, events) is read through it, never scanned
+ * (tests/src/db/generic-plans.pg.test.ts), and one without (session_challenges, small, dying with
+ * its session) sorts its old rows once per batch. A transaction, though one statement: on
+ * PostgreSQL it then runs on a transaction connection, not queued ahead of the requests'
+ * statements (openPostgres).
  */
-export async function purgeExpired(db: Db, table: ExpiringTable, cutoff: Date, batchSize: number): Promise<number> {
-  const expired = db
-    .select({ id: table.id })
-    .from(table)
-    .where(lt(table.expiresAt, cutoff))
-    .orderBy(table.expiresAt)
-    .limit(batchSize);
+export async function purgeOlderThan(
+  db: Db,
+  table: PgTable & { id: AnyPgColumn },
+  time: AnyPgColumn,
+  cutoff: Date,
+  batchSize: number,
+): Promise<number> {
+  const old = db.select({ id: table.id }).from(table).where(lt(time, cutoff)).orderBy(time).limit(batchSize);
   const deleted = await db.transaction((tx) =>
-    tx.delete(table).where(sql`${table.id} = any(array(${expired}))`).returning({ id: table.id }),
+    tx.delete(table).where(sql`${table.id} = any(array(${old}))`).returning({ id: table.id }),
   );
   return deleted.length;
+}
+
+/** `purgeOlderThan` of a short-lived table by its `expires_at`. */
+export function purgeExpired(db: Db, table: ExpiringTable, cutoff: Date, batchSize: number): Promise<number> {
+  return purgeOlderThan(db, table, table.expiresAt, cutoff, batchSize);
 }

@@ -10,7 +10,8 @@ import {
   rawRows,
   renderedOnce,
 } from '@atrium/db';
-import { and, eq, getTableColumns, gte, inArray, lt, lte, type SQL, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
+import { purgeOlderThan } from '../common/store.ts';
 import { markCommittedEntries, markCommittedEntry } from '../idempotency/store.ts';
 import type { Scope } from '../kernel/scope.ts';
 
@@ -109,21 +110,8 @@ export function pageOfEvents(db: Db, environmentId: string, filter: EventFilter,
  * Deletes up to `batchSize` of the oldest events created before `cutoff` (their deliveries go
  * by cascade); returns how many it deleted.
  */
-export async function deleteEventsBefore(db: Db, cutoff: Date, batchSize: number): Promise<number> {
-  // The ids as an array, so the delete finds them by primary key: `id in (select …)` gets a
-  // generic plan that hash-joins over the whole table.
-  const expired = db
-    .select({ id: events.id })
-    .from(events)
-    .where(lt(events.createdAt, cutoff))
-    .orderBy(events.createdAt)
-    .limit(batchSize);
-  // A transaction, though one statement: on PostgreSQL it then runs on a transaction
-  // connection, not queued ahead of the requests' statements (see openPostgres).
-  const deleted = await db.transaction((tx) =>
-    tx.delete(events).where(sql`${events.id} = any(array(${expired}))`).returning({ id: events.id }),
-  );
-  return deleted.length;
+export function deleteEventsBefore(db: Db, cutoff: Date, batchSize: number): Promise<number> {
+  return purgeOlderThan(db, events, events.createdAt, cutoff, batchSize);
 }
 
 /** The names of the event's values in `writeWithEvent`'s statement. */
