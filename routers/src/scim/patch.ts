@@ -7,6 +7,10 @@ import { booleanOf, invalidSyntax, invalidValue, isRecord, noTarget, PATCH_SCHEM
 
 /** scim-patch loads with the first User PATCH. */
 const loadScimPatch = lazy(() => import('scim-patch'));
+type ScimPatch = Awaited<ReturnType<typeof loadScimPatch>>['scimPatch'];
+
+/** A User after a PATCH's operations (nothing stored). */
+export type UserPatcher = (resource: Record<string, unknown>, operations: PatchOperation[]) => Record<string, unknown>;
 
 /** The most operations one PATCH may hold. */
 export const MAX_PATCH_OPERATIONS = 1000;
@@ -90,11 +94,21 @@ function patchRefusal(error: unknown): never {
   throw invalidValue(message);
 }
 
+/**
+ * The function that applies a PATCH to a User, once scim-patch is loaded: taken before the write's
+ * transaction, so that the first PATCH of a process holds no row lock while the package loads.
+ */
+export async function userPatcher(): Promise<UserPatcher> {
+  const { scimPatch } = await loadScimPatch();
+  return (resource, operations) => patchUser(scimPatch, resource, operations);
+}
+
 /** A User after the operations, applied in order to a copy of `resource`; nothing is stored here. */
-export async function patchUser(
+function patchUser(
+  scimPatch: ScimPatch,
   resource: Record<string, unknown>,
   operations: PatchOperation[],
-): Promise<Record<string, unknown>> {
+): Record<string, unknown> {
   const ops = operations.map(booleanValues).map((operation) => {
     if (operation.path !== undefined) refuseUnsafe(operation.path);
     if (operation.path === undefined && isRecord(operation.value))
@@ -106,7 +120,6 @@ export async function patchUser(
       ? { op: operation.op, value: operation.value }
       : { op: operation.op, path: operation.path, value: operation.value };
   }) as ScimPatchOperation[];
-  const { scimPatch } = await loadScimPatch();
   const copy = structuredClone(resource) as Record<string, unknown> & { schemas: string[]; meta: never };
   try {
     return scimPatch(copy, ops, { mutateDocument: true, treatMissingAsAdd: true }) as Record<string, unknown>;

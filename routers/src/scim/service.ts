@@ -31,7 +31,7 @@ import type { DirectoryScope } from '../kernel/principals.ts';
 import { DEFAULT_COUNT, MAX_RESULTS, resourceTypes, schemas, serviceProviderConfig } from './discovery.ts';
 import { type Condition, compileFilter } from './filter.ts';
 import { groupFieldsOf, patchGroup, type ScimMember, toScimGroup } from './groups.ts';
-import { operationsOf, patchUser } from './patch.ts';
+import { operationsOf, userPatcher } from './patch.ts';
 import { attributeList, excludes, project } from './projection.ts';
 import { etagOf, expectedVersionOf, invalidValue, isRecord, LIST_SCHEMA, scimError } from './protocol.ts';
 import { refuseOtherId, toScimUser, userFieldsOf } from './users.ts';
@@ -301,19 +301,20 @@ async function patched<Row extends { version: number }>(
 type ScimOperations = ReturnType<typeof operationsOf>;
 
 export async function patchUserResource(scope: DirectoryScope, call: ScimCall): Promise<ScimResult> {
+  const patchUser = await userPatcher();
   const row = await patched(
     scope,
     call,
     'User',
     (tx, directoryId, id) => findDirectoryUser(tx, directoryId, id, 'update'),
-    async (inTx, directory, current, operations) => {
+    (inTx, directory, current, operations) => {
       const resource: Record<string, unknown> = {
         ...current.attributes,
         userName: current.userName,
         active: current.state === 'active',
       };
       if (current.externalId !== null) resource.externalId = current.externalId;
-      const fields = userFieldsOf(await patchUser(resource, operations));
+      const fields = userFieldsOf(patchUser(resource, operations));
       return replaceDirectoryUser(inTx, directory, current.id, fields, current.version);
     },
   );
