@@ -10,11 +10,13 @@
  * server's utime + stime from /proc (the first round warms up and is not counted). The question it
  * answers: is some scenario slower on one commit than on another (issue #35, "no scenario slower
  * than on today's main by more than 5 %"), with the machine's drift shared by both.
+ * `--server-output dir` keeps each server's stdout (`--variant a=…,--trace-gc-nvp`, then
+ * `npx tsx bench/gc-summary.ts dir/a.txt`: how much of what it allocates is promoted).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
@@ -30,6 +32,7 @@ const { values: args } = parseArgs({
     scenarios: { type: 'string', default: 'rest,trpc,filter,members,graphql,create,jwks' },
     'pg-url': { type: 'string' },
     variant: { type: 'string', multiple: true },
+    'server-output': { type: 'string' },
   },
 });
 const requests = Number(args.requests);
@@ -90,9 +93,20 @@ function start(variant: Variant, databaseUrl: string): ChildProcess {
         ATRIUM_DATA_DIR: join(dataDir, String(variant.port)),
         LOG_LEVEL: 'warn',
       },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      // `--server-output dir`: each server's stdout to dir/<variant>.txt (`--trace-gc-nvp`'s lines, for bench/gc-summary.ts).
+      stdio: [
+        'ignore',
+        args['server-output'] ? openSync(join(args['server-output'], `${variant.name}.txt`), 'w') : 'ignore',
+        'inherit',
+      ],
     },
   );
+}
+
+/** A process's peak resident set in MB (`VmHWM` of /proc/<pid>/status). */
+function peakRssMb(pid: number): string {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+) kB$/m);
+  return line ? (Number(line[1]) / 1024).toFixed(1) : '?';
 }
 
 async function ready(variant: Variant): Promise<void> {
@@ -334,6 +348,9 @@ async function main(): Promise<void> {
         );
       }
     }
+    // Each server's peak resident set over the whole run (VmHWM): what a node flag buys in CPU, it may cost here.
+    for (const variant of variants)
+      log(`${variant.name.padEnd(10)} peak RSS ${peakRssMb(variant.server?.pid as number)} MB`);
   } finally {
     for (const variant of variants) {
       if (variant.server && variant.server.exitCode === null) {
