@@ -10,7 +10,7 @@ export {
   parseTrustedProxies,
   trustedProxies,
 } from './pipeline/client-address.ts';
-export { Deadlines } from './pipeline/deadline.ts';
+export { type Deadlined, Deadlines } from './pipeline/deadline.ts';
 export {
   GRAPHQL_LIMITS,
   type GraphQLOptions,

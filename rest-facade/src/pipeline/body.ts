@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '@atrium/routers';
-import { Deadlines } from './deadline.ts';
+import { type Deadlined, Deadlines } from './deadline.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -24,9 +24,7 @@ export interface BodyBounds {
 }
 
 /** One body being read, as its bounds' `arriving` holds it until it ends. */
-interface BodyRead {
-  due: number;
-}
+type BodyRead = Deadlined;
 
 /** The bounds' bodies in flight: one interval for all of them rather than a timer each (deadline.ts). */
 function arrivingOf(bounds: BodyBounds): Deadlines<BodyRead, () => void> {

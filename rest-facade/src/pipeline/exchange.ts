@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestDevice } from '@atrium/routers';
+import type { Deadlined } from './deadline.ts';
 import type { Admitted } from './in-flight.ts';
 
 /** One request on its way through the pipeline: what the steps have learnt about it so far. */
@@ -23,6 +24,8 @@ export interface Exchange {
   device: RequestDevice | undefined;
   /** When its call's deadline passes (`performance.now()`), once dispatched (deadline.ts). */
   due: number;
+  /** Its place among the calls running, while its call runs within the deadline (deadline.ts). */
+  deadline: Deadlined['deadline'];
   /** Its turn of the in-flight limit while its call runs: released when the call ends or is cut. */
   turn: Admitted | undefined;
   /**
@@ -119,6 +122,7 @@ export function beginExchange(req: IncomingMessage, res: ServerResponse, client:
     shed: false,
     device: undefined,
     due: 0,
+    deadline: undefined,
     turn: undefined,
     answerHeaders: ['X-Request-ID', requestId],
   };
