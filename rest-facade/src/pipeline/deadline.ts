@@ -6,10 +6,10 @@
  * order: one interval of `tickMs` cuts those past it from the front of the list, and stops when
  * none is left. A call is cut between `deadlineMs` and `deadlineMs + tickMs` after it started.
  *
- * The calls running are a list threaded through the calls themselves, not a `Map`: on Node 20's V8
- * a call set in a long-lived `Map` and deleted stayed reachable long enough to be promoted to the
- * old generation with its whole request (bench/README.md, "The sixteenth session": 8-13 % of a
- * REST read's bytes promoted, 0.75 % with the list, and 12-21 % less CPU per request).
+ * The calls running are a list threaded through the calls themselves, not a `Map`. Measured on
+ * Node 20 (bench/README.md, "The sixteenth session"): with each call set in a long-lived `Map` and
+ * deleted, 6-13 % of the bytes a request allocated were promoted to the old generation, and the
+ * mark-compacts that followed cost 12-21 % of the CPU per request; with the list, under 1.5 %.
  */
 export interface Deadlined {
   /** When its deadline passes (`performance.now()`), written by `start`. */
