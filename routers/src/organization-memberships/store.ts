@@ -19,6 +19,7 @@ import { organizationNames } from '../organizations/store.ts';
 import { assertBelowQuota } from '../quotas.ts';
 import {
   giveDefaultRole,
+  permissionSlugSetOfMembership,
   permissionSlugsOfMembership,
   replaceRolesOfMembershipRows,
   roleSlugById,
@@ -518,14 +519,14 @@ export async function membershipPermissionSlugs(
 /**
  * The widget permissions (`widgets:*` slugs) the roles of the user's **active** membership of the
  * organization grant now: no row when there is no active membership, else one row with the
- * slugs (a JSON array, empty when its roles grant none). It runs on every use of a widget token
+ * slugs (a `text[]`, empty when its roles grant none). It runs on every use of a widget token
  * (auth/widget-token.ts), so a demotion counts from its commit; its text is rendered once
  * (`renderedOnce`) and sent prepared, without Drizzle's prepared-query wrapper on each use.
  */
 const heldWidgetPermissionsRead = renderedOnce(
   ['env', 'org', 'user'] as const,
-  (v) => sql`select held.slugs from ${organizationMemberships} om
-    cross join lateral (select ${permissionSlugsOfMembership(sql`om.id`, sql`'widgets:%'`)} as slugs) held
+  (v) => sql`select ${permissionSlugSetOfMembership(sql`om.id`, sql`'widgets:%'`)} as slugs
+    from ${organizationMemberships} om
     where om.environment_id = ${v.env} and om.organization_id = ${v.org} and om.user_id = ${v.user}
       and om.status = 'active'`,
 );
@@ -537,12 +538,12 @@ export async function heldWidgetPermissions(
   organizationId: string,
   userId: string,
 ): Promise<Set<string> | undefined> {
-  const [row] = await heldWidgetPermissionsRead<{ slugs: unknown }>(db, {
+  const [row] = await heldWidgetPermissionsRead<{ slugs: string[] }>(db, {
     env: environmentId,
     org: organizationId,
     user: userId,
   });
-  return row ? new Set(jsonArray(row.slugs)) : undefined;
+  return row ? new Set(row.slugs) : undefined;
 }
 
 /** How many active memberships of the organization hold the role `slug` (directly or as the default role). */

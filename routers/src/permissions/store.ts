@@ -100,6 +100,16 @@ export function permissionSlugsAmong(ids: SQL, slugLike?: SQL): SQL {
   return sql`coalesce((select jsonb_agg(p.slug order by p.slug) from ${permissions} p where p.id in (${ids})${like}), '[]'::jsonb)`;
 }
 
+/**
+ * `permissionSlugsAmong` as a set to check against: a `text[]` in no order. For the reads on every
+ * request (a widget token's held permissions) it costs PostgreSQL about 15 % less than the ordered
+ * JSON (bench/README.md, "The sixteenth session").
+ */
+export function permissionSlugSetAmong(ids: SQL, slugLike?: SQL): SQL {
+  const like = slugLike ? sql` and p.slug like ${slugLike}` : sql``;
+  return sql`array(select p.slug from ${permissions} p where p.id in (${ids})${like})`;
+}
+
 /** The ids of the environment's permissions with this slug (at most one), as a subquery of another store's statement. */
 export function permissionIdsWithSlug(environmentId: SQL | AnyPgColumn, slug: string): SQL {
   return sql`select p.id from ${permissions} p where p.slug = ${slug} and p.environment_id = ${environmentId}`;

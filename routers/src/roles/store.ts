@@ -9,6 +9,7 @@ import {
   insertPermissions,
   type NewPermission,
   permissionIdsWithSlug,
+  permissionSlugSetAmong,
   permissionSlugsAmong,
 } from '../permissions/store.ts';
 import { assertBelowParentQuota } from '../quotas/store.ts';
@@ -344,9 +345,15 @@ export function giveDefaultRole(environmentId: SQL, inserted: SQL): SQL {
  * store's statement) grant, each once in slug order, as a JSON array; `slugLike` keeps those matching it.
  */
 export function permissionSlugsOfMembership(membershipId: SQL, slugLike?: SQL): SQL {
-  return permissionSlugsAmong(
-    sql`select rp.permission_id from ${membershipRoles} mr join ${rolePermissions} rp on rp.role_id = mr.role_id
-      where mr.organization_membership_id = ${membershipId}`,
-    slugLike,
-  );
+  return permissionSlugsAmong(permissionIdsOfMembership(membershipId), slugLike);
 }
+
+/** `permissionSlugsOfMembership` as a set to check against (`permissionSlugSetAmong`: a `text[]` in no order). */
+export function permissionSlugSetOfMembership(membershipId: SQL, slugLike?: SQL): SQL {
+  return permissionSlugSetAmong(permissionIdsOfMembership(membershipId), slugLike);
+}
+
+/** The ids of the permissions the roles of a membership grant (with repeats), as a subquery. */
+const permissionIdsOfMembership = (membershipId: SQL): SQL =>
+  sql`select rp.permission_id from ${membershipRoles} mr join ${rolePermissions} rp on rp.role_id = mr.role_id
+      where mr.organization_membership_id = ${membershipId}`;
