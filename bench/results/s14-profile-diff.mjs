@@ -1,4 +1,5 @@
-// node profdiff.mjs A.cpuprofile B.cpuprofile skipSecA skipSecB requests [top]
+// node profdiff.mjs A.cpuprofile B.cpuprofile skipSecA skipSecB requests[/requestsB] [top]
+// (`36000/64000`: A served 36,000 requests in its window and B 64,000, a floor beside Atrium)
 import { readFileSync } from 'node:fs';
 const [fa, fb, sa, sb, reqs, top = '40', mode = 'self'] = process.argv.slice(2);
 function load(file, skip) {
@@ -21,8 +22,8 @@ function load(file, skip) {
   return { self, total };
 }
 const A = load(fa, Number(sa)), B = load(fb, Number(sb));
-const n = Number(reqs);
-console.log(`total non-idle us/req: A ${(A.total / n).toFixed(1)}  B ${(B.total / n).toFixed(1)}`);
+const [n, nb = n] = reqs.split('/').map(Number);
+console.log(`total non-idle us/req: A ${(A.total / n).toFixed(1)}  B ${(B.total / nb).toFixed(1)}`);
 const keys = new Set([...A.self.keys(), ...B.self.keys()]);
-const rows = [...keys].map((k) => [k, (A.self.get(k) ?? 0) / n, (B.self.get(k) ?? 0) / n]).sort((x, y) => (y[1] - y[2]) - (x[1] - x[2]));
+const rows = [...keys].map((k) => [k, (A.self.get(k) ?? 0) / n, (B.self.get(k) ?? 0) / nb]).sort((x, y) => (y[1] - y[2]) - (x[1] - x[2]));
 for (const [k, a, b] of rows.slice(0, Number(top))) console.log(`${(a - b).toFixed(2).padStart(7)}  A ${a.toFixed(2).padStart(6)}  B ${b.toFixed(2).padStart(6)}  ${k}`);
