@@ -96,8 +96,7 @@ export async function insertPermissions(tx: Db, values: NewPermission[]): Promis
  * each once in slug order, as a JSON array (empty without any); `slugLike` keeps those matching it.
  */
 export function permissionSlugsAmong(ids: SQL, slugLike?: SQL): SQL {
-  const like = slugLike ? sql` and p.slug like ${slugLike}` : sql``;
-  return sql`coalesce((select jsonb_agg(p.slug order by p.slug) from ${permissions} p where p.id in (${ids})${like}), '[]'::jsonb)`;
+  return sql`coalesce((select jsonb_agg(p.slug order by p.slug) from ${permissions} p where p.id in (${ids})${likeOf(slugLike)}), '[]'::jsonb)`;
 }
 
 /**
@@ -106,9 +105,11 @@ export function permissionSlugsAmong(ids: SQL, slugLike?: SQL): SQL {
  * JSON (bench/README.md, "The sixteenth session").
  */
 export function permissionSlugSetAmong(ids: SQL, slugLike?: SQL): SQL {
-  const like = slugLike ? sql` and p.slug like ${slugLike}` : sql``;
-  return sql`array(select p.slug from ${permissions} p where p.id in (${ids})${like})`;
+  return sql`array(select p.slug from ${permissions} p where p.id in (${ids})${likeOf(slugLike)})`;
 }
+
+/** The filter of `slugLike` on the permissions `p` of the two reads above (none without it). */
+const likeOf = (slugLike: SQL | undefined): SQL => (slugLike ? sql` and p.slug like ${slugLike}` : sql``);
 
 /** The ids of the environment's permissions with this slug (at most one), as a subquery of another store's statement. */
 export function permissionIdsWithSlug(environmentId: SQL | AnyPgColumn, slug: string): SQL {
