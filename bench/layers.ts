@@ -26,7 +26,7 @@ import {
 } from '@atrium/routers';
 import postgres from 'postgres';
 import { median } from './ab-stats.ts';
-import { benchDeps } from './in-process.ts';
+import { benchDeps, scratchDatabase } from './in-process.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -42,14 +42,10 @@ const rounds = Number(args.rounds);
 const ops = Number(args.ops);
 const concurrency = Number(args.concurrency);
 
-const dbName = `atrium_layers_${Date.now()}`;
-const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-await admin.unsafe(`create database ${dbName}`);
-const url = new URL(serverUrl);
-url.pathname = `/${dbName}`;
-const handle = await openDb({ databaseUrl: url.toString(), poolSize: 10 });
+const scratch = await scratchDatabase(serverUrl, 'atrium_layers');
+const handle = await openDb({ databaseUrl: scratch.url, poolSize: 10 });
 // The floor's pool (floors/common.ts): two pipelined connections, generic plans.
-const floorSql = postgres(url.toString(), {
+const floorSql = postgres(scratch.url, {
   max: 2,
   prepare: true,
   onnotice: () => {},
@@ -133,6 +129,5 @@ try {
 } finally {
   await floorSql.end();
   await handle.close();
-  await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-  await admin.end();
+  await scratch.drop();
 }

@@ -18,6 +18,7 @@ import { createEnvironment, DEFAULT_TOKEN_SETTINGS, type Deps, newCaches } from 
 import { drizzle } from 'drizzle-orm/postgres-js';
 import pino from 'pino';
 import postgres from 'postgres';
+import { scratchDatabase } from './in-process.ts';
 import { oktaUserBody } from './scim-user.ts';
 
 const { values: args } = parseArgs({
@@ -33,17 +34,13 @@ const posts = Number(args.posts);
 const warmup = Number(args.warmup);
 const concurrency = Math.max(1, Number(args.concurrency));
 
-const dbName = `atrium_scimstmt_${Date.now()}`;
-const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-await admin.unsafe(`create database ${dbName}`);
-const url = new URL(serverUrl);
-url.pathname = `/${dbName}`;
-const migrating = await openDb({ databaseUrl: url.toString(), poolSize: 2 });
+const scratch = await scratchDatabase(serverUrl, 'atrium_scimstmt');
+const migrating = await openDb({ databaseUrl: scratch.url, poolSize: 2 });
 await migrating.migrate();
 await migrating.close();
 
 const sent: string[] = [];
-const recording = postgres(url.toString(), {
+const recording = postgres(scratch.url, {
   max: 10,
   prepare: true,
   onnotice: () => {},
@@ -129,6 +126,5 @@ try {
 } finally {
   server.close();
   await recording.end();
-  await admin.unsafe(`drop database ${dbName} with (force)`);
-  await admin.end();
+  await scratch.drop();
 }

@@ -13,7 +13,7 @@ import { openDb, schema } from '@atrium/db';
 import { createCaller, createEnvironment, createInnerContext } from '@atrium/routers';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { benchDeps } from './in-process.ts';
+import { benchDeps, scratchDatabase } from './in-process.ts';
 import { type Exec, installSeedHelpers, seededDomain, seededOrganizationId, seedOrganizations } from './seed.ts';
 
 const { values: args } = parseArgs({
@@ -39,14 +39,10 @@ function literal(value: unknown): string {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
-const dbName = `atrium_stmt_${Date.now()}`;
-const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-await admin.unsafe(`create database ${dbName}`);
-const url = new URL(serverUrl);
-url.pathname = `/${dbName}`;
-const handle = await openDb({ databaseUrl: url.toString(), poolSize: 2 });
+const scratch = await scratchDatabase(serverUrl, 'atrium_stmt');
+const handle = await openDb({ databaseUrl: scratch.url, poolSize: 2 });
 const sent: { sql: string; params: unknown[] }[] = [];
-const recording = postgres(url.toString(), {
+const recording = postgres(scratch.url, {
   max: 1,
   prepare: true,
   onnotice: () => {},
@@ -118,6 +114,5 @@ try {
 } finally {
   await recording.end({ timeout: 5 });
   await handle.close();
-  await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-  await admin.end({ timeout: 5 });
+  await scratch.drop();
 }
