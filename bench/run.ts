@@ -63,6 +63,11 @@ const { values: args } = parseArgs({
     /** Extra node flags for the Atrium process only, e.g. "--max-semi-space-size=4". */
     'node-options': { type: 'string', default: '' },
     /**
+     * Node flags for the floors only: `--floor-node-options="--max-semi-space-size=6 --heap-growing-percent=35 --max-old-space-size=128"` runs them under
+     * Atrium's own start flags (its young-generation size, chosen for RSS), to compare like with like.
+     */
+    'floor-node-options': { type: 'string', default: '' },
+    /**
      * How Atrium runs: `start` (as `npm start` does: the esbuild bundle server/dist/main.mjs,
      * built first, run by plain node with the start script's flags) or `tsx` (the sources
      * through the tsx loader, for comparison).
@@ -827,7 +832,8 @@ async function startFloors(databaseUrl: string, clientId: string): Promise<Compa
     await assertPortFree(floorPort);
     // With --cpu-prof the floors are profiled too (their own folder), to compare like with like.
     const prof = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${join(tmpDir, 'profiles', 'floors')}`] : [];
-    const child = spawn(process.execPath, nodeArgs(floor.script, prof), {
+    const flags = args['floor-node-options'].split(/\s+/).filter(Boolean);
+    const child = spawn(process.execPath, nodeArgs(floor.script, [...flags, ...prof]), {
       cwd: root,
       env: {
         ...process.env,
