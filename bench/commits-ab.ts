@@ -14,34 +14,37 @@
  * `npx tsx bench/gc-summary.ts dir/a.txt`: how much of what it allocates is promoted).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { cpuTicks, median } from './ab-stats.ts';
+import {
+  abOptions,
+  abServerEnv,
+  abSettings,
+  cpuTicks,
+  graphqlOrganizationRequest,
+  median,
+  serverOutput,
+  startArgs,
+} from './ab-stats.ts';
 
 const { values: args } = parseArgs({
   options: {
-    requests: { type: 'string', default: '4000' },
-    warmup: { type: 'string', default: '3000' },
-    rounds: { type: 'string', default: '5' },
-    concurrency: { type: 'string', default: '32' },
-    port: { type: 'string', default: '19680' },
+    ...abOptions({ requests: '4000', warmup: '3000', rounds: '5', concurrency: '32', port: '19680' }),
     scenarios: { type: 'string', default: 'rest,trpc,filter,members,graphql,create,jwks' },
-    'pg-url': { type: 'string' },
-    variant: { type: 'string', multiple: true },
-    'server-output': { type: 'string' },
   },
 });
-const requests = Number(args.requests);
-const warmup = Number(args.warmup);
-const rounds = Number(args.rounds);
-const concurrency = Number(args.concurrency);
-const adminUrl = args['pg-url'] ?? process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const ADMIN_TOKEN = `atrium_admin_${randomBytes(20).toString('hex')}`;
-const MASTER_KEY = randomBytes(32).toString('base64');
+const {
+  requests,
+  warmup,
+  rounds,
+  concurrency,
+  adminUrl,
+  adminToken: ADMIN_TOKEN,
+  masterKey: MASTER_KEY,
+} = abSettings(args);
 /** Organizations made per variant (each with a verified domain), and members of the first one. */
 const ORGANIZATIONS = 1_000;
 const MEMBERS = 100;
@@ -66,41 +69,21 @@ interface Variant {
 }
 
 function start(variant: Variant, databaseUrl: string): ChildProcess {
-  const pkg = JSON.parse(readFileSync(join(variant.checkout, 'package.json'), 'utf8')) as {
-    scripts: { start: string };
-  };
-  const parts = pkg.scripts.start.trim().split(/\s+/);
   const dataDir = join(variant.checkout, 'bench', 'results', 'tmp', `commits-ab-${process.pid}`);
   mkdirSync(dataDir, { recursive: true });
-  return spawn(
-    process.execPath,
-    [...parts.slice(1, -1), ...variant.flags, resolve(variant.checkout, parts.at(-1) as string)],
-    {
-      cwd: variant.checkout,
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        DATABASE_URL: databaseUrl,
-        PORT: String(variant.port),
-        HOST: '127.0.0.1',
-        ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
-        ATRIUM_MASTER_KEY: MASTER_KEY,
-        ATRIUM_PUBLIC_URL: `http://127.0.0.1:${variant.port}`,
-        RATE_LIMIT_REQUESTS: '1000000000',
-        RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS: '1000000000',
-        RATE_LIMIT_STORE: 'postgres',
-        ATRIUM_PROCESSES: '1',
-        ATRIUM_DATA_DIR: join(dataDir, String(variant.port)),
-        LOG_LEVEL: 'warn',
-      },
-      // `--server-output dir`: each server's stdout to dir/<variant>.txt (`--trace-gc-nvp`'s lines, for bench/gc-summary.ts).
-      stdio: [
-        'ignore',
-        args['server-output'] ? openSync(join(args['server-output'], `${variant.name}.txt`), 'w') : 'ignore',
-        'inherit',
-      ],
-    },
-  );
+  return spawn(process.execPath, startArgs(variant.checkout, variant.flags), {
+    cwd: variant.checkout,
+    env: abServerEnv({
+      databaseUrl,
+      port: variant.port,
+      publicUrl: `http://127.0.0.1:${variant.port}`,
+      adminToken: ADMIN_TOKEN,
+      masterKey: MASTER_KEY,
+      dataDir: join(dataDir, String(variant.port)),
+    }),
+    // `--server-output dir`: each server's stdout to dir/<variant>.txt (`--trace-gc-nvp`'s lines, for bench/gc-summary.ts).
+    stdio: ['ignore', serverOutput(args['server-output'], variant.name), 'inherit'],
+  });
 }
 
 /** A process's peak resident set in MB (`VmHWM` of /proc/<pid>/status). */
@@ -234,15 +217,7 @@ async function prepare(variant: Variant): Promise<Record<string, Request>> {
     },
     widgetOrgs: { method: 'GET', path: '/_widgets/UserManagement/organizations', headers: widget },
     members: { method: 'GET', path: '/_widgets/UserManagement/members', headers: widget },
-    graphql: {
-      method: 'POST',
-      path: '/client/graphql',
-      headers: { ...widget, Accept: 'application/graphql-response+json, application/json' },
-      body: JSON.stringify({
-        query: 'query Organization($id: ID!) { organization(id: $id) { id name } }',
-        variables: { id: org },
-      }),
-    },
+    graphql: graphqlOrganizationRequest(widget, org),
     create: {
       method: 'POST',
       path: '/organizations',

@@ -24,14 +24,22 @@
  * organization against its floor, interleaved").
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { cpuTicks, median } from './ab-stats.ts';
+import {
+  abOptions,
+  abServerEnv,
+  abSettings,
+  cpuTicks,
+  graphqlOrganizationRequest,
+  median,
+  serverOutput,
+  startArgs,
+} from './ab-stats.ts';
 import {
   type Exec,
   installSeedHelpers,
@@ -44,32 +52,28 @@ import {
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
   options: {
-    requests: { type: 'string', default: '500' },
-    warmup: { type: 'string', default: '1000' },
-    rounds: { type: 'string', default: '5' },
     // Requests in flight at once (each of that many loops sends one at a time): at 1 the server
     // pays a wake-up per request; under load it batches, and costs per request differ.
-    concurrency: { type: 'string', default: '1' },
-    port: { type: 'string', default: '19580' },
+    ...abOptions({ requests: '500', warmup: '1000', rounds: '5', concurrency: '1', port: '19580' }),
     scenarios: { type: 'string', default: 'members,graphql,rest,console' }, // or create, memberships
-    'pg-url': { type: 'string' },
-    variant: { type: 'string', multiple: true },
   },
 });
-const requests = Number(args.requests);
-const warmup = Number(args.warmup);
-const rounds = Number(args.rounds);
-const concurrency = Number(args.concurrency);
-const firstPort = Number(args.port);
+const {
+  requests,
+  warmup,
+  rounds,
+  concurrency,
+  firstPort,
+  adminUrl,
+  adminToken: ADMIN_TOKEN,
+  masterKey: MASTER_KEY,
+} = abSettings(args);
 let port = firstPort;
 let baseUrl = `http://127.0.0.1:${port}`;
 const useVariant = (i: number) => {
   port = firstPort + i;
   baseUrl = `http://127.0.0.1:${port}`;
 };
-const adminUrl = args['pg-url'] ?? process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const ADMIN_TOKEN = `atrium_admin_${randomBytes(20).toString('hex')}`;
-const MASTER_KEY = randomBytes(32).toString('base64');
 const outDir = join(root, 'bench', 'results', 'tmp', `cpu-ab-${process.pid}`);
 const log = (line: string) => console.log(`[cpu-ab ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -115,12 +119,6 @@ function variantOf(spec: string): Variant {
   return { name, script: join('bench', 'floors', `${floor}.ts`), flags, env, floor };
 }
 
-function startCommand(variant: Variant): string[] {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const parts = pkg.scripts.start.trim().split(/\s+/);
-  return [...parts.slice(1, -1), ...variant.flags, resolve(root, variant.script || (parts.at(-1) as string))];
-}
-
 /** A floor over the bench database: its token's issuer is the first variant's URL, whose JWKS it reads at start. */
 function startFloor(databaseUrl: string, variant: Variant, clientId: string): ChildProcess {
   const issuer = `http://127.0.0.1:${firstPort}`;
@@ -134,7 +132,7 @@ function startFloor(databaseUrl: string, variant: Variant, clientId: string): Ch
       ISSUER: issuer,
       CLIENT_ID: clientId,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', serverOutput(args['server-output'], variant.name), 'inherit'],
   });
 }
 
@@ -155,27 +153,21 @@ async function floorReady(child: ChildProcess, limitMs: number): Promise<void> {
 }
 
 function start(databaseUrl: string, variant: Variant): ChildProcess {
-  const child = spawn(process.execPath, startCommand(variant), {
+  const child = spawn(process.execPath, startArgs(root, variant.flags, variant.script), {
     cwd: root,
     env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
-      ATRIUM_MASTER_KEY: MASTER_KEY,
-      // One issuer for every variant's port, so the widget token minted once verifies on all.
-      ATRIUM_PUBLIC_URL: `http://127.0.0.1:${firstPort}`,
-      RATE_LIMIT_REQUESTS: '1000000000',
-      RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS: '1000000000',
-      RATE_LIMIT_STORE: 'postgres',
-      ATRIUM_PROCESSES: '1',
-      ATRIUM_DATA_DIR: join(outDir, `data-${port}`),
-      LOG_LEVEL: 'warn',
+      ...abServerEnv({
+        databaseUrl,
+        port,
+        // One issuer for every variant's port, so the widget token minted once verifies on all.
+        publicUrl: `http://127.0.0.1:${firstPort}`,
+        adminToken: ADMIN_TOKEN,
+        masterKey: MASTER_KEY,
+        dataDir: join(outDir, `data-${port}`),
+      }),
       ...variant.env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', serverOutput(args['server-output'], variant.name), 'inherit'],
   });
   return child;
 }
@@ -287,15 +279,7 @@ async function prepare(
     };
     const scenarios: Record<string, Request> = {
       members: { method: 'GET', path: '/_widgets/UserManagement/members', headers: widget },
-      graphql: {
-        method: 'POST',
-        path: '/client/graphql',
-        headers: { ...widget, Accept: 'application/graphql-response+json, application/json' },
-        body: JSON.stringify({
-          query: 'query Organization($id: ID!) { organization(id: $id) { id name } }',
-          variables: { id: seededOrganizationId(1) },
-        }),
-      },
+      graphql: graphqlOrganizationRequest(widget, seededOrganizationId(1)),
       // REST `GET /organizations/:id` with the environment's API key (issue #35's GET by id).
       rest: {
         method: 'GET',

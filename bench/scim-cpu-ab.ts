@@ -13,7 +13,6 @@
  * not counted; medians of the other rounds are printed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -21,7 +20,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { cpuTicks, median } from './ab-stats.ts';
+import { abServerEnv, abSettings, cpuTicks, median, startArgs } from './ab-stats.ts';
 import { seedDirectory } from './scim.ts';
 import { oktaUserBody } from './scim-user.ts';
 
@@ -37,14 +36,17 @@ const { values: args } = parseArgs({
     variant: { type: 'string', multiple: true },
   },
 });
-const users = Number(args.users);
-const warmup = Number(args.warmup);
-const rounds = Number(args.rounds);
-const concurrency = Math.max(1, Number(args.concurrency));
-const firstPort = Number(args.port);
-const adminUrl = args['pg-url'] ?? process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const ADMIN_TOKEN = `atrium_admin_${randomBytes(20).toString('hex')}`;
-const MASTER_KEY = randomBytes(32).toString('base64');
+// SCIM creates per block stand where the other A/B tools' requests do.
+const {
+  requests: users,
+  warmup,
+  rounds,
+  concurrency,
+  firstPort,
+  adminUrl,
+  adminToken: ADMIN_TOKEN,
+  masterKey: MASTER_KEY,
+} = abSettings({ ...args, requests: args.users });
 const outDir = join(root, 'bench', 'results', 'tmp', `scim-cpu-ab-${process.pid}`);
 const log = (line: string) => console.log(`[scim-cpu-ab ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -69,27 +71,16 @@ function variantOf(spec: string, i: number): Variant {
 
 /** Atrium as `npm start` runs it (cpu-ab.ts's settings: no rate limit in the way, one process). */
 function startAtrium(databaseUrl: string, variant: Variant): ChildProcess {
-  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const parts = pkg.scripts.start.trim().split(/\s+/);
-  const command = [...parts.slice(1, -1), ...variant.flags, resolve(root, variant.script || (parts.at(-1) as string))];
-  return spawn(process.execPath, command, {
+  return spawn(process.execPath, startArgs(root, variant.flags, variant.script), {
     cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: databaseUrl,
-      PORT: String(variant.port),
-      HOST: '127.0.0.1',
-      ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
-      ATRIUM_MASTER_KEY: MASTER_KEY,
-      ATRIUM_PUBLIC_URL: `http://127.0.0.1:${variant.port}`,
-      RATE_LIMIT_REQUESTS: '1000000000',
-      RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS: '1000000000',
-      RATE_LIMIT_STORE: 'postgres',
-      ATRIUM_PROCESSES: '1',
-      ATRIUM_DATA_DIR: join(outDir, `data-${variant.port}`),
-      LOG_LEVEL: 'warn',
-    },
+    env: abServerEnv({
+      databaseUrl,
+      port: variant.port,
+      publicUrl: `http://127.0.0.1:${variant.port}`,
+      adminToken: ADMIN_TOKEN,
+      masterKey: MASTER_KEY,
+      dataDir: join(outDir, `data-${variant.port}`),
+    }),
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
