@@ -60,7 +60,7 @@ const { values: args } = parseArgs({
     port: { type: 'string', default: '18480' },
     'pg-url': { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
-    /** Extra node flags for the Atrium process only, e.g. "--max-semi-space-size=4". */
+    /** Extra node flags for the Atrium process only: `--node-options=--max-semi-space-size=4` (with `=`: parseArgs refuses a separate value starting with `--`). */
     'node-options': { type: 'string', default: '' },
     /**
      * Node flags for the floors only: `--floor-node-options="--max-semi-space-size=6 --heap-growing-percent=35 --max-old-space-size=128"` runs them under
