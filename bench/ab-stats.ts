@@ -65,31 +65,32 @@ export function startArgs(checkout: string, flags: readonly string[], script?: s
   return [...parts.slice(1, -1), ...flags, resolve(checkout, script || (parts.at(-1) as string))];
 }
 
-/** Where an A/B tool's Atrium listens, what it is called at, and the secrets and data folder it gets. */
+/** Where an A/B tool's Atrium listens and keeps its data, and what it is called at. */
 export interface AbServer {
   databaseUrl: string;
   port: number;
-  /** ATRIUM_PUBLIC_URL: the issuer of the tokens it mints. */
-  publicUrl: string;
-  adminToken: string;
-  masterKey: string;
   dataDir: string;
+  /** ATRIUM_PUBLIC_URL, the issuer of the tokens it mints (default: its own URL). */
+  publicUrl?: string;
 }
 
 /**
  * The environment an A/B tool runs Atrium in: nothing from the caller's shell but PATH and HOME,
  * no rate limit in the way (the limiter still counts), one process, warnings only.
  */
-export function abServerEnv(server: AbServer): Record<string, string | undefined> {
+export function abServerEnv(
+  secrets: { adminToken: string; masterKey: string },
+  server: AbServer,
+): Record<string, string | undefined> {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     DATABASE_URL: server.databaseUrl,
     PORT: String(server.port),
     HOST: '127.0.0.1',
-    ATRIUM_ADMIN_TOKEN: server.adminToken,
-    ATRIUM_MASTER_KEY: server.masterKey,
-    ATRIUM_PUBLIC_URL: server.publicUrl,
+    ATRIUM_ADMIN_TOKEN: secrets.adminToken,
+    ATRIUM_MASTER_KEY: secrets.masterKey,
+    ATRIUM_PUBLIC_URL: server.publicUrl ?? `http://127.0.0.1:${server.port}`,
     RATE_LIMIT_REQUESTS: '1000000000',
     RATE_LIMIT_CLIENT_ORGANIZATION_REQUESTS: '1000000000',
     RATE_LIMIT_STORE: 'postgres',

@@ -36,15 +36,8 @@ const { values: args } = parseArgs({
     scenarios: { type: 'string', default: 'rest,trpc,filter,members,graphql,create,jwks' },
   },
 });
-const {
-  requests,
-  warmup,
-  rounds,
-  concurrency,
-  adminUrl,
-  adminToken: ADMIN_TOKEN,
-  masterKey: MASTER_KEY,
-} = abSettings(args);
+const settings = abSettings(args);
+const { requests, warmup, rounds, concurrency, adminUrl } = settings;
 /** Organizations made per variant (each with a verified domain), and members of the first one. */
 const ORGANIZATIONS = 1_000;
 const MEMBERS = 100;
@@ -73,14 +66,7 @@ function start(variant: Variant, databaseUrl: string): ChildProcess {
   mkdirSync(dataDir, { recursive: true });
   return spawn(process.execPath, startArgs(variant.checkout, variant.flags), {
     cwd: variant.checkout,
-    env: abServerEnv({
-      databaseUrl,
-      port: variant.port,
-      publicUrl: `http://127.0.0.1:${variant.port}`,
-      adminToken: ADMIN_TOKEN,
-      masterKey: MASTER_KEY,
-      dataDir: join(dataDir, String(variant.port)),
-    }),
+    env: abServerEnv(settings, { databaseUrl, port: variant.port, dataDir: join(dataDir, String(variant.port)) }),
     // `--server-output dir`: each server's stdout to dir/<variant>.txt (`--trace-gc-nvp`'s lines, for bench/gc-summary.ts).
     stdio: ['ignore', serverOutput(args['server-output'], variant.name), 'inherit'],
   });
@@ -128,7 +114,7 @@ async function createEnvironment(variant: Variant): Promise<{ api_key: string; c
     const { status, text } = await call(variant, {
       method: 'POST',
       path: `/trpc/${path}`,
-      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${settings.adminToken}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ name: `commits-ab-${variant.name}` }),
     });
     if (status === 200)

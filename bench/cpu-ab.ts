@@ -58,16 +58,8 @@ const { values: args } = parseArgs({
     scenarios: { type: 'string', default: 'members,graphql,rest,console' }, // or create, memberships
   },
 });
-const {
-  requests,
-  warmup,
-  rounds,
-  concurrency,
-  firstPort,
-  adminUrl,
-  adminToken: ADMIN_TOKEN,
-  masterKey: MASTER_KEY,
-} = abSettings(args);
+const settings = abSettings(args);
+const { requests, warmup, rounds, concurrency, firstPort, adminUrl } = settings;
 let port = firstPort;
 let baseUrl = `http://127.0.0.1:${port}`;
 const useVariant = (i: number) => {
@@ -156,13 +148,11 @@ function start(databaseUrl: string, variant: Variant): ChildProcess {
   const child = spawn(process.execPath, startArgs(root, variant.flags, variant.script), {
     cwd: root,
     env: {
-      ...abServerEnv({
+      // One issuer for every variant's port, so the widget token minted once verifies on all.
+      ...abServerEnv(settings, {
         databaseUrl,
         port,
-        // One issuer for every variant's port, so the widget token minted once verifies on all.
         publicUrl: `http://127.0.0.1:${firstPort}`,
-        adminToken: ADMIN_TOKEN,
-        masterKey: MASTER_KEY,
         dataDir: join(outDir, `data-${port}`),
       }),
       ...variant.env,
@@ -225,7 +215,7 @@ async function sendMany(request: Request, n: number): Promise<void> {
 async function admin<T>(path: string, input: unknown): Promise<T> {
   const res = await fetch(`${baseUrl}/trpc/${path}`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+    headers: { Authorization: `Bearer ${settings.adminToken}`, 'Content-Type': 'application/json' },
     body: JSON.stringify(input),
   });
   const body = (await res.json()) as { result: { data: T } };
@@ -267,7 +257,7 @@ async function prepare(
     const signIn = await fetch(`${baseUrl}/console/session`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Origin: baseUrl },
-      body: JSON.stringify({ token: ADMIN_TOKEN }),
+      body: JSON.stringify({ token: settings.adminToken }),
     });
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
     const { csrf_token: csrf } = (await signIn.json()) as { csrf_token: string };

@@ -37,16 +37,8 @@ const { values: args } = parseArgs({
   },
 });
 // SCIM creates per block stand where the other A/B tools' requests do.
-const {
-  requests: users,
-  warmup,
-  rounds,
-  concurrency,
-  firstPort,
-  adminUrl,
-  adminToken: ADMIN_TOKEN,
-  masterKey: MASTER_KEY,
-} = abSettings({ ...args, requests: args.users });
+const settings = abSettings({ ...args, requests: args.users });
+const { requests: users, warmup, rounds, concurrency, firstPort, adminUrl } = settings;
 const outDir = join(root, 'bench', 'results', 'tmp', `scim-cpu-ab-${process.pid}`);
 const log = (line: string) => console.log(`[scim-cpu-ab ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -73,14 +65,7 @@ function variantOf(spec: string, i: number): Variant {
 function startAtrium(databaseUrl: string, variant: Variant): ChildProcess {
   return spawn(process.execPath, startArgs(root, variant.flags, variant.script), {
     cwd: root,
-    env: abServerEnv({
-      databaseUrl,
-      port: variant.port,
-      publicUrl: `http://127.0.0.1:${variant.port}`,
-      adminToken: ADMIN_TOKEN,
-      masterKey: MASTER_KEY,
-      dataDir: join(outDir, `data-${variant.port}`),
-    }),
+    env: abServerEnv(settings, { databaseUrl, port: variant.port, dataDir: join(outDir, `data-${variant.port}`) }),
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
@@ -162,7 +147,7 @@ async function main(): Promise<void> {
     await atriumReady(first.child, first.port);
     const created = await fetch(`http://127.0.0.1:${first.port}/trpc/admin.environments.create`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
+      headers: { Authorization: `Bearer ${settings.adminToken}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ name: 'scim cpu a/b' }),
     });
     const env = ((await created.json()) as { result: { data: { environment_id: string } } }).result.data;
